@@ -1,0 +1,32 @@
+// What one run (or the server since start) measured: the figures of DESIGN.md "What is measured".
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace exspec {
+
+struct RunStats {
+  double wall_s = 0, prefill_s = 0, draft_s = 0, verify_s = 0, align_s = 0;
+  int64_t steps = 0;               // batches run (one verification forward each)
+  int64_t grouped_steps = 0;       // of which same-length groups (no padding)
+  int64_t row_verifications = 0;   // sum of batch sizes over steps
+  int64_t drafted = 0;             // draft tokens proposed
+  int64_t accepted = 0;            // draft tokens accepted
+  int64_t committed = 0;           // tokens appended to sequences (after stop trimming)
+  int64_t sequences = 0;
+
+  double tokens_per_s() const { return wall_s > 0 ? committed / wall_s : 0; }
+  double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0; }
+  double tokens_per_verification() const {
+    return row_verifications ? static_cast<double>(committed) / row_verifications : 0;
+  }
+  double grouping_rate() const { return steps ? static_cast<double>(grouped_steps) / steps : 0; }
+  // Alignment overhead as a share of the step time (draft + verify + alignment).
+  double overhead_share() const {
+    const double t = draft_s + verify_s + align_s;
+    return t > 0 ? align_s / t : 0;
+  }
+  std::string to_json() const;
+};
+
+}  // namespace exspec

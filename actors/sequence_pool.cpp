@@ -1,0 +1,75 @@
+#include "actors/sequence_pool.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace exspec {
+
+SeqId SequencePool::admit(SeqRequest request, int priority) {
+  const SeqId id = next_id_++;
+  Sequence s;
+  s.id = id;
+  s.request = std::move(request);
+  s.priority = priority;
+  if (s.request.max_tokens == 0) {
+    s.status = SeqStatus::Finished;
+    s.finish = FinishReason::Length;
+  } else {
+    waiting_.push_back(id);
+    ++unfinished_;
+  }
+  seqs_.emplace(id, std::move(s));
+  return id;
+}
+
+Sequence& SequencePool::at(SeqId id) {
+  auto it = seqs_.find(id);
+  if (it == seqs_.end()) throw std::out_of_range("SequencePool: unknown sequence " + std::to_string(id));
+  return it->second;
+}
+
+const Sequence& SequencePool::at(SeqId id) const { return const_cast<SequencePool*>(this)->at(id); }
+
+std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length) {
+  std::vector<SeqId> order(waiting_.begin(), waiting_.end());
+  std::stable_sort(order.begin(), order.end(), [&](SeqId a, SeqId b) {
+    const Sequence &x = seqs_.at(a), &y = seqs_.at(b);
+    if (x.priority != y.priority) return x.priority > y.priority;
+    if (sort_by_length) return x.request.prompt.size() < y.request.prompt.size();
+    return false;
+  });
+  order.resize(std::min(n, order.size()));
+  for (SeqId id : order) {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+    seqs_.at(id).status = SeqStatus::Active;
+  }
+  return order;
+}
+
+size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n) {
+  Sequence& s = at(id);
+  if (s.status != SeqStatus::Active) throw std::logic_error("write_back to a sequence that is not active");
+  size_t used = 0;
+  while (used < n && s.finish == FinishReason::None) {
+    s.generated.push_back(tokens[used++]);
+    s.finish = finish_after(s.request, s.generated.back(), static_cast<int64_t>(s.generated.size()));
+  }
+  if (s.finish != FinishReason::None) {
+    s.status = SeqStatus::Finished;
+    s.tensors.reset();
+    --unfinished_;
+  }
+  return used;
+}
+
+void SequencePool::cancel(SeqId id) {
+  Sequence& s = at(id);
+  if (s.status == SeqStatus::Finished) return;
+  if (s.status == SeqStatus::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  s.status = SeqStatus::Finished;
+  s.finish = FinishReason::None;
+  s.tensors.reset();
+  --unfinished_;
+}
+
+}  // namespace exspec

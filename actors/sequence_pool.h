@@ -1,0 +1,60 @@
+// SequencePool (ExSpec, Algorithm 3): every sequence's state between steps, held individually in
+// its ragged form. Plain C++: the tensors it holds are opaque here (model/spec_batch.h).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "model/generation.h"
+
+namespace exspec {
+
+struct SeqTensors;
+using SeqId = uint64_t;
+
+enum class SeqStatus { Waiting, Active, Finished };
+
+struct Sequence {
+  SeqId id = 0;
+  SeqRequest request;
+  int priority = 0;                  // higher first (interactive before batch work)
+  std::vector<int64_t> generated;
+  SeqStatus status = SeqStatus::Waiting;
+  FinishReason finish = FinishReason::None;
+  std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
+  int64_t last_step = -1;               // the step that last advanced it (fairness)
+  int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
+};
+
+class SequencePool {
+ public:
+  SeqId admit(SeqRequest request, int priority = 0);
+  Sequence& at(SeqId id);
+  const Sequence& at(SeqId id) const;
+  bool contains(SeqId id) const { return seqs_.count(id) != 0; }
+
+  // Pops up to n waiting sequences (higher priority first; then shortest prompt first when
+  // sort_by_length, else arrival order) and marks them active.
+  std::vector<SeqId> take_waiting(size_t n, bool sort_by_length);
+
+  // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
+  // EOS, kept, or max_tokens). Returns how many were appended; finished sequences drop tensors.
+  size_t write_back(SeqId id, const int64_t* tokens, size_t n);
+  // Ends a sequence now (cancelled or client gone): its caches are freed.
+  void cancel(SeqId id);
+  // Forgets a finished sequence entirely.
+  void erase(SeqId id) { seqs_.erase(id); }
+
+  size_t waiting() const { return waiting_.size(); }
+  size_t unfinished() const { return unfinished_; }
+
+ private:
+  SeqId next_id_ = 1;
+  std::unordered_map<SeqId, Sequence> seqs_;
+  std::deque<SeqId> waiting_;
+  size_t unfinished_ = 0;
+};
+
+}  // namespace exspec

@@ -1,0 +1,48 @@
+#include <ATen/ATen.h>
+
+#include <iostream>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/padding.h"
+#include "model/runtime.h"
+#include "model/safetensors.h"
+
+namespace exspec {
+
+// One batched, left-padded prefill of all prompts; each row's logits at its content positions
+// are written as "logits.{i}" [T_i, vocab] float64, for comparison with an independent reference.
+int cmd_forward(int argc, char** argv, int first) {
+  Args a(argc, argv, first, {"model", "dtype", "device", "prompt-ids", "prompts-file", "out", "threads", "torch-threads"}, {"help"});
+  if (a.has("help")) {
+    std::cout << "exspec forward --model DIR --out LOGITS.safetensors [--dtype float64|float32|...]\n"
+                 "               (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n";
+    return 0;
+  }
+  configure_threads(static_cast<int>(a.get_int("torch-threads", 1)), static_cast<int>(a.get_int("threads", 0)));
+  LoadOptions lo;
+  lo.dtype = parse_dtype(a.get("dtype", "float64"));
+  lo.device = parse_device(a.get("device", "cpu"));
+  const auto prompts = read_prompt_ids(a);
+  if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
+  const std::string out = a.need("out");
+  auto model = Decoder::load(a.need("model"), lo);
+  for (const auto& p : prompts) validate_request(*model, SeqRequest{p, 0, {}});
+
+  PaddedBatch pb = left_pad(prompts, 0, model->device());
+  KVCache cache = model->new_cache(static_cast<int64_t>(prompts.size()));
+  at::Tensor logits = model->forward(pb.ids, pb.positions, pb.mask, cache).to(at::kCPU, at::kDouble);
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  const int64_t T = pb.ids.size(1);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const int64_t n = static_cast<int64_t>(prompts[i].size());
+    tensors.emplace_back("logits." + std::to_string(i), logits[static_cast<int64_t>(i)].narrow(0, T - n, n).contiguous());
+  }
+  write_safetensors(out, tensors);
+  std::cerr << "wrote logits of " << prompts.size() << " prompts to " << out << "\n";
+  return 0;
+}
+
+}  // namespace exspec

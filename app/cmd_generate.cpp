@@ -1,0 +1,92 @@
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "actors/spec_engine.h"
+#include "app/args.h"
+#include "app/commands.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/runtime.h"
+
+namespace exspec {
+
+int cmd_generate(int argc, char** argv, int first) {
+  Args a(argc, argv, first,
+         {"model", "draft", "mode", "draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
+          "max-tokens", "batch", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
+         {"help", "sort-by-length", "oracle"});
+  if (a.has("help")) {
+    std::cout
+        << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec]\n"
+           "                [--draft-tokens K] [--batch B] [--window W] [--sort-by-length]\n"
+           "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
+           "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
+           "                [--max-tokens N] [--threads N] [--torch-threads N]\n"
+           "                (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
+           "prints {\"index\", \"token_ids\", \"finish_reason\"} per prompt, one JSON object a line.\n"
+           "mode defaults to exspec with --draft, nonspec without; --oracle uses the plain greedy\n"
+           "loop (model/greedy.cpp) instead of the engine for nonspec.\n";
+    return 0;
+  }
+  configure_threads(static_cast<int>(a.get_int("torch-threads", 1)), static_cast<int>(a.get_int("threads", 0)));
+  check_blas();
+  LoadOptions lo;
+  lo.dtype = parse_dtype(a.get("dtype", "float32"));
+  lo.device = parse_device(a.get("device", "cpu"));
+  const auto prompts = read_prompt_ids(a);
+  if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
+
+  EngineConfig ec;
+  ec.mode = parse_mode(a.get("mode", a.has("draft") ? "exspec" : "nonspec"));
+  ec.draft_tokens = a.get_int("draft-tokens", ec.draft_tokens);
+  ec.batch_size = a.get_int("batch", 1);
+  ec.window = a.get_int("window", std::max<int64_t>(2 * ec.batch_size, 1));
+  ec.sort_by_length = a.has("sort-by-length");
+  if (a.has("min-group-fill")) ec.min_group_fill = std::stod(a.get("min-group-fill", ""));
+  ec.max_wait = a.get_int("max-wait", ec.max_wait);
+  if (ec.mode != Mode::NonSpec && !a.has("draft")) throw std::invalid_argument("--mode eqspec/exspec needs --draft DIR");
+
+  auto model = Decoder::load(a.need("model"), lo);
+  std::shared_ptr<const Decoder> draft;
+  if (ec.mode != Mode::NonSpec) draft = Decoder::load(a.need("draft"), lo);
+  std::vector<SeqRequest> reqs;
+  for (const auto& p : prompts) reqs.push_back(SeqRequest{p, a.get_int("max-tokens", 32), model->config().eos_ids});
+
+  std::vector<SeqResult> results;
+  RunStats stats;
+  if (ec.mode == Mode::NonSpec && a.has("oracle")) {
+    const auto t0 = std::chrono::steady_clock::now();
+    results = greedy_generate(*model, reqs, ec.batch_size);
+    stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& r : results) stats.committed += static_cast<int64_t>(r.tokens.size());
+    stats.sequences = static_cast<int64_t>(results.size());
+  } else {
+    SpecEngine engine(model, draft, ec);
+    results = engine.run(reqs);
+    stats = engine.stats();
+  }
+
+  for (size_t i = 0; i < results.size(); ++i) {
+    nlohmann::ordered_json j{{"index", i}, {"token_ids", results[i].tokens}, {"finish_reason", to_string(results[i].finish)}};
+    std::cout << j.dump() << "\n";
+  }
+  if (a.has("stats")) {
+    nlohmann::ordered_json s = nlohmann::ordered_json::parse(stats.to_json());
+    nlohmann::ordered_json head{{"mode", mode_name(ec.mode)},       {"batch_size", ec.batch_size},
+                                {"draft_tokens", ec.draft_tokens}, {"window", ec.window},
+                                {"dtype", dtype_name(lo.dtype)},   {"sort_by_length", ec.sort_by_length}};
+    head.update(s);
+    std::ofstream(a.get("stats", "")) << head.dump(2) << "\n";
+  }
+  std::cerr << mode_name(ec.mode) << ": " << stats.committed << " tokens for " << results.size() << " prompts in "
+            << stats.wall_s << " s (" << stats.tokens_per_s() << " tokens/s)";
+  if (ec.mode != Mode::NonSpec)
+    std::cerr << ", acceptance " << stats.acceptance_rate() << ", tokens/verify " << stats.tokens_per_verification()
+              << ", grouping " << stats.grouping_rate() << ", overhead " << stats.overhead_share();
+  std::cerr << "\n";
+  return 0;
+}
+
+}  // namespace exspec

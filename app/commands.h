@@ -1,0 +1,8 @@
+// The exspec subcommands; argv[first] is the first flag after the subcommand name.
+#pragma once
+
+namespace exspec {
+int cmd_make_model(int argc, char** argv, int first);
+int cmd_generate(int argc, char** argv, int first);
+int cmd_forward(int argc, char** argv, int first);
+}  // namespace exspec

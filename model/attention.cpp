@@ -1,0 +1,46 @@
+#include "model/attention.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+namespace exspec {
+namespace {
+
+// The most negative finite value: a fully masked row (a padding query) then softmaxes to a
+// uniform, finite distribution instead of NaN, and masked keys still get exactly zero weight.
+double lowest(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return std::numeric_limits<double>::lowest();
+    case at::kHalf: return -65504.0;
+    case at::kBFloat16: return -3.38953139e38;
+    default: return std::numeric_limits<float>::lowest();
+  }
+}
+
+}  // namespace
+
+at::Tensor attention_allowed(const at::Tensor& mask, int64_t cached, int64_t t) {
+  const int64_t s = mask.size(1);
+  auto opts = at::TensorOptions().dtype(at::kLong).device(mask.device());
+  at::Tensor key_pos = at::arange(s, opts).view({1, 1, s});
+  at::Tensor query_pos = (at::arange(t, opts) + cached).view({1, t, 1});
+  return mask.to(at::kBool).unsqueeze(1).logical_and(key_pos <= query_pos);  // [B, T, S]
+}
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed) {
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
+  const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
+  // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
+  at::Tensor qg = q.reshape({B, Hkv, G * T, D});
+  at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).view({B, Hkv, G, T, S});
+  scores = scores * (1.0 / std::sqrt(static_cast<double>(D)));
+  scores = scores.masked_fill(allowed.view({B, 1, 1, T, S}).logical_not(), lowest(scores.scalar_type()));
+  const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
+  at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);
+  at::Tensor out = at::matmul(probs.view({B, Hkv, G * T, S}), v);  // [B, Hkv, G*T, D]
+  return out.view({B, H, T, D});
+}
+
+}  // namespace exspec

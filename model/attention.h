@@ -1,0 +1,16 @@
+// The one attention function of exspec: plain matmul-softmax, so that it is identical on
+// libtorch 1.13 (Debian) and PyTorch 2.x (CUDA), and exact enough for the float64 oracle.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace exspec {
+
+// q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
+// allowed [B, T, S] bool (padding and causality folded in). Returns [B, H, T, D].
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed);
+
+// allowed[b, t, s] = mask[b, s] && s <= cached + t, for a forward over T new positions after
+// `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding).
+at::Tensor attention_allowed(const at::Tensor& mask, int64_t cached, int64_t t);
+
+}  // namespace exspec

@@ -1,0 +1,111 @@
+#include "model/checkpoint.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "model/io_util.h"
+#include "model/safetensors.h"
+
+namespace exspec {
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> expected_weights(const ModelConfig& c) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> w;
+  const int64_t H = c.hidden_size, I = c.intermediate_size, D = c.head_dim;
+  const int64_t q = c.num_heads * D, kv = c.num_kv_heads * D;
+  w.push_back({"model.embed_tokens.weight", {c.vocab_size, H}});
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    w.push_back({p + "input_layernorm.weight", {H}});
+    w.push_back({p + "self_attn.q_proj.weight", {q, H}});
+    w.push_back({p + "self_attn.k_proj.weight", {kv, H}});
+    w.push_back({p + "self_attn.v_proj.weight", {kv, H}});
+    if (c.attention_bias) {
+      w.push_back({p + "self_attn.q_proj.bias", {q}});
+      w.push_back({p + "self_attn.k_proj.bias", {kv}});
+      w.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    if (c.qk_norm) {
+      w.push_back({p + "self_attn.q_norm.weight", {D}});
+      w.push_back({p + "self_attn.k_norm.weight", {D}});
+    }
+    w.push_back({p + "self_attn.o_proj.weight", {H, q}});
+    if (c.o_proj_bias()) w.push_back({p + "self_attn.o_proj.bias", {H}});
+    w.push_back({p + "post_attention_layernorm.weight", {H}});
+    w.push_back({p + "mlp.gate_proj.weight", {I, H}});
+    w.push_back({p + "mlp.up_proj.weight", {I, H}});
+    w.push_back({p + "mlp.down_proj.weight", {H, I}});
+  }
+  w.push_back({"model.norm.weight", {H}});
+  if (!c.tie_word_embeddings) w.push_back({"lm_head.weight", {c.vocab_size, H}});
+  return w;
+}
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// tensor name -> the mapped file that holds it
+std::map<std::string, std::shared_ptr<SafetensorsFile>> open_shards(const std::string& dir) {
+  std::map<std::string, std::shared_ptr<SafetensorsFile>> where;
+  const std::string single = dir + "/model.safetensors";
+  const std::string index = dir + "/model.safetensors.index.json";
+  if (file_exists(single)) {
+    auto f = SafetensorsFile::open(single);
+    for (const auto& [name, e] : f->entries()) where[name] = f;
+    return where;
+  }
+  if (!file_exists(index))
+    throw std::runtime_error(dir + ": no model.safetensors or model.safetensors.index.json");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_text_file(index));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(index + ": not valid JSON: " + e.what());
+  }
+  if (!j.contains("weight_map") || !j["weight_map"].is_object())
+    throw std::runtime_error(index + ": missing object \"weight_map\"");
+  std::map<std::string, std::shared_ptr<SafetensorsFile>> files;
+  for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+    if (!it.value().is_string()) throw std::runtime_error(index + ": weight_map values must be file names");
+    const std::string file = it.value().get<std::string>();
+    if (file.find('/') != std::string::npos)
+      throw std::runtime_error(index + ": shard name \"" + file + "\" must be a plain file name");
+    auto& f = files[file];
+    if (!f) f = SafetensorsFile::open(dir + "/" + file);
+    if (!f->contains(it.key()))
+      throw std::runtime_error(f->path() + ": tensor \"" + it.key() + "\" listed in the index is missing");
+    where[it.key()] = f;
+  }
+  return where;
+}
+
+}  // namespace
+
+WeightMap load_weights(const std::string& dir, const ModelConfig& c, at::ScalarType dtype, at::Device device) {
+  auto where = open_shards(dir);
+  WeightMap out;
+  for (const auto& [name, shape] : expected_weights(c)) {
+    auto it = where.find(name);
+    if (it == where.end()) throw std::runtime_error(dir + ": checkpoint has no tensor \"" + name + "\"");
+    const TensorEntry& e = it->second->entries().at(name);
+    if (e.shape != shape)
+      throw std::runtime_error(it->second->path() + ": tensor \"" + name + "\" has shape " + shape_str(e.shape) +
+                               ", config.json implies " + shape_str(shape));
+    if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16" && e.dtype != "F64")
+      throw std::runtime_error(it->second->path() + ": tensor \"" + name + "\" has dtype " + e.dtype +
+                               " (weights must be F32, F16, BF16 or F64)");
+    // Same dtype on CPU aliases the mapping (no copy); anything else converts once here.
+    out[name] = it->second->tensor(name).to(device, dtype);
+  }
+  return out;
+}
+
+}  // namespace exspec

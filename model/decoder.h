@@ -1,0 +1,53 @@
+// The decoder-only transformer (Llama, Qwen2, Qwen3) as one batched forward over new tokens
+// with left padding and a per-layer KV cache. Device-generic: weights and inputs live on
+// whatever torch::Device the model was loaded to.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/checkpoint.h"
+#include "model/kv_cache.h"
+#include "model/model_config.h"
+#include "model/rope.h"
+
+namespace exspec {
+
+struct LoadOptions {
+  at::ScalarType dtype = at::kFloat;
+  at::Device device = at::kCPU;
+};
+
+class Decoder {
+ public:
+  Decoder(ModelConfig config, const WeightMap& weights, at::ScalarType dtype, at::Device device);
+  static std::shared_ptr<const Decoder> load(const std::string& dir, const LoadOptions& opts = {});
+
+  // input_ids, position_ids: [B, T] int64; attention_mask: [B, cache.length() + T], 1 = content,
+  // 0 = padding (left padding). Appends T positions to `cache`. Returns logits
+  // [B, num_logits, vocab] for the last num_logits positions (all T when num_logits < 0).
+  at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
+                     KVCache& cache, int64_t num_logits = -1) const;
+
+  KVCache new_cache(int64_t batch, int64_t capacity = 0) const;
+
+  const ModelConfig& config() const { return config_; }
+  at::ScalarType dtype() const { return dtype_; }
+  at::Device device() const { return device_; }
+  int64_t num_parameters() const;
+
+ private:
+  struct Layer {
+    at::Tensor ln1, ln2, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm, w_gate, w_up, w_down;
+  };
+  ModelConfig config_;
+  at::ScalarType dtype_;
+  at::Device device_;
+  at::Tensor embed_, norm_, lm_head_;
+  std::vector<Layer> layers_;
+  Rope rope_;
+};
+
+}  // namespace exspec

@@ -1,0 +1,98 @@
+#include "model/greedy.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/decoder.h"
+#include "model/padding.h"
+
+namespace exspec {
+
+void validate_request(const Decoder& model, const SeqRequest& r) {
+  const ModelConfig& c = model.config();
+  if (r.prompt.empty()) throw std::invalid_argument("prompt is empty");
+  if (r.max_tokens < 0) throw std::invalid_argument("max_tokens must be >= 0");
+  for (int64_t id : r.prompt)
+    if (id < 0 || id >= c.vocab_size)
+      throw std::invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                  std::to_string(c.vocab_size) + ")");
+  const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
+  if (total > c.max_position_embeddings)
+    throw std::invalid_argument("prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" +
+                                std::to_string(r.max_tokens) + ") exceeds the model's context of " +
+                                std::to_string(c.max_position_embeddings) + " tokens");
+}
+
+namespace {
+
+void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, const std::vector<size_t>& which,
+                  std::vector<SeqResult>& out) {
+  std::vector<std::vector<int64_t>> prompts;
+  int64_t longest = 0, budget = 0;
+  std::vector<size_t> active;  // request indices of the rows still in the batch
+  for (size_t i : which) {
+    if (reqs[i].max_tokens == 0) {
+      out[i].finish = FinishReason::Length;
+      continue;
+    }
+    prompts.push_back(reqs[i].prompt);
+    active.push_back(i);
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(reqs[i].prompt.size()));
+    budget = std::max(budget, reqs[i].max_tokens);
+  }
+  if (active.empty()) return;
+
+  PaddedBatch pb = left_pad(prompts, /*pad_id=*/0, model.device());
+  KVCache cache = model.new_cache(static_cast<int64_t>(active.size()), longest + budget);
+  at::Tensor mask = pb.mask;
+  at::Tensor next_pos = mask.sum(1, /*keepdim=*/true);  // content length = next position id
+  at::Tensor logits = model.forward(pb.ids, pb.positions, mask, cache, 1);
+
+  while (true) {
+    at::Tensor next = logits.select(1, 0).argmax(-1);  // [B]
+    at::Tensor next_cpu = next.to(at::kCPU);
+    auto na = next_cpu.accessor<int64_t, 1>();
+    std::vector<int64_t> keep;
+    for (int64_t b = 0; b < static_cast<int64_t>(active.size()); ++b) {
+      SeqResult& r = out[active[b]];
+      r.tokens.push_back(na[b]);
+      r.finish = finish_after(reqs[active[b]], na[b], static_cast<int64_t>(r.tokens.size()));
+      if (r.finish == FinishReason::None) keep.push_back(b);
+    }
+    if (keep.empty()) return;
+    if (keep.size() != active.size()) {
+      // Finished rows leave the batch so that no compute is spent on them.
+      at::Tensor rows = at::tensor(keep, at::kLong).to(model.device());
+      cache = cache.select_rows(rows);
+      mask = mask.index_select(0, rows);
+      next = next.index_select(0, rows);
+      next_pos = next_pos.index_select(0, rows);
+      std::vector<size_t> still;
+      for (int64_t b : keep) still.push_back(active[b]);
+      active = std::move(still);
+    }
+    mask = at::cat({mask, at::ones({mask.size(0), 1}, mask.options())}, 1);
+    logits = model.forward(next.unsqueeze(1), next_pos, mask, cache, 1);
+    next_pos = next_pos + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
+                                       int64_t batch_size) {
+  if (batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
+  for (const auto& r : requests) validate_request(model, r);
+  std::vector<SeqResult> out(requests.size());
+  for (size_t start = 0; start < requests.size(); start += static_cast<size_t>(batch_size)) {
+    std::vector<size_t> which;
+    for (size_t i = start; i < std::min(requests.size(), start + static_cast<size_t>(batch_size)); ++i)
+      which.push_back(i);
+    decode_chunk(model, requests, which, out);
+  }
+  return out;
+}
+
+}  // namespace exspec

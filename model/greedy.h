@@ -1,0 +1,20 @@
+// Non-speculative batched greedy decoding ("nonspec"): the oracle every other mode must equal.
+#pragma once
+#include <vector>
+
+#include "model/generation.h"
+
+namespace exspec {
+
+class Decoder;
+
+// Decodes the requests in chunks of `batch_size` (left padded). Finished rows leave the batch
+// at once; the result order follows the requests.
+std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
+                                       int64_t batch_size = 1);
+
+// Throws std::invalid_argument when a request cannot be served by this model (empty prompt,
+// ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings).
+void validate_request(const Decoder& model, const SeqRequest& r);
+
+}  // namespace exspec

@@ -1,0 +1,38 @@
+// Writes Hugging Face format checkpoints with seeded weights (no downloads anywhere), and
+// drafts derived from them, so that tests, the demo and the benchmarks have model pairs.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "model/model_config.h"
+
+namespace exspec {
+
+struct MakeModelOptions {
+  std::string arch = "llama";  // llama | qwen2 | qwen3
+  std::string preset = "tiny"; // tiny | small | demo
+  uint64_t seed = 0;
+  std::string out;
+  std::string dtype = "float32";  // storage dtype: float32 | float64 | float16 | bfloat16
+  int shards = 1;                 // > 1 writes model-0000i-of-0000n.safetensors + index
+  bool attention_bias = false;    // llama/qwen3: biases on q/k/v/o (qwen2 always has q/k/v biases)
+  // Residual shaping: layers >= damp_from get o_proj/down_proj drawn with damp_std, so the
+  // first layers dominate and a draft made of them agrees with the target often.
+  int64_t damp_from = 1;
+  double init_std = 0.02;
+  double damp_std = 0.0005;
+};
+
+// The config a preset gives for an architecture (exposed for tests).
+ModelConfig preset_config(const std::string& arch, const std::string& preset);
+
+void make_model(const MakeModelOptions& opts);
+
+// A draft made of the target's first `layers` layers with the same embeddings, final norm,
+// head and tokenizer files.
+void make_draft(const std::string& target_dir, int64_t layers, const std::string& out_dir);
+
+// The byte-level tokenizer files of a generated model (256 byte tokens, then <s>, </s>).
+void write_byte_tokenizer(const std::string& dir, int64_t max_length);
+
+}  // namespace exspec

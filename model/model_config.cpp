@@ -1,0 +1,219 @@
+#include "model/model_config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/io_util.h"
+
+namespace exspec {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::runtime_error(where + ": " + what);
+}
+
+int64_t need_int(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) fail(where, std::string("missing field \"") + key + "\"");
+  if (!it->is_number_integer()) fail(where, std::string("field \"") + key + "\" must be an integer");
+  int64_t v = it->get<int64_t>();
+  if (v <= 0) fail(where, std::string("field \"") + key + "\" must be positive, got " + std::to_string(v));
+  return v;
+}
+
+double get_double(const json& j, const char* key, double dflt, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return dflt;
+  if (!it->is_number()) fail(where, std::string("field \"") + key + "\" must be a number");
+  return it->get<double>();
+}
+
+bool get_bool(const json& j, const char* key, bool dflt, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return dflt;
+  if (!it->is_boolean()) fail(where, std::string("field \"") + key + "\" must be a boolean");
+  return it->get<bool>();
+}
+
+// eos_token_id / bos_token_id may be an int, a list of ints or null.
+std::vector<int64_t> id_list(const json& j, const char* key, const std::string& where) {
+  std::vector<int64_t> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (it->is_number_integer()) {
+    out.push_back(it->get<int64_t>());
+  } else if (it->is_array()) {
+    for (const auto& e : *it) {
+      if (!e.is_number_integer()) fail(where, std::string("field \"") + key + "\" must hold integers");
+      out.push_back(e.get<int64_t>());
+    }
+  } else {
+    fail(where, std::string("field \"") + key + "\" must be an integer or a list of integers");
+  }
+  return out;
+}
+
+RopeScaling parse_rope_scaling(const json& j, const std::string& where) {
+  RopeScaling rs;
+  auto it = j.find("rope_scaling");
+  if (it == j.end() || it->is_null()) return rs;
+  if (!it->is_object()) fail(where, "field \"rope_scaling\" must be an object or null");
+  const json& r = *it;
+  std::string type = r.value("rope_type", r.value("type", std::string("default")));
+  const std::string sub = where + " rope_scaling";
+  if (type == "default") return rs;
+  rs.type = type;
+  if (type == "linear") {
+    rs.factor = get_double(r, "factor", 0.0, sub);
+    if (rs.factor <= 0) fail(sub, "linear scaling needs a positive \"factor\"");
+  } else if (type == "llama3") {
+    for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+      if (!r.contains(k)) fail(sub, std::string("llama3 scaling needs \"") + k + "\"");
+    rs.factor = get_double(r, "factor", 0, sub);
+    rs.low_freq_factor = get_double(r, "low_freq_factor", 0, sub);
+    rs.high_freq_factor = get_double(r, "high_freq_factor", 0, sub);
+    rs.original_max_position_embeddings = need_int(r, "original_max_position_embeddings", sub);
+    if (rs.factor <= 0 || rs.low_freq_factor <= 0 || rs.high_freq_factor <= rs.low_freq_factor)
+      fail(sub, "llama3 scaling needs factor > 0 and high_freq_factor > low_freq_factor > 0");
+  } else {
+    fail(sub, "unsupported rope_type \"" + type + "\" (supported: default, linear, llama3)");
+  }
+  return rs;
+}
+
+}  // namespace
+
+const char* arch_name(Arch a) {
+  switch (a) {
+    case Arch::Llama: return "llama";
+    case Arch::Qwen2: return "qwen2";
+    case Arch::Qwen3: return "qwen3";
+  }
+  return "?";
+}
+
+ModelConfig ModelConfig::parse(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(where, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail(where, "expected a JSON object");
+
+  ModelConfig c;
+  auto archs = j.find("architectures");
+  if (archs == j.end() || !archs->is_array() || archs->empty() || !(*archs)[0].is_string())
+    fail(where, "missing field \"architectures\" (e.g. [\"LlamaForCausalLM\"])");
+  c.architecture = (*archs)[0].get<std::string>();
+  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM") {
+    c.arch = Arch::Llama;
+  } else if (c.architecture == "Qwen2ForCausalLM") {
+    c.arch = Arch::Qwen2;
+  } else if (c.architecture == "Qwen3ForCausalLM") {
+    c.arch = Arch::Qwen3;
+  } else {
+    fail(where, "unknown architecture \"" + c.architecture +
+                    "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+  }
+
+  c.hidden_size = need_int(j, "hidden_size", where);
+  c.intermediate_size = need_int(j, "intermediate_size", where);
+  c.num_layers = need_int(j, "num_hidden_layers", where);
+  c.num_heads = need_int(j, "num_attention_heads", where);
+  c.num_kv_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
+                       ? need_int(j, "num_key_value_heads", where)
+                       : c.num_heads;
+  c.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need_int(j, "head_dim", where)
+                                                                   : c.hidden_size / c.num_heads;
+  c.vocab_size = need_int(j, "vocab_size", where);
+  c.max_position_embeddings = need_int(j, "max_position_embeddings", where);
+  if (!j.contains("rms_norm_eps")) fail(where, "missing field \"rms_norm_eps\"");
+  c.rms_norm_eps = get_double(j, "rms_norm_eps", 1e-6, where);
+  c.rope_theta = get_double(j, "rope_theta", 10000.0, where);
+  c.rope_scaling = parse_rope_scaling(j, where);
+  c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
+  c.attention_bias = c.arch == Arch::Qwen2 || get_bool(j, "attention_bias", false, where);
+  c.qk_norm = c.arch == Arch::Qwen3;
+
+  if (c.num_heads % c.num_kv_heads != 0)
+    fail(where, "num_attention_heads (" + std::to_string(c.num_heads) +
+                    ") must be a multiple of num_key_value_heads (" + std::to_string(c.num_kv_heads) + ")");
+  if (c.head_dim % 2 != 0) fail(where, "head_dim must be even for rotary embeddings");
+  if (c.arch != Arch::Qwen3 && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
+    fail(where, "hidden_size must be a multiple of num_attention_heads");
+  std::string act = j.value("hidden_act", std::string("silu"));
+  if (act != "silu") fail(where, "unsupported hidden_act \"" + act + "\" (supported: silu)");
+  if (get_bool(j, "use_sliding_window", false, where))
+    fail(where, "use_sliding_window=true is not supported");
+  if (get_bool(j, "mlp_bias", false, where)) fail(where, "mlp_bias=true is not supported");
+
+  if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
+
+  auto bos = id_list(j, "bos_token_id", where);
+  if (!bos.empty()) c.bos_id = bos[0];
+  c.eos_ids = id_list(j, "eos_token_id", where);
+  return c;
+}
+
+ModelConfig ModelConfig::load(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  ModelConfig c = parse(read_text_file(path), path);
+  const std::string gen = dir + "/generation_config.json";
+  if (file_exists(gen)) {
+    json g;
+    try {
+      g = json::parse(read_text_file(gen));
+    } catch (const json::parse_error& e) {
+      fail(gen, std::string("not valid JSON: ") + e.what());
+    }
+    auto eos = id_list(g, "eos_token_id", gen);
+    if (!eos.empty()) c.eos_ids = eos;
+    auto bos = id_list(g, "bos_token_id", gen);
+    if (!bos.empty()) c.bos_id = bos[0];
+  }
+  return c;
+}
+
+std::string ModelConfig::to_json_text() const {
+  static const char* classes[] = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
+  static const char* types[] = {"llama", "qwen2", "qwen3"};
+  json j;
+  j["architectures"] = {classes[static_cast<int>(arch)]};
+  j["model_type"] = types[static_cast<int>(arch)];
+  j["hidden_size"] = hidden_size;
+  j["intermediate_size"] = intermediate_size;
+  j["num_hidden_layers"] = num_layers;
+  j["num_attention_heads"] = num_heads;
+  j["num_key_value_heads"] = num_kv_heads;
+  j["head_dim"] = head_dim;
+  j["vocab_size"] = vocab_size;
+  j["max_position_embeddings"] = max_position_embeddings;
+  j["rms_norm_eps"] = rms_norm_eps;
+  j["rope_theta"] = rope_theta;
+  if (rope_scaling.type == "default") {
+    j["rope_scaling"] = nullptr;
+  } else {
+    json r{{"rope_type", rope_scaling.type}, {"factor", rope_scaling.factor}};
+    if (rope_scaling.type == "llama3") {
+      r["low_freq_factor"] = rope_scaling.low_freq_factor;
+      r["high_freq_factor"] = rope_scaling.high_freq_factor;
+      r["original_max_position_embeddings"] = rope_scaling.original_max_position_embeddings;
+    }
+    j["rope_scaling"] = r;
+  }
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  if (arch == Arch::Llama) j["attention_bias"] = attention_bias;
+  j["hidden_act"] = "silu";
+  j["torch_dtype"] = torch_dtype;
+  if (bos_id) j["bos_token_id"] = *bos_id;
+  if (eos_ids.size() == 1) j["eos_token_id"] = eos_ids[0];
+  else if (!eos_ids.empty()) j["eos_token_id"] = eos_ids;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace exspec

@@ -1,0 +1,53 @@
+// The decoder's shape, read from a Hugging Face config.json (plus generation_config.json for EOS).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace exspec {
+
+enum class Arch { Llama, Qwen2, Qwen3 };
+
+struct RopeScaling {
+  std::string type = "default";  // default | linear | llama3
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_position_embeddings = 8192;
+};
+
+struct ModelConfig {
+  Arch arch = Arch::Llama;
+  std::string architecture;  // the HF class name, e.g. "LlamaForCausalLM"
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;  // q/k/v biases (always on for Qwen2)
+  // HF: Llama/Qwen3 with attention_bias bias o_proj too; Qwen2 biases q/k/v only.
+  bool o_proj_bias() const { return attention_bias && arch != Arch::Qwen2; }
+  bool qk_norm = false;         // per-head RMSNorm of q and k (Qwen3)
+  std::string torch_dtype = "float32";  // the stored dtype, as HF records it
+  std::optional<int64_t> bos_id;
+  std::vector<int64_t> eos_ids;
+
+  // Parses config.json text; `where` names the file in error messages.
+  static ModelConfig parse(const std::string& json_text, const std::string& where);
+  // Reads DIR/config.json and, when present, DIR/generation_config.json (its eos ids win).
+  static ModelConfig load(const std::string& dir);
+  // config.json text that parse() reads back (used by make-model).
+  std::string to_json_text() const;
+};
+
+const char* arch_name(Arch a);  // "llama" | "qwen2" | "qwen3"
+
+}  // namespace exspec

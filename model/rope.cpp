@@ -1,0 +1,47 @@
+#include "model/rope.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace exspec {
+
+Rope::Rope(const ModelConfig& c, at::Device device) {
+  const int64_t half = c.head_dim / 2;
+  at::Tensor idx = at::arange(0, c.head_dim, 2, at::TensorOptions().dtype(at::kDouble));
+  at::Tensor inv = 1.0 / at::pow(c.rope_theta, idx / static_cast<double>(c.head_dim));
+  const RopeScaling& rs = c.rope_scaling;
+  if (rs.type == "linear") {
+    inv = inv / rs.factor;
+  } else if (rs.type == "llama3") {
+    // Meta's Llama 3.1 frequency-dependent scaling: long wavelengths are slowed by `factor`,
+    // short ones kept, and the band between them interpolated smoothly.
+    const double old_ctx = static_cast<double>(rs.original_max_position_embeddings);
+    const double low_wavelen = old_ctx / rs.low_freq_factor;
+    const double high_wavelen = old_ctx / rs.high_freq_factor;
+    at::Tensor wavelen = 2.0 * M_PI / inv;
+    at::Tensor scaled = at::where(wavelen > low_wavelen, inv / rs.factor, inv);
+    at::Tensor smooth = (old_ctx / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
+    at::Tensor smoothed = (1.0 - smooth) * scaled / rs.factor + smooth * scaled;
+    at::Tensor medium = (wavelen >= high_wavelen).logical_and(wavelen <= low_wavelen);
+    inv = at::where(medium, smoothed, scaled);
+  }
+  TORCH_CHECK(inv.size(0) == half);
+  inv_freq_ = inv.to(device);
+}
+
+std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, at::ScalarType dtype) const {
+  at::Tensor angles = position_ids.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
+  at::Tensor emb = at::cat({angles, angles}, -1).unsqueeze(1);                // [B, 1, T, D]
+  return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor x1 = x.narrow(-1, 0, half);
+  at::Tensor x2 = x.narrow(-1, half, half);
+  at::Tensor rotated = at::cat({-x2, x1}, -1);
+  return x * cos + rotated * sin;
+}
+
+}  // namespace exspec

@@ -1,0 +1,24 @@
+// Process-wide tensor runtime settings: thread pools, BLAS check, dtype/device names.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+namespace exspec {
+
+// Sizes the two thread pools a forward pass uses: torch's intra-op (OpenMP) pool and OpenBLAS's
+// own pthread pool (0 = number of cores). Both are set explicitly: torch reports 1 thread on
+// small machines, and OpenMP workers that spin while OpenBLAS works steal its cores (measured on
+// 2 cores: a batch-8 forward 3x slower with 2+2 threads than with torch 1 + BLAS 2).
+void configure_threads(int torch_threads, int blas_threads);
+
+// The BLAS library libtorch calls, as a resolved path ("" when none could be found).
+std::string blas_library();
+// Prints a loud warning to stderr when libtorch is not on OpenBLAS (or MKL). Returns true when fine.
+bool check_blas();
+
+at::ScalarType parse_dtype(const std::string& name);  // float64 | float32 | bfloat16 | float16
+const char* dtype_name(at::ScalarType t);
+at::Device parse_device(const std::string& name);     // cpu | cuda | cuda:N
+
+}  // namespace exspec

@@ -1,0 +1,148 @@
+#include "model/spec_batch.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/decoder.h"
+#include "model/padding.h"
+
+namespace exspec {
+namespace {
+
+at::Tensor cpu_longs(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong); }
+
+// Runs `model` over the left-padded prefixes and cuts each row's content out as its own cache.
+std::vector<SeqCache> prefill_one(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
+  const int64_t B = static_cast<int64_t>(prefixes.size());
+  PaddedBatch pb = left_pad(prefixes, 0, model.device());
+  const int64_t T = pb.ids.size(1);
+  KVCache cache = model.new_cache(B, T);
+  if (T > 0) model.forward(pb.ids, pb.positions, pb.mask, cache, /*num_logits=*/0);
+  std::vector<SeqCache> out;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = static_cast<int64_t>(prefixes[b].size());
+    std::vector<at::Tensor> k, v;
+    for (int64_t l = 0; l < cache.num_layers(); ++l) {
+      k.push_back(cache.keys(l).narrow(0, b, 1).narrow(2, T - n, n));
+      v.push_back(cache.values(l).narrow(0, b, 1).narrow(2, T - n, n));
+    }
+    out.push_back(KVCache::from_tensors(std::move(k), std::move(v)));
+  }
+  return out;
+}
+
+CacheState stack(const std::vector<const SeqCache*>& rows, int64_t reserve, at::Device device) {
+  CacheState s;
+  s.cache = KVCache::stack_right_aligned(rows, reserve);
+  const int64_t B = static_cast<int64_t>(rows.size()), L = s.cache.length();
+  std::vector<int64_t> counts;
+  for (const SeqCache* r : rows) counts.push_back(r->length());
+  at::Tensor pos = at::arange(L, at::kLong).view({1, L});
+  s.mask = (pos >= (L - cpu_longs(counts)).view({B, 1})).to(at::kLong).to(device);
+  return s;
+}
+
+at::Device device_of(const SeqTensors& s) {
+  return s.target.empty() ? at::Device(at::kCPU) : s.target.keys(0).device();
+}
+
+}  // namespace
+
+std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
+                                const std::vector<std::vector<int64_t>>& prompts) {
+  std::vector<std::vector<int64_t>> prefixes;
+  for (const auto& p : prompts) {
+    if (p.empty()) throw std::invalid_argument("prefill: empty prompt");
+    prefixes.emplace_back(p.begin(), p.end() - 1);
+  }
+  std::vector<SeqCache> t = prefill_one(target, prefixes);
+  std::vector<SeqCache> d;
+  if (draft) d = prefill_one(*draft, prefixes);
+  std::vector<SeqTensors> out(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    out[i].target = std::move(t[i]);
+    if (draft) out[i].draft = std::move(d[i]);
+    out[i].length = static_cast<int64_t>(prompts[i].size());
+    out[i].pending = prompts[i].back();
+  }
+  return out;
+}
+
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve) {
+  if (seqs.empty()) throw std::invalid_argument("assemble: no sequences");
+  SpecBatch b;
+  const at::Device dev = device_of(*seqs[0]);
+  std::vector<const SeqCache*> t, d;
+  std::vector<int64_t> pending, extra, lengths;
+  for (const SeqTensors* s : seqs) {
+    t.push_back(&s->target);
+    d.push_back(&s->draft);
+    pending.push_back(s->pending);
+    extra.push_back(s->draft_extra);
+    lengths.push_back(s->length);
+  }
+  b.target = stack(t, reserve, dev);
+  if (!seqs[0]->draft.empty()) b.draft = stack(d, reserve + 1, dev);
+  b.pending = cpu_longs(pending);
+  b.draft_extra = cpu_longs(extra);
+  b.lengths = cpu_longs(lengths);
+  return b;
+}
+
+bool is_aligned(const CacheState& s) {
+  if (s.cache.empty() || s.mask.size(1) == 0) return true;
+  const int64_t S = s.mask.size(1);
+  at::Tensor counts = s.mask.sum(1, /*keepdim=*/true);
+  if (counts.max().item<int64_t>() != S) return false;  // a column of shared padding
+  at::Tensor want = at::arange(S, s.mask.options()).view({1, S}) >= (S - counts);
+  return at::equal(want.to(at::kLong), s.mask);
+}
+
+void realign(CacheState& s, int64_t reserve) {
+  if (s.cache.empty() || is_aligned(s)) return;
+  const int64_t S = s.mask.size(1);
+  const int64_t L = s.mask.sum(1).max().item<int64_t>();
+  // A stable sort of the 0/1 mask puts each row's padding and holes first and its content last,
+  // in order: the last L columns of the permutation are the realigned layout.
+  auto [sorted, order] = at::sort(s.mask, /*stable=*/true, /*dim=*/1, /*descending=*/false);
+  at::Tensor index = order.narrow(1, S - L, L);
+  s.cache = s.cache.gather_positions(index, reserve);
+  s.mask = sorted.narrow(1, S - L, L).contiguous();
+}
+
+void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve) {
+  at::Tensor r = rows.to(at::kLong);
+  for (CacheState* s : {&b.target, &b.draft}) {
+    if (s->cache.empty()) continue;
+    s->cache = s->cache.select_rows(r);
+    s->mask = s->mask.index_select(0, r.to(s->mask.device()));
+    realign(*s, reserve);
+  }
+  b.pending = b.pending.index_select(0, r);
+  b.draft_extra = b.draft_extra.index_select(0, r);
+  b.lengths = b.lengths.index_select(0, r);
+}
+
+SeqTensors row_state(const SpecBatch& b, int64_t row) {
+  SeqTensors s;
+  for (auto [state, out] : {std::make_pair(&b.target, &s.target), std::make_pair(&b.draft, &s.draft)}) {
+    if (state->cache.empty()) continue;
+    if (!is_aligned(*state)) throw std::logic_error("row_state: realign the batch first");
+    const int64_t S = state->mask.size(1);
+    const int64_t n = state->mask[row].sum().item<int64_t>();
+    std::vector<at::Tensor> k, v;
+    for (int64_t l = 0; l < state->cache.num_layers(); ++l) {
+      k.push_back(state->cache.keys(l).narrow(0, row, 1).narrow(2, S - n, n));
+      v.push_back(state->cache.values(l).narrow(0, row, 1).narrow(2, S - n, n));
+    }
+    *out = KVCache::from_tensors(std::move(k), std::move(v));
+  }
+  s.length = b.lengths[row].item<int64_t>();
+  s.pending = b.pending[row].item<int64_t>();
+  s.draft_extra = b.draft_extra[row].item<int64_t>();
+  return s;
+}
+
+}  // namespace exspec

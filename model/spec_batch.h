@@ -1,0 +1,72 @@
+// The tensor state of a batch in speculative decoding, and the realignment primitives of the
+// paper (Algorithm 2, Fig. 3): unpad-append-repad of input ids, attention mask, position ids
+// and both models' KV caches.
+//
+// Invariant (DESIGN.md): each model's cache covers every token of a sequence except the last
+// one, the pending token, which is fed at the next forward. The draft may lag one more token
+// (`draft_extra`): when all K drafts were accepted, d_K was never fed to the draft.
+// Position ids are content positions derived from the per-row token count, never from padding.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "model/kv_cache.h"
+
+namespace exspec {
+
+class Decoder;
+
+// One model's cache over a batch. mask [B, S] int64 marks content (1) vs padding or rejected
+// positions (0); S == cache.length(). Rows may hold "holes" (rejected drafts) until realigned.
+struct CacheState {
+  KVCache cache;
+  at::Tensor mask;
+  int64_t batch() const { return mask.defined() ? mask.size(0) : 0; }
+};
+
+// One sequence's cache of one model: content only, [1, kv_heads, count, head_dim] per layer.
+// Views into a batch's buffers are fine: nobody appends to a sequence cache in place.
+using SeqCache = KVCache;
+
+// The per-sequence tensor state that lives in the SequencePool between steps.
+struct SeqTensors {
+  SeqCache target, draft;
+  int64_t length = 0;        // tokens so far (prompt + generated)
+  int64_t pending = -1;      // the last token, in neither cache
+  int64_t draft_extra = -1;  // the token before `pending` when the draft cache lacks it, else -1
+};
+
+struct SpecBatch {
+  CacheState target, draft;  // draft is empty in nonspec mode
+  at::Tensor pending;        // [B] int64
+  at::Tensor draft_extra;    // [B] int64, -1 = none
+  at::Tensor lengths;        // [B] int64 tokens per row; the target cache holds lengths - 1 content
+  int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }
+};
+
+// Prefill: runs both models over prompt[0 .. n-2] of each prompt (left padded, one forward each)
+// and returns one SeqTensors per prompt; the last prompt token becomes pending.
+std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
+                                const std::vector<std::vector<int64_t>>& prompts);
+
+// Repad: builds a rectangular batch from sequences with minimal left padding. When all rows have
+// the same count (a same-length group) the caches are simply stacked: no padding, all-ones mask.
+// `reserve` is spare capacity for the coming appends.
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve);
+
+// Unpad: the state of row i as a sequence (views into the batch's buffers; rows must be realigned).
+SeqTensors row_state(const SpecBatch& b, int64_t row);
+
+// Unpad-append-repad of one model's cache: every row's content (mask == 1) is moved to the right
+// end in order, with the minimal left padding (columns that are padding in every row vanish).
+// No-op when the mask has no holes and no shared padding.
+void realign(CacheState& s, int64_t reserve);
+// True when the cache is rectangular already (no holes, no shared padding column).
+bool is_aligned(const CacheState& s);
+
+// Keeps only the given rows (int64 indices), then realigns.
+void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve);
+
+}  // namespace exspec

@@ -1,0 +1,102 @@
+#include "model/speculative.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+#include "model/decoder.h"
+
+namespace exspec {
+namespace {
+
+// Appends `cols` columns of content (1) or not (0) to a cache state's mask.
+void append_mask(CacheState& s, const at::Tensor& cols) { s.mask = at::cat({s.mask, cols.to(s.mask.device())}, 1); }
+
+}  // namespace
+
+at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
+  const int64_t B = b.batch();
+  if (k < 1) return at::empty({B, 0}, at::kLong);
+  if (b.draft.cache.empty()) throw std::logic_error("draft_tokens: the batch has no draft cache");
+  at::Tensor has_extra = b.draft_extra.ge(0);
+  const bool any_extra = has_extra.any().item<bool>();
+  at::Tensor ids, pos, cols;
+  if (any_extra) {
+    // Rows whose draft lags d_K feed [d_K, pending]; the others feed [pad, pending] with the
+    // pad masked out: a hole that realignment removes later.
+    ids = at::stack({b.draft_extra.clamp_min(0), b.pending}, 1);
+    pos = at::stack({(b.lengths - 2).clamp_min(0), b.lengths - 1}, 1);
+    cols = at::stack({has_extra.to(at::kLong), at::ones({B}, at::kLong)}, 1);
+  } else {
+    ids = b.pending.view({B, 1});
+    pos = (b.lengths - 1).view({B, 1});
+    cols = at::ones({B, 1}, at::kLong);
+  }
+  std::vector<at::Tensor> drafts;
+  for (int64_t j = 0; j < k; ++j) {
+    append_mask(b.draft, cols);
+    at::Tensor logits = draft.forward(ids, pos, b.draft.mask, b.draft.cache, 1);
+    at::Tensor next = logits.select(1, 0).argmax(-1).to(at::kCPU);
+    drafts.push_back(next);
+    ids = next.view({B, 1});
+    pos = pos.select(1, pos.size(1) - 1).view({B, 1}) + 1;
+    cols = at::ones({B, 1}, at::kLong);
+  }
+  return at::stack(drafts, 1);  // [B, K]
+}
+
+VerifyResult verify(const Decoder& target, SpecBatch& b, const at::Tensor& drafts) {
+  const int64_t B = b.batch(), K = drafts.size(1);
+  at::Tensor ids = at::cat({b.pending.view({B, 1}), drafts.to(at::kLong)}, 1);        // [B, K+1]
+  at::Tensor pos = (b.lengths - 1).view({B, 1}) + at::arange(K + 1, at::kLong).view({1, K + 1});
+  append_mask(b.target, at::ones({B, K + 1}, at::kLong));
+  at::Tensor logits = target.forward(ids, pos, b.target.mask, b.target.cache);       // [B, K+1, V]
+  at::Tensor pred = logits.argmax(-1).to(at::kCPU);                                  // [B, K+1]
+  VerifyResult v;
+  // Vectorised first mismatch: the count of leading matches is the accepted prefix length.
+  at::Tensor matches = pred.narrow(1, 0, K).eq(drafts.to(at::kLong));
+  v.accepted = matches.to(at::kLong).cumprod(1).sum(1);                              // [B]
+  v.bonus = pred.gather(1, v.accepted.view({B, 1})).view({B});                       // the TARGET's token
+  v.tokens = ids.narrow(1, 1, K).clone();
+  v.tokens = at::cat({v.tokens, at::zeros({B, 1}, at::kLong)}, 1);
+  v.tokens.scatter_(1, v.accepted.view({B, 1}), v.bonus.view({B, 1}));
+  return v;
+}
+
+void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
+  const int64_t B = b.batch(), K = drafts.size(1);
+  const at::Tensor& a = v.accepted;
+  const int64_t a_min = a.min().item<int64_t>(), a_max = a.max().item<int64_t>();
+  const bool uniform = a_min == a_max;
+
+  // Target: the K+1 verified positions hold [pending, d_1..d_K]; keep pending + d_1..d_a.
+  if (uniform) {
+    const int64_t drop = K - a_min;
+    b.target.cache.truncate(b.target.cache.length() - drop);
+    b.target.mask = b.target.mask.narrow(1, 0, b.target.mask.size(1) - drop);
+  } else {
+    at::Tensor keep = at::arange(K + 1, at::kLong).view({1, K + 1}).le(a.view({B, 1})).to(at::kLong);
+    const int64_t S = b.target.mask.size(1);
+    b.target.mask = at::cat({b.target.mask.narrow(1, 0, S - (K + 1)), keep.to(b.target.mask.device())}, 1);
+  }
+
+  // Draft: its last K positions hold [pending, d_1..d_{K-1}]; keep pending + d_1..d_min(a, K-1).
+  // With all K accepted, d_K was never fed: it becomes the draft's lagging token.
+  if (K > 0 && !b.draft.cache.empty()) {
+    at::Tensor keep_n = at::minimum(a + 1, at::full({B}, K, at::kLong));
+    const int64_t S = b.draft.mask.size(1);
+    if (keep_n.min().item<int64_t>() == keep_n.max().item<int64_t>()) {
+      const int64_t drop = K - keep_n[0].item<int64_t>();
+      b.draft.cache.truncate(b.draft.cache.length() - drop);
+      b.draft.mask = b.draft.mask.narrow(1, 0, S - drop);
+    } else {
+      at::Tensor keep = at::arange(K, at::kLong).view({1, K}).lt(keep_n.view({B, 1})).to(at::kLong);
+      b.draft.mask = at::cat({b.draft.mask.narrow(1, 0, S - K), keep.to(b.draft.mask.device())}, 1);
+    }
+    b.draft_extra = at::where(a.eq(K), drafts.select(1, K - 1).to(at::kLong), at::full({B}, -1, at::kLong));
+  }
+  b.pending = v.bonus.clone();
+  b.lengths = b.lengths + a + 1;
+}
+
+}  // namespace exspec

@@ -1,0 +1,32 @@
+// One speculative step on a SpecBatch, split into the paper's phases so that different actors
+// can run them: draft (K greedy draft tokens), BatchVerify (Algorithm 1), commit (keep accepted
+// drafts and the bonus token, drop rejected positions from both caches).
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include "model/spec_batch.h"
+
+namespace exspec {
+
+class Decoder;
+
+// Feeds the pending token (and the draft's lagging token, if any) and K-1 drafts to the draft
+// model; returns the K greedy drafts [B, K] (CPU int64). Appends to b.draft.
+at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k);
+
+struct VerifyResult {
+  at::Tensor accepted;  // [B] int64: drafts accepted (first mismatch), 0..K
+  at::Tensor bonus;     // [B] int64: the target's token at the first mismatch (or after d_K)
+  at::Tensor tokens;    // [B, K + 1] int64: drafts[:a] then bonus at column a (rest unspecified)
+};
+
+// One target forward over [pending, d_1..d_K] per row (appends K+1 positions to b.target).
+// drafts may be [B, 0]: then this is a plain non-speculative greedy step.
+VerifyResult verify(const Decoder& target, SpecBatch& b, const at::Tensor& drafts);
+
+// Commits the verification: rows keep pending + accepted drafts in both caches (rejected
+// positions become holes in the mask, or are truncated away when every row accepted the same
+// count), the bonus becomes pending, lengths grow by accepted + 1.
+void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts);
+
+}  // namespace exspec

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Compares exspec with an independent reference (tests/reference/hf_reference.py, written from the
+# Hugging Face model definitions, run on Debian's python3-torch): float64 logits of every prompt
+# position and greedy ids, for every architecture, stored dtype and sharding we generate.
+# usage: check.sh EXSPEC_BINARY WORK_DIR
+set -euo pipefail
+exspec=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+py=/usr/bin/python3
+if ! $py -c 'import torch, numpy' 2>/dev/null; then
+  echo "check.sh: $py lacks torch/numpy: run scripts/setup (python3-torch, python3-numpy)" >&2
+  exit 1
+fi
+rm -rf "$work"
+mkdir -p "$work"
+prompts=$work/prompts.jsonl
+cat > "$prompts" <<'JSONL'
+{"prompt_ids": [1, 2, 3]}
+{"prompt_ids": [256, 72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100]}
+{"prompt_ids": [42]}
+{"prompt_ids": [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 200]}
+{"prompt_ids": [255, 0, 128, 64, 32]}
+JSONL
+
+run() {  # name, make-model flags...
+  local name=$1
+  shift
+  local m=$work/$name
+  "$exspec" make-model "$@" --out "$m" 2>/dev/null
+  "$exspec" forward --model "$m" --dtype float64 --prompts-file "$prompts" --out "$m/logits.safetensors" 2>/dev/null
+  "$exspec" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$prompts" \
+    > "$m/generate.jsonl" 2>/dev/null
+  echo "== $name"
+  $py "$here/hf_reference.py" --model "$m" --prompts "$prompts" --max-tokens 24 \
+    --exspec-logits "$m/logits.safetensors" --exspec-generate "$m/generate.jsonl"
+}
+
+run llama-gqa-llama3rope --arch llama --preset tiny --seed 3
+run qwen2-bias --arch qwen2 --preset tiny --seed 3
+run qwen3-qknorm-tied --arch qwen3 --preset tiny --seed 3
+run llama-bf16-sharded --arch llama --preset tiny --seed 4 --dtype bfloat16 --shards 2
+run qwen3-f16 --arch qwen3 --preset tiny --seed 5 --dtype float16
+run llama-attention-bias --arch llama --preset tiny --seed 6 --attention-bias
+echo "reference check: all architectures match"

@@ -1,0 +1,364 @@
+#!/usr/bin/python3
+"""Independent float64 reference for exspec, written from the Hugging Face modelling definitions
+(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). CPU, batch size 1, no KV cache: every
+greedy step recomputes the whole sequence.
+
+Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
+(inv_freq, pos*inv_freq, cos, sin), RMSNorm and the attention softmax are all float64 here.
+
+  hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
+      --exspec-logits L.safetensors --exspec-generate G.jsonl [--tol 1e-9]
+  hf_reference.py --model DIR --prompts P.jsonl --max-tokens N --dump-generate
+  hf_reference.py --self-test
+Exit status: 0 all match, 1 mismatch, 2 usage error / unreadable input / unsupported model.
+"""
+import argparse, json, math, os, struct, sys
+
+import numpy as np
+import torch
+
+LLAMA, QWEN2, QWEN3 = "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"
+F64 = torch.float64
+
+
+class UsageError(Exception):
+    """Bad invocation, unreadable input or unsupported model (exit status 2)."""
+
+
+# ---------------------------------------------------------------- safetensors
+_NP_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}
+
+
+def read_safetensors(path):
+    """Returns ({name: float64 tensor}, {name: stored dtype string})."""
+    try:
+        with open(path, "rb") as f:
+            buf = f.read()
+        (n,) = struct.unpack("<Q", buf[:8])
+        header = json.loads(buf[8:8 + n])
+    except (OSError, ValueError, struct.error) as e:
+        raise UsageError(f"{path}: cannot read safetensors: {e}")
+    data = memoryview(buf)[8 + n:]
+    tensors, dtypes = {}, {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        dt, shape = info["dtype"], info["shape"]
+        if not 0 <= begin <= end <= len(data):
+            raise UsageError(f"{path}: {name}: data_offsets {begin},{end} outside the data section")
+        raw = data[begin:end]
+        if dt == "BF16":  # bfloat16 is the high half of a float32
+            arr = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        elif dt in _NP_DTYPES:
+            arr = np.frombuffer(raw, _NP_DTYPES[dt])
+        else:
+            raise UsageError(f"{path}: {name}: unsupported dtype {dt}")
+        if arr.size != math.prod(shape):
+            raise UsageError(f"{path}: {name}: {arr.size} elements for shape {shape}")
+        tensors[name] = torch.from_numpy(arr.astype(np.float64).reshape(shape))
+        dtypes[name] = dt
+    return tensors, dtypes
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: {e}")
+
+
+def load_weights(model_dir):
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return read_safetensors(os.path.join(model_dir, "model.safetensors"))[0]
+    weight_map = read_json(index)["weight_map"]
+    weights = {}
+    for file in sorted(set(weight_map.values())):
+        part = read_safetensors(os.path.join(model_dir, file))[0]
+        missing = [n for n, f in weight_map.items() if f == file and n not in part]
+        if missing:
+            raise UsageError(f"{file}: lacks {missing[:3]} listed in the index")
+        weights.update(part)
+    return weights
+
+
+# ---------------------------------------------------------------- model
+def rope_inv_freq(cfg, head_dim):
+    theta = float(cfg.get("rope_theta", 10000.0))
+    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=F64) / head_dim)
+    rs = cfg.get("rope_scaling") or {}
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    if kind == "default":
+        return inv_freq
+    if kind == "linear":
+        return inv_freq / rs["factor"]
+    if kind == "llama3":  # transformers' _compute_llama3_parameters, in float64
+        factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+        old_ctx = rs["original_max_position_embeddings"]
+        low_freq_wavelen, high_freq_wavelen = old_ctx / low, old_ctx / high
+        wavelen = 2 * math.pi / inv_freq
+        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth = (old_ctx / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama
+        is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+        return torch.where(is_medium, smoothed, inv_freq_llama)
+    raise UsageError(f"unsupported rope_scaling type {kind!r}")
+
+
+def rms_norm(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def linear(x, weight, bias=None):
+    y = x @ weight.T
+    return y if bias is None else y + bias
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Model:
+    def __init__(self, cfg, weights):
+        arch = (cfg.get("architectures") or [None])[0]
+        if arch not in (LLAMA, QWEN2, QWEN3):
+            raise UsageError(f"unsupported architecture {arch!r}")
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise UsageError(f"unsupported hidden_act {cfg['hidden_act']!r}")
+        H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+        self.nh = cfg["num_attention_heads"]
+        self.nkv = cfg.get("num_key_value_heads") or self.nh
+        self.hd = cfg.get("head_dim") or H // self.nh
+        self.eps = cfg["rms_norm_eps"]
+        self.vocab = V
+        self.qk_norm = arch == QWEN3
+        # Qwen2: q/k/v always biased, o never. Llama, Qwen3: attention_bias biases q, k, v AND o.
+        qkv_bias = arch == QWEN2 or cfg.get("attention_bias", False)
+        o_bias = arch != QWEN2 and cfg.get("attention_bias", False)
+        mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
+        self.inv_freq = rope_inv_freq(cfg, self.hd)
+        used = set()
+
+        def get(name, *shape, present=True):
+            if not present:
+                return None
+            if name not in weights:
+                raise UsageError(f"missing tensor {name}")
+            if tuple(weights[name].shape) != shape:
+                raise UsageError(f"{name}: shape {list(weights[name].shape)}, expected {list(shape)}")
+            used.add(name)
+            return weights[name]
+
+        q_out, kv_out = self.nh * self.hd, self.nkv * self.hd
+        self.embed = get("model.embed_tokens.weight", V, H)
+        self.layers = []
+        for i in range(cfg["num_hidden_layers"]):
+            p = f"model.layers.{i}."
+            a = p + "self_attn."
+            self.layers.append(dict(
+                in_norm=get(p + "input_layernorm.weight", H),
+                q=get(a + "q_proj.weight", q_out, H), qb=get(a + "q_proj.bias", q_out, present=qkv_bias),
+                k=get(a + "k_proj.weight", kv_out, H), kb=get(a + "k_proj.bias", kv_out, present=qkv_bias),
+                v=get(a + "v_proj.weight", kv_out, H), vb=get(a + "v_proj.bias", kv_out, present=qkv_bias),
+                o=get(a + "o_proj.weight", H, q_out), ob=get(a + "o_proj.bias", H, present=o_bias),
+                q_norm=get(a + "q_norm.weight", self.hd, present=self.qk_norm),
+                k_norm=get(a + "k_norm.weight", self.hd, present=self.qk_norm),
+                post_norm=get(p + "post_attention_layernorm.weight", H),
+                gate=get(p + "mlp.gate_proj.weight", I, H), gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
+                up=get(p + "mlp.up_proj.weight", I, H), up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
+                down=get(p + "mlp.down_proj.weight", H, I), down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
+            ))
+        self.norm = get("model.norm.weight", H)
+        tied = cfg.get("tie_word_embeddings", False)
+        self.lm_head = self.embed if tied else get("lm_head.weight", V, H)
+        # An unread tensor means the checkpoint has something this model definition ignores.
+        unused = sorted(n for n in weights if n not in used and not n.endswith("rotary_emb.inv_freq")
+                        and not (tied and n == "lm_head.weight"))
+        if unused:
+            raise UsageError(f"checkpoint tensors not used by {arch}: {unused[:5]}")
+
+    def forward(self, ids):
+        """Logits [T, vocab] at every position of token list `ids` (positions 0..T-1)."""
+        T, nh, nkv, hd = len(ids), self.nh, self.nkv, self.hd
+        if T == 0 or min(ids) < 0 or max(ids) >= self.vocab:
+            raise UsageError(f"prompt ids must be a non-empty list in [0, {self.vocab})")
+        angles = torch.arange(T, dtype=F64)[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, hd], broadcast over heads
+        cos, sin = emb.cos(), emb.sin()
+        causal = torch.full((T, T), -math.inf, dtype=F64).triu(1)
+        h = self.embed[torch.tensor(ids)]
+        for L in self.layers:
+            x = rms_norm(h, L["in_norm"], self.eps)
+            q = linear(x, L["q"], L["qb"]).view(T, nh, hd)
+            k = linear(x, L["k"], L["kb"]).view(T, nkv, hd)
+            v = linear(x, L["v"], L["vb"]).view(T, nkv, hd)
+            if self.qk_norm:  # Qwen3: per-head RMSNorm over head_dim, before rope
+                q, k = rms_norm(q, L["q_norm"], self.eps), rms_norm(k, L["k_norm"], self.eps)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            # GQA as HF repeat_kv: query head j reads kv head j // (nh / nkv).
+            k = k.repeat_interleave(nh // nkv, dim=1)
+            v = v.repeat_interleave(nh // nkv, dim=1)
+            q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [heads, T, hd]
+            scores = (q @ k.transpose(1, 2)) * hd ** -0.5 + causal
+            attn = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
+            h = h + linear(attn, L["o"], L["ob"])
+            x = rms_norm(h, L["post_norm"], self.eps)
+            mlp = torch.nn.functional.silu(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
+            h = h + linear(mlp, L["down"], L["down_b"])
+        return linear(rms_norm(h, self.norm, self.eps), self.lm_head)
+
+
+def greedy(model, prompt, max_tokens, eos_ids, first_logits=None):
+    """Returns (generated ids, finish_reason, top-1 minus top-2 logit margin at each step)."""
+    seq, out, margins = list(prompt), [], []
+    while len(out) < max_tokens:
+        logits = first_logits if (not out and first_logits is not None) else model.forward(seq)
+        last = logits[-1]
+        top = torch.topk(last, min(2, last.numel())).values
+        margins.append(float(top[0] - top[-1]))
+        tok = int(torch.argmax(last))  # first index on ties
+        out.append(tok)
+        seq.append(tok)
+        if tok in eos_ids:
+            return out, "stop", margins
+    return out, "length", margins
+
+
+def eos_ids(model_dir, cfg):
+    gen_path = os.path.join(model_dir, "generation_config.json")
+    eos = read_json(gen_path).get("eos_token_id") if os.path.exists(gen_path) else None
+    if eos is None:
+        eos = cfg.get("eos_token_id")
+    return set() if eos is None else {eos} if isinstance(eos, int) else set(eos)
+
+
+def read_jsonl(path):
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: {e}")
+
+
+# ---------------------------------------------------------------- modes
+def compare(args, model, prompts, eos):
+    ex_logits, ex_dtypes = read_safetensors(args.exspec_logits)
+    ex_gen, failures = {}, []
+    for rec in read_jsonl(args.exspec_generate):
+        if rec.get("index") in ex_gen:
+            failures.append(f"{args.exspec_generate}: index {rec.get('index')} appears twice")
+        ex_gen[rec.get("index")] = rec
+    for i, ids in enumerate(prompts):
+        ref = model.forward(ids)
+        name = f"logits.{i}"
+        got = ex_logits.get(name)
+        if got is None or tuple(got.shape) != tuple(ref.shape) or ex_dtypes[name] != "F64":
+            desc = "missing" if got is None else f"{ex_dtypes[name]} {list(got.shape)}"
+            failures.append(f"prompt {i}: {name} is {desc}, expected F64 {list(ref.shape)}")
+        else:
+            diff = (got - ref).abs()
+            worst = float(diff.max())
+            print(f"prompt {i}: T={len(ids)} logits max|diff| = {worst:.3e}")
+            if not worst <= args.tol:  # also catches NaN
+                pos, col = divmod(int(torch.nan_to_num(diff, nan=math.inf).argmax()), ref.shape[1])
+                failures.append(f"prompt {i}: logits max|diff| {worst:.3e} > tol {args.tol:g} at position "
+                                f"{pos}, vocab id {col} (exspec {float(got[pos, col])!r}, "
+                                f"reference {float(ref[pos, col])!r})")
+        toks, reason, margins = greedy(model, ids, args.max_tokens, eos, first_logits=ref)
+        rec = ex_gen.pop(i, None)
+        if rec is None:
+            failures.append(f"prompt {i}: no line with index {i} in {args.exspec_generate}")
+            continue
+        theirs = rec.get("token_ids")
+        if theirs != toks:
+            theirs = theirs if isinstance(theirs, list) else []
+            at = next((j for j, (a, b) in enumerate(zip(theirs, toks)) if a != b), min(len(theirs), len(toks)))
+            pick = lambda xs: xs[at] if at < len(xs) else "<end>"
+            margin = f", reference top-2 margin {margins[at]:.3e}" if at < len(margins) else ""
+            failures.append(f"prompt {i}: generated ids differ at position {at}: exspec {pick(theirs)}, "
+                            f"reference {pick(toks)} (lengths {len(theirs)} vs {len(toks)}{margin})")
+        elif rec.get("finish_reason") != reason:
+            failures.append(f"prompt {i}: finish_reason exspec {rec.get('finish_reason')!r}, reference {reason!r}")
+        else:
+            print(f"prompt {i}: {len(toks)} generated ids match ({reason})")
+    if ex_gen:
+        failures.append(f"{args.exspec_generate}: unexpected indices {sorted(ex_gen, key=str)}")
+    for f in failures:
+        print("MISMATCH " + f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def self_test():
+    """Tiny random Llama (GQA, llama3 rope covering all three frequency bands): checks that the
+    full recomputation is causal-consistent and that greedy decoding resumes identically."""
+    g = torch.Generator().manual_seed(0)
+    H, I, V, nh, nkv, hd, layers = 32, 48, 50, 4, 2, 8, 2
+    cfg = dict(architectures=[LLAMA], hidden_size=H, intermediate_size=I, vocab_size=V,
+               num_hidden_layers=layers, num_attention_heads=nh, num_key_value_heads=nkv,
+               rms_norm_eps=1e-5, rope_theta=10000.0,
+               rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                 high_freq_factor=4.0, original_max_position_embeddings=64))
+    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    per_layer = {"input_layernorm": (H,), "post_attention_layernorm": (H,), "mlp.down_proj": (H, I),
+                 "self_attn.q_proj": (nh * hd, H), "self_attn.k_proj": (nkv * hd, H),
+                 "self_attn.v_proj": (nkv * hd, H), "self_attn.o_proj": (H, nh * hd),
+                 "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H)}
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
+    weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
+    model = Model(cfg, weights)
+    seq = torch.randint(0, V, (20,), generator=g).tolist()
+    full = model.forward(seq)
+    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+    toks, _, _ = greedy(model, seq[:5], 10, set())
+    resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
+    ok = worst <= 1e-12 and resumed == toks[4:]
+    print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model")
+    ap.add_argument("--prompts")
+    ap.add_argument("--max-tokens", type=int)
+    ap.add_argument("--exspec-logits")
+    ap.add_argument("--exspec-generate")
+    ap.add_argument("--tol", type=float, default=1e-9)
+    ap.add_argument("--dump-generate", action="store_true", help="print own greedy JSONL, compare nothing")
+    ap.add_argument("--self-test", action="store_true")
+    args = ap.parse_args()
+    if args.self_test:
+        return self_test()
+    if not (args.model and args.prompts and args.max_tokens is not None and args.max_tokens >= 0):
+        ap.error("--model, --prompts and --max-tokens (>= 0) are required")
+    if not args.dump_generate and not (args.exspec_logits and args.exspec_generate):
+        ap.error("--exspec-logits and --exspec-generate are required (or --dump-generate)")
+    try:
+        cfg = read_json(os.path.join(args.model, "config.json"))
+        model = Model(cfg, load_weights(args.model))
+        eos = eos_ids(args.model, cfg)
+        prompts = [rec.get("prompt_ids") for rec in read_jsonl(args.prompts)]
+        if not all(isinstance(p, list) and p and all(isinstance(t, int) for t in p) for p in prompts):
+            raise UsageError(f"{args.prompts}: every line needs a non-empty int list \"prompt_ids\"")
+        if args.dump_generate:
+            for i, ids in enumerate(prompts):
+                toks, reason, _ = greedy(model, ids, args.max_tokens, eos)
+                print(json.dumps({"index": i, "token_ids": toks, "finish_reason": reason}), flush=True)
+            return 0
+        status = compare(args, model, prompts, eos)
+    except (UsageError, KeyError) as e:
+        msg = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+        print(f"hf_reference.py: {msg}", file=sys.stderr)
+        return 2
+    print("hf_reference: all match" if status == 0 else "hf_reference: MISMATCH", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    with torch.no_grad():
+        sys.exit(main())

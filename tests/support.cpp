@@ -1,0 +1,68 @@
+#include "tests/support.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <unistd.h>
+
+namespace exspec::test {
+namespace fs = std::filesystem;
+
+namespace {
+struct Scratch {
+  std::string path;
+  Scratch() {
+    std::string tmpl = (fs::temp_directory_path() / "exspec-test-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+}  // namespace
+
+std::string scratch_dir() {
+  static Scratch s;
+  return s.path;
+}
+
+std::string model_dir(const MakeModelOptions& o) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  const std::string key = o.arch + "-" + o.preset + "-s" + std::to_string(o.seed) + "-" + o.dtype + "-x" +
+                          std::to_string(o.shards) + "-d" + std::to_string(o.damp_from) + "-" +
+                          std::to_string(o.damp_std);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  MakeModelOptions opts = o;
+  opts.out = scratch_dir() + "/" + key;
+  make_model(opts);
+  made[key] = opts.out;
+  return opts.out;
+}
+
+std::string model_dir(const std::string& arch, const std::string& preset, uint64_t seed) {
+  MakeModelOptions o;
+  o.arch = arch;
+  o.preset = preset;
+  o.seed = seed;
+  return model_dir(o);
+}
+
+std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> len(min_len, max_len);
+  std::uniform_int_distribution<int64_t> tok(0, vocab - 1);
+  std::vector<std::vector<int64_t>> out(n);
+  for (auto& p : out) {
+    p.resize(len(rng));
+    for (auto& t : p) t = tok(rng);
+  }
+  return out;
+}
+
+}  // namespace exspec::test

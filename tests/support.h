@@ -1,0 +1,19 @@
+// Generated checkpoints for tests: made once per test process under a temporary directory.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/make_model.h"
+
+namespace exspec::test {
+
+// A fresh scratch directory for this process (removed at exit).
+std::string scratch_dir();
+// The directory of a generated model with these options (made on first use, then reused).
+std::string model_dir(const MakeModelOptions& opts);
+std::string model_dir(const std::string& arch, const std::string& preset = "tiny", uint64_t seed = 1);
+
+// Deterministic prompts of mixed lengths in [min_len, max_len] over ids [0, vocab).
+std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len, int64_t vocab, uint64_t seed);
+
+}  // namespace exspec::test

@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "model/model_config.h"
+
+using exspec::ModelConfig;
+
+namespace {
+
+const char* kLlama = R"({
+  "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+  "vocab_size": 100, "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+  "rope_theta": 500000.0, "eos_token_id": [7, 9], "bos_token_id": 1,
+  "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                   "high_freq_factor": 4.0, "original_max_position_embeddings": 64}})";
+
+std::string error_of(const std::string& text) {
+  try {
+    ModelConfig::parse(text, "config.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  if (pos == std::string::npos) throw std::logic_error("test setup: '" + from + "' not found");
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("config.json of a Llama 3 model parses every field", "[config]") {
+  ModelConfig c = ModelConfig::parse(kLlama, "config.json");
+  CATCH_CHECK(c.arch == exspec::Arch::Llama);
+  CATCH_CHECK(c.hidden_size == 64);
+  CATCH_CHECK(c.num_kv_heads == 2);
+  CATCH_CHECK(c.head_dim == 16);
+  CATCH_CHECK(c.rms_norm_eps == Approx(1e-5));
+  CATCH_CHECK(c.rope_scaling.type == "llama3");
+  CATCH_CHECK(c.rope_scaling.original_max_position_embeddings == 64);
+  CATCH_CHECK(c.eos_ids == std::vector<int64_t>{7, 9});
+  CATCH_CHECK(c.bos_id == 1);
+  CATCH_CHECK_FALSE(c.tie_word_embeddings);
+  CATCH_CHECK_FALSE(c.attention_bias);
+}
+
+CATCH_TEST_CASE("Qwen2 implies q/k/v biases, Qwen3 q/k norm and an explicit head_dim", "[config]") {
+  auto q2 = ModelConfig::parse(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "c");
+  CATCH_CHECK(q2.attention_bias);
+  CATCH_CHECK_FALSE(q2.qk_norm);
+  auto q3 = ModelConfig::parse(
+      replace(replace(kLlama, "LlamaForCausalLM", "Qwen3ForCausalLM"), "\"vocab_size\"", "\"head_dim\": 32, \"vocab_size\""),
+      "c");
+  CATCH_CHECK(q3.qk_norm);
+  CATCH_CHECK(q3.head_dim == 32);
+  auto single_eos = ModelConfig::parse(replace(kLlama, "[7, 9]", "2"), "c");
+  CATCH_CHECK(single_eos.eos_ids == std::vector<int64_t>{2});
+}
+
+CATCH_TEST_CASE("config errors name the problem", "[config]") {
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "LlamaForCausalLM", "GPTNeoXForCausalLM")),
+                   Catch::Contains("unknown architecture \"GPTNeoXForCausalLM\""));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"hidden_size\": 64,", "")), Catch::Contains("missing field \"hidden_size\""));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"rms_norm_eps\": 1e-5,", "")), Catch::Contains("rms_norm_eps"));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")),
+                   Catch::Contains("multiple of num_key_value_heads"));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"llama3\"", "\"yarn\"")), Catch::Contains("unsupported rope_type \"yarn\""));
+  CATCH_CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\": 100", "\"vocab_size\": \"100\"")),
+                   Catch::Contains("\"vocab_size\" must be an integer"));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"hidden_act\": \"gelu\", \"vocab_size\"")),
+                   Catch::Contains("hidden_act"));
+}
+
+CATCH_TEST_CASE("to_json_text round-trips", "[config]") {
+  ModelConfig c = ModelConfig::parse(kLlama, "config.json");
+  ModelConfig d = ModelConfig::parse(c.to_json_text(), "again");
+  CATCH_CHECK(d.to_json_text() == c.to_json_text());
+  CATCH_CHECK(d.rope_scaling.factor == 8.0);
+  CATCH_CHECK(d.eos_ids == c.eos_ids);
+}

@@ -1,0 +1,218 @@
+// Speculative decoding core: realignment invariants checked directly, and the float64 oracle
+// (every mode equals batch-1 non-speculative greedy decoding, token for token).
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "actors/spec_engine.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/spec_batch.h"
+#include "model/speculative.h"
+#include "tests/support.h"
+
+using namespace exspec;
+
+namespace {
+
+std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, at::kCPU}); }
+
+const std::string& truncated_draft() {
+  static const std::string dir = [] {
+    std::string d = test::scratch_dir() + "/llama-tiny-draft1";
+    make_draft(test::model_dir("llama"), 1, d);
+    return d;
+  }();
+  return dir;
+}
+
+// The cache of `tokens` computed by `m` alone (no padding, no batching): per layer [H, T, D].
+std::vector<at::Tensor> alone_keys(const Decoder& m, const std::vector<int64_t>& tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  KVCache c = m.new_cache(1);
+  if (T > 0)
+    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+              at::ones({1, T}, at::kLong), c, 0);
+  std::vector<at::Tensor> out;
+  for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1));
+  return out;
+}
+
+// Checks the invariants of one model's realigned cache against each row's own token list.
+void check_cache(const Decoder& m, const CacheState& s, const std::vector<std::vector<int64_t>>& cached_tokens) {
+  CATCH_REQUIRE(is_aligned(s));
+  const int64_t S = s.mask.size(1);
+  int64_t longest = 0;
+  for (size_t b = 0; b < cached_tokens.size(); ++b) {
+    const int64_t n = static_cast<int64_t>(cached_tokens[b].size());
+    longest = std::max(longest, n);
+    CATCH_CHECK(s.mask[b].sum().item<int64_t>() == n);               // content = every token but pending
+    CATCH_CHECK(s.mask[b].narrow(0, S - n, n).all().item<bool>());   // right-aligned, left padding only
+    auto want = alone_keys(m, cached_tokens[b]);
+    for (int64_t l = 0; l < s.cache.num_layers(); ++l) {
+      at::Tensor got = at::cat({s.cache.keys(l)[b], s.cache.values(l)[b]}, -1).narrow(1, S - n, n);
+      // Keys carry rope: equal keys also prove the positions were content positions.
+      CATCH_CHECK((got - want[l]).abs().max().item<double>() < 1e-9);
+    }
+  }
+  CATCH_CHECK(S == longest);  // minimal padding: no column is padding in every row
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("realign right-aligns content with minimal padding and keeps order", "[realign]") {
+  // One layer, one head, head_dim 1: each position's key is its column index, so moves are visible.
+  const int64_t B = 3, S = 6;
+  at::Tensor k = at::arange(S, at::kDouble).view({1, 1, S, 1}).expand({B, 1, S, 1}).contiguous();
+  CacheState s;
+  s.cache = KVCache::from_tensors({k}, {k.clone()});
+  // row 0: pad pad c c hole c   row 1: c c c c c c   row 2: pad pad pad c hole hole
+  s.mask = at::tensor(std::vector<int64_t>{0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0}, at::kLong).view({B, S});
+  CATCH_CHECK_FALSE(is_aligned(s));
+  realign(s, 2);
+  CATCH_CHECK(is_aligned(s));
+  CATCH_CHECK(s.mask.size(1) == 6);
+  CATCH_CHECK(at::equal(s.mask[0], at::tensor(std::vector<int64_t>{0, 0, 0, 1, 1, 1})));
+  CATCH_CHECK(at::equal(s.mask[2], at::tensor(std::vector<int64_t>{0, 0, 0, 0, 0, 1})));
+  auto keys = s.cache.keys(0);
+  CATCH_CHECK(at::equal(keys[0].flatten().narrow(0, 3, 3), at::tensor(std::vector<double>{2, 3, 5}, at::kDouble)));
+  CATCH_CHECK(at::equal(keys[1].flatten(), at::arange(6, at::kDouble)));
+  CATCH_CHECK(keys[2].flatten()[5].item<double>() == 3);
+  CATCH_CHECK(s.cache.capacity() == 8);
+
+  // Shared padding is stripped: drop row 1 and the longest remaining row has 3 tokens.
+  s.cache = s.cache.select_rows(at::tensor(std::vector<int64_t>{0, 2}, at::kLong));
+  s.mask = s.mask.index_select(0, at::tensor(std::vector<int64_t>{0, 2}, at::kLong));
+  realign(s, 0);
+  CATCH_CHECK(s.mask.size(1) == 3);
+  CATCH_CHECK(at::equal(s.cache.keys(0)[0].flatten(), at::tensor(std::vector<double>{2, 3, 5}, at::kDouble)));
+}
+
+CATCH_TEST_CASE("after ragged verification both caches hold every token but the pending one", "[realign]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  auto prompts = test::mixed_prompts(6, 1, 12, target->config().vocab_size, 17);
+  std::vector<SeqTensors> seqs = prefill(*target, draft.get(), prompts);
+  std::vector<const SeqTensors*> ptrs;
+  for (auto& s : seqs) ptrs.push_back(&s);
+  SpecBatch b = assemble(ptrs, 5);
+  std::vector<std::vector<int64_t>> tokens = prompts;
+  bool saw_ragged = false, saw_full = false;
+  for (int step = 0; step < 6; ++step) {
+    const int64_t K = 1 + step % 3;
+    at::Tensor drafts = draft_tokens(*draft, b, K);
+    VerifyResult v = verify(*target, b, drafts);
+    commit(b, v, drafts);
+    saw_ragged |= v.accepted.min().item<int64_t>() != v.accepted.max().item<int64_t>();
+    saw_full |= v.accepted.eq(K).any().item<bool>();
+    for (size_t i = 0; i < tokens.size(); ++i)
+      for (int64_t j = 0; j <= v.accepted[i].item<int64_t>(); ++j) tokens[i].push_back(v.tokens[i][j].item<int64_t>());
+    realign(b.target, 5);
+    realign(b.draft, 5);
+    std::vector<std::vector<int64_t>> tcached, dcached;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      CATCH_CHECK(b.lengths[i].item<int64_t>() == static_cast<int64_t>(tokens[i].size()));
+      CATCH_CHECK(b.pending[i].item<int64_t>() == tokens[i].back());
+      tcached.emplace_back(tokens[i].begin(), tokens[i].end() - 1);
+      // The draft lags one more token exactly when the row accepted all K drafts (d_K unfed).
+      const bool lag = b.draft_extra[i].item<int64_t>() >= 0;
+      CATCH_CHECK(lag == (v.accepted[i].item<int64_t>() == K));
+      if (lag) CATCH_CHECK(b.draft_extra[i].item<int64_t>() == tokens[i][tokens[i].size() - 2]);
+      dcached.emplace_back(tokens[i].begin(), tokens[i].end() - (lag ? 2 : 1));
+    }
+    check_cache(*target, b.target, tcached);
+    check_cache(*draft, b.draft, dcached);
+  }
+  CATCH_CHECK(saw_ragged);  // the test really exercised unpad-append-repad
+  CATCH_CHECK(saw_full);    // and the lagging draft cache
+}
+
+CATCH_TEST_CASE("the bonus token is the target's, not the draft's", "[verify]") {
+  auto target = load64(test::model_dir("llama"));
+  auto unrelated = load64(test::model_dir("llama", "tiny", 77));
+  auto prompts = test::mixed_prompts(4, 3, 9, target->config().vocab_size, 2);
+  std::vector<SeqTensors> seqs = prefill(*target, unrelated.get(), prompts);
+  std::vector<const SeqTensors*> ptrs;
+  for (auto& s : seqs) ptrs.push_back(&s);
+  SpecBatch b = assemble(ptrs, 4);
+  at::Tensor drafts = draft_tokens(*unrelated, b, 2);
+  VerifyResult v = verify(*target, b, drafts);
+  auto want = greedy_generate(*target, [&] {
+    std::vector<SeqRequest> r;
+    for (auto& p : prompts) r.push_back(SeqRequest{p, 1, {}});
+    return r;
+  }());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (v.accepted[i].item<int64_t>() == 0) CATCH_CHECK(v.bonus[i].item<int64_t>() == want[i].tokens[0]);
+  }
+}
+
+CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in float64 (the oracle)", "[oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  auto prompts = test::mixed_prompts(16, 1, 20, target->config().vocab_size, 23);
+  // EOS: a token the target emits early for some prompts, so sequences stop mid-batch.
+  auto plain = greedy_generate(*target, [&] {
+    std::vector<SeqRequest> r;
+    for (auto& p : prompts) r.push_back(SeqRequest{p, 24, {}});
+    return r;
+  }());
+  const int64_t eos = plain[1].tokens.at(3);
+  std::vector<SeqRequest> reqs;
+  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
+  auto want = greedy_generate(*target, reqs, 1);
+  int stops = 0;
+  for (auto& w : want) stops += w.finish == FinishReason::Stop;
+  CATCH_REQUIRE(stops > 0);
+  CATCH_REQUIRE(stops < 16);
+
+  struct DraftCase {
+    const char* name;
+    std::shared_ptr<const Decoder> model;
+    double min_acc, max_acc;
+  };
+  std::vector<DraftCase> drafts{{"identical", target, 1.0, 1.0},
+                                {"layer-truncated", load64(truncated_draft()), 0.2, 0.97},
+                                {"unrelated", load64(test::model_dir("llama", "tiny", 77)), 0.0, 0.2}};
+  for (const auto& d : drafts) {
+    for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
+      for (int64_t B : {1, 2, 3, 8, 16}) {
+        for (int64_t K : {1, 3, 5}) {
+          if (mode == Mode::NonSpec && (K != 1 || d.model != target)) continue;
+          EngineConfig c;
+          c.mode = mode;
+          c.batch_size = B;
+          c.draft_tokens = K;
+          c.window = B + (B % 3) * 2;  // W >= B, sometimes W == B
+          SpecEngine engine(target, d.model, c);
+          auto got = engine.run(reqs);
+          CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K);
+          for (size_t i = 0; i < reqs.size(); ++i) {
+            CATCH_CHECK(got[i].tokens == want[i].tokens);
+            CATCH_CHECK(got[i].finish == want[i].finish);
+          }
+          if (mode != Mode::NonSpec) {
+            CATCH_CHECK(engine.stats().acceptance_rate() >= d.min_acc);
+            CATCH_CHECK(engine.stats().acceptance_rate() <= d.max_acc);
+          }
+        }
+      }
+    }
+  }
+}
+
+CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle][grouping]") {
+  auto target = load64(test::model_dir("llama"));
+  auto prompts = test::mixed_prompts(16, 8, 8, target->config().vocab_size, 29);  // all equal
+  std::vector<SeqRequest> reqs;
+  for (auto& p : prompts) reqs.push_back(SeqRequest{p, 12, {}});
+  auto want = greedy_generate(*target, reqs, 1);
+  EngineConfig c;
+  c.mode = Mode::ExSpec;
+  c.batch_size = 4;
+  c.window = 8;
+  c.draft_tokens = 3;
+  SpecEngine engine(target, target, c);  // identical draft: uniform acceptance keeps lengths equal
+  auto got = engine.run(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+  CATCH_CHECK(engine.stats().grouping_rate() == 1.0);
+}
