@@ -5,8 +5,9 @@
 
 namespace exspec {
 
-SeqId SequencePool::admit(SeqRequest request, int priority) {
-  const SeqId id = next_id_++;
+SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
+  if (id == 0) id = next_id_++;
+  if (seqs_.count(id)) throw std::invalid_argument("SequencePool: duplicate sequence id " + std::to_string(id));
   Sequence s;
   s.id = id;
   s.request = std::move(request);

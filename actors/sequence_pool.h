@@ -30,7 +30,8 @@ struct Sequence {
 
 class SequencePool {
  public:
-  SeqId admit(SeqRequest request, int priority = 0);
+  // id 0 = the pool picks one; producers that need the id up front (the engine front) give it.
+  SeqId admit(SeqRequest request, int priority = 0, SeqId id = 0);
   Sequence& at(SeqId id);
   const Sequence& at(SeqId id) const;
   bool contains(SeqId id) const { return seqs_.count(id) != 0; }

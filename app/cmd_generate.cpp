@@ -3,7 +3,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "actors/spec_engine.h"
+#include "actors/collector.h"
+#include "actors/engine.h"
 #include "app/args.h"
 #include "app/commands.h"
 #include "model/decoder.h"
@@ -16,29 +17,32 @@ int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"model", "draft", "mode", "draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
           "max-tokens", "batch", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
-         {"help", "sort-by-length", "oracle"});
+         {"help", "sort-by-length", "oracle", "no-overlap"});
   if (a.has("help")) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec]\n"
            "                [--draft-tokens K] [--batch B] [--window W] [--sort-by-length]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
-           "                [--max-tokens N] [--threads N] [--torch-threads N]\n"
+           "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
            "                (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
            "prints {\"index\", \"token_ids\", \"finish_reason\"} per prompt, one JSON object a line.\n"
-           "mode defaults to exspec with --draft, nonspec without; --oracle uses the plain greedy\n"
-           "loop (model/greedy.cpp) instead of the engine for nonspec.\n";
+           "Runs on the actor pipeline (the server's engine). mode defaults to exspec with --draft,\n"
+           "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
+           "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n";
     return 0;
   }
-  configure_threads(static_cast<int>(a.get_int("torch-threads", 1)), static_cast<int>(a.get_int("threads", 0)));
-  check_blas();
-  LoadOptions lo;
-  lo.dtype = parse_dtype(a.get("dtype", "float32"));
-  lo.device = parse_device(a.get("device", "cpu"));
   const auto prompts = read_prompt_ids(a);
   if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
-
-  EngineConfig ec;
+  EngineOptions eo;
+  eo.model_dir = a.need("model");
+  eo.dtype = a.get("dtype", "float32");
+  eo.device = a.get("device", "cpu");
+  eo.torch_threads = static_cast<int>(a.get_int("torch-threads", 1));
+  eo.blas_threads = static_cast<int>(a.get_int("threads", 0));
+  eo.overlap = !a.has("no-overlap");
+  eo.max_queue = prompts.size() + 1;
+  EngineConfig& ec = eo.decoding;
   ec.mode = parse_mode(a.get("mode", a.has("draft") ? "exspec" : "nonspec"));
   ec.draft_tokens = a.get_int("draft-tokens", ec.draft_tokens);
   ec.batch_size = a.get_int("batch", 1);
@@ -46,26 +50,45 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.sort_by_length = a.has("sort-by-length");
   if (a.has("min-group-fill")) ec.min_group_fill = std::stod(a.get("min-group-fill", ""));
   ec.max_wait = a.get_int("max-wait", ec.max_wait);
-  if (ec.mode != Mode::NonSpec && !a.has("draft")) throw std::invalid_argument("--mode eqspec/exspec needs --draft DIR");
+  if (ec.mode != Mode::NonSpec) eo.draft_dir = a.need("draft");
+  const int64_t max_tokens = a.get_int("max-tokens", 32);
 
-  auto model = Decoder::load(a.need("model"), lo);
-  std::shared_ptr<const Decoder> draft;
-  if (ec.mode != Mode::NonSpec) draft = Decoder::load(a.need("draft"), lo);
-  std::vector<SeqRequest> reqs;
-  for (const auto& p : prompts) reqs.push_back(SeqRequest{p, a.get_int("max-tokens", 32), model->config().eos_ids});
-
-  std::vector<SeqResult> results;
+  std::vector<SeqResult> results(prompts.size());
   RunStats stats;
   if (ec.mode == Mode::NonSpec && a.has("oracle")) {
+    configure_threads(eo.torch_threads, eo.blas_threads);
+    check_blas();
+    LoadOptions lo;
+    lo.dtype = parse_dtype(eo.dtype);
+    lo.device = parse_device(eo.device);
+    auto model = Decoder::load(eo.model_dir, lo);
+    std::vector<SeqRequest> reqs;
+    for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, model->config().eos_ids});
     const auto t0 = std::chrono::steady_clock::now();
     results = greedy_generate(*model, reqs, ec.batch_size);
     stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& r : results) stats.committed += static_cast<int64_t>(r.tokens.size());
     stats.sequences = static_cast<int64_t>(results.size());
   } else {
-    SpecEngine engine(model, draft, ec);
-    results = engine.run(reqs);
-    stats = engine.stats();
+    auto engine = Engine::start(eo);
+    auto sink = std::make_shared<Collector>();
+    std::vector<SeqId> ids;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& p : prompts) {
+      SubmitResult r = engine->submit(SeqRequest{p, max_tokens, {}}, 0, sink);
+      if (r.status != SubmitStatus::Ok) throw std::invalid_argument("prompt " + std::to_string(ids.size()) + ": " + r.message);
+      ids.push_back(r.id);
+    }
+    sink->wait_for(ids.size(), std::chrono::hours(24 * 365));
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto got = sink->results();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      results[i] = got.at(ids[i]);
+      if (!results[i].error.empty()) throw std::runtime_error("prompt " + std::to_string(i) + ": " + results[i].error);
+    }
+    stats = engine->stats().totals;
+    stats.wall_s = wall;
+    engine->shutdown(true);
   }
 
   for (size_t i = 0; i < results.size(); ++i) {
@@ -74,9 +97,13 @@ int cmd_generate(int argc, char** argv, int first) {
   }
   if (a.has("stats")) {
     nlohmann::ordered_json s = nlohmann::ordered_json::parse(stats.to_json());
-    nlohmann::ordered_json head{{"mode", mode_name(ec.mode)},       {"batch_size", ec.batch_size},
-                                {"draft_tokens", ec.draft_tokens}, {"window", ec.window},
-                                {"dtype", dtype_name(lo.dtype)},   {"sort_by_length", ec.sort_by_length}};
+    nlohmann::ordered_json head{{"mode", mode_name(ec.mode)},
+                                {"batch_size", ec.batch_size},
+                                {"draft_tokens", ec.mode == Mode::NonSpec ? 0 : ec.draft_tokens},
+                                {"window", ec.window},
+                                {"dtype", eo.dtype},
+                                {"sort_by_length", ec.sort_by_length},
+                                {"overlap", eo.overlap}};
     head.update(s);
     std::ofstream(a.get("stats", "")) << head.dump(2) << "\n";
   }

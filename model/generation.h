@@ -20,6 +20,7 @@ struct SeqRequest {
 struct SeqResult {
   std::vector<int64_t> tokens;  // generated ids only, the EOS that stopped it included
   FinishReason finish = FinishReason::None;
+  std::string error;  // set when the engine failed this sequence (finish stays None)
 };
 
 // True when `token`, just generated as the n-th token, ends the sequence.

@@ -217,7 +217,7 @@ void make_model(const MakeModelOptions& o) {
       mean = 1.0, std = 0.1;  // not all ones, so a misapplied norm weight shows in the tests
     } else if (ends_with(name, "o_proj.weight") || ends_with(name, "down_proj.weight")) {
       const int64_t layer = std::stoll(name.substr(std::string("model.layers.").size()));
-      if (layer >= o.damp_from) std = o.damp_std;
+      if (layer >= o.damp_from) std = o.damp_std >= 0 ? o.damp_std : o.preset == "demo" ? 0.0003 : 0.0005;
     }
     tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));
   }

@@ -13,8 +13,9 @@ namespace {
 
 at::Tensor cpu_longs(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong); }
 
-// Runs `model` over the left-padded prefixes and cuts each row's content out as its own cache.
-std::vector<SeqCache> prefill_one(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
+}  // namespace
+
+std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
   const int64_t B = static_cast<int64_t>(prefixes.size());
   PaddedBatch pb = left_pad(prefixes, 0, model.device());
   const int64_t T = pb.ids.size(1);
@@ -32,6 +33,8 @@ std::vector<SeqCache> prefill_one(const Decoder& model, const std::vector<std::v
   }
   return out;
 }
+
+namespace {
 
 CacheState stack(const std::vector<const SeqCache*>& rows, int64_t reserve, at::Device device) {
   CacheState s;
@@ -57,9 +60,9 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
     if (p.empty()) throw std::invalid_argument("prefill: empty prompt");
     prefixes.emplace_back(p.begin(), p.end() - 1);
   }
-  std::vector<SeqCache> t = prefill_one(target, prefixes);
+  std::vector<SeqCache> t = prefill_caches(target, prefixes);
   std::vector<SeqCache> d;
-  if (draft) d = prefill_one(*draft, prefixes);
+  if (draft) d = prefill_caches(*draft, prefixes);
   std::vector<SeqTensors> out(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     out[i].target = std::move(t[i]);

@@ -46,6 +46,9 @@ struct SpecBatch {
   int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }
 };
 
+// Runs one model over the left-padded prefixes (one forward) and returns each row's cache.
+std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes);
+
 // Prefill: runs both models over prompt[0 .. n-2] of each prompt (left padded, one forward each)
 // and returns one SeqTensors per prompt; the last prompt token becomes pending.
 std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,

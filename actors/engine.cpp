@@ -1,0 +1,156 @@
+// The engine front: loads the models, starts the actor system and the pipeline's actors, and
+// turns producer calls into messages to the pool-manager.
+#include "actors/engine.h"
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <mutex>
+#include <stdexcept>
+
+#include "actors/messages.h"
+#include "actors/pool_manager.h"
+#include "actors/roles.h"
+#include "actors/route.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/runtime.h"
+
+namespace exspec {
+
+struct Engine::Impl {
+  EngineOptions options;
+  ModelInfo info;
+  std::shared_ptr<const Decoder> target, draft;
+  // The config must outlive the system; the system is destroyed explicitly in shutdown()
+  // (a system destroyed during static destruction crashes).
+  std::unique_ptr<caf::actor_system_config> cfg;
+  std::unique_ptr<caf::actor_system> system;
+  std::shared_ptr<Route> route;
+  std::shared_ptr<std::atomic<size_t>> queued = std::make_shared<std::atomic<size_t>>(0);
+  std::atomic<SeqId> next_id{0};
+  std::atomic<bool> closing{false};
+  std::mutex shutdown_mu;
+  bool stopped = false;
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() {
+  try {
+    shutdown(false);
+  } catch (...) {
+  }
+}
+
+std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = o;
+  configure_threads(o.torch_threads, o.blas_threads);
+  check_blas();
+  LoadOptions lo;
+  lo.dtype = parse_dtype(o.dtype);
+  lo.device = parse_device(o.device);
+  const auto& d = o.decoding;
+  if (d.batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
+  if (d.mode == Mode::ExSpec && d.window < d.batch_size) throw std::invalid_argument("window must be >= batch size");
+  if (d.mode != Mode::NonSpec && d.draft_tokens < 1) throw std::invalid_argument("draft_tokens must be >= 1");
+  if (d.mode != Mode::NonSpec && o.draft_dir.empty())
+    throw std::invalid_argument(std::string(mode_name(d.mode)) + " needs a draft model");
+  impl->target = Decoder::load(o.model_dir, lo);
+  if (d.mode != Mode::NonSpec) {
+    impl->draft = Decoder::load(o.draft_dir, lo);
+    if (impl->draft->config().vocab_size != impl->target->config().vocab_size)
+      throw std::invalid_argument("draft and target vocabularies differ");
+  }
+  ModelInfo& info = impl->info;
+  info.model_dir = o.model_dir;
+  info.draft_dir = d.mode != Mode::NonSpec ? o.draft_dir : "";
+  info.architecture = impl->target->config().architecture;
+  info.dtype = dtype_name(lo.dtype);
+  info.device = lo.device.str();
+  info.vocab_size = impl->target->config().vocab_size;
+  info.max_position_embeddings = impl->target->config().max_position_embeddings;
+  info.num_parameters = impl->target->num_parameters();
+  info.draft_parameters = impl->draft ? impl->draft->num_parameters() : 0;
+  info.eos_ids = impl->target->config().eos_ids;
+
+  impl->cfg = std::make_unique<caf::actor_system_config>();
+  impl->cfg->set("scheduler.max-threads", std::max(1, o.scheduler_threads));
+  impl->system = std::make_unique<caf::actor_system>(*impl->cfg);
+  impl->route = std::make_shared<Route>();
+  auto& sys = *impl->system;
+  std::shared_ptr<const Route> route = impl->route;
+  // Drafter and verifier block their threads for whole forward passes: detached, so that they
+  // run concurrently with each other and never stall the scheduler's workers.
+  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route);
+  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route);
+  impl->route->realigner = sys.spawn(realigner, route);
+  PoolManagerSettings pm;
+  pm.decoding = d;
+  pm.overlap = o.overlap;
+  pm.queued = impl->queued;
+  impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+SubmitResult Engine::submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink) {
+  SubmitResult r;
+  if (impl_->closing) return {SubmitStatus::ShuttingDown, 0, "the server is shutting down"};
+  if (request.eos_ids.empty()) request.eos_ids = impl_->info.eos_ids;
+  try {
+    validate_request(*impl_->target, request);
+  } catch (const std::invalid_argument& e) {
+    return {SubmitStatus::Invalid, 0, e.what()};
+  }
+  // Admission control: fail fast beyond the queue bound instead of growing without limit.
+  size_t q = impl_->queued->load();
+  do {
+    if (q >= impl_->options.max_queue)
+      return {SubmitStatus::Overloaded, 0,
+              "the engine's queue is full (" + std::to_string(impl_->options.max_queue) + " waiting sequences)"};
+  } while (!impl_->queued->compare_exchange_weak(q, q + 1));
+  auto m = std::make_shared<SubmitMsg>();
+  m->id = ++impl_->next_id;
+  m->request = std::move(request);
+  m->priority = priority;
+  m->sink = std::move(sink);
+  r.id = m->id;
+  caf::anon_send(impl_->route->pool_manager, submit_atom::value, std::move(m));
+  return r;
+}
+
+void Engine::cancel(SeqId id, FinishReason reason) {
+  if (impl_->system) caf::anon_send(impl_->route->pool_manager, cancel_atom::value, id, static_cast<int>(reason));
+}
+
+EngineStats Engine::stats() const {
+  EngineStats out;
+  if (!impl_->system) return out;
+  caf::scoped_actor self{*impl_->system};
+  self->request(impl_->route->pool_manager, caf::infinite, stats_atom::value)
+      .receive([&](const EngineStats& s) { out = s; }, [&](const caf::error&) {});
+  return out;
+}
+
+const ModelInfo& Engine::info() const { return impl_->info; }
+const EngineOptions& Engine::options() const { return impl_->options; }
+
+void Engine::shutdown(bool drain) {
+  std::lock_guard<std::mutex> lock(impl_->shutdown_mu);
+  if (impl_->stopped) return;
+  impl_->closing = true;
+  {
+    caf::scoped_actor self{*impl_->system};
+    self->request(impl_->route->pool_manager, caf::infinite, shutdown_atom::value, drain)
+        .receive([](bool) {}, [](const caf::error&) {});
+    for (const caf::actor_addr& a :
+         {impl_->route->pool_manager.address(), impl_->route->realigner.address(), impl_->route->drafter.address(),
+          impl_->route->verifier.address()})
+      if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  *impl_->route = Route{};  // drop the handles so that the actors can terminate
+  impl_->system.reset();    // waits for every actor: none outlives the engine
+  impl_->stopped = true;
+}
+
+}  // namespace exspec

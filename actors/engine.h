@@ -1,0 +1,90 @@
+// The engine front: what producers (HTTP handlers, batch jobs, the CLI) see. Submit a sequence
+// with a sink for its tokens; cancel; read stats. No tensors and no CAF types here: the actor
+// pipeline (pool-manager, realigner, drafter, verifier) lives behind it (actors/engine.cpp).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/engine_config.h"
+#include "actors/run_stats.h"
+#include "model/generation.h"
+
+namespace exspec {
+
+using SeqId = uint64_t;
+
+// Receives one sequence's output. Called from engine threads: must be quick and must not call
+// back into the engine synchronously except cancel().
+class TokenSink {
+ public:
+  virtual ~TokenSink() = default;
+  // Tokens committed since the last call, in order (EOS included when it ended the sequence).
+  virtual void on_tokens(SeqId id, const std::vector<int64_t>& delta) = 0;
+  // Exactly once per accepted submit: finish is Stop/Length, or None when cancelled.
+  virtual void on_finish(SeqId id, const SeqResult& result) = 0;
+};
+
+struct EngineOptions {
+  std::string model_dir, draft_dir;  // draft_dir may be empty in nonspec mode
+  std::string dtype = "float32";
+  std::string device = "cpu";
+  EngineConfig decoding;
+  bool overlap = true;         // draft batch t+1 while batch t is verified
+  size_t max_queue = 1024;     // sequences waiting for the window; beyond it submit() fails fast
+  int scheduler_threads = 2;   // CAF workers (pool-manager, realigner); drafter and verifier have their own
+  int torch_threads = 1;       // intra-op (OpenMP)
+  int blas_threads = 0;        // OpenBLAS (0 = all cores)
+};
+
+enum class SubmitStatus { Ok, Invalid, Overloaded, ShuttingDown };
+
+struct SubmitResult {
+  SubmitStatus status = SubmitStatus::Ok;
+  SeqId id = 0;
+  std::string message;  // why, when not Ok
+};
+
+struct EngineStats {
+  RunStats totals;       // since start
+  size_t queued = 0;     // waiting for the window
+  size_t active = 0;     // in the window
+  size_t submitted = 0, finished = 0, cancelled = 0;
+};
+
+struct ModelInfo {
+  std::string model_dir, draft_dir, architecture, dtype, device;
+  int64_t vocab_size = 0, max_position_embeddings = 0, num_parameters = 0, draft_parameters = 0;
+  std::vector<int64_t> eos_ids;
+};
+
+class Engine {
+ public:
+  // Loads the models and starts the actors. Throws std::runtime_error / invalid_argument.
+  static std::unique_ptr<Engine> start(const EngineOptions& opts);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues. Empty eos_ids in the request means the model's own.
+  // priority: higher first (1 = interactive, 0 = batch work).
+  SubmitResult submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink);
+  // Ends a sequence at the next step boundary; its sink gets on_finish(None) (or `reason` when
+  // given, e.g. Stop for a stop string the producer detected). Unknown or finished ids: no-op.
+  void cancel(SeqId id, FinishReason reason = FinishReason::None);
+  EngineStats stats() const;
+  const ModelInfo& info() const;
+  const EngineOptions& options() const;
+  // Stops admitting; drain = finish everything in flight and queued, else cancel it all.
+  // Returns when every sink has been told; idempotent. The destructor calls shutdown(false).
+  void shutdown(bool drain);
+
+  struct Impl;
+
+ private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace exspec

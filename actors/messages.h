@@ -1,0 +1,51 @@
+// The message protocol of the pipeline, as typed actor interfaces. One ExSpec step:
+//   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
+//   --split--> realigner --step_done--> pool-manager
+// Prefill of new sequences: pool-manager --prefill--> drafter --prefill--> verifier
+//   --prefilled--> pool-manager. Nonspec skips the drafter.
+#pragma once
+#include <caf/all.hpp>
+
+#include <memory>
+
+#include "actors/engine.h"
+
+namespace exspec {
+
+struct StepJob;
+using JobPtr = std::shared_ptr<StepJob>;
+
+// A submit from a producer, already validated and counted against the queue bound.
+struct SubmitMsg {
+  SeqId id = 0;
+  SeqRequest request;
+  int priority = 0;
+  std::shared_ptr<TokenSink> sink;
+};
+
+using assemble_atom = caf::atom_constant<caf::atom("assemble")>;
+using split_atom = caf::atom_constant<caf::atom("split")>;
+using draft_atom = caf::atom_constant<caf::atom("draft")>;
+using verify_atom = caf::atom_constant<caf::atom("verify")>;
+using prefill_atom = caf::atom_constant<caf::atom("prefill")>;
+using prefilled_atom = caf::atom_constant<caf::atom("prefilled")>;
+using step_done_atom = caf::atom_constant<caf::atom("stepdone")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
+
+using pool_manager_actor = caf::typed_actor<
+    caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>, caf::reacts_to<cancel_atom, SeqId, int>,
+    caf::reacts_to<prefilled_atom, JobPtr>, caf::reacts_to<step_done_atom, JobPtr>,
+    caf::replies_to<stats_atom>::with<EngineStats>, caf::replies_to<shutdown_atom, bool>::with<bool>>;
+
+using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, JobPtr>, caf::reacts_to<split_atom, JobPtr>>;
+using drafter_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<draft_atom, JobPtr>>;
+using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<verify_atom, JobPtr>>;
+
+}  // namespace exspec
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::JobPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<exspec::SubmitMsg>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::EngineStats)

@@ -1,0 +1,310 @@
+#include "actors/pool_manager.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "actors/batch_former.h"
+#include "actors/route.h"
+#include "actors/sequence_pool.h"
+#include "actors/step_job.h"
+#include "actors/window.h"
+
+namespace exspec {
+
+struct PoolManagerState {
+  PoolManagerSettings settings;
+  std::shared_ptr<const Route> route;
+  SequencePool pool;
+  std::unique_ptr<Window> window;
+  std::unique_ptr<BatchFormer> former;
+  std::unordered_map<SeqId, std::shared_ptr<TokenSink>> sinks;
+  std::unordered_map<SeqId, FinishReason> cancel_pending;  // cancelled while inside a job
+  std::unordered_set<SeqId> busy;                          // inside a job (prefill or step)
+  int jobs = 0;                                            // jobs in flight (prefill + step)
+  bool prefilling = false;
+  int64_t step = 0, serial = 0;
+  RunStats totals;
+  size_t submitted = 0, finished = 0, cancelled = 0;
+  bool shutting_down = false;
+  caf::typed_response_promise<bool> shutdown_promise;
+  bool promise_pending = false;
+};
+
+namespace {
+
+using Self = pool_manager_actor::stateful_pointer<PoolManagerState>;
+
+bool fixed_batches(const PoolManagerState& st) { return st.settings.decoding.mode != Mode::ExSpec; }
+int max_jobs(const PoolManagerState& st) { return st.settings.overlap ? 2 : 1; }
+
+void notify_finish(PoolManagerState& st, SeqId id, FinishReason reason, const std::string& error = "") {
+  Sequence& s = st.pool.at(id);
+  SeqResult r;
+  r.tokens = s.generated;
+  r.finish = s.status == SeqStatus::Finished && s.finish != FinishReason::None ? s.finish : reason;
+  r.error = error;
+  if (r.finish == FinishReason::None) ++st.cancelled;
+  else ++st.finished;
+  auto it = st.sinks.find(id);
+  if (it != st.sinks.end()) {
+    it->second->on_finish(id, r);
+    st.sinks.erase(it);
+  }
+  st.pool.erase(id);
+}
+
+// Ends a sequence that is not inside a job.
+void end_now(PoolManagerState& st, SeqId id, FinishReason reason, const std::string& error = "") {
+  Sequence& s = st.pool.at(id);
+  const bool was_waiting = s.status == SeqStatus::Waiting;
+  if (s.status != SeqStatus::Finished) st.pool.cancel(id);
+  if (was_waiting) st.settings.queued->fetch_sub(1);
+  if (st.window) st.window->remove(id);
+  notify_finish(st, id, reason, error);
+}
+
+void maybe_finish_shutdown(PoolManagerState& st) {
+  if (st.shutting_down && st.promise_pending && st.jobs == 0 && st.pool.unfinished() == 0) {
+    st.promise_pending = false;
+    st.shutdown_promise.deliver(true);
+  }
+}
+
+JobPtr new_job(PoolManagerState& st, StepJob::Kind kind, std::vector<SeqId> ids) {
+  auto job = std::make_shared<StepJob>();
+  job->kind = kind;
+  job->serial = ++st.serial;
+  job->ids = std::move(ids);
+  job->k = st.settings.decoding.mode == Mode::NonSpec ? 0 : st.settings.decoding.draft_tokens;
+  for (SeqId id : job->ids) st.busy.insert(id);
+  ++st.jobs;
+  return job;
+}
+
+void start_prefill(Self self, std::vector<SeqId> ids) {
+  auto& st = self->state;
+  if (ids.empty()) return;
+  JobPtr job = new_job(st, StepJob::Kind::Prefill, std::move(ids));
+  for (SeqId id : job->ids) {
+    const auto& p = st.pool.at(id).request.prompt;
+    job->prefixes.emplace_back(p.begin(), p.end() - 1);
+  }
+  st.prefilling = true;
+  if (job->k > 0) self->send(st.route->drafter, prefill_atom::value, job);
+  else self->send(st.route->verifier, prefill_atom::value, job);
+}
+
+// The main loop, run after every event: refill, prefill newcomers, dispatch batches.
+void schedule(Self self) {
+  auto& st = self->state;
+  const auto& cfg = st.settings.decoding;
+  while (st.jobs < max_jobs(st)) {
+    if (!st.prefilling) {
+      std::vector<SeqId> fresh;
+      if (fixed_batches(st)) {
+        // eqspec/nonspec: a new fixed batch of up to B waiting sequences.
+        fresh = st.pool.take_waiting(static_cast<size_t>(cfg.batch_size), cfg.sort_by_length);
+      } else {
+        fresh = st.window->refill(st.pool);
+      }
+      if (!fresh.empty()) {
+        st.settings.queued->fetch_sub(fresh.size());
+        start_prefill(self, std::move(fresh));
+        continue;
+      }
+    }
+    if (fixed_batches(st)) return;  // fixed batches are dispatched when their prefill returns
+    std::vector<Candidate> ready;
+    for (SeqId id : st.window->members()) {
+      const Sequence& s = st.pool.at(id);
+      if (!st.busy.count(id) && s.tensors) ready.push_back({id, s.length(), s.last_step});
+    }
+    if (ready.empty()) return;
+    BatchChoice choice = st.former->form(ready, st.step);
+    JobPtr job = new_job(st, StepJob::Kind::Step, std::move(choice.ids));
+    for (SeqId id : job->ids) job->inputs.push_back(st.pool.at(id).tensors);
+    self->send(st.route->realigner, assemble_atom::value, job);
+  }
+}
+
+void on_prefilled(Self self, JobPtr job) {
+  auto& st = self->state;
+  --st.jobs;
+  st.prefilling = false;
+  std::vector<SeqId> live;
+  std::vector<std::shared_ptr<SeqTensors>> states;
+  for (size_t i = 0; i < job->ids.size(); ++i) {
+    const SeqId id = job->ids[i];
+    st.busy.erase(id);
+    auto c = st.cancel_pending.find(id);
+    if (c != st.cancel_pending.end() || !job->error.empty()) {
+      end_now(st, id, c != st.cancel_pending.end() ? c->second : FinishReason::None, job->error);
+      if (c != st.cancel_pending.end()) st.cancel_pending.erase(c);
+      continue;
+    }
+    Sequence& s = st.pool.at(id);
+    auto t = std::make_shared<SeqTensors>();
+    t->target = std::move(job->target_caches[i]);
+    if (!job->draft_caches.empty()) t->draft = std::move(job->draft_caches[i]);
+    t->length = static_cast<int64_t>(s.request.prompt.size());
+    t->pending = s.request.prompt.back();
+    s.tensors = t;
+    live.push_back(id);
+    states.push_back(t);
+  }
+  st.totals.prefill_s += job->prefill_s;
+  if (fixed_batches(st) && !live.empty()) {
+    // The fixed batch lives on as one job until all its rows finish.
+    JobPtr step = new_job(st, StepJob::Kind::Step, live);
+    step->persistent = true;
+    step->inputs = std::move(states);
+    for (SeqId id : live) st.pool.at(id).tensors.reset();
+    self->send(st.route->realigner, assemble_atom::value, step);
+  }
+  schedule(self);
+  maybe_finish_shutdown(st);
+}
+
+void on_step_done(Self self, JobPtr job) {
+  auto& st = self->state;
+  st.totals.draft_s += job->draft_s;
+  st.totals.verify_s += job->verify_s;
+  st.totals.align_s += job->align_s;
+  if (job->error.empty()) {
+    ++st.totals.steps;
+    st.totals.grouped_steps += job->grouped;
+    st.totals.row_verifications += static_cast<int64_t>(job->ids.size());
+    st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
+  }
+  std::vector<SeqId> still;
+  std::vector<int64_t> drop;
+  for (size_t b = 0; b < job->ids.size(); ++b) {
+    const SeqId id = job->ids[b];
+    auto c = st.cancel_pending.find(id);
+    if (!job->error.empty() || c != st.cancel_pending.end()) {
+      st.busy.erase(id);
+      end_now(st, id, c != st.cancel_pending.end() ? c->second : FinishReason::None, job->error);
+      if (c != st.cancel_pending.end()) st.cancel_pending.erase(c);
+      drop.push_back(static_cast<int64_t>(b));
+      continue;
+    }
+    st.totals.accepted += job->accepted[b];
+    Sequence& s = st.pool.at(id);
+    const size_t before = s.generated.size();
+    const size_t n = st.pool.write_back(id, job->committed[b].data(), job->committed[b].size());
+    st.totals.committed += static_cast<int64_t>(n);
+    s.last_step = st.step;
+    auto sink = st.sinks.find(id);
+    if (n > 0 && sink != st.sinks.end())
+      sink->second->on_tokens(id, std::vector<int64_t>(s.generated.begin() + before, s.generated.end()));
+    if (s.status == SeqStatus::Finished) {
+      st.busy.erase(id);
+      if (st.window) st.window->remove(id);
+      notify_finish(st, id, s.finish);
+      drop.push_back(static_cast<int64_t>(b));
+    } else {
+      if (!job->persistent) {
+        s.tensors = job->outputs[b];
+        st.busy.erase(id);
+      }
+      still.push_back(id);
+    }
+  }
+  ++st.step;
+  if (job->persistent && job->error.empty() && !still.empty()) {
+    job->ids = std::move(still);  // the same job goes round again (EqSpec: fixed batch)
+    job->drop_rows = std::move(drop);
+    job->committed.clear();
+    job->draft_s = job->verify_s = job->align_s = 0;
+    self->send(st.route->realigner, assemble_atom::value, job);
+  } else {
+    --st.jobs;
+  }
+  schedule(self);
+  maybe_finish_shutdown(st);
+}
+
+void on_cancel(Self self, SeqId id, FinishReason reason) {
+  auto& st = self->state;
+  if (!st.pool.contains(id)) return;
+  if (st.pool.at(id).status == SeqStatus::Finished) return;
+  if (st.busy.count(id)) {
+    st.cancel_pending.emplace(id, reason);  // at the next step boundary
+    return;
+  }
+  end_now(st, id, reason);
+  schedule(self);
+  maybe_finish_shutdown(st);
+}
+
+}  // namespace
+
+pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,
+                                      std::shared_ptr<const Route> route) {
+  return system.spawn([settings, route](Self self) -> pool_manager_actor::behavior_type {
+    auto& st = self->state;
+    st.settings = settings;
+    st.route = route;
+    const auto& c = settings.decoding;
+    if (c.mode == Mode::ExSpec) {
+      st.window = std::make_unique<Window>(static_cast<size_t>(c.window), c.sort_by_length);
+      st.former = std::make_unique<BatchFormer>(static_cast<size_t>(c.batch_size), c.min_group_fill, c.max_wait);
+    }
+    return {
+        [=](submit_atom, std::shared_ptr<SubmitMsg> m) {
+          auto& st = self->state;
+          st.sinks[m->id] = m->sink;
+          st.pool.admit(std::move(m->request), m->priority, m->id);
+          ++st.submitted;
+          ++st.totals.sequences;
+          if (st.pool.at(m->id).status == SeqStatus::Finished) {  // max_tokens 0
+            st.settings.queued->fetch_sub(1);
+            notify_finish(st, m->id, FinishReason::Length);
+          }
+          schedule(self);
+        },
+        [=](cancel_atom, SeqId id, int reason) { on_cancel(self, id, static_cast<FinishReason>(reason)); },
+        [=](prefilled_atom, JobPtr job) { on_prefilled(self, std::move(job)); },
+        [=](step_done_atom, JobPtr job) { on_step_done(self, std::move(job)); },
+        [=](stats_atom) -> EngineStats {
+          auto& st = self->state;
+          EngineStats s;
+          s.totals = st.totals;
+          s.queued = st.settings.queued->load();
+          s.active = st.window ? st.window->members().size() : st.busy.size();
+          s.submitted = st.submitted;
+          s.finished = st.finished;
+          s.cancelled = st.cancelled;
+          return s;
+        },
+        [=](shutdown_atom, bool drain) -> caf::result<bool> {
+          auto& st = self->state;
+          st.shutting_down = true;
+          if (!drain) {
+            std::vector<SeqId> all;
+            if (st.window)
+              for (SeqId id : st.window->members()) all.push_back(id);
+            // Waiting sequences: everything not yet taken.
+            for (SeqId id : st.pool.take_waiting(st.pool.waiting(), false)) {
+              st.settings.queued->fetch_sub(1);
+              all.push_back(id);
+            }
+            for (SeqId id : all) {
+              if (!st.pool.contains(id)) continue;
+              if (st.busy.count(id)) st.cancel_pending.emplace(id, FinishReason::None);
+              else end_now(st, id, FinishReason::None);
+            }
+            // Rows inside fixed batches are busy: they end at their next step boundary.
+            for (SeqId id : st.busy) st.cancel_pending.emplace(id, FinishReason::None);
+          }
+          if (st.jobs == 0 && st.pool.unfinished() == 0) return true;
+          st.shutdown_promise = self->make_response_promise<bool>();
+          st.promise_pending = true;
+          return st.shutdown_promise;
+        },
+    };
+  });
+}
+
+}  // namespace exspec
