@@ -4,6 +4,7 @@
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "actors/step_job.h"
+#include "model/runtime.h"
 #include "model/decoder.h"
 
 namespace exspec {
@@ -13,6 +14,7 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
   using Clock = std::chrono::steady_clock;
   return {
       [=](prefill_atom, JobPtr job) {
+        apply_thread_settings();
         const auto t = Clock::now();
         try {
           job->draft_caches = prefill_caches(*model, job->prefixes);
@@ -23,6 +25,7 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
         self->send(route->verifier, prefill_atom::value, std::move(job));
       },
       [=](draft_atom, JobPtr job) {
+        apply_thread_settings();
         const auto t = Clock::now();
         try {
           job->drafts = draft_tokens(*model, job->batch, job->k);

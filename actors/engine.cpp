@@ -76,6 +76,9 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
 
   impl->cfg = std::make_unique<caf::actor_system_config>();
   impl->cfg->set("scheduler.max-threads", std::max(1, o.scheduler_threads));
+  // Work sharing sleeps on a condition variable; work stealing polls aggressively between
+  // messages, and on a small machine those spinning workers take the cores from OpenBLAS.
+  impl->cfg->set("scheduler.policy", caf::atom("sharing"));
   impl->system = std::make_unique<caf::actor_system>(*impl->cfg);
   impl->route = std::make_shared<Route>();
   auto& sys = *impl->system;

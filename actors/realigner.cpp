@@ -9,6 +9,7 @@
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "actors/step_job.h"
+#include "model/runtime.h"
 
 namespace exspec {
 
@@ -16,6 +17,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
   using Clock = std::chrono::steady_clock;
   return {
       [=](assemble_atom, JobPtr job) {
+        apply_thread_settings();
         const auto t = Clock::now();
         const int64_t reserve = job->k + 2;
         try {
@@ -45,6 +47,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
         else self->send(route->verifier, verify_atom::value, std::move(job));
       },
       [=](split_atom, JobPtr job) {
+        apply_thread_settings();
         const auto t = Clock::now();
         if (job->error.empty()) {
           try {

@@ -7,6 +7,7 @@
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "actors/step_job.h"
+#include "model/runtime.h"
 #include "model/decoder.h"
 
 namespace exspec {
@@ -16,6 +17,7 @@ verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared
   using Clock = std::chrono::steady_clock;
   return {
       [=](prefill_atom, JobPtr job) {
+        apply_thread_settings();
         const auto t = Clock::now();
         if (job->error.empty()) {
           try {
@@ -28,6 +30,7 @@ verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared
         self->send(route->pool_manager, prefilled_atom::value, std::move(job));
       },
       [=](verify_atom, JobPtr job) {
+        apply_thread_settings();
         if (job->error.empty()) {
           const auto t = Clock::now();
           try {

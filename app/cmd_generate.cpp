@@ -1,6 +1,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "actors/collector.h"
@@ -10,13 +11,15 @@
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/runtime.h"
+#include "model/tokenizer/tokenizer.h"
+#include "model/io_util.h"
 
 namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"model", "draft", "mode", "draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
-          "max-tokens", "batch", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
+          "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
          {"help", "sort-by-length", "oracle", "no-overlap"});
   if (a.has("help")) {
     std::cout
@@ -25,17 +28,27 @@ int cmd_generate(int argc, char** argv, int first) {
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
-           "                (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
-           "prints {\"index\", \"token_ids\", \"finish_reason\"} per prompt, one JSON object a line.\n"
+           "                (--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
+           "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
+           "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
+           "--prompt-ids, then the file's lines.\n"
            "Runs on the actor pipeline (the server's engine). mode defaults to exspec with --draft,\n"
            "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n";
     return 0;
   }
-  const auto prompts = read_prompt_ids(a);
-  if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
+  const std::string model_dir = a.need("model");
+  std::optional<Tokenizer> tokenizer;
+  if (file_exists(model_dir + "/tokenizer.json")) tokenizer = Tokenizer::load(model_dir);
+  std::vector<std::vector<int64_t>> prompts;
+  for (const auto& text : a.all("prompt")) {
+    if (!tokenizer) throw std::invalid_argument("--prompt needs " + model_dir + "/tokenizer.json");
+    prompts.push_back(tokenizer->encode(text));
+  }
+  for (auto& p : read_prompt_ids(a)) prompts.push_back(std::move(p));
+  if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt, --prompt-ids or --prompts-file");
   EngineOptions eo;
-  eo.model_dir = a.need("model");
+  eo.model_dir = model_dir;
   eo.dtype = a.get("dtype", "float32");
   eo.device = a.get("device", "cpu");
   eo.torch_threads = static_cast<int>(a.get_int("torch-threads", 1));
@@ -92,7 +105,9 @@ int cmd_generate(int argc, char** argv, int first) {
   }
 
   for (size_t i = 0; i < results.size(); ++i) {
-    nlohmann::ordered_json j{{"index", i}, {"token_ids", results[i].tokens}, {"finish_reason", to_string(results[i].finish)}};
+    nlohmann::ordered_json j{{"index", i}, {"token_ids", results[i].tokens}};
+    if (tokenizer) j["text"] = tokenizer->decode(results[i].tokens);
+    j["finish_reason"] = to_string(results[i].finish);
     std::cout << j.dump() << "\n";
   }
   if (a.has("stats")) {

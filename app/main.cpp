@@ -4,10 +4,8 @@
 #include <iostream>
 #include <string>
 
-#include "app/commands.h"
-#ifdef EXSPEC_HAVE_TOKENIZER
 #include "app/cmd_tokenize.h"
-#endif
+#include "app/commands.h"
 
 namespace {
 
@@ -17,9 +15,7 @@ void usage(std::ostream& out) {
          "  make-model   write a Hugging Face checkpoint with seeded weights, or a draft of one\n"
          "  generate     greedy decoding of token-id prompts (the oracle), JSON lines on stdout\n"
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
-#ifdef EXSPEC_HAVE_TOKENIZER
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
-#endif
          "  serve        the HTTP server (not built yet)\n\n"
          "run `exspec <command> --help` for the flags of a command\n";
 }
@@ -36,12 +32,10 @@ int main(int argc, char** argv) {
     if (cmd == "make-model") return exspec::cmd_make_model(argc, argv, 2);
     if (cmd == "generate") return exspec::cmd_generate(argc, argv, 2);
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);
-#ifdef EXSPEC_HAVE_TOKENIZER
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
-#endif
     if (cmd == "serve") {
       std::cerr << "exspec serve: the HTTP server is not built yet (it lands with the HTTP issue).\n"
-                   "Try: exspec generate --model models/demo --prompt-ids \"1,2,3\"\n";
+                   "Try: exspec generate --model models/demo --prompt \"Hello\"\n";
       return 3;
     }
     std::cerr << "exspec: unknown command \"" << cmd << "\"\n\n";

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <iostream>
@@ -13,9 +14,23 @@
 
 namespace exspec {
 
+namespace {
+std::atomic<int> g_torch_threads{0};
+}
+
+void apply_thread_settings() {
+  thread_local int applied = -1;
+  const int n = g_torch_threads.load();
+  if (n > 0 && applied != n) {
+    at::set_num_threads(n);
+    applied = n;
+  }
+}
+
 void configure_threads(int torch_threads, int blas_threads) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(torch_threads > 0 ? torch_threads : cores);
+  g_torch_threads = torch_threads > 0 ? torch_threads : cores;
+  apply_thread_settings();
   using set_fn = void (*)(int);
   if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     f(blas_threads > 0 ? blas_threads : cores);

@@ -11,6 +11,10 @@ namespace exspec {
 // small machines, and OpenMP workers that spin while OpenBLAS works steal its cores (measured on
 // 2 cores: a batch-8 forward 3x slower with 2+2 threads than with torch 1 + BLAS 2).
 void configure_threads(int torch_threads, int blas_threads);
+// OpenMP's thread count is per-thread state: threads other than the one that called
+// configure_threads (actors' threads) must call this before their first tensor op. Cheap after
+// the first call on a thread.
+void apply_thread_settings();
 
 // The BLAS library libtorch calls, as a resolved path ("" when none could be found).
 std::string blas_library();
