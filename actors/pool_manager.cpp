@@ -174,6 +174,7 @@ void on_step_done(Self self, JobPtr job) {
   if (job->error.empty()) {
     ++st.totals.steps;
     st.totals.grouped_steps += job->grouped;
+    st.totals.reused_steps += job->reused;
     st.totals.row_verifications += static_cast<int64_t>(job->ids.size());
     st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
   }

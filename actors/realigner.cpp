@@ -24,7 +24,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
           if (job->batch.batch() == 0) {
             std::vector<const SeqTensors*> rows;
             for (const auto& s : job->inputs) rows.push_back(s.get());
-            job->batch = assemble(rows, reserve);
+            job->batch = assemble(rows, reserve, &job->reused);
             job->inputs.clear();  // the batch owns the caches now
           } else if (!job->drop_rows.empty()) {
             std::vector<int64_t> keep;
@@ -51,8 +51,8 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
         const auto t = Clock::now();
         if (job->error.empty()) {
           try {
-            realign(job->batch.target, job->persistent ? job->k + 2 : 0);
-            realign(job->batch.draft, job->persistent ? job->k + 2 : 0);
+            realign(job->batch.target, job->k + 2);
+            realign(job->batch.draft, job->k + 2);
             const int64_t B = job->batch.batch();
             at::Tensor toks = job->verified.tokens.contiguous();
             auto acc = job->verified.accepted.accessor<int64_t, 1>();
@@ -65,7 +65,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
             }
             job->outputs.clear();
             if (!job->persistent)
-              for (int64_t b = 0; b < B; ++b) job->outputs.push_back(std::make_shared<SeqTensors>(row_state(job->batch, b)));
+              for (auto& row : split_rows(job->batch)) job->outputs.push_back(std::make_shared<SeqTensors>(std::move(row)));
           } catch (const std::exception& e) {
             job->error = std::string("realignment failed: ") + e.what();
           }

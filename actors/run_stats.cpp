@@ -22,6 +22,7 @@ std::string RunStats::to_json() const {
                            {"drafted", drafted},
                            {"accepted", accepted},
                            {"grouped_steps", grouped_steps},
+                           {"reused_steps", reused_steps},
                            {"row_verifications", row_verifications}};
   return j.dump(2);
 }

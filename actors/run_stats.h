@@ -9,6 +9,7 @@ struct RunStats {
   double wall_s = 0, prefill_s = 0, draft_s = 0, verify_s = 0, align_s = 0;
   int64_t steps = 0;               // batches run (one verification forward each)
   int64_t grouped_steps = 0;       // of which same-length groups (no padding)
+  int64_t reused_steps = 0;        // of which reused the previous batch of the same rows (no copy)
   int64_t row_verifications = 0;   // sum of batch sizes over steps
   int64_t drafted = 0;             // draft tokens proposed
   int64_t accepted = 0;            // draft tokens accepted

@@ -153,9 +153,11 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     auto t = Clock::now();
     std::vector<const SeqTensors*> ptrs;
     for (SeqId id : choice.ids) ptrs.push_back(pool.at(id).tensors.get());
-    SpecBatch batch = assemble(ptrs, reserve);
+    bool reused = false;
+    SpecBatch batch = assemble(ptrs, reserve, &reused);
     stats_.align_s += since(t);
     stats_.grouped_steps += all_equal(batch.lengths);
+    stats_.reused_steps += reused;
 
     // Phases 2 and 3: draft, verify.
     t = Clock::now();
@@ -172,8 +174,9 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
 
     // Phase 4: write back; finished sequences leave the window; the others return to the pool.
     t = Clock::now();
-    realign(batch.target, 0);
-    realign(batch.draft, 0);
+    realign(batch.target, reserve);
+    realign(batch.draft, reserve);
+    std::vector<SeqTensors> rows = split_rows(batch);
     auto acc = v.accepted.accessor<int64_t, 1>();
     at::Tensor toks = v.tokens.contiguous();
     for (int64_t b = 0; b < static_cast<int64_t>(choice.ids.size()); ++b) {
@@ -182,7 +185,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       Sequence& s = pool.at(id);
       s.last_step = step;
       if (s.status == SeqStatus::Finished) window.remove(id);
-      else *s.tensors = row_state(batch, b);
+      else *s.tensors = std::move(rows[b]);
     }
     stats_.align_s += since(t);
   }

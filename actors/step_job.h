@@ -38,6 +38,7 @@ struct StepJob {
   std::vector<int64_t> accepted;
   std::vector<std::shared_ptr<SeqTensors>> outputs;  // exspec: each row's state after the step
   bool grouped = false;
+  bool reused = false;  // the previous batch of exactly these rows was reused (no copy)
   std::string error;  // set by a role that failed; the pool-manager fails the job's sequences
   double draft_s = 0, verify_s = 0, align_s = 0, prefill_s = 0;
 };

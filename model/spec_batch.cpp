@@ -73,8 +73,19 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
   return out;
 }
 
-SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve) {
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused) {
   if (seqs.empty()) throw std::invalid_argument("assemble: no sequences");
+  if (reused) *reused = false;
+  const SpecBatch* parked = seqs[0]->parked.get();
+  bool same = parked && parked->batch() == static_cast<int64_t>(seqs.size());
+  for (size_t i = 0; same && i < seqs.size(); ++i)
+    same = seqs[i]->parked.get() == parked && seqs[i]->parked_row == static_cast<int64_t>(i);
+  if (same) {
+    // Shallow copy: the buffers are shared, and only this batch appends to them (beyond every
+    // row view cut from them).
+    if (reused) *reused = true;
+    return *parked;
+  }
   SpecBatch b;
   const at::Device dev = device_of(*seqs[0]);
   std::vector<const SeqCache*> t, d;
@@ -126,6 +137,17 @@ void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve) {
   b.pending = b.pending.index_select(0, r);
   b.draft_extra = b.draft_extra.index_select(0, r);
   b.lengths = b.lengths.index_select(0, r);
+}
+
+std::vector<SeqTensors> split_rows(const SpecBatch& b) {
+  auto parked = std::make_shared<const SpecBatch>(b);
+  std::vector<SeqTensors> out;
+  for (int64_t r = 0; r < b.batch(); ++r) {
+    out.push_back(row_state(b, r));
+    out.back().parked = parked;
+    out.back().parked_row = r;
+  }
+  return out;
 }
 
 SeqTensors row_state(const SpecBatch& b, int64_t row) {

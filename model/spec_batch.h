@@ -30,12 +30,18 @@ struct CacheState {
 // Views into a batch's buffers are fine: nobody appends to a sequence cache in place.
 using SeqCache = KVCache;
 
+struct SpecBatch;
+
 // The per-sequence tensor state that lives in the SequencePool between steps.
 struct SeqTensors {
   SeqCache target, draft;
   int64_t length = 0;        // tokens so far (prompt + generated)
   int64_t pending = -1;      // the last token, in neither cache
   int64_t draft_extra = -1;  // the token before `pending` when the draft cache lacks it, else -1
+  // The batch this state was cut from (row `parked_row`): when the next batch is exactly those
+  // rows in that order, it is reused as is, with no copy (see assemble()).
+  std::shared_ptr<const SpecBatch> parked;
+  int64_t parked_row = -1;
 };
 
 struct SpecBatch {
@@ -56,8 +62,11 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
 
 // Repad: builds a rectangular batch from sequences with minimal left padding. When all rows have
 // the same count (a same-length group) the caches are simply stacked: no padding, all-ones mask.
-// `reserve` is spare capacity for the coming appends.
-SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve);
+// `reserve` is spare capacity for the coming appends. When the sequences are exactly the rows
+// of the batch they were cut from, in order, that batch is returned as is (`reused` set).
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused = nullptr);
+// Cuts a realigned batch into per-row states that remember it (for reuse by assemble()).
+std::vector<SeqTensors> split_rows(const SpecBatch& b);
 
 // Unpad: the state of row i as a sequence (views into the batch's buffers; rows must be realigned).
 SeqTensors row_state(const SpecBatch& b, int64_t row);

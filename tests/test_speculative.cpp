@@ -215,4 +215,5 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   auto got = engine.run(reqs);
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
   CATCH_CHECK(engine.stats().grouping_rate() == 1.0);
+  CATCH_CHECK(engine.stats().reused_steps > 0);  // W = 2B: the same rows line up again, no copy
 }
