@@ -27,4 +27,21 @@ std::string RunStats::to_json() const {
   return j.dump(2);
 }
 
+RunStats diff(const RunStats& a, const RunStats& b) {
+  RunStats d;
+  d.prefill_s = a.prefill_s - b.prefill_s;
+  d.draft_s = a.draft_s - b.draft_s;
+  d.verify_s = a.verify_s - b.verify_s;
+  d.align_s = a.align_s - b.align_s;
+  d.steps = a.steps - b.steps;
+  d.grouped_steps = a.grouped_steps - b.grouped_steps;
+  d.reused_steps = a.reused_steps - b.reused_steps;
+  d.row_verifications = a.row_verifications - b.row_verifications;
+  d.drafted = a.drafted - b.drafted;
+  d.accepted = a.accepted - b.accepted;
+  d.committed = a.committed - b.committed;
+  d.sequences = a.sequences - b.sequences;
+  return d;
+}
+
 }  // namespace exspec

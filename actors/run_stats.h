@@ -30,4 +30,7 @@ struct RunStats {
   std::string to_json() const;
 };
 
+// What happened between two snapshots of cumulative stats (wall_s is not cumulative: kept 0).
+RunStats diff(const RunStats& after, const RunStats& before);
+
 }  // namespace exspec

@@ -15,6 +15,7 @@ void usage(std::ostream& out) {
          "  make-model   write a Hugging Face checkpoint with seeded weights, or a draft of one\n"
          "  generate     greedy decoding of token-id prompts (the oracle), JSON lines on stdout\n"
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
+         "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
          "  serve        the HTTP server (not built yet)\n\n"
          "run `exspec <command> --help` for the flags of a command\n";
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     if (cmd == "make-model") return exspec::cmd_make_model(argc, argv, 2);
     if (cmd == "generate") return exspec::cmd_generate(argc, argv, 2);
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);
+    if (cmd == "bench") return exspec::cmd_bench(argc, argv, 2);
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     if (cmd == "serve") {
       std::cerr << "exspec serve: the HTTP server is not built yet (it lands with the HTTP issue).\n"

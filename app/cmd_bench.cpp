@@ -1,0 +1,53 @@
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "bench/harness.h"
+#include "model/io_util.h"
+#include "model/make_model.h"
+#include "model/runtime.h"
+
+namespace exspec {
+
+int cmd_bench(int argc, char** argv, int first) {
+  Args a(argc, argv, first, {"config", "out", "model", "draft", "threads"}, {"help", "quick"});
+  if (a.has("help")) {
+    std::cout << "exspec bench [--config FILE.json] [--quick] --out DIR [--model DIR --draft DIR]\n"
+                 "runs every mode and batch size on the prompt sets; writes DIR/results.json, DIR/summary.md\n"
+                 "and plots. Defaults: the demo pair (models/demo, made on first use), ~10 minutes on 2\n"
+                 "cores; --quick ~1 minute. Config keys: see bench/README.md.\n";
+    return 0;
+  }
+  BenchConfig cfg = a.has("quick") ? BenchConfig::quick() : BenchConfig{};
+  if (a.has("config")) cfg.apply_json(read_text_file(a.get("config", "")));
+  cfg.model = a.get("model", cfg.model);
+  cfg.draft = a.get("draft", cfg.draft);
+  if (a.has("threads")) cfg.blas_threads = static_cast<int>(a.get_int("threads", 0));
+  const std::string out = a.need("out");
+  if (!std::filesystem::exists(cfg.model + "/config.json")) {
+    if (cfg.model != "models/demo") throw std::invalid_argument(cfg.model + ": no config.json");
+    std::cerr << "bench: making the demo pair in models/ (first use)\n";
+    MakeModelOptions o;
+    o.preset = "demo";
+    o.seed = 1;
+    o.out = cfg.model;
+    make_model(o);
+    make_draft(cfg.model, 1, cfg.draft);
+  }
+  check_blas();
+  const auto t0 = std::chrono::steady_clock::now();
+  run_bench(cfg, out, [&](int done, int total, const std::string& label) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const int width = 30, fill = total ? width * done / total : width;
+    std::fprintf(stderr, "\r[%s%s] %d/%d %5.0fs  %-60.60s", std::string(fill, '#').c_str(),
+                 std::string(width - fill, '.').c_str(), done, total, el, label.c_str());
+    std::fflush(stderr);
+  });
+  std::fprintf(stderr, "\nbench: wrote %s/results.json and %s/summary.md\n", out.c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace exspec

@@ -1,0 +1,41 @@
+// exspec bench: runs prompt sets through every mode and batch size on the actor pipeline and
+// writes results.json, summary.md and plots (the paper's Table 1/Table 2 and Figure 5 on our pairs).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace exspec {
+
+struct BenchConfig {
+  std::string model = "models/demo";
+  std::string draft = "models/demo-draft";
+  std::string mixed_prompts = "bench/prompts/mixed.jsonl";  // chat-like lengths
+  std::string equal_prompts = "bench/prompts/equal.jsonl";  // all the same length
+  int prompts = 32;                 // taken from the start of each set
+  int64_t max_tokens = 32;
+  std::string dtype = "float32";
+  std::vector<int64_t> batch_sizes{1, 2, 4, 8, 16, 32};
+  int64_t draft_tokens = 3;         // K of the main sweep
+  int repeats = 3;                  // timings are medians over these, after one warm-up
+  int64_t sweep_batch = 8;          // B of the W / K sweeps and the overhead anatomy table
+  std::vector<int64_t> windows{8, 16, 32};
+  std::vector<int64_t> k_values{1, 3, 5, 8};
+  int f64_prompts = 6;              // the float64 subset (must match the oracle 100 %)
+  int64_t f64_max_tokens = 12;
+  std::vector<int64_t> f64_batch_sizes{1, 4};
+  bool overlap = true;
+  int blas_threads = 0, torch_threads = 1;
+
+  static BenchConfig quick();                         // about a minute on 2 cores
+  void apply_json(const std::string& json_text);      // overrides from a config file
+  std::string to_json() const;
+};
+
+// Runs everything, writing OUT/results.json, OUT/summary.md and OUT/*.png (when gnuplot is
+// installed). `progress` gets (done, total, label) after every run.
+void run_bench(const BenchConfig& cfg, const std::string& out_dir,
+               const std::function<void(int, int, const std::string&)>& progress);
+
+}  // namespace exspec

@@ -1,0 +1,14 @@
+// The bench report: derived figures, summary.md and plots from results.json's content.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace exspec {
+
+// Adds speedup (vs batch-1 nonspec) and scaling (vs the same mode at batch 1) to each main run.
+void add_derived(nlohmann::ordered_json& results);
+std::string summary_markdown(const nlohmann::ordered_json& results);
+// Writes *.dat and plots.gp into out_dir and runs gnuplot when it is installed (PNG files).
+void write_plots(const nlohmann::ordered_json& results, const std::string& out_dir);
+
+}  // namespace exspec
