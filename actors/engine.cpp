@@ -27,6 +27,7 @@ struct Engine::Impl {
   std::unique_ptr<caf::actor_system> system;
   std::shared_ptr<Route> route;
   std::shared_ptr<std::atomic<size_t>> queued = std::make_shared<std::atomic<size_t>>(0);
+  std::shared_ptr<StatsBoard> board = std::make_shared<StatsBoard>();
   std::atomic<SeqId> next_id{0};
   std::atomic<bool> closing{false};
   std::mutex shutdown_mu;
@@ -92,6 +93,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.decoding = d;
   pm.overlap = o.overlap;
   pm.queued = impl->queued;
+  pm.board = impl->board;
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -127,12 +129,10 @@ void Engine::cancel(SeqId id, FinishReason reason) {
 }
 
 EngineStats Engine::stats() const {
-  EngineStats out;
-  if (!impl_->system) return out;
-  caf::scoped_actor self{*impl_->system};
-  self->request(impl_->route->pool_manager, caf::infinite, stats_atom::value)
-      .receive([&](const EngineStats& s) { out = s; }, [&](const caf::error&) {});
-  return out;
+  std::lock_guard<std::mutex> lock(impl_->board->mu);
+  EngineStats s = impl_->board->stats;
+  s.queued = impl_->queued->load();
+  return s;
 }
 
 const ModelInfo& Engine::info() const { return impl_->info; }

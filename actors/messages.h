@@ -32,13 +32,12 @@ using prefilled_atom = caf::atom_constant<caf::atom("prefilled")>;
 using step_done_atom = caf::atom_constant<caf::atom("stepdone")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
-using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
 
 using pool_manager_actor = caf::typed_actor<
     caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>, caf::reacts_to<cancel_atom, SeqId, int>,
     caf::reacts_to<prefilled_atom, JobPtr>, caf::reacts_to<step_done_atom, JobPtr>,
-    caf::replies_to<stats_atom>::with<EngineStats>, caf::replies_to<shutdown_atom, bool>::with<bool>>;
+    caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
 using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, JobPtr>, caf::reacts_to<split_atom, JobPtr>>;
 using drafter_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<draft_atom, JobPtr>>;
@@ -48,4 +47,3 @@ using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, ca
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::JobPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<exspec::SubmitMsg>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::EngineStats)

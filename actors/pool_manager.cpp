@@ -1,6 +1,7 @@
 #include "actors/pool_manager.h"
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,6 +27,9 @@ struct PoolManagerState {
   int64_t step = 0, serial = 0;
   RunStats totals;
   size_t submitted = 0, finished = 0, cancelled = 0;
+  // Sink notifications of the current event, delivered after the stats are published, so that
+  // a producer that hears of a token or a finish sees stats that already count it.
+  std::vector<std::function<void()>> outbox;
   bool shutting_down = false;
   caf::typed_response_promise<bool> shutdown_promise;
   bool promise_pending = false;
@@ -48,7 +52,7 @@ void notify_finish(PoolManagerState& st, SeqId id, FinishReason reason, const st
   else ++st.finished;
   auto it = st.sinks.find(id);
   if (it != st.sinks.end()) {
-    it->second->on_finish(id, r);
+    st.outbox.push_back([sink = it->second, id, r] { sink->on_finish(id, r); });
     st.sinks.erase(it);
   }
   st.pool.erase(id);
@@ -64,7 +68,24 @@ void end_now(PoolManagerState& st, SeqId id, FinishReason reason, const std::str
   notify_finish(st, id, reason, error);
 }
 
+void publish(PoolManagerState& st) {
+  EngineStats s;
+  s.totals = st.totals;
+  s.queued = st.settings.queued->load();
+  s.active = st.window ? st.window->members().size() : st.busy.size();
+  s.submitted = st.submitted;
+  s.finished = st.finished;
+  s.cancelled = st.cancelled;
+  std::lock_guard<std::mutex> lock(st.settings.board->mu);
+  st.settings.board->stats = s;
+}
+
+// The end of every event: publish the stats, then tell the sinks, then answer a shutdown.
 void maybe_finish_shutdown(PoolManagerState& st) {
+  publish(st);
+  std::vector<std::function<void()>> out;
+  out.swap(st.outbox);
+  for (auto& f : out) f();
   if (st.shutting_down && st.promise_pending && st.jobs == 0 && st.pool.unfinished() == 0) {
     st.promise_pending = false;
     st.shutdown_promise.deliver(true);
@@ -198,7 +219,9 @@ void on_step_done(Self self, JobPtr job) {
     s.last_step = st.step;
     auto sink = st.sinks.find(id);
     if (n > 0 && sink != st.sinks.end())
-      sink->second->on_tokens(id, std::vector<int64_t>(s.generated.begin() + before, s.generated.end()));
+      st.outbox.push_back([sink = sink->second, id, delta = std::vector<int64_t>(s.generated.begin() + before, s.generated.end())] {
+        sink->on_tokens(id, delta);
+      });
     if (s.status == SeqStatus::Finished) {
       st.busy.erase(id);
       if (st.window) st.window->remove(id);
@@ -264,21 +287,11 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
             notify_finish(st, m->id, FinishReason::Length);
           }
           schedule(self);
+          maybe_finish_shutdown(st);
         },
         [=](cancel_atom, SeqId id, int reason) { on_cancel(self, id, static_cast<FinishReason>(reason)); },
         [=](prefilled_atom, JobPtr job) { on_prefilled(self, std::move(job)); },
         [=](step_done_atom, JobPtr job) { on_step_done(self, std::move(job)); },
-        [=](stats_atom) -> EngineStats {
-          auto& st = self->state;
-          EngineStats s;
-          s.totals = st.totals;
-          s.queued = st.settings.queued->load();
-          s.active = st.window ? st.window->members().size() : st.busy.size();
-          s.submitted = st.submitted;
-          s.finished = st.finished;
-          s.cancelled = st.cancelled;
-          return s;
-        },
         [=](shutdown_atom, bool drain) -> caf::result<bool> {
           auto& st = self->state;
           st.shutting_down = true;
@@ -299,9 +312,9 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
             // Rows inside fixed batches are busy: they end at their next step boundary.
             for (SeqId id : st.busy) st.cancel_pending.emplace(id, FinishReason::None);
           }
-          if (st.jobs == 0 && st.pool.unfinished() == 0) return true;
           st.shutdown_promise = self->make_response_promise<bool>();
           st.promise_pending = true;
+          maybe_finish_shutdown(st);  // delivers at once when nothing is left
           return st.shutdown_promise;
         },
     };

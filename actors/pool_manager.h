@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "actors/messages.h"
 
@@ -11,11 +12,20 @@ namespace exspec {
 
 struct Route;
 
+// The pool-manager's figures, published after every event it handles, so that producers read
+// them without a round trip through the actor system (stats() stays cheap and never blocks on
+// actors, e.g. for /metrics).
+struct StatsBoard {
+  std::mutex mu;
+  EngineStats stats;
+};
+
 struct PoolManagerSettings {
   EngineConfig decoding;
   bool overlap = true;
   // Shared with the engine front: sequences admitted but not yet in the window (queue bound).
   std::shared_ptr<std::atomic<size_t>> queued;
+  std::shared_ptr<StatsBoard> board;
 };
 
 pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "app/cmd_serve.h"
 #include "app/cmd_tokenize.h"
 #include "app/commands.h"
 
@@ -17,7 +18,7 @@ void usage(std::ostream& out) {
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
          "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
-         "  serve        the HTTP server (not built yet)\n\n"
+         "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n\n"
          "run `exspec <command> --help` for the flags of a command\n";
 }
 
@@ -35,11 +36,7 @@ int main(int argc, char** argv) {
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);
     if (cmd == "bench") return exspec::cmd_bench(argc, argv, 2);
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
-    if (cmd == "serve") {
-      std::cerr << "exspec serve: the HTTP server is not built yet (it lands with the HTTP issue).\n"
-                   "Try: exspec generate --model models/demo --prompt \"Hello\"\n";
-      return 3;
-    }
+    if (cmd == "serve") return exspec::cmd_serve(argc, argv, 2);
     std::cerr << "exspec: unknown command \"" << cmd << "\"\n\n";
     usage(std::cerr);
     return 2;

@@ -165,6 +165,22 @@ CATCH_TEST_CASE("a burst beyond the queue bound fails fast; nothing is lost", "[
   CATCH_CHECK(late.status == SubmitStatus::ShuttingDown);
 }
 
+CATCH_TEST_CASE("stats read from other threads, then shutdown from this one: no hang", "[pipeline]") {
+  auto engine = Engine::start(options(Mode::ExSpec, 2, 3, true));
+  auto sink = std::make_shared<Collector>();
+  for (int i = 0; i < 6; ++i) engine->submit(SeqRequest{{1, 2, static_cast<int64_t>(i)}, 20, {}}, 0, sink);
+  std::thread reader([&] {
+    for (int i = 0; i < 50; ++i) engine->stats();
+  });
+  reader.join();
+  CATCH_REQUIRE(sink->wait_for(6, 120s));
+  EngineStats st = engine->stats();
+  CATCH_CHECK(st.finished == 6);
+  CATCH_CHECK(st.totals.committed == 6 * 20);
+  engine->shutdown(false);
+  CATCH_CHECK(sink->results().size() == 6);
+}
+
 CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every sink once", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::NonSpec}) {
     auto engine = Engine::start(options(mode, 4, 3, true));

@@ -1,0 +1,94 @@
+#include "app/cmd_serve.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "app/args.h"
+#include "http/server.h"
+#include "model/make_model.h"
+
+namespace exspec {
+namespace {
+
+// The demo pair of the README, made once into the cache directory.
+void ensure_demo_pair(const std::string& cache, std::string& model, std::string& draft) {
+  namespace fs = std::filesystem;
+  model = cache + "/demo";
+  draft = cache + "/demo-draft";
+  if (!fs::exists(model + "/model.safetensors")) {
+    std::cerr << "exspec serve: no --model given: generating the demo model (llama/demo, seed 1) into " << model
+              << " (first start only)" << std::endl;
+    fs::create_directories(cache);
+    MakeModelOptions o;
+    o.arch = "llama";
+    o.preset = "demo";
+    o.seed = 1;
+    o.out = model;
+    make_model(o);
+  }
+  if (!fs::exists(draft + "/model.safetensors")) {
+    std::cerr << "exspec serve: generating its one-layer draft into " << draft << std::endl;
+    make_draft(model, 1, draft);
+  }
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv, int first) {
+  Args a(argc, argv, first,
+         {"config", "model", "draft", "host", "port", "mode", "draft-tokens", "batch", "window", "dtype", "device",
+          "api-key", "served-model-name", "chat-template", "cache-dir", "threads", "torch-threads", "http-threads",
+          "max-queue", "max-body-bytes", "max-tokens", "min-group-fill", "max-wait"},
+         {"help", "no-overlap", "sort-by-length"});
+  if (a.has("help")) {
+    std::cout
+        << "exspec serve [--config FILE] [--model DIR] [--draft DIR] [--host H] [--port P]\n"
+           "             [--mode nonspec|eqspec|exspec] [--draft-tokens K] [--batch B] [--window W]\n"
+           "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
+           "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
+           "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"
+           "             vicuna|llama3|llama3.1] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
+           "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
+           "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"
+           "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
+           "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
+           "default (--port 0: any free port, printed on stderr). Without a model it serves the demo pair,\n"
+           "generated into the cache directory on first start. SIGINT/SIGTERM drain and exit.\n";
+    return 0;
+  }
+  http::ServerConfig c;
+  if (a.has("config")) http::load_config_file(a.get("config", ""), c);
+  c.model = a.get("model", c.model);
+  c.draft = a.get("draft", c.draft);
+  c.host = a.get("host", c.host);
+  c.port = static_cast<int>(a.get_int("port", c.port));
+  c.mode = a.get("mode", c.mode);
+  c.draft_tokens = a.get_int("draft-tokens", c.draft_tokens);
+  c.batch = a.get_int("batch", c.batch);
+  c.window = a.get_int("window", c.window);
+  if (a.has("min-group-fill")) c.min_group_fill = std::stod(a.get("min-group-fill", ""));
+  c.max_wait = a.get_int("max-wait", c.max_wait);
+  if (a.has("sort-by-length")) c.sort_by_length = true;
+  if (a.has("no-overlap")) c.overlap = false;
+  c.dtype = a.get("dtype", c.dtype);
+  c.device = a.get("device", c.device);
+  c.api_key = a.get("api-key", c.api_key);
+  c.served_model_name = a.get("served-model-name", c.served_model_name);
+  c.chat_template = a.get("chat-template", c.chat_template);
+  c.cache_dir = a.get("cache-dir", c.cache_dir);
+  c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
+  c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
+  c.http_threads = static_cast<int>(a.get_int("http-threads", c.http_threads));
+  c.max_queue = static_cast<size_t>(a.get_int("max-queue", static_cast<int64_t>(c.max_queue)));
+  c.limits.max_body_bytes =
+      static_cast<size_t>(a.get_int("max-body-bytes", static_cast<int64_t>(c.limits.max_body_bytes)));
+  c.limits.max_tokens = a.get_int("max-tokens", c.limits.max_tokens);
+  if (c.port < 0 || c.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
+  if (c.model.empty()) {
+    if (!c.draft.empty()) throw std::invalid_argument("--draft needs --model");
+    ensure_demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, c.model, c.draft);
+  }
+  return http::serve(c);
+}
+
+}  // namespace exspec

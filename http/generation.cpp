@@ -1,0 +1,257 @@
+#include "http/generation.h"
+
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "http/api_error.h"
+#include "http/metrics.h"
+
+namespace exspec::http {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string s = prefix;
+  for (int i = 0; i < 24; ++i) s += hex[rng() % 16];
+  return s;
+}
+
+double seconds(Generation::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+class Generation::Sink : public TokenSink {
+ public:
+  Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post)
+      : gen_(std::move(g)), index_(index), post_(std::move(post)) {}
+  void on_tokens(SeqId, const std::vector<int64_t>& delta) override {
+    post_([g = gen_, i = index_, delta] {
+      if (auto p = g.lock()) p->on_tokens(i, delta);
+    });
+  }
+  void on_finish(SeqId, const SeqResult& r) override {
+    post_([g = gen_, i = index_, r] {
+      if (auto p = g.lock()) p->on_finish(i, r);
+    });
+  }
+
+ private:
+  std::weak_ptr<Generation> gen_;
+  size_t index_;
+  std::function<void(std::function<void()>)> post_;
+};
+
+Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<GenerationOutput> out,
+                       Clock::time_point received)
+    : req_(std::move(req)), env_(std::move(env)), out_(std::move(out)), received_(received) {
+  id_ = random_id(req_.chat ? "chatcmpl-" : "cmpl-");
+  created_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  choices_.resize(req_.prompts.size());
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    Choice& c = choices_[i];
+    c.prompt = std::move(req_.prompts[i]);
+    if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, /*skip_special_tokens=*/true);
+    c.stop = StopScanner(req_.stop);
+  }
+  req_.prompts.clear();
+}
+
+Generation::~Generation() { abort(); }
+
+void Generation::abort() {
+  if (aborted_) return;
+  aborted_ = true;
+  if (finished_ || !env_.engine || (env_.engine_stopping && env_.engine_stopping->load())) return;
+  for (auto& c : choices_)
+    if (c.id && !c.done) env_.engine->cancel(c.id);
+}
+
+void Generation::start() {
+  std::vector<int64_t> eos;
+  if (!req_.extra_eos.empty()) {
+    eos = env_.model_eos;
+    eos.insert(eos.end(), req_.extra_eos.begin(), req_.extra_eos.end());
+  }
+  submitted_ = Clock::now();
+  open_ = choices_.size();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
+    SubmitResult r = env_.engine->submit(SeqRequest{choices_[i].prompt.ids, req_.max_tokens, eos}, 1, sink);
+    if (r.status != SubmitStatus::Ok) {
+      abort();
+      switch (r.status) {
+        case SubmitStatus::Overloaded: throw ApiError(429, "the server is overloaded: " + r.message, "", "overloaded");
+        case SubmitStatus::ShuttingDown: throw ApiError(503, r.message, "", "shutting_down");
+        default: throw ApiError(400, r.message, req_.chat ? "messages" : "prompt", "invalid_value");
+      }
+    }
+    choices_[i].id = r.id;
+  }
+  if (!req_.stream) return;
+  // The stream starts with the echoed prompts (completions) or the assistant role (chat).
+  if (auto out = out_.lock()) {
+    for (size_t i = 0; i < choices_.size(); ++i) {
+      if (req_.chat) out->send_event(chunk(i, "", nullptr, true));
+      else if (req_.echo && !choices_[i].prompt.text.empty()) out->send_event(chunk(i, choices_[i].prompt.text, nullptr, false));
+    }
+  }
+}
+
+void Generation::take_tokens(size_t i, const std::vector<int64_t>& ids, size_t from) {
+  Choice& c = choices_[i];
+  std::string text;
+  for (size_t k = from; k < ids.size() && !c.stop.stopped(); ++k) {
+    c.tokens.push_back(ids[k]);
+    if (c.decoder) text += c.stop.feed(c.decoder->push(ids[k]));
+  }
+  c.received += ids.size() - std::min(from, ids.size());
+  if (c.stop.stopped() && c.finish == FinishReason::None && !c.done) {
+    c.finish = FinishReason::Stop;
+    env_.engine->cancel(c.id, FinishReason::Stop);  // the sequence ends at the next step boundary
+  }
+  if (!text.empty()) emit_text(i, text, nullptr);
+}
+
+void Generation::on_tokens(size_t i, const std::vector<int64_t>& delta) {
+  if (aborted_ || finished_ || choices_[i].done) return;
+  if (!got_first_) {
+    got_first_ = true;
+    first_token_ = Clock::now();
+  }
+  take_tokens(i, delta, 0);
+}
+
+void Generation::on_finish(size_t i, const SeqResult& r) {
+  Choice& c = choices_[i];
+  if (aborted_ || finished_ || c.done) return;
+  // Tokens the deltas did not carry (none, normally) still count.
+  if (!c.stop.stopped() && r.tokens.size() > c.received) take_tokens(i, r.tokens, c.received);
+  std::string tail;
+  if (!c.stop.stopped() && c.decoder) tail = c.stop.feed(c.decoder->flush());
+  tail += c.stop.finish();
+  if (c.stop.stopped()) c.finish = FinishReason::Stop;
+  if (c.finish == FinishReason::None) c.finish = r.finish;
+  if (!r.error.empty()) c.error = r.error;
+  else if (c.finish == FinishReason::None) c.error = "the sequence was cancelled (the server is shutting down)";
+  c.done = true;
+  --open_;
+  if (req_.stream) {
+    if (c.error.empty()) emit_text(i, tail, to_string(c.finish));
+  } else if (!tail.empty()) {
+    emit_text(i, tail, nullptr);
+  }
+  if (open_ == 0) complete();
+}
+
+void Generation::emit_text(size_t i, const std::string& text, const char* finish) {
+  Choice& c = choices_[i];
+  c.text += text;
+  if (!req_.stream) return;
+  if (auto out = out_.lock()) out->send_event(chunk(i, text, finish, false));
+}
+
+std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat) const {
+  ordered_json ch;
+  ch["index"] = i;
+  if (req_.chat) {
+    ordered_json delta = ordered_json::object();
+    if (first_chat) delta["role"] = "assistant";
+    if (first_chat || !text.empty()) delta["content"] = text;
+    ch["delta"] = delta;
+  } else {
+    ch["text"] = text;
+  }
+  ch["logprobs"] = nullptr;
+  ch["finish_reason"] = finish ? json(finish) : json(nullptr);
+  if (finish && req_.return_token_ids) ch["token_ids"] = choices_[i].tokens;
+  ordered_json j{{"id", id_},
+                 {"object", req_.chat ? "chat.completion.chunk" : "text_completion"},
+                 {"created", created_},
+                 {"model", env_.model_name},
+                 {"choices", ordered_json::array({ch})}};
+  if (req_.include_usage) j["usage"] = nullptr;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string Generation::usage_json() const {
+  int64_t p = 0, c = 0;
+  for (const auto& ch : choices_) {
+    p += static_cast<int64_t>(ch.prompt.ids.size());
+    c += static_cast<int64_t>(ch.tokens.size());
+  }
+  return ordered_json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}}.dump();
+}
+
+void Generation::complete() {
+  finished_ = true;
+  ended_ = Clock::now();
+  const double engine_s = seconds(ended_ - submitted_);
+  const double total_s = seconds(ended_ - received_);
+  int64_t ptok = 0, ctok = 0;
+  std::string error;
+  for (const auto& c : choices_) {
+    ptok += static_cast<int64_t>(c.prompt.ids.size());
+    ctok += static_cast<int64_t>(c.tokens.size());
+    if (!c.error.empty() && error.empty()) error = c.error;
+  }
+  if (env_.metrics)
+    env_.metrics->generation_done(ptok, ctok, got_first_ ? seconds(first_token_ - received_) : 0, engine_s,
+                                  std::max(0.0, total_s - engine_s));
+  auto out = out_.lock();
+  if (!out) return;
+  if (req_.stream) {
+    if (!error.empty()) {
+      out->send_event(ApiError(500, error, "", "engine_error").to_json().dump());
+    } else if (req_.include_usage) {
+      ordered_json j{{"id", id_},
+                     {"object", req_.chat ? "chat.completion.chunk" : "text_completion"},
+                     {"created", created_},
+                     {"model", env_.model_name},
+                     {"choices", ordered_json::array()},
+                     {"usage", ordered_json::parse(usage_json())}};
+      out->send_event(j.dump());
+    }
+    out->end_stream();
+    return;
+  }
+  char timing[128];
+  std::snprintf(timing, sizeof timing, "engine;dur=%.3f, server;dur=%.3f", engine_s * 1e3,
+                std::max(0.0, total_s - engine_s) * 1e3);
+  if (!error.empty()) {
+    const bool shutting = error.find("shutting down") != std::string::npos;
+    ApiError e(shutting ? 503 : 500, error, "", shutting ? "shutting_down" : "engine_error");
+    out->send_final(e.status(), e.to_json().dump(), timing);
+    return;
+  }
+  ordered_json choices = ordered_json::array();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    ordered_json ch{{"index", i}};
+    if (req_.chat) {
+      ch["message"] = ordered_json{{"role", "assistant"}, {"content", c.text}};
+    } else {
+      ch["text"] = req_.echo ? c.prompt.text + c.text : c.text;
+    }
+    ch["logprobs"] = nullptr;
+    ch["finish_reason"] = to_string(c.finish);
+    if (req_.return_token_ids) {
+      ch["prompt_token_ids"] = c.prompt.ids;
+      ch["token_ids"] = c.tokens;
+    }
+    choices.push_back(std::move(ch));
+  }
+  ordered_json j{{"id", id_},
+                 {"object", req_.chat ? "chat.completion" : "text_completion"},
+                 {"created", created_},
+                 {"model", env_.model_name},
+                 {"choices", std::move(choices)},
+                 {"usage", ordered_json::parse(usage_json())}};
+  out->send_final(200, j.dump(-1, ' ', false, json::error_handler_t::replace), timing);
+}
+
+}  // namespace exspec::http

@@ -1,0 +1,92 @@
+// One completions / chat request in flight: submits its prompts to the engine, turns token
+// deltas into text (streaming detokenizer, stop strings), and hands the response or the SSE
+// events to its output (the connection). Everything runs on the connection's strand: engine
+// callbacks are posted there and never block the engine. Destroying a Generation (the client
+// went away) cancels its unfinished sequences.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/engine.h"
+#include "http/openai_request.h"
+#include "http/stop_scanner.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace exspec::http {
+
+class Metrics;
+
+class GenerationOutput {
+ public:
+  virtual ~GenerationOutput() = default;
+  virtual void send_event(std::string payload) = 0;  // stream: the JSON of one "data:" event
+  virtual void end_stream() = 0;                     // stream: "data: [DONE]" and the last chunk
+  // Not streaming: the whole response; server_timing is the Server-Timing header value.
+  virtual void send_final(int status, std::string body, std::string server_timing) = 0;
+};
+
+struct GenerationEnv {
+  Engine* engine = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  Metrics* metrics = nullptr;
+  std::string model_name;
+  std::vector<int64_t> model_eos;
+  const std::atomic<bool>* engine_stopping = nullptr;  // set: no more cancel() calls
+  // Runs a function on the connection's strand (asio::post); must not block.
+  std::function<void(std::function<void()>)> post;
+};
+
+class Generation : public std::enable_shared_from_this<Generation> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Generation(GenRequest req, GenerationEnv env, std::weak_ptr<GenerationOutput> out, Clock::time_point received);
+  ~Generation();
+
+  // Submits every prompt. Throws ApiError (400 invalid, 429 overloaded, 503 shutting down) after
+  // cancelling whatever it had submitted.
+  void start();
+  // The client went away: cancel the unfinished sequences, send nothing more.
+  void abort();
+  bool stream() const { return req_.stream; }
+
+ private:
+  struct Choice {
+    PromptIn prompt;
+    SeqId id = 0;
+    bool done = false;
+    size_t received = 0;  // token ids seen from the engine
+    std::vector<int64_t> tokens;  // ids that count (up to the one that completed a stop string)
+    std::optional<IncrementalDecoder> decoder;
+    StopScanner stop;
+    std::string text;  // text sent / to send (stop string trimmed)
+    FinishReason finish = FinishReason::None;
+    std::string error;
+  };
+  class Sink;
+
+  void on_tokens(size_t i, const std::vector<int64_t>& delta);
+  void on_finish(size_t i, const SeqResult& r);
+  void take_tokens(size_t i, const std::vector<int64_t>& ids, size_t from);
+  void emit_text(size_t i, const std::string& text, const char* finish);
+  void complete();
+  std::string chunk(size_t i, const std::string& text, const char* finish, bool first_chat) const;
+  std::string usage_json() const;
+
+  GenRequest req_;
+  GenerationEnv env_;
+  std::weak_ptr<GenerationOutput> out_;
+  std::vector<Choice> choices_;
+  std::string id_;
+  int64_t created_ = 0;
+  size_t open_ = 0;
+  bool aborted_ = false, finished_ = false;
+  Clock::time_point received_, submitted_, first_token_, ended_;
+  bool got_first_ = false;
+};
+
+}  // namespace exspec::http

@@ -1,0 +1,133 @@
+#include "http/metrics.h"
+
+#include <cstdio>
+
+namespace exspec::http {
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void head(std::string& out, const std::string& name, const char* type, const char* help) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+void sample(std::string& out, const std::string& name, double v, const std::string& labels = "") {
+  out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + num(v) + "\n";
+}
+
+void metric(std::string& out, const std::string& name, const char* type, const char* help, double v) {
+  head(out, name, type, help);
+  sample(out, name, v);
+}
+
+}  // namespace
+
+void Histogram::observe(double v) {
+  for (size_t i = 0; i < kBounds.size(); ++i)
+    if (v <= kBounds[i]) ++counts_[i];
+  ++count_;
+  sum_ += v;
+}
+
+void Histogram::write(std::string& out, const std::string& name, const std::string& labels) const {
+  const std::string sep = labels.empty() ? "" : ",";
+  for (size_t i = 0; i < kBounds.size(); ++i)
+    out += name + "_bucket{" + labels + sep + "le=\"" + num(kBounds[i]) + "\"} " + std::to_string(counts_[i]) + "\n";
+  out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + std::to_string(count_) + "\n";
+  out += name + "_sum" + (labels.empty() ? "" : "{" + labels + "}") + " " + num(sum_) + "\n";
+  out += name + "_count" + (labels.empty() ? "" : "{" + labels + "}") + " " + std::to_string(count_) + "\n";
+}
+
+void Metrics::request_done(const std::string& endpoint, int status, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++requests_[{endpoint, status}];
+  latency_[endpoint].observe(seconds);
+}
+
+void Metrics::generation_done(int64_t prompt_tokens, int64_t completion_tokens, double ttft_s, double engine_s,
+                              double overhead_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  prompt_tokens_ += prompt_tokens;
+  completion_tokens_ += completion_tokens;
+  if (ttft_s > 0) ttft_.observe(ttft_s);
+  engine_time_.observe(engine_s);
+  overhead_.observe(overhead_s);
+}
+
+void Metrics::client_disconnected() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++disconnects_;
+}
+
+std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& mode,
+                            int64_t draft_tokens, int64_t inflight) const {
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    head(out, "exspec_http_requests_total", "counter", "HTTP requests by endpoint and status code.");
+    for (const auto& [k, n] : requests_)
+      sample(out, "exspec_http_requests_total", static_cast<double>(n),
+             "endpoint=\"" + k.first + "\",code=\"" + std::to_string(k.second) + "\"");
+    head(out, "exspec_http_request_duration_seconds", "histogram", "Time from request to the end of the response.");
+    for (const auto& [ep, h] : latency_) h.write(out, "exspec_http_request_duration_seconds", "endpoint=\"" + ep + "\"");
+    head(out, "exspec_time_to_first_token_seconds", "histogram", "Time from request to the first generated token.");
+    ttft_.write(out, "exspec_time_to_first_token_seconds", "");
+    head(out, "exspec_engine_time_seconds", "histogram", "Per generation request: first submit to last sequence end.");
+    engine_time_.write(out, "exspec_engine_time_seconds", "");
+    head(out, "exspec_server_overhead_seconds", "histogram",
+         "Per generation request: time outside the engine (parsing, tokenizing, detokenizing, JSON).");
+    overhead_.write(out, "exspec_server_overhead_seconds", "");
+    metric(out, "exspec_prompt_tokens_total", "counter", "Prompt tokens of completed generation requests.",
+           static_cast<double>(prompt_tokens_));
+    metric(out, "exspec_generation_tokens_total", "counter", "Tokens generated for completed requests.",
+           static_cast<double>(completion_tokens_));
+    metric(out, "exspec_client_disconnects_total", "counter", "Requests whose client went away (sequences cancelled).",
+           static_cast<double>(disconnects_));
+  }
+  metric(out, "exspec_requests_in_flight", "gauge", "Generation requests being served.", static_cast<double>(inflight));
+  metric(out, "exspec_ready", "gauge", "1 when the models are loaded and requests are served.", e ? 1 : 0);
+  if (!e) return out;
+  const RunStats& t = e->totals;
+  if (info) {
+    head(out, "exspec_model_info", "gauge", "The served model pair and settings.");
+    sample(out, "exspec_model_info", 1,
+           "model=\"" + info->model_dir + "\",draft=\"" + info->draft_dir + "\",architecture=\"" + info->architecture +
+               "\",dtype=\"" + info->dtype + "\",device=\"" + info->device + "\",mode=\"" + mode +
+               "\",draft_tokens=\"" + std::to_string(draft_tokens) + "\"");
+  }
+  metric(out, "exspec_queue_depth", "gauge", "Sequences waiting for the window.", static_cast<double>(e->queued));
+  metric(out, "exspec_active_sequences", "gauge", "Sequences in the window.", static_cast<double>(e->active));
+  metric(out, "exspec_sequences_submitted_total", "counter", "Sequences submitted.", static_cast<double>(e->submitted));
+  metric(out, "exspec_sequences_finished_total", "counter", "Sequences finished.", static_cast<double>(e->finished));
+  metric(out, "exspec_sequences_cancelled_total", "counter", "Sequences cancelled (stop strings, disconnects).",
+         static_cast<double>(e->cancelled));
+  metric(out, "exspec_steps_total", "counter", "Batches run (one verification forward each).",
+         static_cast<double>(t.steps));
+  metric(out, "exspec_grouped_steps_total", "counter", "Steps whose rows all had the same length (no padding).",
+         static_cast<double>(t.grouped_steps));
+  metric(out, "exspec_spec_decode_num_drafts_total", "counter", "Row verifications (one draft proposal per row).",
+         static_cast<double>(t.row_verifications));
+  metric(out, "exspec_spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed.",
+         static_cast<double>(t.drafted));
+  metric(out, "exspec_spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
+         static_cast<double>(t.accepted));
+  metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
+         static_cast<double>(t.committed));
+  metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());
+  metric(out, "exspec_tokens_per_verification", "gauge", "Committed tokens per row verification since start.",
+         t.tokens_per_verification());
+  metric(out, "exspec_grouping_rate", "gauge", "Share of steps that were same-length groups.", t.grouping_rate());
+  metric(out, "exspec_alignment_overhead_share", "gauge", "align / (draft + verify + align) seconds.",
+         t.overhead_share());
+  metric(out, "exspec_alignment_seconds_total", "counter", "Realignment (unpad-append-repad) seconds.", t.align_s);
+  metric(out, "exspec_draft_seconds_total", "counter", "Draft forward seconds.", t.draft_s);
+  metric(out, "exspec_verify_seconds_total", "counter", "Verification forward seconds.", t.verify_s);
+  metric(out, "exspec_prefill_seconds_total", "counter", "Prefill seconds.", t.prefill_s);
+  return out;
+}
+
+}  // namespace exspec::http

@@ -1,0 +1,48 @@
+// The server's own counters and latency histograms, and the Prometheus text exposition of them
+// together with the engine's figures (GET /metrics). Thread-safe.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "actors/engine.h"
+
+namespace exspec::http {
+
+class Histogram {
+ public:
+  static constexpr std::array<double, 14> kBounds{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                  0.25,  0.5,    1,     2.5,  5,     10,  30};
+  void observe(double v);
+  void write(std::string& out, const std::string& name, const std::string& labels) const;
+
+ private:
+  std::array<uint64_t, kBounds.size()> counts_{};
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+class Metrics {
+ public:
+  void request_done(const std::string& endpoint, int status, double seconds);
+  // A generation that ran: tokens, time to first token (0: none), time inside the engine and the
+  // server's own time (everything else: parsing, tokenizing, detokenizing, JSON).
+  void generation_done(int64_t prompt_tokens, int64_t completion_tokens, double ttft_s, double engine_s,
+                       double overhead_s);
+  void client_disconnected();
+
+  // Prometheus text format 0.0.4. `engine` may be null (still loading).
+  std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& mode, int64_t draft_tokens,
+                     int64_t inflight) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, uint64_t> requests_;
+  std::map<std::string, Histogram> latency_;
+  Histogram ttft_, overhead_, engine_time_;
+  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0;
+};
+
+}  // namespace exspec::http

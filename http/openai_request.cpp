@@ -1,0 +1,303 @@
+#include "http/openai_request.h"
+
+#include <set>
+
+#include "http/api_error.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace exspec::http {
+namespace {
+
+using nlohmann::json;
+
+const json* field(const json& body, const char* name) {
+  auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+bool get_bool(const json& body, const char* name, bool dflt) {
+  const json* v = field(body, name);
+  if (!v) return dflt;
+  if (!v->is_boolean()) throw bad_param(name, std::string("'") + name + "' must be a boolean", "invalid_type");
+  return v->get<bool>();
+}
+
+double get_number(const json& body, const char* name, double lo, double hi) {
+  const json* v = field(body, name);
+  if (!v) return 0;
+  if (!v->is_number())
+    throw bad_param(name, std::string("'") + name + "' must be a number", "invalid_type");
+  const double d = v->get<double>();
+  if (d < lo || d > hi)
+    throw bad_param(name, std::string("'") + name + "' must be between " + std::to_string(lo).substr(0, 4) + " and " +
+                              std::to_string(hi).substr(0, 4) + ", got " + v->dump());
+  return d;
+}
+
+std::optional<int64_t> get_int(const json& body, const char* name) {
+  const json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) throw bad_param(name, std::string("'") + name + "' must be an integer", "invalid_type");
+  return v->get<int64_t>();
+}
+
+void reject_unknown(const json& body, const std::set<std::string>& known) {
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (!known.count(it.key()))
+      throw bad_param(it.key(), "Unrecognized request argument supplied: " + it.key(), "unknown_parameter");
+}
+
+// The fields both endpoints share that exspec accepts only at their greedy / no-op values.
+void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
+  const json* model = field(body, "model");
+  if (!model) throw bad_param("model", "'model' is required", "missing_required_parameter");
+  if (!model->is_string()) throw bad_param("model", "'model' must be a string", "invalid_type");
+  bool known = false;
+  for (const auto& n : m.model_names) known = known || n == model->get<std::string>();
+  if (!known)
+    throw ApiError(404, "The model '" + model->get<std::string>() + "' does not exist; this server serves '" +
+                            m.model_names.front() + "'", "model", "model_not_found");
+  if (auto n = get_int(body, "n"); n && *n != 1) {
+    if (*n < 1) throw bad_param("n", "'n' must be at least 1");
+    throw bad_param("n", "n > 1 is not supported: exspec decodes greedily, so every choice would be the same; send "
+                         "n = 1", "unsupported_value");
+  }
+  const double temperature = get_number(body, "temperature", 0, 2);
+  const bool temperature_zero = field(body, "temperature") != nullptr && temperature == 0;
+  if (temperature > 0)
+    throw bad_param("temperature", "sampling is not supported yet (exspec decodes greedily): temperature must be 0 or "
+                                   "absent", "unsupported_value");
+  if (const json* tp = field(body, "top_p")) {
+    const double p = get_number(body, "top_p", 0, 1);
+    if (p != 1 && p != 0 && !temperature_zero)
+      throw bad_param("top_p", "nucleus sampling is not supported yet (exspec decodes greedily): top_p must be 1 or "
+                               "absent unless temperature is 0", "unsupported_value");
+    (void)tp;
+  }
+  for (const char* pen : {"frequency_penalty", "presence_penalty"})
+    if (get_number(body, pen, -2, 2) != 0)
+      throw bad_param(pen, std::string(pen) + " is not supported (greedy decoding without penalties): it must be 0 "
+                                              "or absent", "unsupported_value");
+  if (const json* lb = field(body, "logit_bias"); lb && !(lb->is_object() && lb->empty()))
+    throw bad_param("logit_bias", "logit_bias is not supported: it must be empty or absent", "unsupported_value");
+  if (const json* s = field(body, "seed"); s && !s->is_number_integer())
+    throw bad_param("seed", "'seed' must be an integer", "invalid_type");
+  if (const json* u = field(body, "user"); u && !u->is_string())
+    throw bad_param("user", "'user' must be a string", "invalid_type");
+
+  g.stream = get_bool(body, "stream", false);
+  if (const json* so = field(body, "stream_options")) {
+    if (!g.stream) throw bad_param("stream_options", "stream_options is only allowed when stream is true");
+    if (!so->is_object()) throw bad_param("stream_options", "'stream_options' must be an object", "invalid_type");
+    for (auto it = so->begin(); it != so->end(); ++it)
+      if (it.key() != "include_usage" && it.key() != "continuous_usage_stats")
+        throw bad_param("stream_options", "Unrecognized stream_options field: " + it.key(), "unknown_parameter");
+    g.include_usage = get_bool(*so, "include_usage", false);
+  }
+  g.return_token_ids = get_bool(body, "return_token_ids", false);
+
+  if (const json* st = field(body, "stop")) {
+    if (st->is_string()) {
+      g.stop.push_back(st->get<std::string>());
+    } else if (st->is_array()) {
+      for (const auto& s : *st) {
+        if (!s.is_string()) throw bad_param("stop", "'stop' must be a string or an array of strings", "invalid_type");
+        g.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      throw bad_param("stop", "'stop' must be a string or an array of strings", "invalid_type");
+    }
+    if (g.stop.size() > m.limits.max_stop)
+      throw bad_param("stop", "at most " + std::to_string(m.limits.max_stop) + " stop strings are allowed");
+    for (const auto& s : g.stop)
+      if (s.empty()) throw bad_param("stop", "stop strings must not be empty");
+  }
+}
+
+// max_tokens against the limits and the context; `dflt` < 0 means "as much as the context allows".
+void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int64_t dflt, const char* name) {
+  std::optional<int64_t> mt = get_int(body, name);
+  if (!mt && std::string(name) == "max_completion_tokens") {
+    mt = get_int(body, "max_tokens");
+    if (mt) name = "max_tokens";
+  }
+  const int64_t max_prompt = m.limits.max_prompt_tokens > 0 ? m.limits.max_prompt_tokens : m.context;
+  size_t longest = 0;
+  for (size_t i = 0; i < g.prompts.size(); ++i) {
+    const auto& p = g.prompts[i];
+    if (p.ids.empty())
+      throw bad_param(g.chat ? "messages" : "prompt", g.prompts.size() > 1 ? "prompt " + std::to_string(i) + " is empty"
+                                                                            : "the prompt is empty");
+    if (static_cast<int64_t>(p.ids.size()) > max_prompt)
+      throw bad_param(g.chat ? "messages" : "prompt",
+                      "the prompt has " + std::to_string(p.ids.size()) + " tokens; the limit is " +
+                          std::to_string(max_prompt), "context_length_exceeded");
+    longest = std::max(longest, p.ids.size());
+  }
+  const int64_t room = m.context - static_cast<int64_t>(longest);
+  if (mt) {
+    if (*mt < 0) throw bad_param(name, std::string("'") + name + "' must be >= 0");
+    if (*mt > m.limits.max_tokens)
+      throw bad_param(name, std::string("'") + name + "' is " + std::to_string(*mt) + "; this server allows at most " +
+                                std::to_string(m.limits.max_tokens));
+    g.max_tokens = *mt;
+  } else {
+    g.max_tokens = dflt >= 0 ? dflt : std::min<int64_t>(m.limits.max_tokens, std::max<int64_t>(room, 0));
+  }
+  if (g.max_tokens > room)
+    throw bad_param(mt ? name : "messages",
+                    "This model's maximum context length is " + std::to_string(m.context) + " tokens. However, you "
+                    "requested " + std::to_string(longest + g.max_tokens) + " tokens (" + std::to_string(longest) +
+                    " in the prompt, " + std::to_string(g.max_tokens) + " for the completion).",
+                    "context_length_exceeded");
+}
+
+std::vector<int64_t> ids_from(const json& arr, const ModelFacts& m, const char* what) {
+  std::vector<int64_t> ids;
+  ids.reserve(arr.size());
+  for (const auto& v : arr) {
+    if (!v.is_number_integer()) throw bad_param("prompt", std::string(what) + " must hold integers", "invalid_type");
+    const int64_t id = v.get<int64_t>();
+    if (id < 0 || id >= m.vocab)
+      throw bad_param("prompt", "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                    std::to_string(m.vocab) + ")");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+PromptIn from_text(const std::string& text, const ModelFacts& m) {
+  if (!m.tokenizer)
+    throw bad_param("prompt", "this model has no tokenizer.json: send prompts as token ids", "unsupported_value");
+  PromptIn p;
+  p.text = text;
+  p.ids = m.tokenizer->encode(text, /*add_special_tokens=*/true, /*allow_special=*/false);
+  return p;
+}
+
+PromptIn from_ids(std::vector<int64_t> ids, const ModelFacts& m) {
+  PromptIn p;
+  p.from_ids = true;
+  if (m.tokenizer) p.text = m.tokenizer->decode(ids);
+  p.ids = std::move(ids);
+  return p;
+}
+
+}  // namespace
+
+GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
+  reject_unknown(body, {"model", "prompt", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "suffix",
+                        "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
+                        "stream_options", "user", "return_token_ids"});
+  GenRequest g;
+  check_common(body, m, g);
+  if (auto bo = get_int(body, "best_of"); bo && *bo != 1)
+    throw bad_param("best_of", "best_of > 1 is not supported (greedy decoding): it must be 1 or absent",
+                    "unsupported_value");
+  if (const json* lp = field(body, "logprobs"))
+    throw bad_param("logprobs", "logprobs are not supported yet: leave 'logprobs' out or null", "unsupported_value");
+  if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
+    throw bad_param("suffix", "suffix is not supported", "unsupported_value");
+  g.echo = get_bool(body, "echo", false);
+
+  const json* p = field(body, "prompt");
+  if (!p) throw bad_param("prompt", "'prompt' is required", "missing_required_parameter");
+  const char* shape = "'prompt' must be a string, an array of strings, an array of token ids or an array of arrays "
+                      "of token ids";
+  if (p->is_string()) {
+    g.prompts.push_back(from_text(p->get<std::string>(), m));
+  } else if (p->is_array()) {
+    if (p->empty()) throw bad_param("prompt", "'prompt' must not be an empty array");
+    if ((*p)[0].is_number()) {
+      g.prompts.push_back(from_ids(ids_from(*p, m, "a token-id prompt"), m));
+    } else {
+      if (p->size() > m.limits.max_prompts)
+        throw bad_param("prompt", "at most " + std::to_string(m.limits.max_prompts) + " prompts per request");
+      for (const auto& e : *p) {
+        if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m));
+        else if (e.is_array()) g.prompts.push_back(from_ids(ids_from(e, m, "each token-id prompt"), m));
+        else throw bad_param("prompt", shape, "invalid_type");
+      }
+    }
+  } else {
+    throw bad_param("prompt", shape, "invalid_type");
+  }
+  settle_max_tokens(body, m, g, m.limits.default_max_tokens, "max_tokens");
+  return g;
+}
+
+GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
+  reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
+                        "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
+                        "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
+                        "return_token_ids", "tools", "tool_choice", "parallel_tool_calls"});
+  GenRequest g;
+  g.chat = true;
+  check_common(body, m, g);
+  if (get_bool(body, "logprobs", false) || field(body, "top_logprobs"))
+    throw bad_param("logprobs", "logprobs are not supported yet: leave 'logprobs' false or absent", "unsupported_value");
+  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
+    throw bad_param("tools", "tools / function calling are not supported", "unsupported_value");
+  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))
+    throw bad_param("tool_choice", "tools / function calling are not supported", "unsupported_value");
+  if (const json* rf = field(body, "response_format")) {
+    if (!rf->is_object() || rf->value("type", "") != "text")
+      throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
+  }
+  const json* msgs = field(body, "messages");
+  if (!msgs) throw bad_param("messages", "'messages' is required", "missing_required_parameter");
+  if (!msgs->is_array()) throw bad_param("messages", "'messages' must be an array", "invalid_type");
+  if (msgs->empty()) throw bad_param("messages", "'messages' must not be empty");
+  if (msgs->size() > m.limits.max_messages)
+    throw bad_param("messages", "at most " + std::to_string(m.limits.max_messages) + " messages per request");
+  std::vector<ChatMessage> conv;
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    const json& mj = (*msgs)[i];
+    const std::string at = "messages[" + std::to_string(i) + "]";
+    if (!mj.is_object()) throw bad_param(at, at + " must be an object", "invalid_type");
+    for (auto it = mj.begin(); it != mj.end(); ++it)
+      if (it.key() != "role" && it.key() != "content" && it.key() != "name")
+        throw bad_param(at + "." + it.key(), at + "." + it.key() + " is not supported", "unsupported_value");
+    const json* role = field(mj, "role");
+    if (!role || !role->is_string()) throw bad_param(at + ".role", at + ".role must be a string", "invalid_type");
+    ChatMessage cm;
+    cm.role = role->get<std::string>();
+    if (cm.role == "developer") cm.role = "system";
+    if (cm.role != "system" && cm.role != "user" && cm.role != "assistant")
+      throw bad_param(at + ".role", at + ".role \"" + cm.role + "\" is not supported (system, developer, user, "
+                                                                "assistant)", "unsupported_value");
+    const json* c = field(mj, "content");
+    if (!c) {
+      if (cm.role != "assistant") throw bad_param(at + ".content", at + ".content is required");
+    } else if (c->is_string()) {
+      cm.content = c->get<std::string>();
+    } else if (c->is_array()) {
+      for (const auto& part : *c) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+          throw bad_param(at + ".content", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
+                          "unsupported_value");
+        cm.content += part["text"].get<std::string>();
+      }
+    } else {
+      throw bad_param(at + ".content", at + ".content must be a string or an array of text parts", "invalid_type");
+    }
+    conv.push_back(std::move(cm));
+  }
+  if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
+  if (!m.tokenizer) throw bad_param("messages", "this model has no tokenizer.json: chat needs one", "unsupported_value");
+  PromptIn p;
+  p.text = m.chat->render(conv);
+  // As transformers' apply_chat_template: the rendered text holds the BOS itself, and its special
+  // tokens are parsed as such.
+  p.ids = m.tokenizer->encode(p.text, /*add_special_tokens=*/false, /*allow_special=*/true);
+  g.prompts.push_back(std::move(p));
+  g.extra_eos = m.chat->end_ids;
+  for (const auto& s : m.chat->end_stops)
+    if (g.stop.size() < m.limits.max_stop + m.chat->end_stops.size()) g.stop.push_back(s);
+  settle_max_tokens(body, m, g, -1, "max_completion_tokens");
+  return g;
+}
+
+}  // namespace exspec::http

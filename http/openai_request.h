@@ -1,0 +1,48 @@
+// OpenAI request bodies (/v1/completions, /v1/chat/completions) parsed and validated into what
+// the engine runs. Every rejection is an ApiError naming the field. Torch-free.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "http/chat_template.h"
+#include "http/server_config.h"
+
+namespace exspec {
+class Tokenizer;
+}
+
+namespace exspec::http {
+
+struct PromptIn {
+  std::vector<int64_t> ids;
+  std::string text;      // the prompt as given (string prompts) or decoded (token ids): for echo
+  bool from_ids = false;
+};
+
+struct GenRequest {
+  bool chat = false;
+  std::vector<PromptIn> prompts;  // one choice each (n = 1)
+  int64_t max_tokens = 16;
+  std::vector<std::string> stop;
+  std::vector<int64_t> extra_eos;  // the chat template's end-of-turn token
+  bool stream = false, include_usage = false, echo = false, return_token_ids = false;
+};
+
+// What validation needs to know about the served model.
+struct ModelFacts {
+  const Tokenizer* tokenizer = nullptr;  // null: token-id prompts only
+  const ChatTemplate* chat = nullptr;    // null: chat_error says why
+  std::string chat_error;
+  int64_t context = 0;  // max_position_embeddings
+  int64_t vocab = 0;
+  std::vector<std::string> model_names;  // names a request's "model" may use
+  Limits limits;
+};
+
+GenRequest parse_completion_request(const nlohmann::json& body, const ModelFacts& m);
+GenRequest parse_chat_request(const nlohmann::json& body, const ModelFacts& m);
+
+}  // namespace exspec::http

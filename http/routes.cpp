@@ -1,0 +1,166 @@
+#include "http/routes.h"
+
+#include <nlohmann/json.hpp>
+
+namespace exspec::http {
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+Response json_response(int status, const std::string& body, unsigned version, bool keep_alive) {
+  Response res{static_cast<bhttp::status>(status), version};
+  res.set(bhttp::field::server, "exspec");
+  res.set(bhttp::field::content_type, "application/json");
+  res.keep_alive(keep_alive);
+  res.body() = body;
+  res.prepare_payload();
+  return res;
+}
+
+Response error_response(const ApiError& e, unsigned version, bool keep_alive) {
+  return json_response(e.status(), e.to_json().dump(-1, ' ', false, json::error_handler_t::replace), version,
+                       keep_alive);
+}
+
+namespace {
+
+void need_method(const Request& req, bhttp::verb v, const char* allow) {
+  if (req.method() == v || (v == bhttp::verb::get && req.method() == bhttp::verb::head)) return;
+  throw ApiError(405, std::string("method ") + std::string(req.method_string()) + " is not allowed here; use " + allow,
+                 "", "method_not_allowed");
+}
+
+void need_auth(const ServerContext& ctx, const Request& req) {
+  if (ctx.cfg.api_key.empty()) return;
+  auto it = req.find(bhttp::field::authorization);
+  if (it == req.end())
+    throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
+  if (it->value() != "Bearer " + ctx.cfg.api_key)
+    throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
+}
+
+Backend& need_ready(ServerContext& ctx) {
+  switch (ctx.state.load()) {
+    case ServerState::Ready: return *ctx.backend.load();
+    case ServerState::Loading: throw ApiError(503, "the models are still loading; retry shortly", "", "loading");
+    case ServerState::Draining: throw ApiError(503, "the server is shutting down", "", "shutting_down");
+    default: throw ApiError(503, "the server failed to load its models", "", "not_ready");
+  }
+}
+
+ordered_json model_card(const ServerContext& ctx, const Backend& b) {
+  const ModelInfo& i = b.engine->info();
+  const EngineOptions& o = b.engine->options();
+  ordered_json settings{{"mode", b.mode},
+                        {"draft_tokens", b.draft_tokens},
+                        {"batch", o.decoding.batch_size},
+                        {"window", o.decoding.window},
+                        {"dtype", i.dtype},
+                        {"device", i.device},
+                        {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};
+  ordered_json draft = nullptr;
+  if (!i.draft_dir.empty()) draft = ordered_json{{"path", i.draft_dir}, {"parameters", i.draft_parameters}};
+  return ordered_json{{"id", b.served_name},
+                      {"object", "model"},
+                      {"created", ctx.started_unix},
+                      {"owned_by", "exspec"},
+                      {"root", i.model_dir},
+                      {"max_model_len", i.max_position_embeddings},
+                      {"architecture", i.architecture},
+                      {"parameters", i.num_parameters},
+                      {"draft", draft},
+                      {"settings", settings}};
+}
+
+std::string endpoint_of(const std::string& path) {
+  for (const char* e : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
+    if (path == e) return e;
+  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  return "other";
+}
+
+}  // namespace
+
+Routed route_request(ServerContext& ctx, const Request& req, std::function<void(std::function<void()>)> post,
+                     std::weak_ptr<GenerationOutput> out, std::chrono::steady_clock::time_point received) {
+  Routed r;
+  std::string path(req.target());
+  if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
+  r.endpoint = endpoint_of(path);
+  const bool ka = req.keep_alive() && ctx.state.load() != ServerState::Draining;
+  const unsigned v = req.version();
+  try {
+    if (path == "/health") {
+      need_method(req, bhttp::verb::get, "GET");
+      switch (ctx.state.load()) {
+        case ServerState::Ready:
+          r.response = json_response(200, ordered_json{{"status", "ok"}, {"model", ctx.backend.load()->served_name}}.dump(),
+                                     v, ka);
+          break;
+        case ServerState::Loading: r.response = json_response(503, R"({"status":"loading"})", v, ka); break;
+        case ServerState::Draining: r.response = json_response(503, R"({"status":"shutting_down"})", v, ka); break;
+        default: r.response = json_response(503, R"({"status":"failed"})", v, ka);
+      }
+    } else if (path == "/metrics") {
+      need_method(req, bhttp::verb::get, "GET");
+      Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
+      EngineStats st;
+      if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
+      r.response = json_response(200, ctx.metrics.render(b ? &st : nullptr, b ? &b->engine->info() : nullptr,
+                                                         b ? b->mode : "", b ? b->draft_tokens : 0, ctx.inflight.load()),
+                                 v, ka);
+      r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
+      need_method(req, bhttp::verb::get, "GET");
+      need_auth(ctx, req);
+      Backend& b = need_ready(ctx);
+      if (path == "/v1/models") {
+        r.response = json_response(
+            200, ordered_json{{"object", "list"}, {"data", ordered_json::array({model_card(ctx, b)})}}.dump(), v, ka);
+      } else {
+        const std::string id = path.substr(std::string("/v1/models/").size());
+        bool known = false;
+        for (const auto& n : b.facts.model_names) known = known || n == id;
+        if (!known) throw ApiError(404, "The model '" + id + "' does not exist", "model", "model_not_found");
+        r.response = json_response(200, model_card(ctx, b).dump(), v, ka);
+      }
+    } else if (path == "/v1/completions" || path == "/v1/chat/completions") {
+      need_method(req, bhttp::verb::post, "POST");
+      need_auth(ctx, req);
+      Backend& b = need_ready(ctx);
+      json body;
+      try {
+        body = json::parse(req.body());
+      } catch (const json::parse_error& e) {
+        throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
+      }
+      const bool chat = path == "/v1/chat/completions";
+      GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
+      GenerationEnv env;
+      env.engine = b.engine.get();
+      env.tokenizer = b.tokenizer ? &*b.tokenizer : nullptr;
+      env.metrics = &ctx.metrics;
+      env.model_name = b.served_name;
+      env.model_eos = b.engine->info().eos_ids;
+      env.engine_stopping = &ctx.engine_stopping;
+      env.post = std::move(post);
+      auto gen = std::make_shared<Generation>(std::move(g), std::move(env), std::move(out), received);
+      gen->start();
+      r.generation = std::move(gen);
+    } else {
+      throw ApiError(404, "no such endpoint: " + std::string(req.method_string()) + " " + path +
+                              " (served: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, "
+                              "GET /metrics)", "", "not_found");
+    }
+  } catch (const ApiError& e) {
+    r.generation.reset();
+    r.response = error_response(e, v, ka);
+  } catch (const std::exception& e) {
+    r.generation.reset();
+    r.response = error_response(ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error"), v, ka);
+  }
+  if (r.response && req.method() == bhttp::verb::head) r.response->body().clear();
+  return r;
+}
+
+}  // namespace exspec::http

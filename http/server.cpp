@@ -1,0 +1,161 @@
+#include "http/server.h"
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "http/server_context.h"
+#include "http/session.h"
+
+namespace exspec::http {
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+std::unique_ptr<Backend> load_backend(const ServerConfig& cfg) {
+  auto b = std::make_unique<Backend>();
+  const EngineOptions eo = engine_options(cfg);
+  b->engine = Engine::start(eo);
+  const ModelInfo& info = b->engine->info();
+  namespace fs = std::filesystem;
+  std::string why;
+  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
+    b->tokenizer = Tokenizer::load(cfg.model);
+    b->chat = choose_chat_template(*b->tokenizer, cfg.chat_template, why);
+    if (!b->chat) std::cerr << "exspec serve: warning: chat completions are off: " << why << "\n";
+  } else {
+    why = "the model directory has no tokenizer.json, so chat completions are not available";
+    std::cerr << "exspec serve: warning: " << why << "; prompts must be token ids\n";
+  }
+  std::string dir = cfg.model;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
+  b->mode = mode_name(eo.decoding.mode);
+  b->draft_tokens = eo.decoding.mode == Mode::NonSpec ? 0 : eo.decoding.draft_tokens;
+  ModelFacts& f = b->facts;
+  f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
+  f.chat = b->chat ? &*b->chat : nullptr;
+  f.chat_error = why;
+  f.context = info.max_position_embeddings;
+  f.vocab = info.vocab_size;
+  f.limits = cfg.limits;
+  f.model_names = {b->served_name, cfg.model, dir};
+  return b;
+}
+
+void accept_loop(tcp::acceptor& acceptor, net::io_context& ioc, ServerContext& ctx) {
+  acceptor.async_accept(net::make_strand(ioc), [&acceptor, &ioc, &ctx](boost::system::error_code ec, tcp::socket s) {
+    if (!acceptor.is_open()) return;
+    if (!ec) {
+      boost::system::error_code ignored;
+      s.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Session>(std::move(s), ctx)->run();
+    }
+    accept_loop(acceptor, ioc, ctx);
+  });
+}
+
+}  // namespace
+
+int serve(const ServerConfig& cfg) {
+  ServerContext ctx;
+  ctx.cfg = cfg;
+  std::unique_ptr<Backend> backend;  // outlives the io_context: connections cancel through it
+  std::atomic<bool> hurry{false}, failed{false};
+  const int threads = std::max(1, cfg.http_threads);
+  net::io_context ioc{threads};
+  tcp::acceptor acceptor(ioc);
+  try {
+    const tcp::endpoint ep(net::ip::make_address(cfg.host), static_cast<unsigned short>(cfg.port));
+    acceptor.open(ep.protocol());
+    acceptor.set_option(net::socket_base::reuse_address(true));
+    acceptor.bind(ep);
+    acceptor.listen(net::socket_base::max_listen_connections);
+  } catch (const std::exception& e) {
+    std::cerr << "exspec serve: cannot listen on " << cfg.host << ":" << cfg.port << ": " << e.what() << "\n";
+    return 1;
+  }
+  const auto local = acceptor.local_endpoint();
+  const std::string url = "http://" + local.address().to_string() + ":" + std::to_string(local.port());
+  std::cerr << "exspec serve: listening on " << url << " (loading " << cfg.model << ")" << std::endl;
+
+  std::thread loader([&] {
+    try {
+      auto b = load_backend(cfg);
+      backend = std::move(b);
+      ctx.backend = backend.get();
+      ServerState expected = ServerState::Loading;
+      if (ctx.state.compare_exchange_strong(expected, ServerState::Ready))
+        std::cerr << "exspec serve: ready: model " << backend->served_name << " (" << backend->engine->info().model_dir
+                  << (backend->engine->info().draft_dir.empty() ? "" : ", draft " + backend->engine->info().draft_dir)
+                  << "), mode " << backend->mode << ", dtype " << backend->engine->info().dtype << ", " << url
+                  << std::endl;
+    } catch (const std::exception& e) {
+      std::cerr << "exspec serve: error: cannot load the models: " << e.what() << std::endl;
+      failed = true;
+      ctx.state = ServerState::Failed;
+      ioc.stop();
+    }
+  });
+
+  std::thread drainer;
+  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                              int sig) {
+    if (ec) return;
+    if (ctx.state.load() == ServerState::Draining) {
+      std::cerr << "exspec serve: signal " << sig << " again: cancelling what is still running" << std::endl;
+      hurry = true;
+      signals.async_wait(on_signal);
+      return;
+    }
+    ctx.state = ServerState::Draining;
+    boost::system::error_code ignored;
+    acceptor.close(ignored);
+    std::cerr << "exspec serve: signal " << sig << ": draining (no new requests; in-flight ones finish; again to cancel)"
+              << std::endl;
+    signals.async_wait(on_signal);
+    drainer = std::thread([&] {
+      if (loader.joinable()) loader.join();
+      if (Backend* b = ctx.backend.load()) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.limits.shutdown_timeout_s);
+        while (!hurry && std::chrono::steady_clock::now() < deadline) {
+          const EngineStats st = ctx.keeper.call([b] { return b->engine->stats(); });
+          if (st.queued + st.active == 0) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        const bool drain = !hurry && std::chrono::steady_clock::now() < deadline;
+        ctx.engine_stopping = true;
+        ctx.keeper.call([b, drain] { b->engine->shutdown(drain); });
+      }
+      // Let the connections write what the engine's last callbacks produced.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (ctx.inflight.load() > 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      ioc.stop();
+    });
+  };
+  signals.async_wait(on_signal);
+  accept_loop(acceptor, ioc, ctx);
+
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
+  ioc.run();
+  for (auto& t : pool) t.join();
+  if (drainer.joinable()) drainer.join();
+  if (loader.joinable()) loader.join();
+  ctx.engine_stopping = true;
+  if (backend) ctx.keeper.call([&] { backend->engine->shutdown(false); });
+  if (failed) return 1;
+  std::cerr << "exspec serve: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace exspec::http

@@ -1,0 +1,15 @@
+// The OpenAI-compatible HTTP server: a Boost.Beast acceptor and connections on an Asio thread
+// pool, in front of the engine. Torch-free.
+#pragma once
+#include "http/server_config.h"
+
+namespace exspec::http {
+
+// Listens on cfg.host:cfg.port (port 0: any free port), loads the models in the background
+// (GET /health says 503 "loading" until they are ready), serves until SIGINT or SIGTERM, then
+// drains: no new requests (503), in-flight ones finish (up to limits.shutdown_timeout_s; a
+// second signal cancels them), responses are written, and it returns 0. Returns 1 when the
+// port cannot be bound or the models cannot be loaded (the reason on stderr).
+int serve(const ServerConfig& cfg);
+
+}  // namespace exspec::http

@@ -1,0 +1,51 @@
+// The server's configuration: config/exspec.json (documented in config/README.md), then the
+// command line on top. Torch-free.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "actors/engine.h"
+
+namespace exspec::http {
+
+struct Limits {
+  size_t max_body_bytes = 1 << 20;    // request bodies above this get 413
+  int64_t max_prompt_tokens = 0;      // per prompt; 0 = the model's context
+  int64_t max_tokens = 4096;          // largest max_tokens a request may ask for
+  int64_t default_max_tokens = 16;    // completions without max_tokens (OpenAI's default)
+  size_t max_prompts = 64;            // prompts in one completions request
+  size_t max_stop = 4;                // stop strings per request (OpenAI: 4)
+  size_t max_messages = 256;          // chat messages per request
+  int64_t idle_timeout_s = 60;        // keep-alive connections idle this long are closed
+  int64_t shutdown_timeout_s = 30;    // drain this long on SIGINT/SIGTERM, then cancel the rest
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  std::string model, draft;          // empty model: the demo pair in cache_dir
+  std::string served_model_name;     // empty: the model directory's name
+  std::string cache_dir;             // empty: $XDG_CACHE_HOME/exspec or ~/.cache/exspec
+  std::string api_key;               // empty: no authentication
+  std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
+  std::string dtype = "float32", device = "cpu";
+  std::string mode;                  // empty: exspec with a draft, nonspec without
+  int64_t draft_tokens = 3, batch = 8, window = 0;  // window 0: 2 * batch
+  double min_group_fill = 0.5;
+  int64_t max_wait = 8;
+  bool sort_by_length = false, overlap = true;
+  size_t max_queue = 1024;
+  int http_threads = 2, scheduler_threads = 2, torch_threads = 1, blas_threads = 0;
+  Limits limits;
+};
+
+// Reads a JSON config file over `into` (keys absent keep their value). Unknown keys and wrong
+// types are errors naming the key and the file.
+void load_config_file(const std::string& path, ServerConfig& into);
+
+// The engine's options from a server config (mode resolved, window defaulted).
+EngineOptions engine_options(const ServerConfig& c);
+
+std::string default_cache_dir();
+
+}  // namespace exspec::http

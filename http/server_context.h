@@ -1,0 +1,44 @@
+// What every connection shares: the configuration, the loaded models (once ready), the state
+// and the metrics. Internal to http/.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/engine.h"
+#include "http/chat_template.h"
+#include "http/engine_keeper.h"
+#include "http/metrics.h"
+#include "http/openai_request.h"
+#include "http/server_config.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace exspec::http {
+
+struct Backend {
+  std::unique_ptr<Engine> engine;
+  std::optional<Tokenizer> tokenizer;
+  std::optional<ChatTemplate> chat;
+  ModelFacts facts;  // points into tokenizer / chat
+  std::string served_name, mode;
+  int64_t draft_tokens = 0;
+};
+
+enum class ServerState { Loading, Ready, Draining, Failed };
+
+struct ServerContext {
+  ServerConfig cfg;
+  std::atomic<ServerState> state{ServerState::Loading};
+  std::atomic<Backend*> backend{nullptr};  // set once, when ready
+  std::atomic<bool> engine_stopping{false};
+  std::atomic<int64_t> inflight{0};        // generation requests being served
+  std::atomic<int64_t> connections{0};
+  Metrics metrics;
+  EngineKeeper keeper;  // every engine->stats() / shutdown() runs on its thread
+  int64_t started_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+};
+
+}  // namespace exspec::http

@@ -1,0 +1,59 @@
+// Stop strings over streamed text: feed() returns the text that can be sent now. Text that could
+// still become the start of a stop string is held back until it cannot; once a stop string
+// appears, everything from it on is dropped (OpenAI does not return the stop text).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace exspec::http {
+
+class StopScanner {
+ public:
+  explicit StopScanner(std::vector<std::string> stops = {}) : stops_(std::move(stops)) {}
+
+  bool stopped() const { return stopped_; }
+
+  std::string feed(const std::string& text) {
+    if (stopped_) return "";
+    pending_ += text;
+    if (stops_.empty()) return take(pending_.size());
+    size_t first = std::string::npos;
+    for (const auto& s : stops_) {
+      const size_t at = pending_.find(s);
+      if (at < first) first = at;
+    }
+    if (first != std::string::npos) {
+      stopped_ = true;
+      std::string out = pending_.substr(0, first);
+      pending_.clear();
+      return out;
+    }
+    // Hold back the longest suffix that is a proper prefix of some stop string.
+    size_t hold = 0;
+    for (const auto& s : stops_)
+      for (size_t n = std::min(s.size() - 1, pending_.size()); n > hold; --n)
+        if (pending_.compare(pending_.size() - n, n, s, 0, n) == 0) {
+          hold = n;
+          break;
+        }
+    return take(pending_.size() - hold);
+  }
+
+  // End of the sequence: whatever is held back is final text.
+  std::string finish() {
+    if (stopped_) return "";
+    return take(pending_.size());
+  }
+
+ private:
+  std::string take(size_t n) {
+    std::string out = pending_.substr(0, n);
+    pending_.erase(0, n);
+    return out;
+  }
+  std::vector<std::string> stops_;
+  std::string pending_;
+  bool stopped_ = false;
+};
+
+}  // namespace exspec::http

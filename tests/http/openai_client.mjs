@@ -1,0 +1,51 @@
+// The official OpenAI Node client against a running exspec server. Prints one JSON object with
+// what it got; exits non-zero (with the reason on stderr) when the client itself fails.
+// usage: node openai_client.mjs BASE_URL MODEL
+import OpenAI from "openai";
+
+const [baseURL, model] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0, timeout: 60000 });
+const out = {};
+
+const c = await client.completions.create({ model, prompt: "Hello from node", max_tokens: 16, temperature: 0 });
+out.completion = { text: c.choices[0].text, finish: c.choices[0].finish_reason, usage: c.usage, object: c.object };
+
+let streamed = "";
+let usage = null;
+const s = await client.completions.create({
+  model, prompt: "Hello from node", max_tokens: 16, stream: true, stream_options: { include_usage: true },
+});
+for await (const chunk of s) {
+  for (const ch of chunk.choices) streamed += ch.text;
+  if (chunk.usage) usage = chunk.usage;
+}
+out.completion_stream = { text: streamed, usage };
+
+const chat = await client.chat.completions.create({
+  model, messages: [{ role: "user", content: "Hi" }], max_tokens: 12,
+});
+out.chat = { content: chat.choices[0].message.content, role: chat.choices[0].message.role, finish: chat.choices[0].finish_reason };
+
+let chatStreamed = "";
+const cs = await client.chat.completions.create({
+  model, messages: [{ role: "user", content: "Hi" }], max_tokens: 12, stream: true,
+});
+for await (const chunk of cs) for (const ch of chunk.choices) chatStreamed += ch.delta?.content ?? "";
+out.chat_stream = { content: chatStreamed };
+
+const models = await client.models.list();
+out.models = models.data.map((m) => m.id);
+
+try {
+  await client.completions.create({ model, prompt: "x", max_tokens: 4, n: 2 });
+  out.n2 = { status: 200 };
+} catch (e) {
+  out.n2 = { status: e.status, code: e.code, param: e.param, type: e.type };
+}
+try {
+  await client.completions.create({ model: "no-such-model", prompt: "x" });
+  out.bad_model = { status: 200 };
+} catch (e) {
+  out.bad_model = { status: e.status, code: e.code };
+}
+console.log(JSON.stringify(out));

@@ -1,0 +1,108 @@
+// The bad-input table: each malformed request gets the right status and an OpenAI error object,
+// and the server keeps serving afterwards.
+#include <catch2/catch.hpp>
+
+#include "tests/http/support.h"
+
+using namespace exspec::httptest;
+
+namespace {
+
+struct Bad {
+  const char* what;
+  std::string method, path, body;
+  int status;
+  const char* code;   // expected error.code ("" = not checked)
+  const char* param;  // expected error.param ("" = not checked)
+};
+
+std::string completion(json extra) {
+  json b{{"model", "target"}, {"prompt", "Hello"}, {"max_tokens", 4}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) {
+    if (it.value().is_string() && it.value() == "<remove>") b.erase(it.key());
+    else b[it.key()] = it.value();
+  }
+  return b.dump();
+}
+
+std::string chat(json extra) {
+  json b{{"model", "target"}, {"messages", json::array({{{"role", "user"}, {"content", "Hi"}}})}, {"max_tokens", 4}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) b[it.key()] = it.value();
+  return b.dump();
+}
+
+}  // namespace
+
+TEST_CASE("bad input table: right status, OpenAI error object, server keeps serving") {
+  const int port = shared_server().port();
+  const std::string C = "/v1/completions", CH = "/v1/chat/completions";
+  std::vector<Bad> table{
+      {"malformed JSON", "POST", C, "{\"model\": \"target\", \"prompt\": ", 400, "invalid_json", ""},
+      {"body not an object", "POST", C, "[1, 2]", 400, "invalid_body", ""},
+      {"missing model", "POST", C, completion({{"model", "<remove>"}}), 400, "missing_required_parameter", "model"},
+      {"unknown model", "POST", C, completion({{"model", "gpt-4"}}), 404, "model_not_found", "model"},
+      {"missing prompt", "POST", C, completion({{"prompt", "<remove>"}}), 400, "missing_required_parameter", "prompt"},
+      {"prompt of the wrong type", "POST", C, completion({{"prompt", 42}}), 400, "invalid_type", "prompt"},
+      {"prompt array of objects", "POST", C, completion({{"prompt", json::array({json::object()})}}), 400,
+       "invalid_type", "prompt"},
+      {"empty prompt", "POST", C, completion({{"prompt", ""}}), 400, "", "prompt"},
+      {"empty prompt array", "POST", C, completion({{"prompt", json::array()}}), 400, "", "prompt"},
+      {"token id outside the vocabulary", "POST", C, completion({{"prompt", {1, 2, 999}}}), 400, "", "prompt"},
+      {"negative max_tokens", "POST", C, completion({{"max_tokens", -1}}), 400, "", "max_tokens"},
+      {"max_tokens a string", "POST", C, completion({{"max_tokens", "8"}}), 400, "invalid_type", "max_tokens"},
+      {"prompt + max_tokens beyond the context", "POST", C, completion({{"max_tokens", 510}}), 400,
+       "context_length_exceeded", "max_tokens"},
+      {"prompt beyond the context", "POST", C, completion({{"prompt", std::string(600, 'a')}}), 400,
+       "context_length_exceeded", "prompt"},
+      {"n = 2", "POST", C, completion({{"n", 2}}), 400, "unsupported_value", "n"},
+      {"n = 0", "POST", C, completion({{"n", 0}}), 400, "", "n"},
+      {"temperature 0.7", "POST", C, completion({{"temperature", 0.7}}), 400, "unsupported_value", "temperature"},
+      {"temperature out of range", "POST", C, completion({{"temperature", 3}}), 400, "", "temperature"},
+      {"top_p 0.5", "POST", C, completion({{"top_p", 0.5}}), 400, "unsupported_value", "top_p"},
+      {"logprobs", "POST", C, completion({{"logprobs", 1}}), 400, "unsupported_value", "logprobs"},
+      {"best_of 2", "POST", C, completion({{"best_of", 2}}), 400, "unsupported_value", "best_of"},
+      {"frequency_penalty", "POST", C, completion({{"frequency_penalty", 1}}), 400, "unsupported_value",
+       "frequency_penalty"},
+      {"echo not a boolean", "POST", C, completion({{"echo", "yes"}}), 400, "invalid_type", "echo"},
+      {"unknown field", "POST", C, completion({{"frobnicate", true}}), 400, "unknown_parameter", "frobnicate"},
+      {"stream_options without stream", "POST", C, completion({{"stream_options", {{"include_usage", true}}}}), 400,
+       "", "stream_options"},
+      {"five stop strings", "POST", C, completion({{"stop", {"a", "b", "c", "d", "e"}}}), 400, "", "stop"},
+      {"empty stop string", "POST", C, completion({{"stop", ""}}), 400, "", "stop"},
+      {"stop of the wrong type", "POST", C, completion({{"stop", 5}}), 400, "invalid_type", "stop"},
+      {"chat without messages", "POST", CH, json{{"model", "target"}}.dump(), 400, "missing_required_parameter",
+       "messages"},
+      {"chat with empty messages", "POST", CH, chat({{"messages", json::array()}}), 400, "", "messages"},
+      {"chat with an unknown role", "POST", CH, chat({{"messages", json::array({{{"role", "wizard"}, {"content", "x"}}})}}),
+       400, "unsupported_value", "messages[0].role"},
+      {"chat with an image part", "POST", CH,
+       chat({{"messages", json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}}})}}})}}), 400,
+       "unsupported_value", "messages[0].content"},
+      {"chat logprobs", "POST", CH, chat({{"logprobs", true}}), 400, "unsupported_value", "logprobs"},
+      {"chat temperature 1", "POST", CH, chat({{"temperature", 1}}), 400, "unsupported_value", "temperature"},
+      {"GET on completions", "GET", C, "", 405, "method_not_allowed", ""},
+      {"POST on models", "POST", "/v1/models", "{}", 405, "method_not_allowed", ""},
+      {"unknown path", "GET", "/v1/nothing", "", 404, "not_found", ""},
+      {"body too large", "POST", C, completion({{"prompt", std::string(1100000, 'a')}}), 413, "request_too_large", ""},
+  };
+  for (const auto& b : table) {
+    INFO(b.what << ": " << b.method << " " << b.path);
+    HttpResult r = request(port, b.method, b.path, b.body, {{"Content-Type", "application/json"}});
+    INFO("got " << r.status << " " << r.body);
+    CHECK(r.status == b.status);
+    json j = r.json_body();
+    REQUIRE(j.contains("error"));
+    const json& e = j["error"];
+    CHECK(e["message"].is_string());
+    CHECK_FALSE(e["message"].get<std::string>().empty());
+    CHECK(e["type"].is_string());
+    CHECK(e.contains("param"));
+    CHECK(e.contains("code"));
+    if (*b.code) CHECK(e["code"] == b.code);
+    if (*b.param) CHECK(e["param"] == b.param);
+  }
+  // Still serving, on a keep-alive connection too.
+  HttpResult ok = post(port, "/v1/completions", json::parse(completion({})));
+  CHECK(ok.status == 200);
+  CHECK(request(port, "GET", "/health").status == 200);
+}

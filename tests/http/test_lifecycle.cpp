@@ -1,0 +1,133 @@
+// Connections and the server's life: keep-alive, API key, overload (429), a client that goes
+// away (its sequences are cancelled), and SIGTERM (in-flight requests finish, then exit 0).
+#include <csignal>
+#include <future>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <catch2/catch.hpp>
+
+#include "tests/http/support.h"
+
+using namespace exspec::httptest;
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+
+namespace {
+net::ip::tcp::socket connect(net::io_context& ioc, int port) {
+  net::ip::tcp::socket s(ioc);
+  s.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
+  timeval tv{30, 0};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("keep-alive: several requests on one connection") {
+  net::io_context ioc;
+  auto s = connect(ioc, shared_server().port());
+  boost::beast::flat_buffer buf;
+  for (int i = 0; i < 3; ++i) {
+    bhttp::request<bhttp::string_body> req{bhttp::verb::post, "/v1/completions", 11};
+    req.set(bhttp::field::host, "x");
+    req.body() = json{{"model", "target"}, {"prompt", "ka " + std::to_string(i)}, {"max_tokens", 3},
+                      {"stream", i == 1}}.dump();
+    req.prepare_payload();
+    bhttp::write(s, req);
+    bhttp::response<bhttp::string_body> res;
+    bhttp::read(s, buf, res);
+    CHECK(res.result_int() == 200);
+    CHECK(res.keep_alive());
+  }
+  bhttp::request<bhttp::string_body> h{bhttp::verb::get, "/health", 11};
+  h.set(bhttp::field::host, "x");
+  bhttp::write(s, h);
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(s, buf, res);
+  CHECK(res.result_int() == 200);
+}
+
+TEST_CASE("api key: Authorization Bearer is required when configured") {
+  ServerProcess srv({"--api-key", "sekrit"});
+  const json body{{"model", "target"}, {"prompt", "Hi"}, {"max_tokens", 2}};
+  HttpResult none = post(srv.port(), "/v1/completions", body);
+  CHECK(none.status == 401);
+  CHECK(none.json_body()["error"]["code"] == "invalid_api_key");
+  HttpResult wrong = request(srv.port(), "POST", "/v1/completions", body.dump(), {{"Authorization", "Bearer nope"}});
+  CHECK(wrong.status == 401);
+  HttpResult right = request(srv.port(), "POST", "/v1/completions", body.dump(), {{"Authorization", "Bearer sekrit"}});
+  CHECK(right.status == 200);
+  CHECK(request(srv.port(), "GET", "/v1/models").status == 401);
+  CHECK(request(srv.port(), "GET", "/health").status == 200);
+}
+
+TEST_CASE("overload: beyond the engine's queue a request gets 429 and nothing is left behind") {
+  ServerProcess srv({"--max-queue", "2", "--batch", "1", "--window", "1", "--mode", "nonspec"});
+  std::vector<std::vector<int64_t>> many(48, std::vector<int64_t>{256, 65, 66});
+  HttpResult r = post(srv.port(), "/v1/completions", {{"model", "target"}, {"prompt", many}, {"max_tokens", 64}});
+  INFO(r.body);
+  CHECK(r.status == 429);
+  CHECK(r.json_body()["error"]["type"] == "rate_limit_error");
+  // What had been submitted was cancelled: the engine empties, and the server still serves.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline &&
+         metric(srv.port(), "exspec_active_sequences") + metric(srv.port(), "exspec_queue_depth") > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(metric(srv.port(), "exspec_active_sequences") == 0);
+  CHECK(metric(srv.port(), "exspec_queue_depth") == 0);
+  CHECK(post(srv.port(), "/v1/completions", {{"model", "target"}, {"prompt", "ok"}, {"max_tokens", 2}}).status == 200);
+}
+
+TEST_CASE("a client that disconnects cancels its sequences") {
+  ServerProcess srv;
+  for (bool stream : {true, false}) {
+    INFO("stream " << stream);
+    const double before = metric(srv.port(), "exspec_sequences_cancelled_total");
+    {
+      net::io_context ioc;
+      auto s = connect(ioc, srv.port());
+      bhttp::request<bhttp::string_body> req{bhttp::verb::post, "/v1/completions", 11};
+      req.set(bhttp::field::host, "x");
+      req.body() = json{{"model", "target"}, {"prompt", "long"}, {"max_tokens", 480}, {"stream", stream}}.dump();
+      req.prepare_payload();
+      bhttp::write(s, req);
+      if (stream) {  // wait for the first bytes, then hang up
+        char c;
+        REQUIRE(s.read_some(net::buffer(&c, 1)) == 1);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      s.close();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline &&
+           metric(srv.port(), "exspec_sequences_cancelled_total") < before + 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(metric(srv.port(), "exspec_sequences_cancelled_total") >= before + 1);
+    CHECK(metric(srv.port(), "exspec_active_sequences") == 0);
+  }
+  CHECK(metric(srv.port(), "exspec_client_disconnects_total") == 2);
+  CHECK(post(srv.port(), "/v1/completions", {{"model", "target"}, {"prompt", "ok"}, {"max_tokens", 2}}).status == 200);
+}
+
+TEST_CASE("SIGTERM drains: the in-flight request completes exactly, then the server exits 0") {
+  ServerProcess srv;
+  const std::string prompt = "Drain me";
+  const auto want = oracle({bytes_of(prompt)}, 120)[0];
+  auto pending = std::async(std::launch::async, [&] {
+    return post(srv.port(), "/v1/completions",
+                {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 120}, {"return_token_ids", true}}, 120);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline && metric(srv.port(), "exspec_requests_in_flight") < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  srv.signal(SIGTERM);
+  HttpResult r = pending.get();
+  INFO(r.body << "\nserver log:\n" << srv.log());
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == want.ids);
+  CHECK(srv.wait_exit(30) == 0);
+  CHECK(srv.log().find("draining") != std::string::npos);
+}

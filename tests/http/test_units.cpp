@@ -1,0 +1,86 @@
+// Pieces of http/ without a server: stop strings over streamed text, chat templates, config.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "http/api_error.h"
+#include "http/chat_template.h"
+#include "http/server_config.h"
+#include "http/stop_scanner.h"
+#include "tests/http/support.h"
+
+using namespace exspec::http;
+
+TEST_CASE("stop scanner: holds back possible starts, trims the stop string, any split") {
+  const std::string text = "Hello world. END and more";
+  for (size_t split = 1; split < text.size(); ++split) {
+    StopScanner s({"END", "xyz"});
+    std::string out;
+    for (size_t i = 0; i < text.size(); i += split) out += s.feed(text.substr(i, split));
+    out += s.finish();
+    CHECK(out == "Hello world. ");
+    CHECK(s.stopped());
+  }
+  StopScanner none({"zz"});
+  CHECK(none.feed("abz") == "ab");  // "z" may start "zz"
+  CHECK(none.feed("a") == "za");
+  CHECK(none.feed("z") == "");
+  CHECK(none.finish() == "z");
+  CHECK_FALSE(none.stopped());
+  StopScanner earliest({"b", "abc"});
+  CHECK(earliest.feed("xabc") == "x");  // "abc" starts first
+}
+
+TEST_CASE("chat templates: the families render as their Jinja templates do") {
+  std::vector<ChatMessage> conv{{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "More"}};
+  ChatTemplate t;
+  t.family = ChatFamily::ChatML;
+  CHECK(t.render(conv) ==
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n"
+        "<|im_start|>user\nMore<|im_end|>\n<|im_start|>assistant\n");
+  t.default_system = "You are a helpful assistant.";
+  CHECK(t.render({{"user", "Hi"}}) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n");
+  t = ChatTemplate{};
+  t.family = ChatFamily::Llama2;
+  t.bos_text = "<s>";
+  t.eos_text = "</s>";
+  CHECK(t.render(conv) == "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST] Yo </s><s>[INST] More [/INST]");
+  t.family = ChatFamily::Llama3;
+  t.bos_text = "<|begin_of_text|>";
+  CHECK(t.render({{"user", " Hi "}}) ==
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  t.family = ChatFamily::Vicuna;
+  t.bos_text = "<s>";
+  t.default_system = "SYS.";
+  CHECK(t.render({{"user", "Hi"}, {"assistant", "Yo"}, {"user", "More"}}) ==
+        "<s>SYS. USER: Hi ASSISTANT: Yo</s>USER: More ASSISTANT:");
+  t.family = ChatFamily::Llama2;
+  CHECK_THROWS_AS(t.render({{"user", "a"}, {"user", "b"}}), ApiError);
+  CHECK_THROWS_AS(t.render({}), ApiError);
+}
+
+TEST_CASE("config file: keys, types and unknown keys") {
+  const std::string path = exspec::httptest::scratch() + "/cfg.json";
+  std::ofstream(path) << R"({"port": 9000, "engine": {"mode": "eqspec", "batch": 4}, "limits": {"max_tokens": 77},
+                            "threads": {"http": 3}})";
+  ServerConfig c;
+  load_config_file(path, c);
+  CHECK(c.port == 9000);
+  CHECK(c.mode == "eqspec");
+  CHECK(c.batch == 4);
+  CHECK(c.limits.max_tokens == 77);
+  CHECK(c.http_threads == 3);
+  CHECK(engine_options(c).decoding.window == 8);
+  std::ofstream(path) << R"({"prot": 9000})";
+  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("unknown key \"prot\""));
+  std::ofstream(path) << R"({"engine": {"batch": "4"}})";
+  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.batch"));
+  // The shipped defaults load.
+  ServerConfig d;
+  load_config_file(std::string(HTTP_TEST_DIR) + "/../../config/exspec.json", d);
+  CHECK(d.host == "127.0.0.1");
+  CHECK(d.port == 8000);
+}
