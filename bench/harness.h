@@ -14,7 +14,7 @@ struct BenchConfig {
   std::string mixed_prompts = "bench/prompts/mixed.jsonl";  // chat-like lengths
   std::string equal_prompts = "bench/prompts/equal.jsonl";  // all the same length
   int prompts = 32;                 // taken from the start of each set
-  int64_t max_tokens = 32;
+  int64_t max_tokens = 24;
   std::string dtype = "float32";
   std::vector<int64_t> batch_sizes{1, 2, 4, 8, 16, 32};
   int64_t draft_tokens = 3;         // K of the main sweep
