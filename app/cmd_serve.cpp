@@ -37,7 +37,7 @@ void ensure_demo_pair(const std::string& cache, std::string& model, std::string&
 int cmd_serve(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"config", "model", "draft", "host", "port", "mode", "draft-tokens", "batch", "window", "dtype", "device",
-          "api-key", "served-model-name", "chat-template", "cache-dir", "threads", "torch-threads", "http-threads",
+          "api-key", "served-model-name", "chat-template", "cache-dir", "data-dir", "threads", "torch-threads", "http-threads",
           "max-queue", "max-body-bytes", "max-tokens", "min-group-fill", "max-wait"},
          {"help", "no-overlap", "sort-by-length"});
   if (a.has("help")) {
@@ -49,6 +49,7 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"
            "             vicuna|llama3|llama3.1] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
            "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
+           "             [--data-dir DIR]  (turns on /v1/files and /v1/batches, kept in DIR)\n"
            "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"
            "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
            "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
@@ -76,6 +77,7 @@ int cmd_serve(int argc, char** argv, int first) {
   c.served_model_name = a.get("served-model-name", c.served_model_name);
   c.chat_template = a.get("chat-template", c.chat_template);
   c.cache_dir = a.get("cache-dir", c.cache_dir);
+  c.data_dir = a.get("data-dir", c.data_dir);
   c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
   c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
   c.http_threads = static_cast<int>(a.get_int("http-threads", c.http_threads));

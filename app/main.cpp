@@ -18,7 +18,8 @@ void usage(std::ostream& out) {
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
          "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
-         "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n\n"
+         "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n"
+         "  batch        OpenAI Batch API JSONL files offline, resumable (exspec batch --help)\n\n"
          "run `exspec <command> --help` for the flags of a command\n";
 }
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return exspec::cmd_bench(argc, argv, 2);
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     if (cmd == "serve") return exspec::cmd_serve(argc, argv, 2);
+    if (cmd == "batch") return exspec::cmd_batch(argc, argv, 2);
     std::cerr << "exspec: unknown command \"" << cmd << "\"\n\n";
     usage(std::cerr);
     return 2;

@@ -81,7 +81,7 @@ void Generation::start() {
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
     auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
-    SubmitResult r = env_.engine->submit(SeqRequest{choices_[i].prompt.ids, req_.max_tokens, eos}, 1, sink);
+    SubmitResult r = env_.engine->submit(SeqRequest{choices_[i].prompt.ids, req_.max_tokens, eos}, env_.priority, sink);
     if (r.status != SubmitStatus::Ok) {
       abort();
       switch (r.status) {

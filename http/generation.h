@@ -39,6 +39,7 @@ struct GenerationEnv {
   const std::atomic<bool>* engine_stopping = nullptr;  // set: no more cancel() calls
   // Runs a function on the connection's strand (asio::post); must not block.
   std::function<void(std::function<void()>)> post;
+  int priority = 1;  // the engine's: 1 interactive, 0 batch work (so batches never starve clients)
 };
 
 class Generation : public std::enable_shared_from_this<Generation> {

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http/batches_api.h"
+#include "http/files_api.h"
+
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
 using nlohmann::json;
@@ -76,6 +79,9 @@ std::string endpoint_of(const std::string& path) {
   for (const char* e : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
     if (path == e) return e;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  if (path == "/v1/files" || path == "/v1/batches") return path;
+  if (path.rfind("/v1/files/", 0) == 0) return "/v1/files/{id}";
+  if (path.rfind("/v1/batches/", 0) == 0) return "/v1/batches/{id}";
   return "other";
 }
 
@@ -147,10 +153,16 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       auto gen = std::make_shared<Generation>(std::move(g), std::move(env), std::move(out), received);
       gen->start();
       r.generation = std::move(gen);
+    } else if (path == "/v1/files" || path.rfind("/v1/files/", 0) == 0) {
+      need_auth(ctx, req);
+      r.response = files_api(ctx, req, path, ka);
+    } else if (path == "/v1/batches" || path.rfind("/v1/batches/", 0) == 0) {
+      need_auth(ctx, req);
+      r.response = batches_api(ctx, req, path, std::string(req.target()), ka);
     } else {
       throw ApiError(404, "no such endpoint: " + std::string(req.method_string()) + " " + path +
                               " (served: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, "
-                              "GET /metrics)", "", "not_found");
+                              "GET /metrics, /v1/files, /v1/batches)", "", "not_found");
     }
   } catch (const ApiError& e) {
     r.generation.reset();

@@ -10,6 +10,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "http/batch_runner.h"
+#include "http/job_store.h"
 #include "http/server_context.h"
 #include "http/session.h"
 
@@ -69,6 +71,19 @@ int serve(const ServerConfig& cfg) {
   ctx.cfg = cfg;
   std::unique_ptr<Backend> backend;  // outlives the io_context: connections cancel through it
   std::atomic<bool> hurry{false}, failed{false};
+  // Files/Batches state; the runner resumes unfinished batches once the models are loaded.
+  std::unique_ptr<JobStore> jobs;
+  if (!cfg.data_dir.empty()) {
+    try {
+      jobs = std::make_unique<JobStore>(cfg.data_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
+      return 1;
+    }
+    ctx.jobs = jobs.get();
+  }
+  std::unique_ptr<BatchRunner> runner;  // destroyed before `backend`: its Generations hold the engine
+  if (jobs) ctx.batches = (runner = std::make_unique<BatchRunner>(ctx, *jobs)).get();
   const int threads = std::max(1, cfg.http_threads);
   net::io_context ioc{threads};
   tcp::acceptor acceptor(ioc);
@@ -153,6 +168,7 @@ int serve(const ServerConfig& cfg) {
   if (loader.joinable()) loader.join();
   ctx.engine_stopping = true;
   if (backend) ctx.keeper.call([&] { backend->engine->shutdown(false); });
+  if (runner) runner->stop();  // after the engine: its last callbacks are posted to the runner
   if (failed) return 1;
   std::cerr << "exspec serve: stopped" << std::endl;
   return 0;

@@ -60,7 +60,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   }
   if (!j.is_object()) throw std::invalid_argument(path + ": the top level must be a JSON object");
   Reader r{path};
-  r.known(j, "", {"host", "port", "model", "draft", "served_model_name", "cache_dir", "api_key", "chat_template",
+  r.known(j, "", {"host", "port", "model", "draft", "served_model_name", "cache_dir", "data_dir", "api_key", "chat_template",
                   "dtype", "device", "engine", "threads", "limits"});
   r.get(j, "host", "host", c.host);
   r.get(j, "port", "port", c.port);
@@ -68,6 +68,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   r.get(j, "draft", "draft", c.draft);
   r.get(j, "served_model_name", "served_model_name", c.served_model_name);
   r.get(j, "cache_dir", "cache_dir", c.cache_dir);
+  r.get(j, "data_dir", "data_dir", c.data_dir);
   r.get(j, "api_key", "api_key", c.api_key);
   r.get(j, "chat_template", "chat_template", c.chat_template);
   r.get(j, "dtype", "dtype", c.dtype);
@@ -100,7 +101,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     const json& l = j["limits"];
     if (!l.is_object()) throw std::invalid_argument(r.where("limits") + " must be an object");
     r.known(l, "limits.", {"max_body_bytes", "max_prompt_tokens", "max_tokens", "default_max_tokens", "max_prompts",
-                           "max_stop", "max_messages", "idle_timeout_s", "shutdown_timeout_s"});
+                           "max_stop", "max_messages", "idle_timeout_s", "shutdown_timeout_s", "max_file_bytes", "max_batch_lines",
+                           "max_active_batches", "batch_in_flight"});
     Limits& L = c.limits;
     r.get(l, "max_body_bytes", "limits.max_body_bytes", L.max_body_bytes);
     r.get(l, "max_prompt_tokens", "limits.max_prompt_tokens", L.max_prompt_tokens);
@@ -111,6 +113,10 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(l, "max_messages", "limits.max_messages", L.max_messages);
     r.get(l, "idle_timeout_s", "limits.idle_timeout_s", L.idle_timeout_s);
     r.get(l, "shutdown_timeout_s", "limits.shutdown_timeout_s", L.shutdown_timeout_s);
+    r.get(l, "max_file_bytes", "limits.max_file_bytes", L.max_file_bytes);
+    r.get(l, "max_batch_lines", "limits.max_batch_lines", L.max_batch_lines);
+    r.get(l, "max_active_batches", "limits.max_active_batches", L.max_active_batches);
+    r.get(l, "batch_in_flight", "limits.batch_in_flight", L.batch_in_flight);
   }
 }
 

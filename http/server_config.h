@@ -18,6 +18,10 @@ struct Limits {
   size_t max_messages = 256;          // chat messages per request
   int64_t idle_timeout_s = 60;        // keep-alive connections idle this long are closed
   int64_t shutdown_timeout_s = 30;    // drain this long on SIGINT/SIGTERM, then cancel the rest
+  size_t max_file_bytes = 200 << 20;  // POST /v1/files (the request also obeys max_body_bytes)
+  size_t max_batch_lines = 50000;     // requests in one batch input file (OpenAI's limit)
+  size_t max_active_batches = 16;     // batches not yet completed/failed/cancelled
+  size_t batch_in_flight = 0;         // batch lines submitted at once; 0 = 2 * the engine window
 };
 
 struct ServerConfig {
@@ -26,6 +30,7 @@ struct ServerConfig {
   std::string model, draft;          // empty model: the demo pair in cache_dir
   std::string served_model_name;     // empty: the model directory's name
   std::string cache_dir;             // empty: $XDG_CACHE_HOME/exspec or ~/.cache/exspec
+  std::string data_dir;              // Files/Batches state (SQLite + files); empty: those APIs are off
   std::string api_key;               // empty: no authentication
   std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
   std::string dtype = "float32", device = "cpu";

@@ -17,6 +17,9 @@
 
 namespace exspec::http {
 
+class JobStore;
+class BatchRunner;
+
 struct Backend {
   std::unique_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
@@ -36,6 +39,8 @@ struct ServerContext {
   std::atomic<int64_t> inflight{0};        // generation requests being served
   std::atomic<int64_t> connections{0};
   Metrics metrics;
+  JobStore* jobs = nullptr;        // Files/Batches state; null without a data directory
+  BatchRunner* batches = nullptr;  // runs the batches in `jobs`
   EngineKeeper keeper;  // every engine->stats() / shutdown() runs on its thread
   int64_t started_unix = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();

@@ -1,5 +1,8 @@
 #include "http/session.h"
 
+#include <array>
+#include <functional>
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -32,6 +35,7 @@ void Session::do_read() {
   if (closed_) return;
   parser_.emplace();
   parser_->body_limit(ctx_.cfg.limits.max_body_bytes);
+  body_limit_ = ctx_.cfg.limits.max_body_bytes;
   parser_->header_limit(64 * 1024);
   stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
   reading_ = true;
@@ -39,7 +43,14 @@ void Session::do_read() {
     if (ec) return self->on_read(ec, 0);
     auto& req = self->parser_->get();
     self->received_ = std::chrono::steady_clock::now();
-    if (auto cl = self->parser_->content_length(); cl && *cl > self->ctx_.cfg.limits.max_body_bytes)
+    // File uploads may be larger than ordinary request bodies.
+    const auto& lim = self->ctx_.cfg.limits;
+    const uint64_t limit = req.method() == bhttp::verb::post && req.target().starts_with("/v1/files")
+                               ? std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes)
+                               : lim.max_body_bytes;
+    self->body_limit_ = limit;
+    self->parser_->body_limit(limit);
+    if (auto cl = self->parser_->content_length(); cl && *cl > limit)
       return self->on_read(bhttp::error::body_limit, 0);
     auto read_body = [self] {
       bhttp::async_read(self->stream_, self->buffer_, *self->parser_,
@@ -64,18 +75,20 @@ void Session::on_read(beast::error_code ec, size_t) {
       ec == net::error::operation_aborted || ec == net::error::connection_reset)
     return close();
   if (ec == bhttp::error::body_limit) {
+    unread_input_ = true;
     recorded_ = false;
     keep_alive_ = false;
     status_ = 413;
     endpoint_ = "other";
     received_ = std::chrono::steady_clock::now();
     return respond(error_response(
-        ApiError(413, "the request body is larger than the limit of " + std::to_string(ctx_.cfg.limits.max_body_bytes) +
-                          " bytes (limits.max_body_bytes)", "", "request_too_large"),
+        ApiError(413, "the request body is larger than the limit of " + std::to_string(body_limit_) +
+                          " bytes (limits.max_body_bytes; limits.max_file_bytes for uploads)", "", "request_too_large"),
         11, false));
   }
   if (ec) {
     if (&ec.category() != &bhttp::make_error_code(bhttp::error::end_of_stream).category()) return close();
+    unread_input_ = true;
     recorded_ = false;
     keep_alive_ = false;
     status_ = 400;
@@ -197,6 +210,7 @@ void Session::exchange_done() {
   sse_sr_.reset();
   sse_head_.reset();
   queue_.clear();
+  if (unread_input_) return linger_close();
   if (!keep_alive_ || ctx_.state.load() == ServerState::Draining) return close();
   if (watching_) {
     resume_after_watch_ = true;
@@ -251,6 +265,22 @@ void Session::end_generation() {
     --ctx_.inflight;
   }
   self_hold_.reset();
+}
+
+void Session::linger_close() {
+  beast::error_code ec;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  stream_.expires_after(std::chrono::seconds(2));
+  linger_read();
+}
+
+void Session::linger_read() {
+  if (!linger_buf_) linger_buf_ = std::make_unique<std::array<char, 65536>>();
+  stream_.async_read_some(net::buffer(*linger_buf_), [self = shared_from_this()](beast::error_code e, size_t n) {
+    self->lingered_ += n;
+    if (e || self->closed_ || self->lingered_ > (64u << 20)) return self->close();
+    self->linger_read();
+  });
 }
 
 void Session::close() {

@@ -2,6 +2,8 @@
 // and watches the socket while a generation runs so that a client that goes away cancels it.
 // All of it runs on the connection's strand.
 #pragma once
+#include <array>
+#include <memory>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -48,6 +50,11 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   void client_gone();
   void end_generation();
   void close();
+  // After an error answered before the request body was read (413, malformed): stop sending,
+  // read and drop what the client still sends for a moment, then close. Closing at once would
+  // reset the connection and the client could lose the error response.
+  void linger_close();
+  void linger_read();
   void ensure_sse_head();
 
   boost::beast::tcp_stream stream_;
@@ -60,6 +67,10 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   unsigned version_ = 11;
   bool keep_alive_ = true, closed_ = false, writing_ = false, watching_ = false, resume_after_watch_ = false;
   bool reading_ = false, recorded_ = false;
+  bool unread_input_ = false;  // the request body was not (fully) read
+  uint64_t body_limit_ = 0;    // of the request being read
+  std::unique_ptr<std::array<char, 65536>> linger_buf_;
+  size_t lingered_ = 0;
   int status_ = 200;
   std::chrono::steady_clock::time_point received_;
   std::deque<Item> queue_;

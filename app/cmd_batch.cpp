@@ -1,0 +1,278 @@
+// exspec batch: the Batch API's JSONL formats offline, with no server. Each input line
+// {custom_id, method, url, body} runs through the same request parsing and Generation as the
+// HTTP endpoints (so a line's body is exactly what /v1/completions or /v1/chat/completions
+// returns); each answer is appended to the output as soon as it exists. Re-running with the same
+// output skips the custom_ids already there, so an interrupted run resumes without repeats.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "http/api_error.h"
+#include "http/batch_lines.h"
+#include "http/chat_template.h"
+#include "http/generation.h"
+#include "http/server_config.h"
+
+namespace exspec {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The custom_ids already answered in `path`, and the line numbers (from the output ids, for
+// malformed lines that have no custom_id); a last line cut short by a kill is dropped (truncated).
+std::set<std::string> answered_ids(const std::string& path, std::set<int64_t>& lines) {
+  std::set<std::string> ids;
+  if (!fs::exists(path)) return ids;
+  std::string s = slurp(path);
+  const size_t keep = s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1;
+  if (keep != s.size()) fs::resize_file(path, keep);
+  std::istringstream in(s.substr(0, keep));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      const json j = json::parse(line);
+      ids.insert(j.at("custom_id").get<std::string>());
+      const std::string id = j.at("id").get<std::string>();
+      lines.insert(std::stoll(id.substr(id.rfind('_') + 1)));
+    } catch (const std::exception&) {
+      throw std::runtime_error(path + " is not an output of exspec batch (a line without custom_id)");
+    }
+  }
+  return ids;
+}
+
+// Tasks from the engine's callbacks, run on the main thread.
+struct Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> tasks;
+  void push(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      tasks.push_back(std::move(f));
+    }
+    cv.notify_one();
+  }
+};
+
+class Progress {
+ public:
+  Progress(size_t total, size_t done) : total_(total), done_(done), tty_(isatty(2)), t0_(clock::now()), start_(done) {}
+  void step(bool failed) {
+    ++done_;
+    failed_ += failed;
+    const auto now = clock::now();
+    if (tty_ || now - last_ >= std::chrono::seconds(2) || done_ == total_) {
+      last_ = now;
+      show(done_ == total_);
+    }
+  }
+  void show(bool end) const {
+    const double s = std::chrono::duration<double>(clock::now() - t0_).count();
+    const double rate = s > 0.05 ? static_cast<double>(done_ - start_) / s : 0;
+    char buf[200];
+    if (tty_) {
+      const int width = 30, fill = total_ ? static_cast<int>(width * done_ / total_) : width;
+      std::snprintf(buf, sizeof buf, "\r[%s%s] %zu/%zu lines, %zu failed, %.1f lines/s ", std::string(fill, '#').c_str(),
+                    std::string(width - fill, '.').c_str(), done_, total_, failed_, rate);
+      std::cerr << buf << (end ? "\n" : "") << std::flush;
+    } else {
+      std::snprintf(buf, sizeof buf, "exspec batch: %zu/%zu lines answered, %zu failed, %.1f lines/s", done_, total_,
+                    failed_, rate);
+      std::cerr << buf << std::endl;
+    }
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  size_t total_, done_, failed_ = 0;
+  bool tty_;
+  clock::time_point t0_, last_{};
+  size_t start_;
+};
+
+// One line's answer: appended to the output by the main thread.
+class LineOut : public http::GenerationOutput {
+ public:
+  explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
+  void send_event(std::string) override {}
+  void end_stream() override {}
+  void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
+
+ private:
+  std::function<void(int, std::string)> done_;
+};
+
+}  // namespace
+
+int cmd_batch(int argc, char** argv, int first) {
+  Args a(argc, argv, first,
+         {"input", "output", "config", "model", "draft", "mode", "draft-tokens", "batch", "window", "dtype", "device",
+          "served-model-name", "chat-template", "cache-dir", "threads", "torch-threads", "max-queue", "in-flight"},
+         {"help", "no-overlap", "sort-by-length"});
+  if (a.has("help")) {
+    std::cout << "exspec batch --input requests.jsonl --output results.jsonl [--config FILE] [--model DIR]\n"
+                 "             [--draft DIR] [--mode M] [--draft-tokens K] [--batch B] [--window W] [--dtype T]\n"
+                 "             [--device D] [--in-flight N] [--threads N] [--torch-threads N]\n"
+                 "The OpenAI Batch API's JSONL formats, offline: each input line {custom_id, method: \"POST\",\n"
+                 "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"
+                 "response: {status_code, request_id, body}, error}, appended as soon as it is answered.\n"
+                 "Re-running with the same --output skips the custom_ids already there (resume). Progress\n"
+                 "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the demo pair\n"
+                 "that exspec serve generates into the cache directory.\n";
+    return 0;
+  }
+  http::ServerConfig c;
+  if (a.has("config")) http::load_config_file(a.get("config", ""), c);
+  const std::string input = a.need("input"), output = a.need("output");
+  c.model = a.get("model", c.model);
+  c.draft = a.get("draft", c.draft);
+  c.mode = a.get("mode", c.mode);
+  c.draft_tokens = a.get_int("draft-tokens", c.draft_tokens);
+  c.batch = a.get_int("batch", c.batch);
+  c.window = a.get_int("window", c.window);
+  c.dtype = a.get("dtype", c.dtype);
+  c.device = a.get("device", c.device);
+  c.served_model_name = a.get("served-model-name", c.served_model_name);
+  c.chat_template = a.get("chat-template", c.chat_template);
+  c.cache_dir = a.get("cache-dir", c.cache_dir);
+  c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
+  c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
+  c.max_queue = static_cast<size_t>(a.get_int("max-queue", static_cast<int64_t>(c.max_queue)));
+  if (a.has("no-overlap")) c.overlap = false;
+  if (a.has("sort-by-length")) c.sort_by_length = true;
+  if (c.model.empty()) {
+    const std::string cache = c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir;
+    if (!fs::exists(cache + "/demo/model.safetensors"))
+      throw std::invalid_argument("no --model given and no demo pair in " + cache + " (exspec serve makes it)");
+    c.model = cache + "/demo";
+    if (c.draft.empty() && fs::exists(cache + "/demo-draft/model.safetensors")) c.draft = cache + "/demo-draft";
+  }
+
+  const http::ParsedBatch p = http::parse_batch_file(slurp(input), "", SIZE_MAX);
+  if (!p.fatal.is_null()) {
+    for (const auto& e : p.fatal["data"])
+      std::cerr << "exspec batch: " << input << (e["line"].is_null() ? "" : ":" + e["line"].dump()) << ": "
+                << e["message"].get<std::string>() << "\n";
+    return 1;
+  }
+  std::set<int64_t> done_lines;
+  const std::set<std::string> done = answered_ids(output, done_lines);
+  std::ofstream out(output, std::ios::app | std::ios::binary);
+  if (!out) throw std::runtime_error("cannot write " + output);
+  const std::string batch_id = "batch_offline";
+  size_t already = 0;
+  std::vector<http::AnswerRec> invalid;
+  for (const auto& r : p.invalid) {
+    if (r.custom_id.empty() ? done_lines.count(r.line_no) > 0 : done.count(r.custom_id) > 0) ++already;
+    else invalid.push_back(r);
+  }
+  std::deque<http::BatchLine> todo;
+  for (const auto& l : p.lines) {
+    if (done.count(l.custom_id)) ++already;
+    else todo.push_back(l);
+  }
+  Progress progress(static_cast<size_t>(p.total()), already);
+  auto write = [&](const http::AnswerRec& r) {
+    out << http::output_line(batch_id, r) << "\n";
+    out.flush();  // a killed run keeps every line written so far
+    progress.step(!(r.status_code == 200 && r.error.empty()));
+  };
+  for (const auto& r : invalid) write(r);
+  if (already) std::cerr << "exspec batch: resuming: " << already << " lines already in " << output << "\n";
+
+  // The models, as exspec serve loads them.
+  auto engine = Engine::start(http::engine_options(c));
+  std::optional<Tokenizer> tok;
+  std::optional<http::ChatTemplate> chat;
+  std::string why = "the model directory has no tokenizer.json, so chat completions are not available";
+  if (fs::exists(fs::path(c.model) / "tokenizer.json")) {
+    tok = Tokenizer::load(c.model);
+    chat = http::choose_chat_template(*tok, c.chat_template, why);
+  }
+  std::string dir = c.model;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  http::ModelFacts facts;
+  facts.tokenizer = tok ? &*tok : nullptr;
+  facts.chat = chat ? &*chat : nullptr;
+  facts.chat_error = why;
+  facts.context = engine->info().max_position_embeddings;
+  facts.vocab = engine->info().vocab_size;
+  facts.limits = c.limits;
+  const std::string served = c.served_model_name.empty() ? fs::path(dir).filename().string() : c.served_model_name;
+  facts.model_names = {served, c.model, dir};
+
+  auto q = std::make_shared<Queue>();
+  const size_t cap = a.has("in-flight") ? static_cast<size_t>(a.get_int("in-flight", 1))
+                                        : static_cast<size_t>(2 * engine->options().decoding.window);
+  std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
+  std::vector<int64_t> finished;  // released after the Generation's own call returns
+  bool overloaded = false;
+  while (!todo.empty() || !inflight.empty()) {
+    for (int64_t n : finished) inflight.erase(n);
+    finished.clear();
+    overloaded = false;
+    while (!todo.empty() && inflight.size() < std::max<size_t>(1, cap) && !overloaded) {
+      const http::BatchLine line = todo.front();
+      auto answer = [&write, &finished, line](int status, std::string body) {
+        write(http::AnswerRec{line.line_no, line.custom_id, status, std::move(body), ""});
+        finished.push_back(line.line_no);
+      };
+      try {
+        http::GenRequest g = line.url == "/v1/chat/completions" ? http::parse_chat_request(line.body, facts)
+                                                                : http::parse_completion_request(line.body, facts);
+        http::GenerationEnv env;
+        env.engine = engine.get();
+        env.tokenizer = facts.tokenizer;
+        env.model_name = served;
+        env.model_eos = engine->info().eos_ids;
+        env.post = [q](std::function<void()> f) { q->push(std::move(f)); };
+        env.priority = 0;
+        auto lo = std::make_shared<LineOut>(answer);
+        auto gen = std::make_shared<http::Generation>(std::move(g), std::move(env), lo, std::chrono::steady_clock::now());
+        gen->start();
+        inflight[line.line_no] = {gen, lo};
+      } catch (const http::ApiError& e) {
+        if (e.status() == 429) {
+          overloaded = true;  // retry when something finishes
+          continue;
+        }
+        answer(e.status(), e.to_json().dump());
+      }
+      todo.pop_front();
+    }
+    std::deque<std::function<void()>> tasks;
+    {
+      std::unique_lock<std::mutex> lock(q->mu);
+      q->cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !q->tasks.empty(); });
+      tasks.swap(q->tasks);
+    }
+    for (auto& t : tasks) t();
+  }
+  engine->shutdown(true);
+  std::cerr << "exspec batch: done: " << p.total() << " lines, output in " << output << "\n";
+  return 0;
+}
+
+}  // namespace exspec

@@ -1,0 +1,261 @@
+#include "http/batch_runner.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "http/api_error.h"
+
+namespace exspec::http {
+using nlohmann::ordered_json;
+
+struct BatchRunner::Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> tasks;
+  bool woken = true, stop = false;
+  void push(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      tasks.push_back(std::move(f));
+    }
+    cv.notify_one();
+  }
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      woken = true;
+    }
+    cv.notify_one();
+  }
+};
+
+// Where a line's Generation hands its response. Runs on the runner thread (the Generation's
+// callbacks are posted there), so it may touch the runner directly.
+class BatchRunner::LineOut : public GenerationOutput {
+ public:
+  LineOut(BatchRunner* r, std::string batch, int64_t line, std::string cid)
+      : r_(r), batch_(std::move(batch)), line_(line), cid_(std::move(cid)) {}
+  void send_event(std::string) override {}  // batch lines never stream (refused at validation)
+  void end_stream() override {}
+  void send_final(int status, std::string body, std::string) override {
+    // 503: the server is shutting down and cut the line short; it runs again after the restart.
+    const bool record = status != 503;
+    r_->answered(batch_, line_, AnswerRec{line_, cid_, status, std::move(body), ""}, record);
+  }
+
+ private:
+  BatchRunner* r_;
+  std::string batch_;
+  int64_t line_;
+  std::string cid_;
+};
+
+BatchRunner::BatchRunner(ServerContext& ctx, JobStore& store)
+    : ctx_(ctx), store_(store), q_(std::make_shared<Queue>()), thread_([this] { loop(); }) {}
+
+BatchRunner::~BatchRunner() { stop(); }
+
+void BatchRunner::wake() { q_->wake(); }
+
+void BatchRunner::stop() {
+  {
+    std::lock_guard<std::mutex> lock(q_->mu);
+    if (q_->stop && !thread_.joinable()) return;
+    q_->stop = true;
+  }
+  q_->cv.notify_all();
+  if (thread_.joinable()) thread_.join();
+  running_.clear();  // Generations: with the engine stopped they cancel nothing
+}
+
+void BatchRunner::loop() {
+  auto last_tick = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  while (true) {
+    std::deque<std::function<void()>> tasks;
+    bool woke = false;
+    {
+      std::unique_lock<std::mutex> lock(q_->mu);
+      q_->cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return q_->stop || !q_->tasks.empty() || q_->woken; });
+      if (q_->stop) return;
+      tasks.swap(q_->tasks);
+      woke = q_->woken;
+      q_->woken = false;
+    }
+    for (auto& t : tasks) {
+      try {
+        t();
+      } catch (const std::exception& e) {
+        std::cerr << "exspec serve: batch runner: " << e.what() << std::endl;
+      }
+    }
+    // Look at the store when told to, and every 200 ms (retries after an overloaded engine).
+    const auto now = std::chrono::steady_clock::now();
+    if (woke || now - last_tick >= std::chrono::milliseconds(200)) {
+      last_tick = now;
+      try {
+        tick();
+      } catch (const std::exception& e) {
+        std::cerr << "exspec serve: batch runner: " << e.what() << std::endl;
+      }
+    }
+  }
+}
+
+size_t BatchRunner::in_flight() const {
+  size_t n = 0;
+  for (const auto& [id, r] : running_) n += r.inflight.size();
+  return n;
+}
+
+void BatchRunner::tick() {
+  // Nothing new is started while loading, draining or failed; answers still arrive as tasks.
+  if (ctx_.state.load() != ServerState::Ready) return;
+  Backend* be = ctx_.backend.load();
+  if (!be) return;
+  const size_t cap = ctx_.cfg.limits.batch_in_flight
+                         ? ctx_.cfg.limits.batch_in_flight
+                         : static_cast<size_t>(std::max<int64_t>(1, 2 * be->engine->options().decoding.window));
+  const std::vector<std::string> ids = store_.unfinished_batches();
+  bool engine_full = false;
+  for (const std::string& id : ids) {
+    Running& r = running_[id];
+    r.id = id;
+    auto b = store_.batch(id);
+    if (!b) continue;
+    r.endpoint = b->endpoint;
+    if (b->status == "validating") {
+      validate(r, *b);
+      b = store_.batch(id);
+    }
+    if (b->status == "in_progress") {
+      if (!r.loaded) load(r, *b);
+      if (!engine_full) engine_full = !fill(r, *be, cap);
+      if (r.pending.empty() && r.inflight.empty() && store_.transition(id, {"in_progress"}, "finalizing"))
+        b = store_.batch(id);
+    }
+    if (b->status == "finalizing") {
+      finalize(*b, "completed");
+    } else if (b->status == "cancelling") {
+      for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
+      r.inflight.clear();
+      r.pending.clear();
+      finalize(*b, "cancelled");
+    }
+  }
+  // Batches that failed validation (or finished elsewhere) need no state here.
+  for (auto it = running_.begin(); it != running_.end();) {
+    const bool listed = std::find(ids.begin(), ids.end(), it->first) != ids.end();
+    it = !listed && it->second.inflight.empty() ? running_.erase(it) : std::next(it);
+  }
+}
+
+void BatchRunner::validate(Running&, const BatchRec& b) {
+  auto fail = [&](const ordered_json& errors) {
+    store_.set_errors(b.id, errors.dump());
+    store_.transition(b.id, {"validating"}, "failed");
+  };
+  auto f = store_.file(b.input_file_id);
+  if (!f) {
+    fail(ordered_json{{"object", "list"},
+                      {"data", {{{"code", "file_not_found"}, {"message", "the input file was deleted"},
+                                 {"param", "input_file_id"}, {"line", nullptr}}}}});
+    return;
+  }
+  const ParsedBatch p = parse_batch_file(store_.read_content(*f), b.endpoint, ctx_.cfg.limits.max_batch_lines);
+  if (!p.fatal.is_null()) return fail(p.fatal);
+  // Malformed lines are answered now (error file); recording is idempotent if validation reruns.
+  for (const auto& a : p.invalid) store_.record_answer(b.id, a);
+  store_.set_total(b.id, p.total());
+  store_.transition(b.id, {"validating"}, "in_progress");
+}
+
+void BatchRunner::load(Running& r, const BatchRec& b) {
+  r.loaded = true;
+  auto f = store_.file(b.input_file_id);
+  if (!f) {
+    // Deleted after validation: the lines not yet answered cannot run.
+    store_.set_errors(b.id, ordered_json{{"object", "list"},
+                                         {"data", {{{"code", "file_not_found"},
+                                                    {"message", "the input file was deleted while the batch ran"},
+                                                    {"param", "input_file_id"}, {"line", nullptr}}}}}.dump());
+    store_.transition(b.id, {"in_progress"}, "failed");
+    return;
+  }
+  const ParsedBatch p = parse_batch_file(store_.read_content(*f), b.endpoint, SIZE_MAX);
+  const std::set<int64_t> done = store_.answered_lines(b.id);
+  for (const auto& line : p.lines)
+    if (!done.count(line.line_no) && !r.inflight.count(line.line_no)) r.pending.push_back(line);
+}
+
+bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
+  const bool chat = r.endpoint == "/v1/chat/completions";
+  auto fail_line = [&](const BatchLine& line, const ApiError& e) {
+    store_.record_answer(r.id, AnswerRec{line.line_no, line.custom_id, e.status(), e.to_json().dump(), ""});
+  };
+  while (!r.pending.empty() && in_flight() < cap) {
+    const BatchLine& line = r.pending.front();
+    GenRequest g;
+    try {
+      g = chat ? parse_chat_request(line.body, be.facts) : parse_completion_request(line.body, be.facts);
+    } catch (const ApiError& e) {
+      fail_line(line, e);  // what the endpoint would have answered: a 400 in the error file
+      r.pending.pop_front();
+      continue;
+    }
+    GenerationEnv env;
+    env.engine = be.engine.get();
+    env.tokenizer = be.tokenizer ? &*be.tokenizer : nullptr;
+    env.metrics = &ctx_.metrics;
+    env.model_name = be.served_name;
+    env.model_eos = be.engine->info().eos_ids;
+    env.engine_stopping = &ctx_.engine_stopping;
+    env.post = [q = q_](std::function<void()> f) { q->push(std::move(f)); };
+    env.priority = 0;
+    auto out = std::make_shared<LineOut>(this, r.id, line.line_no, line.custom_id);
+    auto gen = std::make_shared<Generation>(std::move(g), std::move(env), out, std::chrono::steady_clock::now());
+    try {
+      gen->start();
+    } catch (const ApiError& e) {
+      if (e.status() == 429 || e.status() == 503) return false;  // the line stays pending
+      fail_line(line, e);
+      r.pending.pop_front();
+      continue;
+    }
+    r.inflight[line.line_no] = {std::move(gen), std::move(out)};
+    r.pending.pop_front();
+  }
+  return true;
+}
+
+void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record) {
+  if (record) store_.record_answer(batch_id, a);  // committed before the count moves (same transaction)
+  // The Generation is inside its own call: release it after, from a later task.
+  q_->push([this, batch_id, line_no, record, a] {
+    auto it = running_.find(batch_id);
+    if (it == running_.end()) return;
+    it->second.inflight.erase(line_no);
+    if (!record && ctx_.state.load() == ServerState::Ready) {
+      // Not expected while serving (503 means shutting down), but never lose the line.
+      // Its body is gone here: reload the batch's pending lines from the file.
+      it->second.loaded = false;
+      it->second.pending.clear();
+    }
+  });
+  q_->wake();
+}
+
+void BatchRunner::finalize(const BatchRec& b, const std::string& to) {
+  if (b.output_file_id.empty() && b.error_file_id.empty()) {
+    std::string ok, bad;
+    for (const auto& a : store_.answers(b.id))
+      ((a.status_code == 200 && a.error.empty()) ? ok : bad) += output_line(b.id, a) + "\n";
+    std::string out_id, err_id;
+    if (!ok.empty()) out_id = store_.add_file("batch_output", b.id + "_output.jsonl", ok).id;
+    if (!bad.empty()) err_id = store_.add_file("batch_output", b.id + "_error.jsonl", bad).id;
+    store_.set_output_files(b.id, out_id, err_id);
+  }
+  store_.transition(b.id, {"finalizing", "cancelling"}, to);
+  running_.erase(b.id);
+}
+
+}  // namespace exspec::http

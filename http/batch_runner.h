@@ -1,0 +1,62 @@
+// Runs the batches in the job store through the engine, at priority 0 (interactive requests use 1),
+// with a bounded number of lines in flight (limits.batch_in_flight, default 2 * the engine window:
+// enough to keep the window full where ExSpec's grouping pays, few enough that interactive
+// requests are never queued behind a whole batch).
+//
+// One thread does all of it: it validates, submits lines through the same request parsing and
+// Generation as /v1/completions and /v1/chat/completions (so a line's body is exactly what the
+// endpoint returns), records each answer in the store (committed before it counts), and writes
+// the output and error files at finalizing. On start, unfinished batches resume: lines already
+// answered are skipped, so every line is answered exactly once across kills and restarts.
+// A line cut short by shutdown (503) is not recorded: it runs again after the restart.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "http/batch_lines.h"
+#include "http/generation.h"
+#include "http/job_store.h"
+#include "http/server_context.h"
+
+namespace exspec::http {
+
+class BatchRunner {
+ public:
+  BatchRunner(ServerContext& ctx, JobStore& store);
+  ~BatchRunner();
+  void wake();  // something changed (a new batch, a cancel): look again now
+  void stop();  // after the engine has shut down (its last callbacks may still post here)
+
+ private:
+  struct Queue;  // tasks for the runner thread; shared with the engine's callbacks
+  class LineOut;
+  struct Running {
+    std::string id, endpoint;
+    bool loaded = false;
+    std::deque<BatchLine> pending;
+    std::map<int64_t, std::pair<std::shared_ptr<Generation>, std::shared_ptr<LineOut>>> inflight;
+  };
+
+  void loop();
+  void tick();
+  void validate(Running& r, const BatchRec& b);
+  void load(Running& r, const BatchRec& b);
+  bool fill(Running& r, Backend& be, size_t cap);  // false: the engine refused (overloaded): retry later
+  void answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record);
+  void finalize(const BatchRec& b, const std::string& to);
+  size_t in_flight() const;
+
+  ServerContext& ctx_;
+  JobStore& store_;
+  std::shared_ptr<Queue> q_;
+  std::map<std::string, Running> running_;  // only touched on the runner thread
+  std::thread thread_;
+};
+
+}  // namespace exspec::http

@@ -1,0 +1,163 @@
+#include "http/batches_api.h"
+
+#include "http/api_error.h"
+#include "http/batch_runner.h"
+#include "http/files_api.h"
+
+namespace exspec::http {
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+ordered_json stamp(int64_t t) { return t ? ordered_json(t) : ordered_json(nullptr); }
+
+// One query parameter, percent-decoding not needed: ids and numbers only.
+std::string query_param(const std::string& target, const std::string& key) {
+  const auto q = target.find('?');
+  if (q == std::string::npos) return "";
+  size_t pos = q + 1;
+  while (pos < target.size()) {
+    size_t amp = target.find('&', pos);
+    if (amp == std::string::npos) amp = target.size();
+    const std::string item = target.substr(pos, amp - pos);
+    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+    pos = amp + 1;
+  }
+  return "";
+}
+
+BatchRec need_batch(JobStore& js, const std::string& id) {
+  auto b = js.batch(id);
+  if (!b) throw ApiError(404, "No such Batch object: " + id, "id", "not_found");
+  return *b;
+}
+
+Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
+  json body;
+  try {
+    body = json::parse(req.body());
+  } catch (const json::parse_error& e) {
+    throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
+  }
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_type");
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "input_file_id" && k != "endpoint" && k != "completion_window" && k != "metadata")
+      throw bad_param(k, "Unrecognized request argument supplied: " + k, "unknown_parameter");
+  }
+  for (const char* k : {"input_file_id", "endpoint", "completion_window"}) {
+    if (!body.contains(k)) throw bad_param(k, std::string("missing required parameter: '") + k + "'",
+                                           "missing_required_parameter");
+    if (!body[k].is_string()) throw bad_param(k, std::string("'") + k + "' must be a string", "invalid_type");
+  }
+  BatchRec b;
+  b.input_file_id = body["input_file_id"];
+  b.endpoint = body["endpoint"];
+  b.completion_window = body["completion_window"];
+  if (b.endpoint != "/v1/completions" && b.endpoint != "/v1/chat/completions")
+    throw bad_param("endpoint", "endpoint '" + b.endpoint + "' is not supported; use /v1/completions or "
+                                "/v1/chat/completions", "unsupported_value");
+  if (b.completion_window != "24h")
+    throw bad_param("completion_window", "completion_window must be '24h'", "invalid_value");
+  if (body.contains("metadata") && !body["metadata"].is_null()) {
+    const json& m = body["metadata"];
+    if (!m.is_object() || m.size() > 16)
+      throw bad_param("metadata", "metadata must be an object of at most 16 string values", "invalid_type");
+    for (auto it = m.begin(); it != m.end(); ++it)
+      if (!it->is_string() || it.key().size() > 64 || it->get<std::string>().size() > 512)
+        throw bad_param("metadata", "metadata values must be strings (keys up to 64, values up to 512 characters)",
+                        "invalid_type");
+    b.metadata = m.dump();
+  }
+  auto f = js.file(b.input_file_id);
+  if (!f) throw bad_param("input_file_id", "No such File object: " + b.input_file_id, "invalid_value");
+  if (f->purpose != "batch")
+    throw bad_param("input_file_id", "the file's purpose is '" + f->purpose + "', not 'batch'", "invalid_value");
+  if (js.active_batch_count() >= static_cast<int64_t>(ctx.cfg.limits.max_active_batches))
+    throw ApiError(429, "there are already " + std::to_string(ctx.cfg.limits.max_active_batches) +
+                            " batches running (limits.max_active_batches); retry when one has finished",
+                   "", "batch_limit_reached");
+  b.id = JobStore::new_id("batch_");
+  b.status = "validating";
+  b.created_at = JobStore::now();
+  b.expires_at = b.created_at + 24 * 3600;
+  js.add_batch(b);
+  if (ctx.batches) ctx.batches->wake();
+  return json_response(200, batch_json(need_batch(js, b.id)).dump(), req.version(), ka);
+}
+
+}  // namespace
+
+ordered_json batch_json(const BatchRec& b) {
+  ordered_json errors = b.errors == "null" ? ordered_json(nullptr) : ordered_json::parse(b.errors);
+  ordered_json metadata = b.metadata == "null" ? ordered_json(nullptr) : ordered_json::parse(b.metadata);
+  return ordered_json{
+      {"id", b.id},
+      {"object", "batch"},
+      {"endpoint", b.endpoint},
+      {"errors", errors},
+      {"input_file_id", b.input_file_id},
+      {"completion_window", b.completion_window},
+      {"status", b.status},
+      {"output_file_id", b.output_file_id.empty() ? ordered_json(nullptr) : ordered_json(b.output_file_id)},
+      {"error_file_id", b.error_file_id.empty() ? ordered_json(nullptr) : ordered_json(b.error_file_id)},
+      {"created_at", b.created_at},
+      {"in_progress_at", stamp(b.in_progress_at)},
+      {"expires_at", stamp(b.expires_at)},
+      {"finalizing_at", stamp(b.finalizing_at)},
+      {"completed_at", stamp(b.completed_at)},
+      {"failed_at", stamp(b.failed_at)},
+      {"expired_at", stamp(b.expired_at)},
+      {"cancelling_at", stamp(b.cancelling_at)},
+      {"cancelled_at", stamp(b.cancelled_at)},
+      {"request_counts", {{"total", b.total}, {"completed", b.completed}, {"failed", b.failed}}},
+      {"metadata", metadata}};
+}
+
+Response batches_api(ServerContext& ctx, const Request& req, const std::string& path, const std::string& target,
+                     bool ka) {
+  JobStore& js = need_jobs(ctx);
+  const unsigned v = req.version();
+  if (path == "/v1/batches") {
+    if (req.method() == bhttp::verb::post) return create(ctx, js, req, ka);
+    need_verb(req, bhttp::verb::get);
+    int64_t limit = 20;
+    if (const std::string l = query_param(target, "limit"); !l.empty()) {
+      try {
+        limit = std::stoll(l);
+      } catch (const std::exception&) {
+        limit = -1;
+      }
+      if (limit < 1 || limit > 100) throw bad_param("limit", "limit must be an integer in 1..100");
+    }
+    bool more = false;
+    ordered_json data = ordered_json::array();
+    for (const auto& b : js.batches(limit, query_param(target, "after"), &more)) data.push_back(batch_json(b));
+    ordered_json out{{"object", "list"}, {"data", data}};
+    out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
+    out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
+    out["has_more"] = more;
+    return json_response(200, out.dump(), v, ka);
+  }
+  std::string rest = path.substr(std::string("/v1/batches/").size());
+  const bool cancel = rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/cancel") == 0;
+  if (cancel) rest.resize(rest.size() - 7);
+  if (rest.empty() || rest.find('/') != std::string::npos)
+    throw ApiError(404, "no such endpoint: " + path, "", "not_found");
+  if (cancel) {
+    need_verb(req, bhttp::verb::post);
+    const BatchRec b = need_batch(js, rest);
+    if (js.transition(rest, {"validating", "in_progress"}, "cancelling")) {
+      if (ctx.batches) ctx.batches->wake();
+    } else if (b.status != "cancelling" && b.status != "cancelled") {
+      throw ApiError(409, "Cannot cancel a batch with status '" + b.status + "'.", "", "batch_not_cancellable");
+    }
+    return json_response(200, batch_json(need_batch(js, rest)).dump(), v, ka);
+  }
+  need_verb(req, bhttp::verb::get);
+  return json_response(200, batch_json(need_batch(js, rest)).dump(), v, ka);
+}
+
+}  // namespace exspec::http

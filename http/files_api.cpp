@@ -1,0 +1,111 @@
+#include "http/files_api.h"
+
+#include "http/api_error.h"
+#include "http/multipart.h"
+
+namespace exspec::http {
+namespace bhttp = boost::beast::http;
+using nlohmann::ordered_json;
+
+JobStore& need_jobs(ServerContext& ctx) {
+  if (!ctx.jobs)
+    throw ApiError(404,
+                   "the Files and Batches APIs need a data directory: start the server with --data-dir DIR "
+                   "(or set \"data_dir\" in the config file)",
+                   "", "not_found");
+  return *ctx.jobs;
+}
+
+void need_verb(const Request& req, bhttp::verb m) {
+  if (req.method() == m || (m == bhttp::verb::get && req.method() == bhttp::verb::head)) return;
+  throw ApiError(405, "method " + std::string(req.method_string()) + " is not allowed here; use " +
+                          std::string(bhttp::to_string(m)), "", "method_not_allowed");
+}
+
+ordered_json file_json(const FileRec& f) {
+  return ordered_json{{"id", f.id},           {"object", "file"},       {"bytes", f.bytes},
+                      {"created_at", f.created_at}, {"filename", f.filename}, {"purpose", f.purpose},
+                      {"status", "processed"}, {"expires_at", nullptr}, {"status_details", nullptr}};
+}
+
+namespace {
+
+FileRec need_file(JobStore& js, const std::string& id) {
+  auto f = js.file(id);
+  if (!f) throw ApiError(404, "No such File object: " + id, "id", "not_found");
+  return *f;
+}
+
+Response upload(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
+  const auto boundary = multipart_boundary(std::string(req[bhttp::field::content_type]));
+  if (!boundary)
+    throw ApiError(400, "POST /v1/files takes multipart/form-data with the fields 'file' and 'purpose'", "",
+                   "invalid_request");
+  std::vector<FormPart> parts;
+  try {
+    parts = parse_multipart(req.body(), *boundary);
+  } catch (const std::invalid_argument& e) {
+    throw ApiError(400, std::string("malformed multipart body: ") + e.what(), "", "invalid_request");
+  }
+  const FormPart* file = nullptr;
+  std::string purpose;
+  bool has_purpose = false;
+  for (const auto& p : parts) {
+    if (p.name == "file") file = &p;
+    if (p.name == "purpose") {
+      purpose = std::string(p.data);
+      has_purpose = true;
+    }
+  }
+  if (!has_purpose) throw ApiError(400, "missing required parameter: 'purpose'", "purpose", "missing_required_parameter");
+  if (purpose != "batch")
+    throw ApiError(400, "purpose '" + purpose + "' is not supported: exspec stores files for the Batch API only "
+                        "(purpose=batch)", "purpose", "unsupported_value");
+  if (!file) throw ApiError(400, "missing required parameter: 'file'", "file", "missing_required_parameter");
+  if (file->data.size() > ctx.cfg.limits.max_file_bytes)
+    throw ApiError(413, "the file is " + std::to_string(file->data.size()) + " bytes; the limit is " +
+                            std::to_string(ctx.cfg.limits.max_file_bytes) + " (limits.max_file_bytes)",
+                   "file", "file_too_large");
+  const std::string name = file->filename.empty() ? "upload.jsonl" : file->filename;
+  FileRec f = js.add_file(purpose, name, std::string(file->data));
+  return json_response(200, file_json(f).dump(), req.version(), ka);
+}
+
+}  // namespace
+
+Response files_api(ServerContext& ctx, const Request& req, const std::string& path, bool ka) {
+  JobStore& js = need_jobs(ctx);
+  const unsigned v = req.version();
+  if (path == "/v1/files") {
+    if (req.method() == bhttp::verb::post) return upload(ctx, js, req, ka);
+    need_verb(req, bhttp::verb::get);
+    ordered_json data = ordered_json::array();
+    for (const auto& f : js.files()) data.push_back(file_json(f));
+    ordered_json out{{"object", "list"}, {"data", data}, {"has_more", false}};
+    out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
+    out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
+    return json_response(200, out.dump(), v, ka);
+  }
+  std::string rest = path.substr(std::string("/v1/files/").size());
+  const bool content = rest.size() > 8 && rest.compare(rest.size() - 8, 8, "/content") == 0;
+  if (content) rest.resize(rest.size() - 8);
+  if (rest.empty() || rest.find('/') != std::string::npos)
+    throw ApiError(404, "no such endpoint: " + path, "", "not_found");
+  if (content) {
+    need_verb(req, bhttp::verb::get);
+    const FileRec f = need_file(js, rest);
+    Response res = json_response(200, js.read_content(f), v, ka);
+    res.set(bhttp::field::content_type, "application/octet-stream");
+    res.set(bhttp::field::content_disposition, "attachment; filename=\"" + f.filename + "\"");
+    return res;
+  }
+  if (req.method() == bhttp::verb::delete_) {
+    need_file(js, rest);
+    js.delete_file(rest);
+    return json_response(200, ordered_json{{"id", rest}, {"object", "file"}, {"deleted", true}}.dump(), v, ka);
+  }
+  need_verb(req, bhttp::verb::get);
+  return json_response(200, file_json(need_file(js, rest)).dump(), v, ka);
+}
+
+}  // namespace exspec::http
