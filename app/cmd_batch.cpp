@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "app/args.h"
+#include "app/engine_flags.h"
 #include "app/commands.h"
 #include "http/api_error.h"
 #include "http/batch_lines.h"
@@ -127,10 +128,9 @@ class LineOut : public http::GenerationOutput {
 }  // namespace
 
 int cmd_batch(int argc, char** argv, int first) {
-  Args a(argc, argv, first,
-         {"input", "output", "config", "model", "draft", "mode", "draft-tokens", "batch", "window", "dtype", "device",
-          "served-model-name", "chat-template", "cache-dir", "threads", "torch-threads", "max-queue", "in-flight"},
-         {"help", "no-overlap", "sort-by-length"});
+  std::set<std::string> flags = engine_flag_names();
+  flags.insert({"input", "output", "in-flight"});
+  Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
     std::cout << "exspec batch --input requests.jsonl --output results.jsonl [--config FILE] [--model DIR]\n"
                  "             [--draft DIR] [--mode M] [--draft-tokens K] [--batch B] [--window W] [--dtype T]\n"
@@ -144,24 +144,8 @@ int cmd_batch(int argc, char** argv, int first) {
     return 0;
   }
   http::ServerConfig c;
-  if (a.has("config")) http::load_config_file(a.get("config", ""), c);
   const std::string input = a.need("input"), output = a.need("output");
-  c.model = a.get("model", c.model);
-  c.draft = a.get("draft", c.draft);
-  c.mode = a.get("mode", c.mode);
-  c.draft_tokens = a.get_int("draft-tokens", c.draft_tokens);
-  c.batch = a.get_int("batch", c.batch);
-  c.window = a.get_int("window", c.window);
-  c.dtype = a.get("dtype", c.dtype);
-  c.device = a.get("device", c.device);
-  c.served_model_name = a.get("served-model-name", c.served_model_name);
-  c.chat_template = a.get("chat-template", c.chat_template);
-  c.cache_dir = a.get("cache-dir", c.cache_dir);
-  c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
-  c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
-  c.max_queue = static_cast<size_t>(a.get_int("max-queue", static_cast<int64_t>(c.max_queue)));
-  if (a.has("no-overlap")) c.overlap = false;
-  if (a.has("sort-by-length")) c.sort_by_length = true;
+  apply_engine_flags(a, c);
   if (c.model.empty()) {
     const std::string cache = c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir;
     if (!fs::exists(cache + "/demo/model.safetensors"))

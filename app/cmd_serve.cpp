@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/args.h"
+#include "app/engine_flags.h"
 #include "http/server.h"
 #include "model/make_model.h"
 
@@ -35,11 +36,9 @@ void ensure_demo_pair(const std::string& cache, std::string& model, std::string&
 }  // namespace
 
 int cmd_serve(int argc, char** argv, int first) {
-  Args a(argc, argv, first,
-         {"config", "model", "draft", "host", "port", "mode", "draft-tokens", "batch", "window", "dtype", "device",
-          "api-key", "served-model-name", "chat-template", "cache-dir", "data-dir", "threads", "torch-threads", "http-threads",
-          "max-queue", "max-body-bytes", "max-tokens", "min-group-fill", "max-wait"},
-         {"help", "no-overlap", "sort-by-length"});
+  std::set<std::string> flags = engine_flag_names();
+  flags.insert({"host", "port", "api-key", "data-dir", "http-threads", "max-body-bytes", "max-tokens"});
+  Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
     std::cout
         << "exspec serve [--config FILE] [--model DIR] [--draft DIR] [--host H] [--port P]\n"
@@ -58,30 +57,12 @@ int cmd_serve(int argc, char** argv, int first) {
     return 0;
   }
   http::ServerConfig c;
-  if (a.has("config")) http::load_config_file(a.get("config", ""), c);
-  c.model = a.get("model", c.model);
-  c.draft = a.get("draft", c.draft);
+  apply_engine_flags(a, c);
   c.host = a.get("host", c.host);
   c.port = static_cast<int>(a.get_int("port", c.port));
-  c.mode = a.get("mode", c.mode);
-  c.draft_tokens = a.get_int("draft-tokens", c.draft_tokens);
-  c.batch = a.get_int("batch", c.batch);
-  c.window = a.get_int("window", c.window);
-  if (a.has("min-group-fill")) c.min_group_fill = std::stod(a.get("min-group-fill", ""));
-  c.max_wait = a.get_int("max-wait", c.max_wait);
-  if (a.has("sort-by-length")) c.sort_by_length = true;
-  if (a.has("no-overlap")) c.overlap = false;
-  c.dtype = a.get("dtype", c.dtype);
-  c.device = a.get("device", c.device);
   c.api_key = a.get("api-key", c.api_key);
-  c.served_model_name = a.get("served-model-name", c.served_model_name);
-  c.chat_template = a.get("chat-template", c.chat_template);
-  c.cache_dir = a.get("cache-dir", c.cache_dir);
   c.data_dir = a.get("data-dir", c.data_dir);
-  c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
-  c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
   c.http_threads = static_cast<int>(a.get_int("http-threads", c.http_threads));
-  c.max_queue = static_cast<size_t>(a.get_int("max-queue", static_cast<int64_t>(c.max_queue)));
   c.limits.max_body_bytes =
       static_cast<size_t>(a.get_int("max-body-bytes", static_cast<int64_t>(c.limits.max_body_bytes)));
   c.limits.max_tokens = a.get_int("max-tokens", c.limits.max_tokens);

@@ -1,0 +1,39 @@
+#include "app/engine_flags.h"
+
+namespace exspec {
+
+const std::set<std::string>& engine_flag_names() {
+  static const std::set<std::string> names{"config", "model", "draft", "mode", "draft-tokens", "batch", "window",
+                                           "min-group-fill", "max-wait", "dtype", "device", "served-model-name",
+                                           "chat-template", "cache-dir", "threads", "torch-threads", "max-queue"};
+  return names;
+}
+
+const std::set<std::string>& engine_switch_names() {
+  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length"};
+  return names;
+}
+
+void apply_engine_flags(const Args& a, http::ServerConfig& c) {
+  if (a.has("config")) http::load_config_file(a.get("config", ""), c);
+  c.model = a.get("model", c.model);
+  c.draft = a.get("draft", c.draft);
+  c.mode = a.get("mode", c.mode);
+  c.draft_tokens = a.get_int("draft-tokens", c.draft_tokens);
+  c.batch = a.get_int("batch", c.batch);
+  c.window = a.get_int("window", c.window);
+  if (a.has("min-group-fill")) c.min_group_fill = std::stod(a.get("min-group-fill", ""));
+  c.max_wait = a.get_int("max-wait", c.max_wait);
+  if (a.has("sort-by-length")) c.sort_by_length = true;
+  if (a.has("no-overlap")) c.overlap = false;
+  c.dtype = a.get("dtype", c.dtype);
+  c.device = a.get("device", c.device);
+  c.served_model_name = a.get("served-model-name", c.served_model_name);
+  c.chat_template = a.get("chat-template", c.chat_template);
+  c.cache_dir = a.get("cache-dir", c.cache_dir);
+  c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
+  c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));
+  c.max_queue = static_cast<size_t>(a.get_int("max-queue", static_cast<int64_t>(c.max_queue)));
+}
+
+}  // namespace exspec
