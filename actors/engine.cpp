@@ -98,30 +98,74 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
-SubmitResult Engine::submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink) {
-  SubmitResult r;
-  if (impl_->closing) return {SubmitStatus::ShuttingDown, 0, "the server is shutting down"};
-  if (request.eos_ids.empty()) request.eos_ids = impl_->info.eos_ids;
+namespace {
+
+// Validates a request (filling in the model's EOS ids) and returns why it cannot be served.
+std::string invalid_reason(const Decoder& target, const ModelInfo& info, SeqRequest& request) {
+  if (request.eos_ids.empty()) request.eos_ids = info.eos_ids;
   try {
-    validate_request(*impl_->target, request);
+    validate_request(target, request);
   } catch (const std::invalid_argument& e) {
-    return {SubmitStatus::Invalid, 0, e.what()};
+    return e.what();
   }
-  // Admission control: fail fast beyond the queue bound instead of growing without limit.
-  size_t q = impl_->queued->load();
+  return "";
+}
+
+}  // namespace
+
+// Admission control: reserves n queue places or fails fast, instead of growing without limit.
+static bool reserve_queue(std::atomic<size_t>& queued, size_t n, size_t max_queue) {
+  size_t q = queued.load();
   do {
-    if (q >= impl_->options.max_queue)
-      return {SubmitStatus::Overloaded, 0,
-              "the engine's queue is full (" + std::to_string(impl_->options.max_queue) + " waiting sequences)"};
-  } while (!impl_->queued->compare_exchange_weak(q, q + 1));
+    if (q + n > max_queue) return false;
+  } while (!queued.compare_exchange_weak(q, q + n));
+  return true;
+}
+
+SubmitResult Engine::submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink) {
+  if (impl_->closing) return {SubmitStatus::ShuttingDown, 0, "the server is shutting down"};
+  std::string why = invalid_reason(*impl_->target, impl_->info, request);
+  if (!why.empty()) return {SubmitStatus::Invalid, 0, why};
+  if (!reserve_queue(*impl_->queued, 1, impl_->options.max_queue))
+    return {SubmitStatus::Overloaded, 0,
+            "the engine's queue is full (" + std::to_string(impl_->options.max_queue) + " waiting sequences)"};
   auto m = std::make_shared<SubmitMsg>();
   m->id = ++impl_->next_id;
   m->request = std::move(request);
   m->priority = priority;
   m->sink = std::move(sink);
-  r.id = m->id;
+  SubmitResult r{SubmitStatus::Ok, m->id, ""};
   caf::anon_send(impl_->route->pool_manager, submit_atom::value, std::move(m));
   return r;
+}
+
+std::vector<SubmitResult> Engine::submit_many(std::vector<SeqRequest> requests, int priority,
+                                              std::shared_ptr<TokenSink> sink) {
+  std::vector<SubmitResult> out(requests.size());
+  auto fail_all = [&](SubmitStatus status, const std::string& why) {
+    for (auto& r : out) r = {status, 0, why};
+    return out;
+  };
+  if (impl_->closing) return fail_all(SubmitStatus::ShuttingDown, "the server is shutting down");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string why = invalid_reason(*impl_->target, impl_->info, requests[i]);
+    if (!why.empty()) return fail_all(SubmitStatus::Invalid, "request " + std::to_string(i) + ": " + why);
+  }
+  if (!reserve_queue(*impl_->queued, requests.size(), impl_->options.max_queue))
+    return fail_all(SubmitStatus::Overloaded, "the engine's queue cannot take " + std::to_string(requests.size()) +
+                                                  " more sequences (max_queue " +
+                                                  std::to_string(impl_->options.max_queue) + ")");
+  auto ms = std::make_shared<std::vector<SubmitMsg>>(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SubmitMsg& m = (*ms)[i];
+    m.id = ++impl_->next_id;
+    m.request = std::move(requests[i]);
+    m.priority = priority;
+    m.sink = sink;
+    out[i] = {SubmitStatus::Ok, m.id, ""};
+  }
+  caf::anon_send(impl_->route->pool_manager, submit_many_atom::value, std::move(ms));
+  return out;
 }
 
 void Engine::cancel(SeqId id, FinishReason reason) {

@@ -70,6 +70,11 @@ class Engine {
   // Validates and queues. Empty eos_ids in the request means the model's own.
   // priority: higher first (1 = interactive, 0 = batch work).
   SubmitResult submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink);
+  // Submits many sequences in one message, so that the pool-manager sees them all before it
+  // forms a batch (fixed nonspec/eqspec batches are full from the first step). All or nothing:
+  // if any request is invalid or the queue cannot take them all, none is queued.
+  std::vector<SubmitResult> submit_many(std::vector<SeqRequest> requests, int priority,
+                                        std::shared_ptr<TokenSink> sink);
   // Ends a sequence at the next step boundary; its sink gets on_finish(None) (or `reason` when
   // given, e.g. Stop for a stop string the producer detected). Unknown or finished ids: no-op.
   void cancel(SeqId id, FinishReason reason = FinishReason::None);

@@ -31,11 +31,13 @@ using prefill_atom = caf::atom_constant<caf::atom("prefill")>;
 using prefilled_atom = caf::atom_constant<caf::atom("prefilled")>;
 using step_done_atom = caf::atom_constant<caf::atom("stepdone")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using submit_many_atom = caf::atom_constant<caf::atom("submitmany")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
 
 using pool_manager_actor = caf::typed_actor<
-    caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>, caf::reacts_to<cancel_atom, SeqId, int>,
+    caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>,
+    caf::reacts_to<submit_many_atom, std::shared_ptr<std::vector<SubmitMsg>>>, caf::reacts_to<cancel_atom, SeqId, int>,
     caf::reacts_to<prefilled_atom, JobPtr>, caf::reacts_to<step_done_atom, JobPtr>,
     caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
@@ -47,3 +49,4 @@ using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, ca
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::JobPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<exspec::SubmitMsg>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<std::vector<exspec::SubmitMsg>>)

@@ -103,6 +103,17 @@ JobPtr new_job(PoolManagerState& st, StepJob::Kind kind, std::vector<SeqId> ids)
   return job;
 }
 
+void admit(PoolManagerState& st, SubmitMsg& m) {
+  st.sinks[m.id] = m.sink;
+  st.pool.admit(std::move(m.request), m.priority, m.id);
+  ++st.submitted;
+  ++st.totals.sequences;
+  if (st.pool.at(m.id).status == SeqStatus::Finished) {  // max_tokens 0
+    st.settings.queued->fetch_sub(1);
+    notify_finish(st, m.id, FinishReason::Length);
+  }
+}
+
 void start_prefill(Self self, std::vector<SeqId> ids) {
   auto& st = self->state;
   if (ids.empty()) return;
@@ -277,17 +288,14 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
     }
     return {
         [=](submit_atom, std::shared_ptr<SubmitMsg> m) {
-          auto& st = self->state;
-          st.sinks[m->id] = m->sink;
-          st.pool.admit(std::move(m->request), m->priority, m->id);
-          ++st.submitted;
-          ++st.totals.sequences;
-          if (st.pool.at(m->id).status == SeqStatus::Finished) {  // max_tokens 0
-            st.settings.queued->fetch_sub(1);
-            notify_finish(st, m->id, FinishReason::Length);
-          }
+          admit(self->state, *m);
           schedule(self);
-          maybe_finish_shutdown(st);
+          maybe_finish_shutdown(self->state);
+        },
+        [=](submit_many_atom, std::shared_ptr<std::vector<SubmitMsg>> ms) {
+          for (auto& m : *ms) admit(self->state, m);
+          schedule(self);
+          maybe_finish_shutdown(self->state);
         },
         [=](cancel_atom, SeqId id, int reason) { on_cancel(self, id, static_cast<FinishReason>(reason)); },
         [=](prefilled_atom, JobPtr job) { on_prefilled(self, std::move(job)); },

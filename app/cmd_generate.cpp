@@ -87,9 +87,11 @@ int cmd_generate(int argc, char** argv, int first) {
     auto sink = std::make_shared<Collector>();
     std::vector<SeqId> ids;
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& p : prompts) {
-      SubmitResult r = engine->submit(SeqRequest{p, max_tokens, {}}, 0, sink);
-      if (r.status != SubmitStatus::Ok) throw std::invalid_argument("prompt " + std::to_string(ids.size()) + ": " + r.message);
+    std::vector<SeqRequest> reqs;
+    for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, {}});
+    // One message for all: fixed (nonspec/eqspec) batches are full from the first step.
+    for (const SubmitResult& r : engine->submit_many(std::move(reqs), 0, sink)) {
+      if (r.status != SubmitStatus::Ok) throw std::invalid_argument(r.message);
       ids.push_back(r.id);
     }
     sink->wait_for(ids.size(), std::chrono::hours(24 * 365));

@@ -118,8 +118,9 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
   auto pass = [&](size_t n, int64_t max_tokens, std::vector<SeqResult>* out) {
     auto sink = std::make_shared<Collector>();
     std::vector<SeqId> ids;
-    for (size_t i = 0; i < n; ++i) {
-      auto r = engine->submit(SeqRequest{(*s.prompts)[i], max_tokens, {}}, 0, sink);
+    std::vector<SeqRequest> reqs;
+    for (size_t i = 0; i < n; ++i) reqs.push_back(SeqRequest{(*s.prompts)[i], max_tokens, {}});
+    for (const SubmitResult& r : engine->submit_many(std::move(reqs), 0, sink)) {
       if (r.status != SubmitStatus::Ok) throw std::runtime_error(s.label() + ": " + r.message);
       ids.push_back(r.id);
     }

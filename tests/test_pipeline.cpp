@@ -165,6 +165,28 @@ CATCH_TEST_CASE("a burst beyond the queue bound fails fast; nothing is lost", "[
   CATCH_CHECK(late.status == SubmitStatus::ShuttingDown);
 }
 
+CATCH_TEST_CASE("submit_many hands the pool-manager every request at once: fixed batches start full", "[pipeline]") {
+  EngineOptions o = options(Mode::NonSpec, 4, 0, false);
+  auto engine = Engine::start(o);
+  auto sink = std::make_shared<Collector>();
+  std::vector<SeqRequest> reqs;
+  for (int i = 0; i < 8; ++i) reqs.push_back(SeqRequest{{3, 1, 4, static_cast<int64_t>(i)}, 10, {999}});
+  auto bad = reqs;
+  bad[5].prompt.clear();
+  auto refused = engine->submit_many(bad, 0, sink);
+  CATCH_CHECK(refused[0].status == SubmitStatus::Invalid);  // all or nothing
+  CATCH_CHECK_THAT(refused[0].message, Catch::Contains("request 5"));
+  auto res = engine->submit_many(reqs, 0, sink);
+  for (const auto& r : res) CATCH_CHECK(r.status == SubmitStatus::Ok);
+  CATCH_REQUIRE(sink->wait_for(8, 120s));
+  EngineStats st = engine->stats();
+  // Two full batches of 4, 10 steps each: no batch was started with the first arrival alone.
+  CATCH_CHECK(st.totals.steps == 20);
+  CATCH_CHECK(st.totals.row_verifications == 80);
+  CATCH_CHECK(st.submitted == 8);
+  engine->shutdown(true);
+}
+
 CATCH_TEST_CASE("stats read from other threads, then shutdown from this one: no hang", "[pipeline]") {
   auto engine = Engine::start(options(Mode::ExSpec, 2, 3, true));
   auto sink = std::make_shared<Collector>();
