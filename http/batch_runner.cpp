@@ -202,15 +202,8 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
       r.pending.pop_front();
       continue;
     }
-    GenerationEnv env;
-    env.engine = be.engine.get();
-    env.tokenizer = be.tokenizer ? &*be.tokenizer : nullptr;
-    env.metrics = &ctx_.metrics;
-    env.model_name = be.served_name;
-    env.model_eos = be.engine->info().eos_ids;
-    env.engine_stopping = &ctx_.engine_stopping;
-    env.post = [q = q_](std::function<void()> f) { q->push(std::move(f)); };
-    env.priority = 0;
+    // Batch work at priority 0: interactive requests (1) go first.
+    GenerationEnv env = generation_env(ctx_, be, [q = q_](std::function<void()> f) { q->push(std::move(f)); }, 0);
     auto out = std::make_shared<LineOut>(this, r.id, line.line_no, line.custom_id);
     auto gen = std::make_shared<Generation>(std::move(g), std::move(env), out, std::chrono::steady_clock::now());
     try {

@@ -142,15 +142,8 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       }
       const bool chat = path == "/v1/chat/completions";
       GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
-      GenerationEnv env;
-      env.engine = b.engine.get();
-      env.tokenizer = b.tokenizer ? &*b.tokenizer : nullptr;
-      env.metrics = &ctx.metrics;
-      env.model_name = b.served_name;
-      env.model_eos = b.engine->info().eos_ids;
-      env.engine_stopping = &ctx.engine_stopping;
-      env.post = std::move(post);
-      auto gen = std::make_shared<Generation>(std::move(g), std::move(env), std::move(out), received);
+      auto gen = std::make_shared<Generation>(std::move(g), generation_env(ctx, b, std::move(post), 1),
+                                              std::move(out), received);
       gen->start();
       r.generation = std::move(gen);
     } else if (path == "/v1/files" || path.rfind("/v1/files/", 0) == 0) {

@@ -10,6 +10,7 @@
 #include "actors/engine.h"
 #include "http/chat_template.h"
 #include "http/engine_keeper.h"
+#include "http/generation.h"
 #include "http/metrics.h"
 #include "http/openai_request.h"
 #include "http/server_config.h"
@@ -45,5 +46,21 @@ struct ServerContext {
   int64_t started_unix = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
 };
+
+// What a Generation needs from the server: the same for an endpoint request (priority 1) and a
+// batch line (priority 0); only where its events are posted differs.
+inline GenerationEnv generation_env(ServerContext& ctx, Backend& b,
+                                    std::function<void(std::function<void()>)> post, int priority) {
+  GenerationEnv env;
+  env.engine = b.engine.get();
+  env.tokenizer = b.tokenizer ? &*b.tokenizer : nullptr;
+  env.metrics = &ctx.metrics;
+  env.model_name = b.served_name;
+  env.model_eos = b.engine->info().eos_ids;
+  env.engine_stopping = &ctx.engine_stopping;
+  env.post = std::move(post);
+  env.priority = priority;
+  return env;
+}
 
 }  // namespace exspec::http
