@@ -84,8 +84,10 @@ Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
   b.created_at = JobStore::now();
   b.expires_at = b.created_at + 24 * 3600;
   js.add_batch(b);
+  // Answer with the batch as created (status validating), read before the runner may move it on.
+  const std::string created = batch_json(need_batch(js, b.id)).dump();
   if (ctx.batches) ctx.batches->wake();
-  return json_response(200, batch_json(need_batch(js, b.id)).dump(), req.version(), ka);
+  return json_response(200, created, req.version(), ka);
 }
 
 }  // namespace

@@ -96,8 +96,12 @@ TEST_CASE("a client that disconnects cancels its sequences") {
       if (stream) {  // wait for the first bytes, then hang up
         char c;
         REQUIRE(s.read_some(net::buffer(&c, 1)) == 1);
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      } else {  // hang up once the engine holds the sequence (a fixed sleep raced a loaded machine)
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (std::chrono::steady_clock::now() < until &&
+               metric(srv.port(), "exspec_active_sequences") + metric(srv.port(), "exspec_queue_depth") < 1)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        REQUIRE(metric(srv.port(), "exspec_active_sequences") + metric(srv.port(), "exspec_queue_depth") >= 1);
       }
       s.close();
     }
