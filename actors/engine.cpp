@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "actors/calibration.h"
 #include "actors/messages.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
@@ -52,9 +53,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   lo.dtype = parse_dtype(o.dtype);
   lo.device = parse_device(o.device);
   const auto& d = o.decoding;
-  if (d.batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
-  if (d.mode == Mode::ExSpec && d.window < d.batch_size) throw std::invalid_argument("window must be >= batch size");
-  if (d.mode != Mode::NonSpec && d.draft_tokens < 1) throw std::invalid_argument("draft_tokens must be >= 1");
+  validate(d);
   if (d.mode != Mode::NonSpec && o.draft_dir.empty())
     throw std::invalid_argument(std::string(mode_name(d.mode)) + " needs a draft model");
   impl->target = Decoder::load(o.model_dir, lo);
@@ -94,6 +93,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap;
   pm.queued = impl->queued;
   pm.board = impl->board;
+  pm.policy = d.mode == Mode::NonSpec ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get());
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/draft_length.h"
 #include "actors/engine_config.h"
 #include "actors/run_stats.h"
 #include "model/generation.h"
@@ -36,6 +37,8 @@ struct EngineOptions {
   int scheduler_threads = 2;   // CAF workers (pool-manager, realigner); drafter and verifier have their own
   int torch_threads = 1;       // intra-op (OpenMP)
   int blas_threads = 0;        // OpenBLAS (0 = all cores)
+  // Replaces the draft-length policy built from `decoding` (tests drive K sequences with it).
+  std::shared_ptr<DraftLengthPolicy> policy;
 };
 
 enum class SubmitStatus { Ok, Invalid, Overloaded, ShuttingDown };
@@ -51,6 +54,7 @@ struct EngineStats {
   size_t queued = 0;     // waiting for the window
   size_t active = 0;     // in the window
   size_t submitted = 0, finished = 0, cancelled = 0;
+  SpeculationEstimates speculation;  // the draft-length policy's view (adaptive = false: fixed K)
 };
 
 struct ModelInfo {

@@ -20,4 +20,37 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+void parse_draft_tokens(const std::string& v, EngineConfig& c) {
+  if (v == "auto") {
+    c.adaptive_k = true;
+    return;
+  }
+  size_t used = 0;
+  int64_t k = -1;
+  try {
+    k = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || k < 1)
+    throw std::invalid_argument("draft_tokens must be \"auto\" or a number >= 1, not \"" + v + "\"");
+  c.adaptive_k = false;
+  c.draft_tokens = k;
+}
+
+std::string draft_tokens_name(const EngineConfig& c) {
+  if (c.mode == Mode::NonSpec) return "0";
+  return c.adaptive_k ? "auto" : std::to_string(c.draft_tokens);
+}
+
+void validate(const EngineConfig& c) {
+  if (c.batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
+  if (c.mode == Mode::ExSpec && c.window < c.batch_size) throw std::invalid_argument("window must be >= batch size");
+  if (c.mode == Mode::NonSpec) return;
+  if (!c.adaptive_k && (c.draft_tokens < 1 || c.draft_tokens > 32))
+    throw std::invalid_argument("draft_tokens must be between 1 and 32");
+  if (c.adaptive_k && (c.min_draft_tokens < 0 || c.max_draft_tokens < c.min_draft_tokens || c.max_draft_tokens > 32))
+    throw std::invalid_argument("draft_tokens bounds must satisfy 0 <= min_draft_tokens <= max_draft_tokens <= 32");
+}
+
 }  // namespace exspec

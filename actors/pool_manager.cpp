@@ -76,6 +76,7 @@ void publish(PoolManagerState& st) {
   s.submitted = st.submitted;
   s.finished = st.finished;
   s.cancelled = st.cancelled;
+  if (st.settings.policy) s.speculation = st.settings.policy->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
   st.settings.board->stats = s;
 }
@@ -97,10 +98,33 @@ JobPtr new_job(PoolManagerState& st, StepJob::Kind kind, std::vector<SeqId> ids)
   job->kind = kind;
   job->serial = ++st.serial;
   job->ids = std::move(ids);
-  job->k = st.settings.decoding.mode == Mode::NonSpec ? 0 : st.settings.decoding.draft_tokens;
   for (SeqId id : job->ids) st.busy.insert(id);
   ++st.jobs;
   return job;
+}
+
+// What a verified row tells: its acceptance, and how far its draft now lags (mirrors commit()).
+void learn_from_row(DraftLengthPolicy& policy, Sequence& s, int64_t k, int64_t accepted) {
+  s.acceptance.observe(k, accepted, DraftLengthPolicy::kRowDecay);
+  if (k > 0) policy.observe_row(k, accepted);
+  s.draft_lag = k == 0 ? s.draft_lag + 1 : (accepted == k ? 1 : 0);
+}
+
+// K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed).
+void choose_k(PoolManagerState& st, StepJob& job) {
+  job.k = 0;
+  const auto& policy = st.settings.policy;
+  if (!policy) return;
+  std::vector<RowOutlook> rows;
+  int64_t context = 0, lag = 0;
+  for (SeqId id : job.ids) {
+    const Sequence& s = st.pool.at(id);
+    rows.push_back(policy->outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
+    context = std::max(context, s.length());
+    lag = std::max(lag, s.draft_lag);
+  }
+  job.k = policy->choose(rows, context).k;
+  job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, context, lag};
 }
 
 void admit(PoolManagerState& st, SubmitMsg& m) {
@@ -123,7 +147,7 @@ void start_prefill(Self self, std::vector<SeqId> ids) {
     job->prefixes.emplace_back(p.begin(), p.end() - 1);
   }
   st.prefilling = true;
-  if (job->k > 0) self->send(st.route->drafter, prefill_atom::value, job);
+  if (st.settings.decoding.mode != Mode::NonSpec) self->send(st.route->drafter, prefill_atom::value, job);
   else self->send(st.route->verifier, prefill_atom::value, job);
 }
 
@@ -155,6 +179,7 @@ void schedule(Self self) {
     if (ready.empty()) return;
     BatchChoice choice = st.former->form(ready, st.step);
     JobPtr job = new_job(st, StepJob::Kind::Step, std::move(choice.ids));
+    choose_k(st, *job);
     for (SeqId id : job->ids) job->inputs.push_back(st.pool.at(id).tensors);
     self->send(st.route->realigner, assemble_atom::value, job);
   }
@@ -190,6 +215,7 @@ void on_prefilled(Self self, JobPtr job) {
     // The fixed batch lives on as one job until all its rows finish.
     JobPtr step = new_job(st, StepJob::Kind::Step, live);
     step->persistent = true;
+    choose_k(st, *step);
     step->inputs = std::move(states);
     for (SeqId id : live) st.pool.at(id).tensors.reset();
     self->send(st.route->realigner, assemble_atom::value, step);
@@ -209,6 +235,8 @@ void on_step_done(Self self, JobPtr job) {
     st.totals.reused_steps += job->reused;
     st.totals.row_verifications += static_cast<int64_t>(job->ids.size());
     st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
+    st.totals.count_k(job->k);
+    if (st.settings.policy) st.settings.policy->observe_step(job->shape, job->draft_s, job->verify_s, job->align_s);
   }
   std::vector<SeqId> still;
   std::vector<int64_t> drop;
@@ -224,6 +252,7 @@ void on_step_done(Self self, JobPtr job) {
     }
     st.totals.accepted += job->accepted[b];
     Sequence& s = st.pool.at(id);
+    if (st.settings.policy) learn_from_row(*st.settings.policy, s, job->k, job->accepted[b]);
     const size_t before = s.generated.size();
     const size_t n = st.pool.write_back(id, job->committed[b].data(), job->committed[b].size());
     st.totals.committed += static_cast<int64_t>(n);
@@ -252,6 +281,7 @@ void on_step_done(Self self, JobPtr job) {
     job->drop_rows = std::move(drop);
     job->committed.clear();
     job->draft_s = job->verify_s = job->align_s = 0;
+    choose_k(st, *job);
     self->send(st.route->realigner, assemble_atom::value, job);
   } else {
     --st.jobs;

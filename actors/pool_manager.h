@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "actors/draft_length.h"
 #include "actors/messages.h"
 
 namespace exspec {
@@ -26,6 +27,8 @@ struct PoolManagerSettings {
   // Shared with the engine front: sequences admitted but not yet in the window (queue bound).
   std::shared_ptr<std::atomic<size_t>> queued;
   std::shared_ptr<StatsBoard> board;
+  // Chooses K per step (null in nonspec mode). Used by the pool-manager alone.
+  std::shared_ptr<DraftLengthPolicy> policy;
 };
 
 pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,

@@ -4,6 +4,18 @@
 
 namespace exspec {
 
+double RunStats::mean_k() const {
+  int64_t n = 0, sum = 0;
+  for (size_t k = 0; k < k_steps.size(); ++k) n += k_steps[k], sum += static_cast<int64_t>(k) * k_steps[k];
+  return n ? static_cast<double>(sum) / n : 0;
+}
+
+void RunStats::count_k(int64_t k) {
+  if (k < 0) return;
+  if (k_steps.size() <= static_cast<size_t>(k)) k_steps.resize(k + 1, 0);
+  ++k_steps[k];
+}
+
 std::string RunStats::to_json() const {
   nlohmann::ordered_json j{{"sequences", sequences},
                            {"output_tokens", committed},
@@ -23,7 +35,9 @@ std::string RunStats::to_json() const {
                            {"accepted", accepted},
                            {"grouped_steps", grouped_steps},
                            {"reused_steps", reused_steps},
-                           {"row_verifications", row_verifications}};
+                           {"row_verifications", row_verifications},
+                           {"mean_draft_tokens", mean_k()},
+                           {"k_steps", k_steps}};
   return j.dump(2);
 }
 
@@ -41,6 +55,8 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.accepted = a.accepted - b.accepted;
   d.committed = a.committed - b.committed;
   d.sequences = a.sequences - b.sequences;
+  d.k_steps = a.k_steps;
+  for (size_t k = 0; k < b.k_steps.size() && k < d.k_steps.size(); ++k) d.k_steps[k] -= b.k_steps[k];
   return d;
 }
 

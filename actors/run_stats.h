@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace exspec {
 
@@ -15,6 +16,7 @@ struct RunStats {
   int64_t accepted = 0;            // draft tokens accepted
   int64_t committed = 0;           // tokens appended to sequences (after stop trimming)
   int64_t sequences = 0;
+  std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
 
   double tokens_per_s() const { return wall_s > 0 ? committed / wall_s : 0; }
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0; }
@@ -27,6 +29,8 @@ struct RunStats {
     const double t = draft_s + verify_s + align_s;
     return t > 0 ? align_s / t : 0;
   }
+  double mean_k() const;
+  void count_k(int64_t k);
   std::string to_json() const;
 };
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/acceptance.h"
 #include "model/generation.h"
 
 namespace exspec {
@@ -25,6 +26,8 @@ struct Sequence {
   FinishReason finish = FinishReason::None;
   std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
   int64_t last_step = -1;               // the step that last advanced it (fairness)
+  AcceptanceEstimate acceptance;        // of its drafts (adaptive K)
+  int64_t draft_lag = 0;                // tokens the draft has not seen yet (SeqTensors::draft_lag)
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
 };
 

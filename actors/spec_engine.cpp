@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "actors/batch_former.h"
+#include "actors/calibration.h"
 #include "actors/sequence_pool.h"
 #include "actors/window.h"
 #include "model/decoder.h"
@@ -25,20 +26,28 @@ bool all_equal(const at::Tensor& v) { return v.numel() == 0 || v.min().item<int6
 
 SpecEngine::SpecEngine(std::shared_ptr<const Decoder> target, std::shared_ptr<const Decoder> draft, EngineConfig c)
     : target_(std::move(target)), draft_(std::move(draft)), config_(c) {
+  validate(config_);
   if (config_.mode == Mode::NonSpec) {
-    config_.draft_tokens = 0;
     draft_.reset();
   } else {
     if (!draft_) throw std::invalid_argument(std::string(mode_name(config_.mode)) + " needs a draft model");
-    if (config_.draft_tokens < 1) throw std::invalid_argument("draft_tokens must be >= 1 in speculative modes");
     if (draft_->config().vocab_size != target_->config().vocab_size)
       throw std::invalid_argument("draft and target vocabularies differ (" +
                                   std::to_string(draft_->config().vocab_size) + " vs " +
                                   std::to_string(target_->config().vocab_size) + ")");
   }
-  if (config_.batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
-  if (config_.mode == Mode::ExSpec && config_.window < config_.batch_size)
-    throw std::invalid_argument("window must be >= batch_size");
+  policy_ = make_policy(config_, *target_, draft_.get());
+}
+
+int64_t SpecEngine::choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, StepShape& shape) {
+  const int64_t k = policy_ ? policy_->choose(rows, context).k : 0;
+  shape = StepShape{static_cast<int64_t>(rows.size()), k, context, lag};
+  stats_.count_k(k);
+  return k;
+}
+
+void SpecEngine::learn(const StepShape& shape, double draft_s, double verify_s, double align_s) {
+  if (policy_) policy_->observe_step(shape, draft_s, verify_s, align_s);
 }
 
 std::vector<SeqResult> SpecEngine::run(const std::vector<SeqRequest>& requests) {
@@ -56,7 +65,7 @@ std::vector<SeqResult> SpecEngine::run(const std::vector<SeqRequest>& requests) 
 // nonspec and eqspec: fixed batches of B in request order; after every verification the batch
 // is realigned (EqSpec, Algorithm 2) and finished rows leave it.
 void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
-  const int64_t K = config_.draft_tokens, reserve = K + 2;
+  const int64_t reserve = (policy_ ? std::max(config_.draft_tokens, config_.max_draft_tokens) : 0) + 2;
   for (size_t start = 0; start < requests.size(); start += static_cast<size_t>(config_.batch_size)) {
     std::vector<size_t> rows;
     std::vector<std::vector<int64_t>> prompts;
@@ -77,15 +86,30 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
     for (const auto& s : seqs) ptrs.push_back(&s);
     SpecBatch batch = assemble(ptrs, reserve);
     stats_.align_s += since(t);
+    std::vector<AcceptanceEstimate> acceptance(rows.size());
+    std::vector<int64_t> lag(rows.size(), 0);
 
     while (!rows.empty()) {
       stats_.grouped_steps += all_equal(batch.lengths);
+      std::vector<RowOutlook> outlook;
+      int64_t context = 0, max_lag = 0;
+      for (size_t b = 0; b < rows.size(); ++b) {
+        const int64_t done = static_cast<int64_t>(out[rows[b]].tokens.size());
+        if (policy_) outlook.push_back(policy_->outlook(acceptance[b], requests[rows[b]].max_tokens - done));
+        else outlook.push_back(RowOutlook{});
+        context = std::max(context, static_cast<int64_t>(requests[rows[b]].prompt.size()) + done);
+        max_lag = std::max(max_lag, lag[b]);
+      }
+      StepShape shape;
+      const int64_t K = choose_k(outlook, context, max_lag, shape);
       t = Clock::now();
       at::Tensor drafts = draft_ ? draft_tokens(*draft_, batch, K) : at::empty({batch.batch(), 0}, at::kLong);
-      stats_.draft_s += since(t);
+      const double draft_s = since(t);
       t = Clock::now();
       VerifyResult v = verify(*target_, batch, drafts);
-      stats_.verify_s += since(t);
+      const double verify_s = since(t);
+      stats_.draft_s += draft_s;
+      stats_.verify_s += verify_s;
       commit(batch, v, drafts);
       ++stats_.steps;
       stats_.row_verifications += batch.batch();
@@ -103,19 +127,28 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
           ++stats_.committed;
         }
         if (r.finish == FinishReason::None) keep.push_back(b);
+        if (policy_) policy_->observe_row(K, acc[b]);
+        acceptance[b].observe(K, acc[b], DraftLengthPolicy::kRowDecay);
+        lag[b] = K == 0 ? lag[b] + 1 : (acc[b] == K ? 1 : 0);
       }
       t = Clock::now();
       if (keep.size() != rows.size()) {
         std::vector<size_t> still;
-        for (int64_t b : keep) still.push_back(rows[b]);
+        std::vector<AcceptanceEstimate> still_acc;
+        std::vector<int64_t> still_lag;
+        for (int64_t b : keep) still.push_back(rows[b]), still_acc.push_back(acceptance[b]), still_lag.push_back(lag[b]);
         rows = std::move(still);
+        acceptance = std::move(still_acc);
+        lag = std::move(still_lag);
         if (!rows.empty()) select_rows(batch, at::tensor(keep, at::kLong), reserve);
       }
       if (!rows.empty()) {
         realign(batch.target, reserve);
         realign(batch.draft, reserve);
       }
-      stats_.align_s += since(t);
+      const double align_s = since(t);
+      stats_.align_s += align_s;
+      learn(shape, draft_s, verify_s, align_s);
     }
   }
 }
@@ -123,7 +156,7 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
 // exspec: SequencePool + window + same-length groups (Algorithm 3). Rows return to the pool
 // after every step; batches are re-formed from whichever sequences line up.
 void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
-  const int64_t K = config_.draft_tokens, reserve = K + 2;
+  const int64_t reserve = std::max(config_.draft_tokens, config_.max_draft_tokens) + 2;
   SequencePool pool;
   std::vector<SeqId> ids;
   for (const auto& r : requests) ids.push_back(pool.admit(r));
@@ -155,17 +188,29 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     for (SeqId id : choice.ids) ptrs.push_back(pool.at(id).tensors.get());
     bool reused = false;
     SpecBatch batch = assemble(ptrs, reserve, &reused);
-    stats_.align_s += since(t);
+    double align_s = since(t);
     stats_.grouped_steps += all_equal(batch.lengths);
     stats_.reused_steps += reused;
 
-    // Phases 2 and 3: draft, verify.
+    // Phases 2 and 3: choose K, draft, verify.
+    std::vector<RowOutlook> outlook;
+    int64_t context = 0, max_lag = 0;
+    for (SeqId id : choice.ids) {
+      const Sequence& s = pool.at(id);
+      outlook.push_back(policy_->outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
+      context = std::max(context, s.length());
+      max_lag = std::max(max_lag, s.draft_lag);
+    }
+    StepShape shape;
+    const int64_t K = choose_k(outlook, context, max_lag, shape);
     t = Clock::now();
     at::Tensor drafts = draft_tokens(*draft_, batch, K);
-    stats_.draft_s += since(t);
+    const double draft_s = since(t);
     t = Clock::now();
     VerifyResult v = verify(*target_, batch, drafts);
-    stats_.verify_s += since(t);
+    const double verify_s = since(t);
+    stats_.draft_s += draft_s;
+    stats_.verify_s += verify_s;
     commit(batch, v, drafts);
     ++stats_.steps;
     stats_.row_verifications += batch.batch();
@@ -184,10 +229,15 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       stats_.committed += static_cast<int64_t>(pool.write_back(id, toks[b].data_ptr<int64_t>(), acc[b] + 1));
       Sequence& s = pool.at(id);
       s.last_step = step;
+      policy_->observe_row(K, acc[b]);
+      s.acceptance.observe(K, acc[b], DraftLengthPolicy::kRowDecay);
+      s.draft_lag = K == 0 ? s.draft_lag + 1 : (acc[b] == K ? 1 : 0);
       if (s.status == SeqStatus::Finished) window.remove(id);
       else *s.tensors = std::move(rows[b]);
     }
-    stats_.align_s += since(t);
+    align_s += since(t);
+    stats_.align_s += align_s;
+    learn(shape, draft_s, verify_s, align_s);
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     const Sequence& s = pool.at(ids[i]);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/cost_model.h"
 #include "actors/sequence_pool.h"
 #include "model/spec_batch.h"
 #include "model/speculative.h"
@@ -30,6 +31,7 @@ struct StepJob {
   std::vector<int64_t> drop_rows;
   SpecBatch batch;
   int64_t k = 0;
+  StepShape shape;  // what the draft-length policy predicted the cost of
   at::Tensor drafts;
   VerifyResult verified;
 

@@ -133,7 +133,7 @@ int cmd_batch(int argc, char** argv, int first) {
   Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
     std::cout << "exspec batch --input requests.jsonl --output results.jsonl [--config FILE] [--model DIR]\n"
-                 "             [--draft DIR] [--mode M] [--draft-tokens K] [--batch B] [--window W] [--dtype T]\n"
+                 "             [--draft DIR] [--mode M] [--draft-tokens auto|K] [--batch B] [--window W] [--dtype T]\n"
                  "             [--device D] [--in-flight N] [--threads N] [--torch-threads N]\n"
                  "The OpenAI Batch API's JSONL formats, offline: each input line {custom_id, method: \"POST\",\n"
                  "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"

@@ -18,13 +18,13 @@ namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"model", "draft", "mode", "draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
+         {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
          {"help", "sort-by-length", "oracle", "no-overlap"});
   if (a.has("help")) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec]\n"
-           "                [--draft-tokens K] [--batch B] [--window W] [--sort-by-length]\n"
+           "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--sort-by-length]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
@@ -57,7 +57,9 @@ int cmd_generate(int argc, char** argv, int first) {
   eo.max_queue = prompts.size() + 1;
   EngineConfig& ec = eo.decoding;
   ec.mode = parse_mode(a.get("mode", a.has("draft") ? "exspec" : "nonspec"));
-  ec.draft_tokens = a.get_int("draft-tokens", ec.draft_tokens);
+  if (a.has("draft-tokens")) parse_draft_tokens(a.get("draft-tokens", ""), ec);
+  ec.min_draft_tokens = a.get_int("min-draft-tokens", ec.min_draft_tokens);
+  ec.max_draft_tokens = a.get_int("max-draft-tokens", ec.max_draft_tokens);
   ec.batch_size = a.get_int("batch", 1);
   ec.window = a.get_int("window", std::max<int64_t>(2 * ec.batch_size, 1));
   ec.sort_by_length = a.has("sort-by-length");
@@ -116,7 +118,7 @@ int cmd_generate(int argc, char** argv, int first) {
     nlohmann::ordered_json s = nlohmann::ordered_json::parse(stats.to_json());
     nlohmann::ordered_json head{{"mode", mode_name(ec.mode)},
                                 {"batch_size", ec.batch_size},
-                                {"draft_tokens", ec.mode == Mode::NonSpec ? 0 : ec.draft_tokens},
+                                {"draft_tokens", draft_tokens_name(ec)},
                                 {"window", ec.window},
                                 {"dtype", eo.dtype},
                                 {"sort_by_length", ec.sort_by_length},

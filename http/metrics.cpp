@@ -64,7 +64,7 @@ void Metrics::client_disconnected() {
 }
 
 std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& mode,
-                            int64_t draft_tokens, int64_t inflight) const {
+                            const std::string& draft_tokens, int64_t inflight) const {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -97,7 +97,7 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
     sample(out, "exspec_model_info", 1,
            "model=\"" + info->model_dir + "\",draft=\"" + info->draft_dir + "\",architecture=\"" + info->architecture +
                "\",dtype=\"" + info->dtype + "\",device=\"" + info->device + "\",mode=\"" + mode +
-               "\",draft_tokens=\"" + std::to_string(draft_tokens) + "\"");
+               "\",draft_tokens=\"" + draft_tokens + "\"");
   }
   metric(out, "exspec_queue_depth", "gauge", "Sequences waiting for the window.", static_cast<double>(e->queued));
   metric(out, "exspec_active_sequences", "gauge", "Sequences in the window.", static_cast<double>(e->active));
@@ -127,6 +127,29 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   metric(out, "exspec_draft_seconds_total", "counter", "Draft forward seconds.", t.draft_s);
   metric(out, "exspec_verify_seconds_total", "counter", "Verification forward seconds.", t.verify_s);
   metric(out, "exspec_prefill_seconds_total", "counter", "Prefill seconds.", t.prefill_s);
+  if (!t.k_steps.empty()) {
+    head(out, "exspec_draft_length_steps_total", "counter", "Steps by draft length K (K = 0: a plain target step).");
+    for (size_t k = 0; k < t.k_steps.size(); ++k)
+      sample(out, "exspec_draft_length_steps_total", static_cast<double>(t.k_steps[k]), "k=\"" + std::to_string(k) + "\"");
+  }
+  const SpeculationEstimates& s = e->speculation;
+  if (s.adaptive) {
+    metric(out, "exspec_adaptive_acceptance_estimate", "gauge",
+           "Adaptive K: running estimate of the per-draft acceptance probability.", s.acceptance);
+    metric(out, "exspec_adaptive_last_draft_tokens", "gauge", "Adaptive K: the K of the last step chosen.",
+           static_cast<double>(s.last_k));
+    metric(out, "exspec_adaptive_predicted_step_seconds", "gauge", "Adaptive K: predicted cost of the last step chosen.",
+           s.last_predicted_s);
+    metric(out, "exspec_adaptive_expected_tokens", "gauge", "Adaptive K: expected committed tokens of the last step chosen.",
+           s.last_expected_tokens);
+    head(out, "exspec_adaptive_cost_coefficient_seconds", "gauge",
+         "Adaptive K: the step cost model's coefficients (actors/cost_model.h), seconds per unit of each term.");
+    for (const auto& [name, value] : s.coefficients) {
+      const auto dot = name.find('.');
+      sample(out, "exspec_adaptive_cost_coefficient_seconds", value,
+             "phase=\"" + name.substr(0, dot) + "\",term=\"" + name.substr(dot + 1) + "\"");
+    }
+  }
   return out;
 }
 

@@ -34,7 +34,7 @@ class Metrics {
   void client_disconnected();
 
   // Prometheus text format 0.0.4. `engine` may be null (still loading).
-  std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& mode, int64_t draft_tokens,
+  std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& mode, const std::string& draft_tokens,
                      int64_t inflight) const;
 
  private:

@@ -55,7 +55,7 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
   const ModelInfo& i = b.engine->info();
   const EngineOptions& o = b.engine->options();
   ordered_json settings{{"mode", b.mode},
-                        {"draft_tokens", b.draft_tokens},
+                        {"draft_tokens", b.draft_tokens == "auto" ? ordered_json("auto") : ordered_json(std::stoll(b.draft_tokens))},
                         {"batch", o.decoding.batch_size},
                         {"window", o.decoding.window},
                         {"dtype", i.dtype},
@@ -113,7 +113,7 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       EngineStats st;
       if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
       r.response = json_response(200, ctx.metrics.render(b ? &st : nullptr, b ? &b->engine->info() : nullptr,
-                                                         b ? b->mode : "", b ? b->draft_tokens : 0, ctx.inflight.load()),
+                                                         b ? b->mode : "", b ? b->draft_tokens : std::string(), ctx.inflight.load()),
                                  v, ka);
       r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {

@@ -40,7 +40,7 @@ std::unique_ptr<Backend> load_backend(const ServerConfig& cfg) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
   b->mode = mode_name(eo.decoding.mode);
-  b->draft_tokens = eo.decoding.mode == Mode::NonSpec ? 0 : eo.decoding.draft_tokens;
+  b->draft_tokens = draft_tokens_name(eo.decoding);
   ModelFacts& f = b->facts;
   f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
   f.chat = b->chat ? &*b->chat : nullptr;

@@ -76,10 +76,17 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   if (j.contains("engine")) {
     const json& e = j["engine"];
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
-    r.known(e, "engine.", {"mode", "draft_tokens", "batch", "window", "min_group_fill", "max_wait", "sort_by_length",
-                           "overlap", "max_queue"});
+    r.known(e, "engine.", {"mode", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
+                           "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue"});
     r.get(e, "mode", "engine.mode", c.mode);
-    r.get(e, "draft_tokens", "engine.draft_tokens", c.draft_tokens);
+    if (e.contains("draft_tokens")) {
+      const json& k = e["draft_tokens"];
+      if (k.is_number_integer()) c.draft_tokens = std::to_string(k.get<int64_t>());
+      else if (k.is_string()) c.draft_tokens = k.get<std::string>();
+      else throw std::invalid_argument(r.where("engine.draft_tokens") + " must be \"auto\" or an integer");
+    }
+    r.get(e, "min_draft_tokens", "engine.min_draft_tokens", c.min_draft_tokens);
+    r.get(e, "max_draft_tokens", "engine.max_draft_tokens", c.max_draft_tokens);
     r.get(e, "batch", "engine.batch", c.batch);
     r.get(e, "window", "engine.window", c.window);
     r.get(e, "min_group_fill", "engine.min_group_fill", c.min_group_fill);
@@ -133,7 +140,9 @@ EngineOptions engine_options(const ServerConfig& c) {
   EngineConfig& d = o.decoding;
   d.mode = parse_mode(c.mode.empty() ? (c.draft.empty() ? "nonspec" : "exspec") : c.mode);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;
-  d.draft_tokens = c.draft_tokens;
+  parse_draft_tokens(c.draft_tokens, d);
+  d.min_draft_tokens = c.min_draft_tokens;
+  d.max_draft_tokens = c.max_draft_tokens;
   d.batch_size = c.batch;
   d.window = c.window > 0 ? c.window : 2 * c.batch;
   d.min_group_fill = c.min_group_fill;

@@ -35,7 +35,9 @@ struct ServerConfig {
   std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
   std::string dtype = "float32", device = "cpu";
   std::string mode;                  // empty: exspec with a draft, nonspec without
-  int64_t draft_tokens = 3, batch = 8, window = 0;  // window 0: 2 * batch
+  std::string draft_tokens = "auto";  // "auto" (adaptive K) or a number
+  int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
+  int64_t batch = 8, window = 0;  // window 0: 2 * batch
   double min_group_fill = 0.5;
   int64_t max_wait = 8;
   bool sort_by_length = false, overlap = true;

@@ -27,7 +27,7 @@ struct Backend {
   std::optional<ChatTemplate> chat;
   ModelFacts facts;  // points into tokenizer / chat
   std::string served_name, mode;
-  int64_t draft_tokens = 0;
+  std::string draft_tokens = "0";  // "auto" or K
 };
 
 enum class ServerState { Loading, Ready, Draining, Failed };

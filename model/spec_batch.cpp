@@ -13,6 +13,13 @@ namespace {
 
 at::Tensor cpu_longs(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong); }
 
+// Drops the leading columns that no row uses.
+at::Tensor trim_lag(const at::Tensor& lag) {
+  if (lag.size(1) == 0) return lag;
+  const int64_t used = lag.ge(0).sum(1).max().item<int64_t>();
+  return lag.narrow(1, lag.size(1) - used, used).contiguous();
+}
+
 }  // namespace
 
 std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
@@ -89,18 +96,22 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
   SpecBatch b;
   const at::Device dev = device_of(*seqs[0]);
   std::vector<const SeqCache*> t, d;
-  std::vector<int64_t> pending, extra, lengths;
-  for (const SeqTensors* s : seqs) {
+  std::vector<int64_t> pending, lengths;
+  size_t lag = 0;
+  for (const SeqTensors* s : seqs) lag = std::max(lag, s->draft_lag.size());
+  std::vector<int64_t> lags(seqs.size() * lag, -1);  // right-aligned rows
+  for (size_t r = 0; r < seqs.size(); ++r) {
+    const SeqTensors* s = seqs[r];
     t.push_back(&s->target);
     d.push_back(&s->draft);
     pending.push_back(s->pending);
-    extra.push_back(s->draft_extra);
     lengths.push_back(s->length);
+    std::copy(s->draft_lag.begin(), s->draft_lag.end(), lags.begin() + ((r + 1) * lag - s->draft_lag.size()));
   }
   b.target = stack(t, reserve, dev);
-  if (!seqs[0]->draft.empty()) b.draft = stack(d, reserve + 1, dev);
+  if (!seqs[0]->draft.empty()) b.draft = stack(d, reserve + 1 + static_cast<int64_t>(lag), dev);
   b.pending = cpu_longs(pending);
-  b.draft_extra = cpu_longs(extra);
+  b.draft_lag = cpu_longs(lags).view({static_cast<int64_t>(seqs.size()), static_cast<int64_t>(lag)});
   b.lengths = cpu_longs(lengths);
   return b;
 }
@@ -135,7 +146,7 @@ void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve) {
     realign(*s, reserve);
   }
   b.pending = b.pending.index_select(0, r);
-  b.draft_extra = b.draft_extra.index_select(0, r);
+  b.draft_lag = trim_lag(b.draft_lag.index_select(0, r));
   b.lengths = b.lengths.index_select(0, r);
 }
 
@@ -166,7 +177,9 @@ SeqTensors row_state(const SpecBatch& b, int64_t row) {
   }
   s.length = b.lengths[row].item<int64_t>();
   s.pending = b.pending[row].item<int64_t>();
-  s.draft_extra = b.draft_extra[row].item<int64_t>();
+  at::Tensor lag = b.draft_lag[row];
+  lag = lag.masked_select(lag.ge(0)).contiguous();
+  s.draft_lag.assign(lag.data_ptr<int64_t>(), lag.data_ptr<int64_t>() + lag.numel());
   return s;
 }
 

@@ -3,8 +3,10 @@
 // and both models' KV caches.
 //
 // Invariant (DESIGN.md): each model's cache covers every token of a sequence except the last
-// one, the pending token, which is fed at the next forward. The draft may lag one more token
-// (`draft_extra`): when all K drafts were accepted, d_K was never fed to the draft.
+// one, the pending token, which is fed at the next forward. The draft may lag further behind
+// (`draft_lag`): when all K drafts were accepted, d_K was never fed to the draft, and a step
+// with K = 0 (a plain target step) feeds nothing to the draft. The next drafting step feeds the
+// lag first, in the same forward.
 // Position ids are content positions derived from the per-row token count, never from padding.
 #pragma once
 #include <ATen/core/Tensor.h>
@@ -37,7 +39,7 @@ struct SeqTensors {
   SeqCache target, draft;
   int64_t length = 0;        // tokens so far (prompt + generated)
   int64_t pending = -1;      // the last token, in neither cache
-  int64_t draft_extra = -1;  // the token before `pending` when the draft cache lacks it, else -1
+  std::vector<int64_t> draft_lag;  // the tokens before `pending` the draft cache lacks, in order
   // The batch this state was cut from (row `parked_row`): when the next batch is exactly those
   // rows in that order, it is reused as is, with no copy (see assemble()).
   std::shared_ptr<const SpecBatch> parked;
@@ -47,7 +49,7 @@ struct SeqTensors {
 struct SpecBatch {
   CacheState target, draft;  // draft is empty in nonspec mode
   at::Tensor pending;        // [B] int64
-  at::Tensor draft_extra;    // [B] int64, -1 = none
+  at::Tensor draft_lag;      // [B, L] int64 draft_lag rows, right-aligned, -1 = none (L may be 0)
   at::Tensor lengths;        // [B] int64 tokens per row; the target cache holds lengths - 1 content
   int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }
 };

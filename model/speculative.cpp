@@ -18,20 +18,13 @@ at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
   const int64_t B = b.batch();
   if (k < 1) return at::empty({B, 0}, at::kLong);
   if (b.draft.cache.empty()) throw std::logic_error("draft_tokens: the batch has no draft cache");
-  at::Tensor has_extra = b.draft_extra.ge(0);
-  const bool any_extra = has_extra.any().item<bool>();
-  at::Tensor ids, pos, cols;
-  if (any_extra) {
-    // Rows whose draft lags d_K feed [d_K, pending]; the others feed [pad, pending] with the
-    // pad masked out: a hole that realignment removes later.
-    ids = at::stack({b.draft_extra.clamp_min(0), b.pending}, 1);
-    pos = at::stack({(b.lengths - 2).clamp_min(0), b.lengths - 1}, 1);
-    cols = at::stack({has_extra.to(at::kLong), at::ones({B}, at::kLong)}, 1);
-  } else {
-    ids = b.pending.view({B, 1});
-    pos = (b.lengths - 1).view({B, 1});
-    cols = at::ones({B, 1}, at::kLong);
-  }
+  // The first forward feeds each row's lag, then pending: [lag..., pending], right-aligned.
+  // Rows with a shorter lag get masked pad columns: holes that realignment removes later.
+  const int64_t L = b.draft_lag.size(1);
+  at::Tensor ids = at::cat({b.draft_lag.clamp_min(0), b.pending.view({B, 1})}, 1);               // [B, L+1]
+  at::Tensor pos = (b.lengths - 1).view({B, 1}) + at::arange(-L, 1, at::kLong).view({1, L + 1});
+  pos = pos.clamp_min(0);
+  at::Tensor cols = at::cat({b.draft_lag.ge(0).to(at::kLong), at::ones({B, 1}, at::kLong)}, 1);
   std::vector<at::Tensor> drafts;
   for (int64_t j = 0; j < k; ++j) {
     append_mask(b.draft, cols);
@@ -81,8 +74,11 @@ void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
   }
 
   // Draft: its last K positions hold [pending, d_1..d_{K-1}]; keep pending + d_1..d_min(a, K-1).
-  // With all K accepted, d_K was never fed: it becomes the draft's lagging token.
-  if (K > 0 && !b.draft.cache.empty()) {
+  // With all K accepted, d_K was never fed: it becomes the draft's lag. With K = 0 nothing was
+  // fed: pending joins the lag.
+  if (K == 0 && !b.draft.cache.empty()) {
+    b.draft_lag = at::cat({b.draft_lag, b.pending.view({B, 1})}, 1);
+  } else if (K > 0 && !b.draft.cache.empty()) {
     at::Tensor keep_n = at::minimum(a + 1, at::full({B}, K, at::kLong));
     const int64_t S = b.draft.mask.size(1);
     if (keep_n.min().item<int64_t>() == keep_n.max().item<int64_t>()) {
@@ -93,7 +89,10 @@ void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
       at::Tensor keep = at::arange(K, at::kLong).view({1, K}).lt(keep_n.view({B, 1})).to(at::kLong);
       b.draft.mask = at::cat({b.draft.mask.narrow(1, 0, S - K), keep.to(b.draft.mask.device())}, 1);
     }
-    b.draft_extra = at::where(a.eq(K), drafts.select(1, K - 1).to(at::kLong), at::full({B}, -1, at::kLong));
+    at::Tensor all = a.eq(K);
+    b.draft_lag = all.any().item<bool>()
+                      ? at::where(all, drafts.select(1, K - 1).to(at::kLong), at::full({B}, -1, at::kLong)).view({B, 1})
+                      : at::empty({B, 0}, at::kLong);
   }
   b.pending = v.bonus.clone();
   b.lengths = b.lengths + a + 1;

@@ -10,7 +10,7 @@ namespace exspec {
 
 class Decoder;
 
-// Feeds the pending token (and the draft's lagging token, if any) and K-1 drafts to the draft
+// Feeds the draft's lag (if any), the pending token and K-1 drafts to the draft
 // model; returns the K greedy drafts [B, K] (CPU int64). Appends to b.draft.
 at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k);
 

@@ -11,6 +11,7 @@
 #include "actors/engine.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "tests/random_draft_length.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -34,7 +35,9 @@ EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap) {
   o.dtype = "float64";
   o.decoding.mode = mode;
   o.decoding.batch_size = B;
-  o.decoding.draft_tokens = K;
+  o.decoding.draft_tokens = std::max<int64_t>(K, 1);
+  o.decoding.adaptive_k = K < 0;  // -1: auto; -2: random K per step (set o.policy)
+  if (K == -2 && mode != Mode::NonSpec) o.policy = std::make_shared<test::RandomDraftLength>(B * 13 + 1, 4);
   o.decoding.window = 2 * B;
   o.overlap = overlap;
   o.blas_threads = 1;
@@ -80,7 +83,8 @@ CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's toke
 
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, true}, Case{Mode::ExSpec, 4, 3, true},
-                 Case{Mode::ExSpec, 8, 5, false}, Case{Mode::EqSpec, 8, 1, false}}) {
+                 Case{Mode::ExSpec, 8, 5, false}, Case{Mode::EqSpec, 8, 1, false}, Case{Mode::ExSpec, 4, -1, true},
+                 Case{Mode::ExSpec, 4, -2, true}, Case{Mode::EqSpec, 3, -2, false}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
     auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap));
     auto sink = std::make_shared<Collector>();
@@ -111,7 +115,8 @@ CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's toke
     CATCH_CHECK(st.finished == reqs.size());
     CATCH_CHECK(st.queued == 0);
     CATCH_CHECK(st.active == 0);
-    if (c.mode != Mode::NonSpec) CATCH_CHECK(st.totals.drafted > 0);
+    if (c.mode != Mode::NonSpec && c.K != -1) CATCH_CHECK(st.totals.drafted > 0);
+    if (c.K == -2) CATCH_CHECK(st.totals.k_steps.at(0) > 0);  // plain target steps happened
     engine->shutdown(true);
   }
 }

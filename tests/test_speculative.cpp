@@ -9,6 +9,7 @@
 #include "model/greedy.h"
 #include "model/spec_batch.h"
 #include "model/speculative.h"
+#include "tests/random_draft_length.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -97,34 +98,53 @@ CATCH_TEST_CASE("after ragged verification both caches hold every token but the 
   for (auto& s : seqs) ptrs.push_back(&s);
   SpecBatch b = assemble(ptrs, 5);
   std::vector<std::vector<int64_t>> tokens = prompts;
-  bool saw_ragged = false, saw_full = false;
-  for (int step = 0; step < 6; ++step) {
-    const int64_t K = 1 + step % 3;
+  std::vector<int64_t> lag(prompts.size(), 0);  // tokens before pending the draft has not seen
+  bool saw_ragged = false, saw_full = false, saw_deep_lag = false;
+  // K = 0 steps (plain target steps, as adaptive K chooses) let the draft fall behind by several
+  // tokens; the next drafting step must catch up in its first forward.
+  const int64_t ks[] = {1, 2, 3, 1, 2, 3, 0, 0, 2, 1, 0, 0, 0, 3};
+  for (int step = 0; step < 14; ++step) {
+    const int64_t K = ks[step];
     at::Tensor drafts = draft_tokens(*draft, b, K);
     VerifyResult v = verify(*target, b, drafts);
     commit(b, v, drafts);
     saw_ragged |= v.accepted.min().item<int64_t>() != v.accepted.max().item<int64_t>();
-    saw_full |= v.accepted.eq(K).any().item<bool>();
-    for (size_t i = 0; i < tokens.size(); ++i)
+    saw_full |= K > 0 && v.accepted.eq(K).any().item<bool>();
+    for (size_t i = 0; i < tokens.size(); ++i) {
       for (int64_t j = 0; j <= v.accepted[i].item<int64_t>(); ++j) tokens[i].push_back(v.tokens[i][j].item<int64_t>());
+      // All K drafts accepted: d_K was never fed to the draft. K = 0: nothing was.
+      lag[i] = K == 0 ? lag[i] + 1 : (v.accepted[i].item<int64_t>() == K ? 1 : 0);
+      saw_deep_lag |= lag[i] > 1;
+    }
     realign(b.target, 5);
     realign(b.draft, 5);
+    if (step == 5) {  // a round trip through per-sequence states (what the SequencePool holds)
+      std::vector<SeqTensors> rows = split_rows(b);
+      std::vector<const SeqTensors*> back;
+      for (auto& r : rows) {
+        r.parked.reset();  // force a real repad instead of reusing the batch
+        back.push_back(&r);
+      }
+      b = assemble(back, 5);
+    }
     std::vector<std::vector<int64_t>> tcached, dcached;
+    const int64_t L = b.draft_lag.size(1);
     for (size_t i = 0; i < tokens.size(); ++i) {
       CATCH_CHECK(b.lengths[i].item<int64_t>() == static_cast<int64_t>(tokens[i].size()));
       CATCH_CHECK(b.pending[i].item<int64_t>() == tokens[i].back());
       tcached.emplace_back(tokens[i].begin(), tokens[i].end() - 1);
-      // The draft lags one more token exactly when the row accepted all K drafts (d_K unfed).
-      const bool lag = b.draft_extra[i].item<int64_t>() >= 0;
-      CATCH_CHECK(lag == (v.accepted[i].item<int64_t>() == K));
-      if (lag) CATCH_CHECK(b.draft_extra[i].item<int64_t>() == tokens[i][tokens[i].size() - 2]);
-      dcached.emplace_back(tokens[i].begin(), tokens[i].end() - (lag ? 2 : 1));
+      const int64_t n = b.draft_lag[i].ge(0).sum().item<int64_t>();
+      CATCH_CHECK(n == lag[i]);
+      for (int64_t j = 0; j < n && j <= L; ++j)  // right-aligned, in order
+        CATCH_CHECK(b.draft_lag[i][L - 1 - j].item<int64_t>() == tokens[i][tokens[i].size() - 2 - j]);
+      dcached.emplace_back(tokens[i].begin(), tokens[i].end() - 1 - lag[i]);
     }
     check_cache(*target, b.target, tcached);
     check_cache(*draft, b.draft, dcached);
   }
-  CATCH_CHECK(saw_ragged);  // the test really exercised unpad-append-repad
-  CATCH_CHECK(saw_full);    // and the lagging draft cache
+  CATCH_CHECK(saw_ragged);    // the test really exercised unpad-append-repad
+  CATCH_CHECK(saw_full);      // and the lagging draft cache
+  CATCH_CHECK(saw_deep_lag);  // and catching up more than one token
 }
 
 CATCH_TEST_CASE("the bonus token is the target's, not the draft's", "[verify]") {
@@ -176,21 +196,28 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in float64 (the oracle
   for (const auto& d : drafts) {
     for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
       for (int64_t B : {1, 2, 3, 8, 16}) {
-        for (int64_t K : {1, 3, 5}) {
+        // K: fixed 1, 3, 5; -1 = auto (the calibrated policy); -2 = random K per step, 0 included.
+        for (int64_t K : {1, 3, 5, -1, -2}) {
           if (mode == Mode::NonSpec && (K != 1 || d.model != target)) continue;
           EngineConfig c;
           c.mode = mode;
           c.batch_size = B;
-          c.draft_tokens = K;
+          c.draft_tokens = std::max<int64_t>(K, 1);
+          c.adaptive_k = K < 0;
           c.window = B + (B % 3) * 2;  // W >= B, sometimes W == B
           SpecEngine engine(target, d.model, c);
+          if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));
           auto got = engine.run(reqs);
           CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K);
           for (size_t i = 0; i < reqs.size(); ++i) {
             CATCH_CHECK(got[i].tokens == want[i].tokens);
             CATCH_CHECK(got[i].finish == want[i].finish);
           }
-          if (mode != Mode::NonSpec) {
+          if (K == -2 && mode != Mode::NonSpec) {  // the random policy really mixed K = 0 and K > 0
+            CATCH_CHECK(engine.stats().k_steps.size() > 1);
+            CATCH_CHECK(engine.stats().k_steps.at(0) > 0);
+          }
+          if (mode != Mode::NonSpec && K > 0) {  // the ranges describe each draft at a fixed K
             CATCH_CHECK(engine.stats().acceptance_rate() >= d.min_acc);
             CATCH_CHECK(engine.stats().acceptance_rate() <= d.max_acc);
           }

@@ -1,0 +1,41 @@
+#include "actors/calibration.h"
+
+#include <algorithm>
+
+#include "actors/cost_model.h"
+#include "model/calibrate.h"
+#include "model/decoder.h"
+
+namespace exspec {
+
+void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k) {
+  const int64_t max_pos = std::max<int64_t>(16, target.config().max_position_embeddings);
+  const int64_t long_ctx = std::min<int64_t>(256, max_pos / 2), short_ctx = std::min<int64_t>(32, long_ctx / 2);
+  const int64_t rows_hi = std::max<int64_t>(1, max_rows), tokens_hi = std::max<int64_t>(2, max_k + 1);
+  for (int64_t rows : {int64_t{1}, std::max<int64_t>(1, rows_hi / 4), rows_hi}) {
+    for (int64_t ctx : {short_ctx, long_ctx}) {
+      for (int64_t tokens : {int64_t{1}, tokens_hi}) {
+        costs.observe_target_forward(rows, tokens, ctx, time_forward(target, rows, tokens, ctx));
+        costs.observe_draft_forward(rows, tokens, ctx, time_forward(draft, rows, tokens, ctx));
+      }
+      // Both models' caches are copied by a repad and gathered by a realignment.
+      costs.observe_copy(rows, ctx, time_repad(target, rows, ctx) + time_repad(draft, rows, ctx));
+      costs.observe_gather(rows, ctx, time_realign(target, rows, ctx) + time_realign(draft, rows, ctx));
+    }
+    if (rows_hi == 1) break;
+  }
+}
+
+std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft) {
+  if (c.mode == Mode::NonSpec || !draft) return nullptr;
+  DraftLengthSettings s;
+  s.adaptive = c.adaptive_k;
+  s.fixed_k = c.draft_tokens;
+  s.k_min = c.min_draft_tokens;
+  s.k_max = c.max_draft_tokens;
+  auto p = std::make_shared<DraftLengthPolicy>(s);
+  if (s.adaptive) calibrate(p->costs(), target, *draft, c.batch_size, s.k_max);
+  return p;
+}
+
+}  // namespace exspec

@@ -1,0 +1,20 @@
+// Seeds the step cost model before the first request: a few forwards and copies at the corners
+// of the shapes the engine will run (1 and B rows, 1 and K_max+1 tokens, short and long
+// context). About a second on the demo pair on 2 cores; the online fit takes over from there.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "actors/draft_length.h"
+#include "actors/engine_config.h"
+
+namespace exspec {
+
+class Decoder;
+
+void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k);
+
+// The engine's draft-length policy (calibrated when adaptive); null in nonspec mode.
+std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft);
+
+}  // namespace exspec

@@ -1,0 +1,77 @@
+#include "model/calibrate.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+
+#include "model/decoder.h"
+#include "model/spec_batch.h"
+
+namespace exspec {
+namespace {
+
+double fastest(int reps, const std::function<at::Tensor()>& op) {
+  op().sum().item<double>();  // warm-up: first-touch allocation, kernel selection
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    const auto t = std::chrono::steady_clock::now();
+    op().sum().item<double>();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+  }
+  return best;
+}
+
+// A cache of `context` zero positions (finite values: the timing must not hit NaN paths).
+KVCache filled_cache(const Decoder& m, int64_t rows, int64_t context, int64_t spare) {
+  KVCache c = m.new_cache(rows, context + spare);
+  c.reserve(context);
+  for (int64_t l = 0; l < c.num_layers(); ++l) {
+    const at::Tensor k = c.keys(l);
+    at::Tensor z = at::zeros({rows, k.size(1), context, k.size(3)}, k.options());
+    c.append(l, z, z);
+  }
+  c.advance(context);
+  return c;
+}
+
+}  // namespace
+
+double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps) {
+  const at::Device dev = m.device();
+  at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
+  at::Tensor pos = (context + at::arange(tokens, at::kLong)).view({1, tokens}).expand({rows, tokens}).contiguous();
+  at::Tensor mask = at::ones({rows, context + tokens}, at::kLong).to(dev);
+  KVCache base = filled_cache(m, rows, context, tokens);
+  return fastest(reps, [&] {
+    KVCache c = base;
+    c.truncate(context);  // shares the buffers: each run appends over the same spare positions
+    return m.forward(ids, pos, mask, c, tokens);
+  });
+}
+
+double time_repad(const Decoder& m, int64_t rows, int64_t context, int reps) {
+  std::vector<KVCache> seqs;
+  for (int64_t r = 0; r < rows; ++r) seqs.push_back(filled_cache(m, 1, context - r % 8, 0));
+  std::vector<const KVCache*> ptrs;
+  for (const auto& s : seqs) ptrs.push_back(&s);
+  return fastest(reps, [&] { return KVCache::stack_right_aligned(ptrs, 4).keys(0).narrow(2, 0, 1); });
+}
+
+double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps) {
+  CacheState s;
+  s.cache = filled_cache(m, rows, context, 0);
+  // Every other row rejected its last two positions: the holes of a ragged verification.
+  at::Tensor mask = at::ones({rows, context}, at::kLong);
+  mask.index_put_({at::indexing::Slice(0, at::indexing::None, 2), at::indexing::Slice(context - 2, context)}, 0);
+  s.mask = mask.to(m.device());
+  return fastest(reps, [&] {
+    CacheState c = s;
+    realign(c, 4);
+    return c.cache.keys(0).narrow(2, 0, 1);
+  });
+}
+
+}  // namespace exspec

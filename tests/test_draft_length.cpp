@@ -1,0 +1,156 @@
+// Adaptive draft length on its own: the cost model's fit, the acceptance math and the choice
+// of K. Plain C++: the timings here are synthetic, so every expectation is exact.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "actors/draft_length.h"
+
+using namespace exspec;
+
+namespace {
+
+// A machine where a forward costs `base` seconds plus `per_token` per token fed (weights-bound
+// at small batches, compute-bound at large ones), and drafting is `draft_share` of that.
+void teach(StepCostModel& m, double base, double per_token, double draft_share) {
+  for (int64_t rows : {1, 4, 16, 32})
+    for (int64_t tokens : {1, 3, 9})
+      for (int64_t ctx : {32, 256}) {
+        m.observe_target_forward(rows, tokens, ctx, base + per_token * rows * tokens);
+        m.observe_draft_forward(rows, tokens, ctx, draft_share * (base + per_token * rows * tokens));
+      }
+  m.observe_copy(8, 64, 0.0005);
+  m.observe_copy(32, 256, 0.002);
+  m.observe_gather(32, 256, 0.001);
+}
+
+std::vector<RowOutlook> rows(int n, double alpha, int64_t remaining = 100) {
+  return std::vector<RowOutlook>(n, RowOutlook{alpha, remaining});
+}
+
+double rate(const DraftLengthPolicy& p, const std::vector<RowOutlook>& r, int64_t k) {
+  double tokens = 0;
+  for (const auto& x : r) tokens += DraftLengthPolicy::expected_tokens(x.acceptance, k, x.remaining);
+  return tokens / p.costs().predict(StepShape{static_cast<int64_t>(r.size()), k, 64, 0});
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("the online fit recovers a linear cost and never goes negative", "[policy][cost]") {
+  OnlineFit f({"a", "b", "c"}, 1.0, 1e-12);
+  for (int i = 0; i < 50; ++i) {
+    const double x1 = i % 7, x2 = (i * 3) % 11;
+    f.observe({1, x1, x2}, 0.010 + 0.002 * x1 + 0.0005 * x2);
+  }
+  CATCH_CHECK(f.coefficients()[0] == Approx(0.010).epsilon(1e-6));
+  CATCH_CHECK(f.coefficients()[1] == Approx(0.002).epsilon(1e-6));
+  CATCH_CHECK(f.coefficients()[2] == Approx(0.0005).epsilon(1e-6));
+
+  // Data that an unconstrained fit would explain with a negative slope: clamped, refitted.
+  OnlineFit g({"a", "b"}, 1.0, 1e-12);
+  for (int i = 0; i < 20; ++i) g.observe({1, static_cast<double>(i)}, 0.05 - 0.001 * i);
+  CATCH_CHECK(g.coefficients()[1] == 0.0);
+  CATCH_CHECK(g.coefficients()[0] > 0.0);
+  CATCH_CHECK(g.predict({1, 100}) > 0.0);
+}
+
+CATCH_TEST_CASE("the fit forgets: it follows a machine that got slower", "[policy][cost]") {
+  OnlineFit f({"a"}, 0.9, 1e-12);
+  for (int i = 0; i < 50; ++i) f.observe({1}, 0.010);
+  for (int i = 0; i < 100; ++i) f.observe({1}, 0.030);
+  CATCH_CHECK(f.predict({1}) == Approx(0.030).epsilon(1e-3));
+}
+
+CATCH_TEST_CASE("expected committed tokens per row: the geometric series, capped by what remains", "[policy][accept]") {
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(0.0, 5, 100) == 1.0);
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(1.0, 5, 100) == 6.0);
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(0.5, 3, 100) == Approx(1.875));
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(0.9, 0, 100) == 1.0);  // K = 0: the target's token
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(1.0, 8, 3) == 3.0);    // 2 drafts + bonus finish it
+  CATCH_CHECK(DraftLengthPolicy::expected_tokens(1.0, 8, 1) == 1.0);
+}
+
+CATCH_TEST_CASE("acceptance evidence: successes over trials up to the first rejection", "[policy][accept]") {
+  AcceptanceEstimate a;
+  a.observe(3, 3, 1.0);  // all accepted: 3 trials, 3 successes
+  a.observe(3, 1, 1.0);  // one accepted, then a rejection: 2 trials
+  a.observe(0, 0, 1.0);  // a plain step tells nothing
+  CATCH_CHECK(a.trials == 5.0);
+  CATCH_CHECK(a.accepted == 4.0);
+  CATCH_CHECK(a.rate(0.5, 0) == Approx(0.8));
+  CATCH_CHECK(a.rate(0.5, 5) == Approx(0.65));  // shrunk towards the prior
+  AcceptanceEstimate none;
+  CATCH_CHECK(none.rate(0.3, 4) == Approx(0.3));
+}
+
+CATCH_TEST_CASE("auto picks the K with the best predicted rate, within its bounds", "[policy][choose]") {
+  // Weights-bound machine (fixed cost dominates), cheap draft: speculation pays at batch 1.
+  DraftLengthPolicy p(DraftLengthSettings{});
+  teach(p.costs(), 0.010, 0.00002, 0.1);
+  auto one_good = rows(1, 0.8);
+  const int64_t k = p.choose(one_good, 64).k;
+  CATCH_CHECK(k >= 3);
+  for (int64_t j = 0; j <= 8; ++j) CATCH_CHECK(rate(p, one_good, k) >= rate(p, one_good, j) * 0.995);
+  // The same machine, drafts that are never accepted: plain target steps.
+  CATCH_CHECK(p.choose(rows(1, 0.02), 64).k == 0);
+
+  // Compute-bound at batch 32 (every token costs, the fixed part is small): no speculation.
+  DraftLengthPolicy q(DraftLengthSettings{});
+  teach(q.costs(), 0.001, 0.0005, 0.2);
+  CATCH_CHECK(q.choose(rows(32, 0.6), 64).k == 0);
+
+  // Bounds are honoured even where the optimum lies outside them.
+  DraftLengthSettings lo;
+  lo.k_min = 2;
+  DraftLengthPolicy r(lo);
+  teach(r.costs(), 0.001, 0.0005, 0.2);
+  CATCH_CHECK(r.choose(rows(32, 0.6), 64).k == 2);
+  DraftLengthSettings hi;
+  hi.k_max = 1;
+  DraftLengthPolicy s(hi);
+  teach(s.costs(), 0.010, 0.00002, 0.1);
+  CATCH_CHECK(s.choose(one_good, 64).k == 1);
+}
+
+CATCH_TEST_CASE("rows about to finish do not earn long drafts", "[policy][choose]") {
+  DraftLengthPolicy p(DraftLengthSettings{});
+  teach(p.costs(), 0.010, 0.00002, 0.1);
+  CATCH_CHECK(p.choose(rows(1, 0.95, 100), 64).k > 2);
+  CATCH_CHECK(p.choose(rows(1, 0.95, 2), 64).k <= 1);  // one more token at most from drafts
+  CATCH_CHECK(p.choose(rows(1, 0.95, 1), 64).k == 0);  // only the bonus token is left
+}
+
+CATCH_TEST_CASE("a long run of plain steps is interrupted by a probe that drafts", "[policy][choose]") {
+  DraftLengthSettings cfg;
+  cfg.probe_every = 5;
+  DraftLengthPolicy p(cfg);
+  teach(p.costs(), 0.010, 0.00002, 0.1);
+  std::vector<int64_t> ks;
+  for (int i = 0; i < 10; ++i) ks.push_back(p.choose(rows(4, 0.0), 64).k);
+  CATCH_CHECK(ks == std::vector<int64_t>{0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+}
+
+CATCH_TEST_CASE("fixed K ignores the model; an untrained auto starts at its configured K", "[policy][choose]") {
+  DraftLengthSettings fixed;
+  fixed.adaptive = false;
+  fixed.fixed_k = 5;
+  DraftLengthPolicy p(fixed);
+  teach(p.costs(), 0.001, 0.0005, 0.2);
+  CATCH_CHECK(p.choose(rows(32, 0.0), 64).k == 5);
+  DraftLengthPolicy cold(DraftLengthSettings{});
+  CATCH_CHECK(cold.choose(rows(8, 0.5), 64).k == 3);
+  CATCH_CHECK_THROWS(DraftLengthPolicy(DraftLengthSettings{true, 3, 4, 2, 16}));
+}
+
+CATCH_TEST_CASE("the engine-wide acceptance estimate follows what rows report", "[policy][accept]") {
+  DraftLengthPolicy p(DraftLengthSettings{});
+  CATCH_CHECK(p.acceptance() == Approx(0.5));  // the prior
+  for (int i = 0; i < 200; ++i) p.observe_row(4, 0);
+  CATCH_CHECK(p.acceptance() < 0.05);
+  // A fresh row starts at the engine-wide rate; its own evidence moves it.
+  AcceptanceEstimate row;
+  CATCH_CHECK(p.outlook(row, 10).acceptance == Approx(p.acceptance()));
+  row.observe(4, 4, 1.0);
+  row.observe(4, 4, 1.0);
+  CATCH_CHECK(p.outlook(row, 10).acceptance > 0.6);
+}
