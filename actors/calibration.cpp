@@ -26,13 +26,15 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft
   }
 }
 
-std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft) {
+std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
+                                               bool pipelined) {
   if (c.mode == Mode::NonSpec || !draft) return nullptr;
   DraftLengthSettings s;
   s.adaptive = c.adaptive_k;
   s.fixed_k = c.draft_tokens;
   s.k_min = c.min_draft_tokens;
   s.k_max = c.max_draft_tokens;
+  s.pipelined = pipelined;
   auto p = std::make_shared<DraftLengthPolicy>(s);
   if (s.adaptive) calibrate(p->costs(), target, *draft, c.batch_size, s.k_max);
   return p;

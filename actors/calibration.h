@@ -15,6 +15,8 @@ class Decoder;
 void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k);
 
 // The engine's draft-length policy (calibrated when adaptive); null in nonspec mode.
-std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft);
+// pipelined: two batches in flight (the actor pipeline with overlap on).
+std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
+                                               bool pipelined);
 
 }  // namespace exspec

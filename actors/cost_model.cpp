@@ -7,19 +7,20 @@
 namespace exspec {
 namespace {
 
-// Forgetting per observation: the last few hundred steps dominate, so the model follows load
-// changes (other processes, longer contexts) without forgetting calibration in a short run.
-constexpr double kForgetting = 0.995;
+// Forgetting per observation: the last fifty or so steps dominate, so the model follows the
+// pipeline's real costs (contention, other processes, longer contexts) soon after start-up.
+constexpr double kForgetting = 0.98;
 constexpr double kRidge = 1e-9;
-// A calibration point stands for this many steps.
-constexpr double kCalibrationWeight = 8;
+// A calibration point stands for this many steps. Calibration measures each operation alone,
+// while steps run next to each other in the pipeline: a couple of dozen real steps outweigh it.
+constexpr double kCalibrationWeight = 0.5;
 
 // Feature scales keep the normal equations well conditioned: each column is O(1) at typical shapes.
 constexpr double kTok = 1.0 / 64, kTokCtx = 1.0 / 16384, kCtx = 1.0 / 4096;
 
 std::vector<double> verify_x(int64_t B, int64_t tokens, int64_t S) {
   const double bt = static_cast<double>(B * tokens);
-  return {1.0, static_cast<double>(B) / 8, bt * kTok, bt * S * kTokCtx};
+  return {1.0, static_cast<double>(B) / 8, bt * kTok, bt * S * kTokCtx, tokens > 1 ? static_cast<double>(B) / 8 : 0.0};
 }
 std::vector<double> draft_x(int64_t forwards, int64_t B, int64_t tokens, int64_t S) {
   const double bt = static_cast<double>(B * tokens);
@@ -111,13 +112,13 @@ double OnlineFit::predict(const std::vector<double>& x) const {
 
 StepCostModel::StepCostModel()
     : draft_({"forward", "token", "token_context"}, kForgetting, kRidge),
-      verify_({"forward", "row", "token", "token_context"}, kForgetting, kRidge),
+      verify_({"forward", "row", "token", "token_context", "row_multi_token"}, kForgetting, kRidge),
       align_({"step", "row", "row_context", "row_context_ragged"}, kForgetting, kRidge) {}
 
 namespace {
 std::vector<double> align_x(const StepShape& s) {
   const double bs = static_cast<double>(s.rows * s.context) * kCtx;
-  return {1.0, static_cast<double>(s.rows) / 8, bs, s.k > 0 ? bs : 0.0};
+  return {1.0, static_cast<double>(s.rows) / 8, s.reused ? 0.0 : bs, s.k > 0 ? bs : 0.0};
 }
 }  // namespace
 

@@ -2,12 +2,18 @@
 // its shape, learned online from the timings every step records (and seeded by a calibration
 // at start-up, actors/calibration.h).
 //
+// The timings are what the phases cost in the running pipeline, where the drafter's and the
+// verifier's forwards share the cores: observed steps soon outweigh the calibration, which
+// measured each operation alone.
+//
 // Each phase is linear in a few features of the shape (why these: a forward pass on CPU or GPU
 // pays a fixed cost for reading the weights, a cost per token fed, and an attention cost per
 // token and context position; realignment copies rows x context positions):
-//   verify (one target forward of K+1 tokens a row):  1, B, B(K+1), B(K+1)S
+//   verify (one target forward of K+1 tokens a row):  1, B, B(K+1), B(K+1)S, B[K>0]
+//     (the last: one token a row runs the matrix-vector-like fast path; measured on OpenBLAS,
+//     going from 1 to 2 tokens a row costs more than each further token)
 //   draft  (K draft forwards, the first also feeding each row's lag L):  K, B(K+L), B(K+L)S
-//   align  (assemble + unpad-append-repad):  1, B, BS, BS[K>0]
+//   align  (assemble + unpad-append-repad):  1, B, BS[not reused], BS[K>0]
 // with B rows, S the longest sequence (context). Coefficients are kept non-negative, so a
 // prediction never says that more work is free.
 #pragma once
@@ -43,6 +49,7 @@ struct StepShape {
   int64_t k = 0;        // drafts per row (0: a plain target step)
   int64_t context = 0;  // S: the longest sequence in the batch
   int64_t lag = 0;      // L: the longest draft lag (tokens the draft must catch up first)
+  bool reused = false;  // the rows are exactly the batch they were cut from: no repad copy
 };
 
 class StepCostModel {

@@ -14,6 +14,8 @@ constexpr double kRowPriorTrials = 4;
 DraftLengthPolicy::DraftLengthPolicy(DraftLengthSettings s) : s_(s) {
   if (s_.k_min < 0 || s_.k_max < s_.k_min) throw std::invalid_argument("draft_tokens bounds: need 0 <= min <= max");
   if (!s_.adaptive && s_.fixed_k < 0) throw std::invalid_argument("draft_tokens must be >= 0");
+  probe_interval_ = std::max<int64_t>(1, s_.probe_every);
+  ceiling_ = std::clamp<int64_t>(s_.fixed_k, s_.k_min, s_.k_max) + 1;
 }
 
 double DraftLengthPolicy::expected_tokens(double alpha, int64_t k, int64_t remaining) {
@@ -27,7 +29,7 @@ RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t rem
   return {row.rate(acceptance(), kRowPriorTrials), std::max<int64_t>(1, remaining)};
 }
 
-DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64_t context) {
+DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64_t context, bool reused) {
   const int64_t B = static_cast<int64_t>(rows.size());
   auto evaluate = [&](int64_t k) {
     DraftChoice c;
@@ -35,7 +37,7 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
     for (const RowOutlook& r : rows) c.expected_tokens += expected_tokens(r.acceptance, k, r.remaining);
     // The lag is left out on purpose: catching up is a one-off cost that the following steps
     // share, and counting it would lock a long run of K = 0 steps in (probes bound the lag).
-    c.predicted_s = costs_.predict(StepShape{B, k, context, 0});
+    c.predicted_s = step_cost(StepShape{B, k, context, 0, reused});
     return c;
   };
   DraftChoice best;
@@ -44,20 +46,66 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
     best = evaluate(s_.adaptive ? std::clamp<int64_t>(s_.fixed_k, s_.k_min, s_.k_max) : s_.fixed_k);
   } else {
     double best_rate = -1;
-    for (int64_t k = s_.k_min; k <= s_.k_max; ++k) {
+    for (int64_t k = s_.k_min; k <= std::min(s_.k_max, std::max(s_.k_min, ceiling_)); ++k) {
       DraftChoice c = evaluate(k);
-      const double rate = c.predicted_s > 0 ? c.expected_tokens / c.predicted_s : 0;
+      double rate = c.predicted_s > 0 ? c.expected_tokens / c.predicted_s : 0;
+      if (k > 0) rate /= 1 + s_.margin;
       // Ties (within 0.5 %) go to the smaller K: less work for the same predicted rate.
       if (rate > best_rate * 1.005) {
         best = c;
         best_rate = rate;
       }
     }
-    if (best.k == 0 && s_.k_max >= 1 && ++zero_run_ >= s_.probe_every) best = evaluate(1);
+    if (best.k == 0) {
+      // A probe that was followed by K = 0 again: the estimates stand, probe less often.
+      if (probing_) probe_interval_ = std::min(16 * std::max<int64_t>(1, s_.probe_every), 2 * probe_interval_);
+      probing_ = false;
+      // Probe only where acceptance could change the answer: if even drafts accepted 9 times in
+      // 10 would not pay at these costs (a large batch on a busy machine), probing only costs.
+      if (s_.k_max >= 1 && ++zero_run_ >= probe_interval_ && could_pay(rows, context, reused, best_rate)) {
+        best = evaluate(1);
+        probing_ = true;
+      }
+    } else {
+      probe_interval_ = std::max<int64_t>(1, s_.probe_every);
+      if (!probing_ && ++spec_run_ >= std::max<int64_t>(1, s_.probe_every) && best.k > s_.k_min) {
+        best = evaluate(best.k - 1);
+        spec_run_ = 0;
+      }
+      probing_ = false;
+    }
+    if (best.k == 0) spec_run_ = 0;
     if (best.k > 0) zero_run_ = 0;
+    ceiling_ = best.k + 1;
   }
   last_ = best;
   return best;
+}
+
+bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused,
+                                  double plain_rate) const {
+  const int64_t B = static_cast<int64_t>(rows.size());
+  for (int64_t k = std::max<int64_t>(1, s_.k_min); k <= s_.k_max; ++k) {
+    double tokens = 0;
+    for (const RowOutlook& r : rows) tokens += expected_tokens(std::max(0.9, r.acceptance), k, r.remaining);
+    const double cost = step_cost(StepShape{B, k, context, 0, reused});
+    if (cost > 0 && tokens / cost > plain_rate * (1 + s_.margin)) return true;
+  }
+  return false;
+}
+
+double DraftLengthPolicy::step_cost(const StepShape& s) const {
+  const double d = costs_.predict_draft(s), v = costs_.predict_verify(s), a = costs_.predict_align(s);
+  if (!s_.pipelined) return d + v + a;
+  return std::max(v, d + a) + serial_ * std::min(v, d + a);
+}
+
+void DraftLengthPolicy::observe_interval(double interval_s, double draft_s, double verify_s, double align_s) {
+  const double hi = std::max(verify_s, draft_s + align_s), lo = std::min(verify_s, draft_s + align_s);
+  // Only steps where there is something to overlap say anything about the overlap.
+  if (!s_.pipelined || lo < 0.1 * hi || interval_s <= 0) return;
+  const double sample = std::clamp((interval_s - hi) / lo, 0.0, 1.0);
+  serial_ += 0.1 * (sample - serial_);
 }
 
 void DraftLengthPolicy::observe_step(const StepShape& s, double draft_s, double verify_s, double align_s) {

@@ -1,7 +1,10 @@
 // Adaptive speculation: the draft length K of every step, chosen to maximise the expected
 // committed tokens per second of the batch (issue 9; README "Adaptive draft length").
 //
-//   rate(K) = sum_i E_i(K) / (draft(K) + verify(K) + align(K))
+//   rate(K) = sum_i E_i(K) / cost(K),  cost = draft + verify + align; with two batches in
+//             flight (the actor pipeline) the next batch's drafting and realignment overlap
+//             with this one's verification: cost = max(V, D + A) + s * min(V, D + A), with
+//             s (the share that does not overlap) learned from the pipeline's real pace
 //   E_i(K)  = 1 + a_i + a_i^2 + ... + a_i^min(K, r_i - 1)
 // with a_i the row's running acceptance estimate, r_i its remaining tokens (drafts beyond
 // max_tokens are wasted), and the costs from the StepCostModel. K = 0 is a plain target step:
@@ -23,8 +26,18 @@ struct DraftLengthSettings {
   int64_t fixed_k = 3;
   int64_t k_min = 0, k_max = 8;
   // After this many consecutive K = 0 choices, one step drafts 1 token: keeps the acceptance
-  // estimates fresh (they only move when drafts are verified) and bounds the draft's lag.
+  // estimates fresh (they only move when drafts are verified) and bounds the draft's lag. Each
+  // probe that changes nothing doubles the interval (up to 16x): probes cost a realignment.
+  // Likewise every probe_every-th step of a run of K > 0 uses K - 1, so that the cost of
+  // shorter drafts (and of plain steps) is measured, not only extrapolated.
   int64_t probe_every = 16;
+  // Two batches in flight (EngineOptions::overlap): one batch's drafting and realignment run
+  // while the other is verified. How much that hides depends on the machine (on 2 cores the
+  // phases share the cores), so it is learned: see observe_interval().
+  bool pipelined = false;
+  // Speculation must be predicted to beat a plain step by this share: a plain step is never
+  // slower than nonspec decoding, while a wrong K > 0 costs drafting and a realignment.
+  double margin = 0.05;
 };
 
 // What /metrics and the bench show of the policy.
@@ -55,9 +68,14 @@ class DraftLengthPolicy {
 
   // K for the next step of a batch (context: its longest sequence). Virtual so that tests can
   // drive the engines with arbitrary K sequences: any choice must leave the output unchanged.
-  virtual DraftChoice choose(const std::vector<RowOutlook>& rows, int64_t context);
+  // reused: the rows are the batch they were cut from (no repad copy).
+  virtual DraftChoice choose(const std::vector<RowOutlook>& rows, int64_t context, bool reused = false);
   // Timings of a step that ran with shape s.
   void observe_step(const StepShape& s, double draft_s, double verify_s, double align_s);
+  // Pipelined: the time between two step completions while the pipeline was full, and the
+  // phase times of the step that completed. Moves the serial share s.
+  void observe_interval(double interval_s, double draft_s, double verify_s, double align_s);
+  double serial_share() const { return serial_; }
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
   // A row's outlook, its own estimate shrunk towards the engine-wide one.
@@ -70,6 +88,10 @@ class DraftLengthPolicy {
   SpeculationEstimates estimates() const;
 
   static double expected_tokens(double alpha, int64_t k, int64_t remaining);
+  // Whether some K > 0 would beat plain steps (rate plain_rate) if the drafts were good.
+  bool could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, double plain_rate) const;
+  // The predicted cost of one step of this shape (see `pipelined`).
+  double step_cost(const StepShape& s) const;
   // Per-row decay of its acceptance evidence, per step.
   static constexpr double kRowDecay = 0.9;
 
@@ -78,8 +100,13 @@ class DraftLengthPolicy {
   DraftLengthSettings s_;
   StepCostModel costs_;
   AcceptanceEstimate global_;
-  int64_t zero_run_ = 0;
+  int64_t zero_run_ = 0, spec_run_ = 0, probe_interval_ = 0;
+  bool probing_ = false;
+  // K may rise by one per step at most: the cost model is trusted near the shapes it has seen,
+  // and a step of a new K teaches it that K's real cost before a longer one is tried.
+  int64_t ceiling_ = 0;
   DraftChoice last_;
+  double serial_ = 1.0;  // start as if nothing overlapped: the cautious side (favours K = 0)
 };
 
 }  // namespace exspec

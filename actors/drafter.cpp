@@ -1,4 +1,5 @@
-// drafter: owns the draft model. Prefills new sequences' draft caches; drafts K tokens a step.
+// drafter: owns the draft model; drafts K tokens a step. It has no prefill of its own: a new
+// sequence's prompt is the draft's lag, fed by its first drafting step (model/spec_batch.h).
 #include <chrono>
 
 #include "actors/roles.h"
@@ -13,17 +14,6 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
                                      std::shared_ptr<const Route> route) {
   using Clock = std::chrono::steady_clock;
   return {
-      [=](prefill_atom, JobPtr job) {
-        apply_thread_settings();
-        const auto t = Clock::now();
-        try {
-          job->draft_caches = prefill_caches(*model, job->prefixes);
-        } catch (const std::exception& e) {
-          job->error = std::string("draft prefill failed: ") + e.what();
-        }
-        job->prefill_s += std::chrono::duration<double>(Clock::now() - t).count();
-        self->send(route->verifier, prefill_atom::value, std::move(job));
-      },
       [=](draft_atom, JobPtr job) {
         apply_thread_settings();
         const auto t = Clock::now();

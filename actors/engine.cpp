@@ -93,7 +93,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap;
   pm.queued = impl->queued;
   pm.board = impl->board;
-  pm.policy = d.mode == Mode::NonSpec ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get());
+  pm.policy = d.mode == Mode::NonSpec ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

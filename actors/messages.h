@@ -42,7 +42,7 @@ using pool_manager_actor = caf::typed_actor<
     caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
 using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, JobPtr>, caf::reacts_to<split_atom, JobPtr>>;
-using drafter_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<draft_atom, JobPtr>>;
+using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, JobPtr>>;
 using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<verify_atom, JobPtr>>;
 
 }  // namespace exspec

@@ -1,6 +1,7 @@
 #include "actors/pool_manager.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +34,10 @@ struct PoolManagerState {
   bool shutting_down = false;
   caf::typed_response_promise<bool> shutdown_promise;
   bool promise_pending = false;
+  // The pipeline's pace (adaptive K): when the last step completed, and whether the pipeline
+  // was full of steps then.
+  std::chrono::steady_clock::time_point last_done;
+  bool last_full = false;
 };
 
 namespace {
@@ -111,7 +116,7 @@ void learn_from_row(DraftLengthPolicy& policy, Sequence& s, int64_t k, int64_t a
 }
 
 // K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed).
-void choose_k(PoolManagerState& st, StepJob& job) {
+void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
   job.k = 0;
   const auto& policy = st.settings.policy;
   if (!policy) return;
@@ -123,8 +128,20 @@ void choose_k(PoolManagerState& st, StepJob& job) {
     context = std::max(context, s.length());
     lag = std::max(lag, s.draft_lag);
   }
-  job.k = policy->choose(rows, context).k;
-  job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, context, lag};
+  job.k = policy->choose(rows, context, reused).k;
+  if (getenv("EXSPEC_TRACE")) {
+    double a = 0;
+    for (auto& r : rows) a += r.acceptance;
+    fprintf(stderr, "choose B %zu S %ld reused %d mean_alpha %.2f global %.2f:", rows.size(), context, (int)reused, a / rows.size(), policy->acceptance());
+    for (int64_t k = 0; k <= 4; ++k) {
+      StepShape s{(int64_t)rows.size(), k, context, 0, reused};
+      double e = 0;
+      for (auto& r : rows) e += DraftLengthPolicy::expected_tokens(r.acceptance, k, r.remaining);
+      fprintf(stderr, " K%ld %.1f/%.1f(d%.1f v%.1f a%.1f)", k, e, 1e3 * policy->step_cost(s), 1e3 * policy->costs().predict_draft(s), 1e3 * policy->costs().predict_verify(s), 1e3 * policy->costs().predict_align(s));
+    }
+    fprintf(stderr, " -> %ld\n", job.k);
+  }
+  job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, context, lag, reused};
 }
 
 void admit(PoolManagerState& st, SubmitMsg& m) {
@@ -147,8 +164,7 @@ void start_prefill(Self self, std::vector<SeqId> ids) {
     job->prefixes.emplace_back(p.begin(), p.end() - 1);
   }
   st.prefilling = true;
-  if (st.settings.decoding.mode != Mode::NonSpec) self->send(st.route->drafter, prefill_atom::value, job);
-  else self->send(st.route->verifier, prefill_atom::value, job);
+  self->send(st.route->verifier, prefill_atom::value, job);  // the draft catches up lazily (spec_batch.h)
 }
 
 // The main loop, run after every event: refill, prefill newcomers, dispatch batches.
@@ -179,14 +195,19 @@ void schedule(Self self) {
     if (ready.empty()) return;
     BatchChoice choice = st.former->form(ready, st.step);
     JobPtr job = new_job(st, StepJob::Kind::Step, std::move(choice.ids));
-    choose_k(st, *job);
-    for (SeqId id : job->ids) job->inputs.push_back(st.pool.at(id).tensors);
+    std::vector<const SeqTensors*> rows;
+    for (SeqId id : job->ids) {
+      job->inputs.push_back(st.pool.at(id).tensors);
+      rows.push_back(job->inputs.back().get());
+    }
+    choose_k(st, *job, reuses_parked(rows));
     self->send(st.route->realigner, assemble_atom::value, job);
   }
 }
 
 void on_prefilled(Self self, JobPtr job) {
   auto& st = self->state;
+  st.last_full = false;  // the pipeline held a prefill: the next interval is not a step's pace
   --st.jobs;
   st.prefilling = false;
   std::vector<SeqId> live;
@@ -203,7 +224,11 @@ void on_prefilled(Self self, JobPtr job) {
     Sequence& s = st.pool.at(id);
     auto t = std::make_shared<SeqTensors>();
     t->target = std::move(job->target_caches[i]);
-    if (!job->draft_caches.empty()) t->draft = std::move(job->draft_caches[i]);
+    if (st.settings.decoding.mode != Mode::NonSpec) {
+      t->has_draft = true;
+      t->draft_lag = std::move(job->prefixes[i]);
+      s.draft_lag = static_cast<int64_t>(t->draft_lag.size());
+    }
     t->length = static_cast<int64_t>(s.request.prompt.size());
     t->pending = s.request.prompt.back();
     s.tensors = t;
@@ -215,7 +240,7 @@ void on_prefilled(Self self, JobPtr job) {
     // The fixed batch lives on as one job until all its rows finish.
     JobPtr step = new_job(st, StepJob::Kind::Step, live);
     step->persistent = true;
-    choose_k(st, *step);
+    choose_k(st, *step, false);  // its first step stacks the prefilled caches
     step->inputs = std::move(states);
     for (SeqId id : live) st.pool.at(id).tensors.reset();
     self->send(st.route->realigner, assemble_atom::value, step);
@@ -224,8 +249,21 @@ void on_prefilled(Self self, JobPtr job) {
   maybe_finish_shutdown(st);
 }
 
+// Two step completions in a row with the pipeline full of steps: the time between them is what
+// a step really costs when phases overlap (the policy learns the overlap from it).
+void time_pipeline(PoolManagerState& st, const StepJob& job) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool full = st.jobs == max_jobs(st) && !st.prefilling && job.error.empty();
+  if (full && st.last_full && st.settings.policy)
+    st.settings.policy->observe_interval(std::chrono::duration<double>(now - st.last_done).count(), job.draft_s,
+                                         job.verify_s, job.align_s);
+  st.last_done = now;
+  st.last_full = full;
+}
+
 void on_step_done(Self self, JobPtr job) {
   auto& st = self->state;
+  time_pipeline(st, *job);
   st.totals.draft_s += job->draft_s;
   st.totals.verify_s += job->verify_s;
   st.totals.align_s += job->align_s;
@@ -236,7 +274,16 @@ void on_step_done(Self self, JobPtr job) {
     st.totals.row_verifications += static_cast<int64_t>(job->ids.size());
     st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
     st.totals.count_k(job->k);
-    if (st.settings.policy) st.settings.policy->observe_step(job->shape, job->draft_s, job->verify_s, job->align_s);
+    if (st.settings.policy) {
+      if (getenv("EXSPEC_TRACE")) {
+        const auto& c = st.settings.policy->costs();
+        fprintf(stderr, "B %ld K %ld S %ld L %ld | draft %.1f/%.1f verify %.1f/%.1f align %.1f/%.1f ms grouped %d reused %d\n",
+                job->shape.rows, job->shape.k, job->shape.context, job->shape.lag, 1e3 * c.predict_draft(job->shape),
+                1e3 * job->draft_s, 1e3 * c.predict_verify(job->shape), 1e3 * job->verify_s,
+                1e3 * c.predict_align(job->shape), 1e3 * job->align_s, (int)job->grouped, (int)job->reused);
+      }
+      st.settings.policy->observe_step(job->shape, job->draft_s, job->verify_s, job->align_s);
+    }
   }
   std::vector<SeqId> still;
   std::vector<int64_t> drop;
@@ -281,7 +328,7 @@ void on_step_done(Self self, JobPtr job) {
     job->drop_rows = std::move(drop);
     job->committed.clear();
     job->draft_s = job->verify_s = job->align_s = 0;
-    choose_k(st, *job);
+    choose_k(st, *job, true);  // a fixed batch lives on: no repad copy
     self->send(st.route->realigner, assemble_atom::value, job);
   } else {
     --st.jobs;

@@ -36,12 +36,13 @@ SpecEngine::SpecEngine(std::shared_ptr<const Decoder> target, std::shared_ptr<co
                                   std::to_string(draft_->config().vocab_size) + " vs " +
                                   std::to_string(target_->config().vocab_size) + ")");
   }
-  policy_ = make_policy(config_, *target_, draft_.get());
+  policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
 }
 
-int64_t SpecEngine::choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, StepShape& shape) {
-  const int64_t k = policy_ ? policy_->choose(rows, context).k : 0;
-  shape = StepShape{static_cast<int64_t>(rows.size()), k, context, lag};
+int64_t SpecEngine::choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, bool reused,
+                             StepShape& shape) {
+  const int64_t k = policy_ ? policy_->choose(rows, context, reused).k : 0;
+  shape = StepShape{static_cast<int64_t>(rows.size()), k, context, lag, reused};
   stats_.count_k(k);
   return k;
 }
@@ -87,7 +88,8 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
     SpecBatch batch = assemble(ptrs, reserve);
     stats_.align_s += since(t);
     std::vector<AcceptanceEstimate> acceptance(rows.size());
-    std::vector<int64_t> lag(rows.size(), 0);
+    std::vector<int64_t> lag;  // the draft catches up lazily: at first its lag is the prompt prefix
+    for (const auto& s : seqs) lag.push_back(static_cast<int64_t>(s.draft_lag.size()));
 
     while (!rows.empty()) {
       stats_.grouped_steps += all_equal(batch.lengths);
@@ -101,7 +103,7 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
         max_lag = std::max(max_lag, lag[b]);
       }
       StepShape shape;
-      const int64_t K = choose_k(outlook, context, max_lag, shape);
+      const int64_t K = choose_k(outlook, context, max_lag, true, shape);
       t = Clock::now();
       at::Tensor drafts = draft_ ? draft_tokens(*draft_, batch, K) : at::empty({batch.batch(), 0}, at::kLong);
       const double draft_s = since(t);
@@ -173,7 +175,10 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       auto t = Clock::now();
       std::vector<SeqTensors> st = prefill(*target_, draft_.get(), prompts);
       stats_.prefill_s += since(t);
-      for (size_t i = 0; i < part.size(); ++i) pool.at(part[i]).tensors = std::make_shared<SeqTensors>(std::move(st[i]));
+      for (size_t i = 0; i < part.size(); ++i) {
+        pool.at(part[i]).draft_lag = static_cast<int64_t>(st[i].draft_lag.size());
+        pool.at(part[i]).tensors = std::make_shared<SeqTensors>(std::move(st[i]));
+      }
     }
 
     // Phase 1: form the batch (same-length group first), assemble it (stack or repad).
@@ -202,7 +207,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       max_lag = std::max(max_lag, s.draft_lag);
     }
     StepShape shape;
-    const int64_t K = choose_k(outlook, context, max_lag, shape);
+    const int64_t K = choose_k(outlook, context, max_lag, reused, shape);
     t = Clock::now();
     at::Tensor drafts = draft_tokens(*draft_, batch, K);
     const double draft_s = since(t);

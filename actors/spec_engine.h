@@ -33,7 +33,7 @@ class SpecEngine {
 
   std::shared_ptr<const Decoder> target_, draft_;
   // K of the next step over these rows (0 in nonspec mode); shape gets what the policy priced.
-  int64_t choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, StepShape& shape);
+  int64_t choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, bool reused, StepShape& shape);
   void learn(const StepShape& shape, double draft_s, double verify_s, double align_s);
 
   EngineConfig config_;

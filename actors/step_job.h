@@ -22,7 +22,7 @@ struct StepJob {
 
   // Prefill: prompt prefixes in, caches out (the pool-manager builds the SeqTensors).
   std::vector<std::vector<int64_t>> prefixes;  // each prompt but its last token
-  std::vector<SeqCache> target_caches, draft_caches;
+  std::vector<SeqCache> target_caches;
 
   // Step. exspec: `inputs` are the rows' pool states, assembled by the realigner; eqspec keeps
   // `batch` between steps and `drop_rows` lists rows to remove first (finished or cancelled).

@@ -34,6 +34,9 @@ BenchConfig BenchConfig::quick() {
   c.f64_prompts = 4;
   c.f64_max_tokens = 8;
   c.f64_batch_sizes = {4};
+  c.adaptive_batch_sizes = {1, 8};
+  c.adaptive_k_values = {3};
+  c.adaptive_prompts = 8;
   return c;
 }
 
@@ -48,7 +51,9 @@ void BenchConfig::apply_json(const std::string& text) {
   take("repeats", repeats), take("sweep_batch", sweep_batch), take("windows", windows);
   take("k_values", k_values), take("f64_prompts", f64_prompts), take("f64_max_tokens", f64_max_tokens);
   take("f64_batch_sizes", f64_batch_sizes), take("overlap", overlap), take("blas_threads", blas_threads);
-  take("torch_threads", torch_threads);
+  take("torch_threads", torch_threads), take("sweeps", sweeps), take("low_model", low_model);
+  take("low_draft", low_draft), take("adaptive_batch_sizes", adaptive_batch_sizes);
+  take("adaptive_k_values", adaptive_k_values), take("adaptive_prompts", adaptive_prompts);
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!json::parse(to_json()).contains(it.key())) throw std::invalid_argument("unknown bench config key \"" + it.key() + "\"");
 }
@@ -63,7 +68,10 @@ std::string BenchConfig::to_json() const {
          {"k_values", k_values},     {"f64_prompts", f64_prompts},
          {"f64_max_tokens", f64_max_tokens}, {"f64_batch_sizes", f64_batch_sizes},
          {"overlap", overlap},       {"blas_threads", blas_threads},
-         {"torch_threads", torch_threads}};
+         {"torch_threads", torch_threads}, {"sweeps", sweeps},
+         {"low_model", low_model},   {"low_draft", low_draft},
+         {"adaptive_batch_sizes", adaptive_batch_sizes}, {"adaptive_k_values", adaptive_k_values},
+         {"adaptive_prompts", adaptive_prompts}};
   return j.dump(2);
 }
 
@@ -82,17 +90,25 @@ std::vector<std::vector<int64_t>> load_prompts(const std::string& path, int n) {
   return out;
 }
 
+constexpr int64_t kAuto = -1;  // Setting::k of adaptive runs
+
 struct Setting {
   std::string sweep, prompt_set, mode, dtype;
-  int64_t batch = 1, k = 0, window = 0;
+  int64_t batch = 1, k = 0, window = 0;  // k: kAuto = draft_tokens "auto"
   const std::vector<std::vector<int64_t>>* prompts = nullptr;
   int64_t max_tokens = 0;
   int repeats = 1;
+  std::string pair = "demo";  // "demo": model/draft; "low": low_model/low_draft
   std::string label() const {
-    return sweep + " " + mode + " B=" + std::to_string(batch) + (k ? " K=" + std::to_string(k) : "") +
-           (window ? " W=" + std::to_string(window) : "") + " " + prompt_set + " " + dtype;
+    return sweep + " " + mode + " B=" + std::to_string(batch) +
+           (k == kAuto ? " K=auto" : k ? " K=" + std::to_string(k) : "") +
+           (window ? " W=" + std::to_string(window) : "") + " " + prompt_set + " " + dtype +
+           (pair != "demo" ? " (" + pair + " pair)" : "");
   }
 };
+
+std::string model_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_model : cfg.model; }
+std::string draft_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_draft : cfg.draft; }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -103,12 +119,13 @@ double median(std::vector<double> v) {
 // One setting: a fresh engine, a warm-up, then `repeats` timed passes over the prompt set.
 json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<SeqResult>& oracle) {
   EngineOptions o;
-  o.model_dir = cfg.model;
-  o.draft_dir = s.mode == "nonspec" ? "" : cfg.draft;
+  o.model_dir = model_of(cfg, s.pair);
+  o.draft_dir = s.mode == "nonspec" ? "" : draft_of(cfg, s.pair);
   o.dtype = s.dtype;
   o.decoding.mode = parse_mode(s.mode);
   o.decoding.batch_size = s.batch;
   o.decoding.draft_tokens = s.k > 0 ? s.k : 1;
+  o.decoding.adaptive_k = s.k == kAuto;
   o.decoding.window = s.window > 0 ? s.window : 2 * s.batch;
   o.overlap = cfg.overlap;
   o.max_queue = s.prompts->size() + 16;
@@ -148,6 +165,7 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
     runs.push_back(d);
     if (r == 0) results = std::move(got);
   }
+  const SpeculationEstimates est = engine->stats().speculation;
   engine->shutdown(true);
 
   const double med = median(tps);
@@ -164,12 +182,22 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
     partial += b.empty() ? 1.0 : static_cast<double>(n) / static_cast<double>(b.size());
   }
   const double step_s = st.draft_s + st.verify_s + st.align_s;
+  json estimates = json::object();
+  if (est.adaptive) {
+    estimates["acceptance"] = est.acceptance;
+    for (const auto& [name, v] : est.coefficients) estimates["cost." + name] = v;
+  }
   return json{{"sweep", s.sweep},
+              {"pair", s.pair},
               {"prompt_set", s.prompt_set},
               {"mode", s.mode},
               {"dtype", s.dtype},
               {"batch_size", s.batch},
-              {"draft_tokens", s.mode == "nonspec" ? 0 : s.k},
+              {"draft_tokens", s.mode == "nonspec" ? 0 : std::max<int64_t>(s.k, 0)},
+              {"adaptive", s.k == kAuto},
+              {"mean_draft_tokens", st.mean_k()},
+              {"k_steps", st.k_steps},
+              {"estimates", estimates},
               {"window", s.mode == "exspec" ? o.decoding.window : 0},
               {"prompts", results.size()},
               {"max_tokens", s.max_tokens},
@@ -190,9 +218,9 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
               {"output_tokens", st.committed}};
 }
 
-std::vector<SeqResult> oracle_for(const BenchConfig& cfg, const std::string& dtype,
+std::vector<SeqResult> oracle_for(const std::string& model, const std::string& dtype,
                                   const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens) {
-  auto m = Decoder::load(cfg.model, {parse_dtype(dtype), at::kCPU});
+  auto m = Decoder::load(model, {parse_dtype(dtype), at::kCPU});
   std::vector<SeqRequest> reqs;
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, m->config().eos_ids});
   return greedy_generate(*m, reqs, 1);
@@ -226,14 +254,17 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
                const std::function<void(int, int, const std::string&)>& progress) {
   fs::create_directories(out_dir);
   configure_threads(cfg.torch_threads, cfg.blas_threads);
-  const auto mixed = load_prompts(cfg.mixed_prompts, cfg.prompts);
+  const auto mixed_all = load_prompts(cfg.mixed_prompts, std::max(cfg.prompts, cfg.adaptive_prompts));
+  const std::vector<std::vector<int64_t>> mixed(mixed_all.begin(), mixed_all.begin() + std::min<size_t>(mixed_all.size(), cfg.prompts));
   const auto equal = load_prompts(cfg.equal_prompts, cfg.prompts);
   const std::vector<std::vector<int64_t>> f64(mixed.begin(), mixed.begin() + std::min<size_t>(mixed.size(), cfg.f64_prompts));
 
+  const std::vector<std::vector<int64_t>> adaptive(mixed_all.begin(), mixed_all.begin() + std::min<size_t>(mixed_all.size(), cfg.adaptive_prompts));
+  auto wanted = [&](const char* sweep) { return std::find(cfg.sweeps.begin(), cfg.sweeps.end(), sweep) != cfg.sweeps.end(); };
   std::vector<Setting> settings;
   auto add = [&](std::string sweep, std::string set, std::string mode, std::string dtype, int64_t B, int64_t K,
                  int64_t W, const std::vector<std::vector<int64_t>>* p, int64_t max_tokens, int repeats) {
-    settings.push_back(Setting{sweep, set, mode, dtype, B, K, W, p, max_tokens, repeats});
+    if (wanted(sweep.c_str())) settings.push_back(Setting{sweep, set, mode, dtype, B, K, W, p, max_tokens, repeats});
   };
   for (int64_t B : cfg.batch_sizes)
     for (const char* mode : {"nonspec", "eqspec", "exspec"})
@@ -248,20 +279,37 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
       add("float64", "mixed", mode, "float64", B, std::string(mode) == "nonspec" ? 0 : cfg.draft_tokens, 0, &f64,
           cfg.f64_max_tokens, 1);
 
-  const int total = static_cast<int>(settings.size()) + 3;  // + the three oracles
-  int done = 0;
-  progress(done, total, "oracle (batch-1 nonspec, " + cfg.dtype + ", mixed)");
+  for (const char* pair : {"demo", "low"})
+    for (int64_t B : cfg.adaptive_batch_sizes) {
+      std::vector<int64_t> ks{0};
+      ks.insert(ks.end(), cfg.adaptive_k_values.begin(), cfg.adaptive_k_values.end());
+      ks.push_back(kAuto);
+      for (int64_t K : ks) {
+        add("adaptive", "adaptive", K == 0 ? "nonspec" : "exspec", cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+        if (!settings.empty() && settings.back().sweep == "adaptive") settings.back().pair = pair;
+      }
+    }
+
+  // The oracle of every (pair, prompt set, dtype) that a setting needs.
   std::map<std::string, std::vector<SeqResult>> oracles;
-  oracles["mixed/" + cfg.dtype] = oracle_for(cfg, cfg.dtype, mixed, cfg.max_tokens);
-  progress(++done, total, "oracle (equal)");
-  oracles["equal/" + cfg.dtype] = oracle_for(cfg, cfg.dtype, equal, cfg.max_tokens);
-  progress(++done, total, "oracle (float64 subset)");
-  oracles["mixed/float64"] = oracle_for(cfg, "float64", f64, cfg.f64_max_tokens);
-  progress(++done, total, settings.empty() ? "" : settings[0].label());
+  auto key = [](const Setting& s) { return s.pair + "/" + s.prompt_set + "/" + s.dtype; };
+  std::vector<const Setting*> oracle_needed;
+  for (const auto& s : settings)
+    if (!oracles.count(key(s))) {
+      oracles[key(s)];
+      oracle_needed.push_back(&s);
+    }
+  const int total = static_cast<int>(settings.size() + oracle_needed.size());
+  int done = 0;
+  for (const Setting* s : oracle_needed) {
+    progress(done++, total, "oracle (batch-1 nonspec, " + key(*s) + ")");
+    oracles[key(*s)] = oracle_for(model_of(cfg, s->pair), s->dtype, *s->prompts, s->max_tokens);
+  }
+  progress(done, total, settings.empty() ? "" : settings[0].label());
 
   json runs = json::array();
   for (size_t i = 0; i < settings.size(); ++i) {
-    runs.push_back(run_setting(cfg, settings[i], oracles.at(settings[i].prompt_set + "/" + settings[i].dtype)));
+    runs.push_back(run_setting(cfg, settings[i], oracles.at(key(settings[i]))));
     progress(++done, total, i + 1 < settings.size() ? settings[i + 1].label() : "writing the report");
   }
   json results{{"machine", machine(cfg)}, {"config", json::parse(cfg.to_json())}, {"runs", runs}};

@@ -104,6 +104,7 @@ std::string summary_markdown(const json& res) {
     o << "| " << what << " | " << fmt(r["tokens_per_s"]) << " | " << pct(r["acceptance_rate"]) << " | "
       << fmt(r["tokens_per_verification"], 2) << " | " << pct(r["grouping_rate"]) << " | " << pct(r["overhead_share"]) << " |\n";
   }
+  o << adaptive_markdown(res);
   o << "\nEvery figure is also in results.json (one object per mode, batch size and setting).\n";
   return o.str();
 }
@@ -141,7 +142,7 @@ set ylabel "grouping rate"
 set yrange [0:1.05]
 plot "exspec.dat" u 1:4 w lp t "mixed lengths", "grouping-equal.dat" u 1:2 w lp t "equal lengths"
 )";
-  write_text_file(dir + "/plots.gp", gp);
+  write_text_file(dir + "/plots.gp", gp + adaptive_plots(res, dir));
   const std::string cmd = "cd '" + dir + "' && gnuplot plots.gp 2>/dev/null";
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0 || std::system(cmd.c_str()) != 0)
     std::fprintf(stderr, "bench: gnuplot is not installed (scripts/setup installs gnuplot-nox); plots skipped, "

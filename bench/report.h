@@ -9,6 +9,10 @@ namespace exspec {
 void add_derived(nlohmann::ordered_json& results);
 std::string summary_markdown(const nlohmann::ordered_json& results);
 // Writes *.dat and plots.gp into out_dir and runs gnuplot when it is installed (PNG files).
+// The adaptive-K sweep (bench/report_adaptive.cpp): its summary section, and gnuplot commands
+// for its plots (data files written to dir).
+std::string adaptive_markdown(const nlohmann::ordered_json& results);
+std::string adaptive_plots(const nlohmann::ordered_json& results, const std::string& dir);
 void write_plots(const nlohmann::ordered_json& results, const std::string& out_dir);
 
 }  // namespace exspec

@@ -96,10 +96,20 @@ KVCache KVCache::stack_right_aligned(const std::vector<const KVCache*>& rows, in
     same = same && r->length() == rows[0]->length();
     L = std::max(L, r->length());
   }
-  const int64_t layers = rows[0]->num_layers();
+  // Rows may be empty caches (a sequence the draft has not seen yet): zero-length rows, shaped
+  // like the first row that has tensors.
+  const KVCache* shape = nullptr;
+  for (const KVCache* r : rows)
+    if (!r->empty()) {
+      shape = r;
+      break;
+    }
+  if (!shape) return c;
+  same = same && L > 0;
+  const int64_t layers = shape->num_layers();
   for (int64_t l = 0; l < layers; ++l) {
     for (int kv = 0; kv < 2; ++kv) {
-      const at::Tensor& proto = kv ? rows[0]->v_[l] : rows[0]->k_[l];
+      const at::Tensor& proto = kv ? shape->v_[l] : shape->k_[l];
       at::Tensor buf = at::empty({B, proto.size(1), L + reserve, proto.size(3)}, proto.options());
       if (same) {
         // A same-length group: one stacking copy, no padding.

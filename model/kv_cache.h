@@ -42,6 +42,7 @@ class KVCache {
   KVCache gather_positions(const at::Tensor& index, int64_t reserve) const;
   // Stacks single-row caches into rows of a new batch cache, each row's content right-aligned
   // (left padding zero-filled: padded keys and values must be finite, never read garbage).
+  // Empty caches count as zero-length rows; if every row is empty, so is the result.
   static KVCache stack_right_aligned(const std::vector<const KVCache*>& rows, int64_t reserve);
 
  private:

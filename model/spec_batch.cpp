@@ -22,7 +22,10 @@ at::Tensor trim_lag(const at::Tensor& lag) {
 
 }  // namespace
 
-std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
+namespace {
+
+// One forward over left-padded prefixes; each row's cache (views into the batch's buffers).
+std::vector<SeqCache> prefill_chunk(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
   const int64_t B = static_cast<int64_t>(prefixes.size());
   PaddedBatch pb = left_pad(prefixes, 0, model.device());
   const int64_t T = pb.ids.size(1);
@@ -37,6 +40,32 @@ std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std
       v.push_back(cache.values(l).narrow(0, b, 1).narrow(2, T - n, n));
     }
     out.push_back(KVCache::from_tensors(std::move(k), std::move(v)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes) {
+  // Prompts of very different lengths padded to the longest waste most of the forward (a
+  // window refill of mixed chat prompts: often 3x). Chunks of similar length, longest first,
+  // keep the padding under a quarter of each chunk.
+  std::vector<size_t> order(prefixes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prefixes[a].size() > prefixes[b].size(); });
+  std::vector<SeqCache> out(prefixes.size());
+  for (size_t start = 0; start < order.size();) {
+    const size_t longest = prefixes[order[start]].size();
+    size_t end = start + 1, content = longest;
+    while (end < order.size() && 4 * (content + prefixes[order[end]].size()) >= 3 * longest * (end - start + 1)) {
+      content += prefixes[order[end]].size();
+      ++end;
+    }
+    std::vector<std::vector<int64_t>> chunk;
+    for (size_t i = start; i < end; ++i) chunk.push_back(prefixes[order[i]]);
+    std::vector<SeqCache> caches = prefill_chunk(model, chunk);
+    for (size_t i = start; i < end; ++i) out[order[i]] = std::move(caches[i - start]);
+    start = end;
   }
   return out;
 }
@@ -68,26 +97,33 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
     prefixes.emplace_back(p.begin(), p.end() - 1);
   }
   std::vector<SeqCache> t = prefill_caches(target, prefixes);
-  std::vector<SeqCache> d;
-  if (draft) d = prefill_caches(*draft, prefixes);
   std::vector<SeqTensors> out(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     out[i].target = std::move(t[i]);
-    if (draft) out[i].draft = std::move(d[i]);
+    if (draft) {
+      out[i].has_draft = true;
+      out[i].draft_lag = std::move(prefixes[i]);
+    }
     out[i].length = static_cast<int64_t>(prompts[i].size());
     out[i].pending = prompts[i].back();
   }
   return out;
 }
 
-SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused) {
-  if (seqs.empty()) throw std::invalid_argument("assemble: no sequences");
-  if (reused) *reused = false;
+bool reuses_parked(const std::vector<const SeqTensors*>& seqs) {
+  if (seqs.empty()) return false;
   const SpecBatch* parked = seqs[0]->parked.get();
   bool same = parked && parked->batch() == static_cast<int64_t>(seqs.size());
   for (size_t i = 0; same && i < seqs.size(); ++i)
     same = seqs[i]->parked.get() == parked && seqs[i]->parked_row == static_cast<int64_t>(i);
-  if (same) {
+  return same;
+}
+
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused) {
+  if (seqs.empty()) throw std::invalid_argument("assemble: no sequences");
+  if (reused) *reused = false;
+  if (reuses_parked(seqs)) {
+    const SpecBatch* parked = seqs[0]->parked.get();
     // Shallow copy: the buffers are shared, and only this batch appends to them (beyond every
     // row view cut from them).
     if (reused) *reused = true;
@@ -109,7 +145,8 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
     std::copy(s->draft_lag.begin(), s->draft_lag.end(), lags.begin() + ((r + 1) * lag - s->draft_lag.size()));
   }
   b.target = stack(t, reserve, dev);
-  if (!seqs[0]->draft.empty()) b.draft = stack(d, reserve + 1 + static_cast<int64_t>(lag), dev);
+  b.has_draft = seqs[0]->has_draft;
+  if (b.has_draft) b.draft = stack(d, reserve + 1 + static_cast<int64_t>(lag), dev);
   b.pending = cpu_longs(pending);
   b.draft_lag = cpu_longs(lags).view({static_cast<int64_t>(seqs.size()), static_cast<int64_t>(lag)});
   b.lengths = cpu_longs(lengths);
@@ -175,6 +212,7 @@ SeqTensors row_state(const SpecBatch& b, int64_t row) {
     }
     *out = KVCache::from_tensors(std::move(k), std::move(v));
   }
+  s.has_draft = b.has_draft;
   s.length = b.lengths[row].item<int64_t>();
   s.pending = b.pending[row].item<int64_t>();
   at::Tensor lag = b.draft_lag[row];

@@ -6,7 +6,9 @@
 // one, the pending token, which is fed at the next forward. The draft may lag further behind
 // (`draft_lag`): when all K drafts were accepted, d_K was never fed to the draft, and a step
 // with K = 0 (a plain target step) feeds nothing to the draft. The next drafting step feeds the
-// lag first, in the same forward.
+// lag first, in the same forward. The draft is prefilled the same way, lazily: a new sequence's
+// draft cache is empty and its whole prompt (but the pending token) is the lag, so a sequence
+// that never drafts (adaptive K choosing plain steps) costs the draft model nothing.
 // Position ids are content positions derived from the per-row token count, never from padding.
 #pragma once
 #include <ATen/core/Tensor.h>
@@ -40,6 +42,7 @@ struct SeqTensors {
   int64_t length = 0;        // tokens so far (prompt + generated)
   int64_t pending = -1;      // the last token, in neither cache
   std::vector<int64_t> draft_lag;  // the tokens before `pending` the draft cache lacks, in order
+  bool has_draft = false;          // speculative modes: the draft follows this sequence
   // The batch this state was cut from (row `parked_row`): when the next batch is exactly those
   // rows in that order, it is reused as is, with no copy (see assemble()).
   std::shared_ptr<const SpecBatch> parked;
@@ -50,6 +53,7 @@ struct SpecBatch {
   CacheState target, draft;  // draft is empty in nonspec mode
   at::Tensor pending;        // [B] int64
   at::Tensor draft_lag;      // [B, L] int64 draft_lag rows, right-aligned, -1 = none (L may be 0)
+  bool has_draft = false;    // speculative: the draft cache may still be empty (never drafted)
   at::Tensor lengths;        // [B] int64 tokens per row; the target cache holds lengths - 1 content
   int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }
 };
@@ -57,8 +61,9 @@ struct SpecBatch {
 // Runs one model over the left-padded prefixes (one forward) and returns each row's cache.
 std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes);
 
-// Prefill: runs both models over prompt[0 .. n-2] of each prompt (left padded, one forward each)
-// and returns one SeqTensors per prompt; the last prompt token becomes pending.
+// Prefill: runs the target over prompt[0 .. n-2] of each prompt and returns one SeqTensors per
+// prompt; the last prompt token becomes pending. With a draft, its prefill is deferred: the
+// prefix becomes the draft's lag (caught up by the first drafting step).
 std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
                                 const std::vector<std::vector<int64_t>>& prompts);
 
@@ -67,6 +72,8 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
 // `reserve` is spare capacity for the coming appends. When the sequences are exactly the rows
 // of the batch they were cut from, in order, that batch is returned as is (`reused` set).
 SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused = nullptr);
+// True when assemble() would reuse the batch these rows were cut from (no copy).
+bool reuses_parked(const std::vector<const SeqTensors*>& seqs);
 // Cuts a realigned batch into per-row states that remember it (for reuse by assemble()).
 std::vector<SeqTensors> split_rows(const SpecBatch& b);
 

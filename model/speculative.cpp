@@ -17,7 +17,11 @@ void append_mask(CacheState& s, const at::Tensor& cols) { s.mask = at::cat({s.ma
 at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
   const int64_t B = b.batch();
   if (k < 1) return at::empty({B, 0}, at::kLong);
-  if (b.draft.cache.empty()) throw std::logic_error("draft_tokens: the batch has no draft cache");
+  if (!b.has_draft) throw std::logic_error("draft_tokens: the batch has no draft");
+  if (b.draft.cache.empty()) {  // nothing drafted yet: the whole prefix is the lag
+    b.draft.cache = draft.new_cache(B, b.draft_lag.size(1) + k + 2);
+    b.draft.mask = at::zeros({B, 0}, at::TensorOptions(at::kLong).device(draft.device()));
+  }
   // The first forward feeds each row's lag, then pending: [lag..., pending], right-aligned.
   // Rows with a shorter lag get masked pad columns: holes that realignment removes later.
   const int64_t L = b.draft_lag.size(1);
@@ -76,9 +80,9 @@ void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
   // Draft: its last K positions hold [pending, d_1..d_{K-1}]; keep pending + d_1..d_min(a, K-1).
   // With all K accepted, d_K was never fed: it becomes the draft's lag. With K = 0 nothing was
   // fed: pending joins the lag.
-  if (K == 0 && !b.draft.cache.empty()) {
+  if (K == 0 && b.has_draft) {
     b.draft_lag = at::cat({b.draft_lag, b.pending.view({B, 1})}, 1);
-  } else if (K > 0 && !b.draft.cache.empty()) {
+  } else if (K > 0 && b.has_draft) {
     at::Tensor keep_n = at::minimum(a + 1, at::full({B}, K, at::kLong));
     const int64_t S = b.draft.mask.size(1);
     if (keep_n.min().item<int64_t>() == keep_n.max().item<int64_t>()) {

@@ -98,7 +98,8 @@ CATCH_TEST_CASE("after ragged verification both caches hold every token but the 
   for (auto& s : seqs) ptrs.push_back(&s);
   SpecBatch b = assemble(ptrs, 5);
   std::vector<std::vector<int64_t>> tokens = prompts;
-  std::vector<int64_t> lag(prompts.size(), 0);  // tokens before pending the draft has not seen
+  std::vector<int64_t> lag;  // tokens before pending the draft has not seen: the prefix, at first
+  for (const auto& p : prompts) lag.push_back(static_cast<int64_t>(p.size()) - 1);
   bool saw_ragged = false, saw_full = false, saw_deep_lag = false;
   // K = 0 steps (plain target steps, as adaptive K chooses) let the draft fall behind by several
   // tokens; the next drafting step must catch up in its first forward.
