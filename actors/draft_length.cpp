@@ -29,17 +29,32 @@ RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t rem
   return {row.rate(acceptance(), kRowPriorTrials), std::max<int64_t>(1, remaining)};
 }
 
-DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64_t context, bool reused) {
+DraftChoice DraftLengthPolicy::evaluate(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
+                                        int64_t k, double alpha_floor) const {
   const int64_t B = static_cast<int64_t>(rows.size());
-  auto evaluate = [&](int64_t k) {
-    DraftChoice c;
-    c.k = k;
-    for (const RowOutlook& r : rows) c.expected_tokens += expected_tokens(r.acceptance, k, r.remaining);
-    // The lag is left out on purpose: catching up is a one-off cost that the following steps
-    // share, and counting it would lock a long run of K = 0 steps in (probes bound the lag).
-    c.predicted_s = step_cost(StepShape{B, k, context, 0, reused});
-    return c;
-  };
+  double remaining = 0;
+  DraftChoice c;
+  c.k = k;
+  for (const RowOutlook& r : rows) {
+    remaining += static_cast<double>(r.remaining);
+    c.expected_tokens += expected_tokens(std::max(alpha_floor, r.acceptance), k, r.remaining);
+  }
+  c.predicted_s = step_cost(StepShape{B, k, context, 0, reused});
+  if (k > 0 && lag > 0) {
+    // Catching the draft up (the prompt, at first; then the tokens of plain steps) is paid
+    // once and buys drafting for the rest of these sequences: shared by the steps they have
+    // left at this K. Counting it whole would lock long runs of plain steps in; ignoring it
+    // switches to drafting where a few steps cannot repay it.
+    const double catch_up = costs_.predict_draft(StepShape{B, k, context, lag, reused}) -
+                            costs_.predict_draft(StepShape{B, k, context, 0, reused});
+    const double steps_left = std::max(1.0, remaining / std::max(1.0, c.expected_tokens));
+    c.predicted_s += catch_up / steps_left;
+  }
+  return c;
+}
+
+DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag) {
+  auto evaluate = [&](int64_t k) { return this->evaluate(rows, context, reused, lag, k, 0.0); };
   DraftChoice best;
   const bool trained = costs_.verify().weight() > 0;
   if (!s_.adaptive || !trained) {
@@ -62,7 +77,7 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
       probing_ = false;
       // Probe only where acceptance could change the answer: if even drafts accepted 9 times in
       // 10 would not pay at these costs (a large batch on a busy machine), probing only costs.
-      if (s_.k_max >= 1 && ++zero_run_ >= probe_interval_ && could_pay(rows, context, reused, best_rate)) {
+      if (s_.k_max >= 1 && ++zero_run_ >= probe_interval_ && could_pay(rows, context, reused, lag, best_rate)) {
         best = evaluate(1);
         probing_ = true;
       }
@@ -82,14 +97,11 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
   return best;
 }
 
-bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused,
+bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                                   double plain_rate) const {
-  const int64_t B = static_cast<int64_t>(rows.size());
   for (int64_t k = std::max<int64_t>(1, s_.k_min); k <= s_.k_max; ++k) {
-    double tokens = 0;
-    for (const RowOutlook& r : rows) tokens += expected_tokens(std::max(0.9, r.acceptance), k, r.remaining);
-    const double cost = step_cost(StepShape{B, k, context, 0, reused});
-    if (cost > 0 && tokens / cost > plain_rate * (1 + s_.margin)) return true;
+    const DraftChoice c = evaluate(rows, context, reused, lag, k, 0.9);
+    if (c.predicted_s > 0 && c.expected_tokens / c.predicted_s > plain_rate * (1 + s_.margin)) return true;
   }
   return false;
 }

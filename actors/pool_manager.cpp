@@ -128,7 +128,7 @@ void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
     context = std::max(context, s.length());
     lag = std::max(lag, s.draft_lag);
   }
-  job.k = policy->choose(rows, context, reused).k;
+  job.k = policy->choose(rows, context, reused, lag).k;
   if (getenv("EXSPEC_TRACE")) {
     double a = 0;
     for (auto& r : rows) a += r.acceptance;

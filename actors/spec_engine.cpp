@@ -41,7 +41,7 @@ SpecEngine::SpecEngine(std::shared_ptr<const Decoder> target, std::shared_ptr<co
 
 int64_t SpecEngine::choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, bool reused,
                              StepShape& shape) {
-  const int64_t k = policy_ ? policy_->choose(rows, context, reused).k : 0;
+  const int64_t k = policy_ ? policy_->choose(rows, context, reused, lag).k : 0;
   shape = StepShape{static_cast<int64_t>(rows.size()), k, context, lag, reused};
   stats_.count_k(k);
   return k;

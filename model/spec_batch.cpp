@@ -187,38 +187,61 @@ void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve) {
   b.lengths = b.lengths.index_select(0, r);
 }
 
-std::vector<SeqTensors> split_rows(const SpecBatch& b) {
-  auto parked = std::make_shared<const SpecBatch>(b);
-  std::vector<SeqTensors> out;
-  for (int64_t r = 0; r < b.batch(); ++r) {
-    out.push_back(row_state(b, r));
-    out.back().parked = parked;
-    out.back().parked_row = r;
+namespace {
+
+// Row `row` of a realigned cache state as a sequence cache: views of its last n positions.
+SeqCache row_cache(const CacheState& state, int64_t row, int64_t n) {
+  const int64_t S = state.mask.size(1);
+  std::vector<at::Tensor> k, v;
+  for (int64_t l = 0; l < state.cache.num_layers(); ++l) {
+    k.push_back(state.cache.keys(l).narrow(0, row, 1).narrow(2, S - n, n));
+    v.push_back(state.cache.values(l).narrow(0, row, 1).narrow(2, S - n, n));
+  }
+  return KVCache::from_tensors(std::move(k), std::move(v));
+}
+
+std::vector<int64_t> to_vector(const at::Tensor& t) {
+  at::Tensor c = t.to(at::kCPU).to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+// Rows [first, first + count) as sequence states. Per-batch work (alignment checks, content
+// counts, moving small tensors to the host) is done once, not once a row: a step of a plain
+// batch of 32 spends its realignment time here.
+std::vector<SeqTensors> cut_rows(const SpecBatch& b, int64_t first, int64_t count) {
+  std::vector<SeqTensors> out(count);
+  for (auto [state, target] : {std::make_pair(&b.target, true), std::make_pair(&b.draft, false)}) {
+    if (state->cache.empty()) continue;
+    if (!is_aligned(*state)) throw std::logic_error("row_state: realign the batch first");
+    const std::vector<int64_t> n = to_vector(state->mask.sum(1));
+    for (int64_t r = 0; r < count; ++r) (target ? out[r].target : out[r].draft) = row_cache(*state, first + r, n[first + r]);
+  }
+  const std::vector<int64_t> lengths = to_vector(b.lengths), pending = to_vector(b.pending);
+  const int64_t L = b.draft_lag.size(1);
+  const std::vector<int64_t> lag = to_vector(b.draft_lag);
+  for (int64_t r = 0; r < count; ++r) {
+    SeqTensors& s = out[r];
+    s.has_draft = b.has_draft;
+    s.length = lengths[first + r];
+    s.pending = pending[first + r];
+    for (int64_t j = 0; j < L; ++j)
+      if (lag[(first + r) * L + j] >= 0) s.draft_lag.push_back(lag[(first + r) * L + j]);
   }
   return out;
 }
 
-SeqTensors row_state(const SpecBatch& b, int64_t row) {
-  SeqTensors s;
-  for (auto [state, out] : {std::make_pair(&b.target, &s.target), std::make_pair(&b.draft, &s.draft)}) {
-    if (state->cache.empty()) continue;
-    if (!is_aligned(*state)) throw std::logic_error("row_state: realign the batch first");
-    const int64_t S = state->mask.size(1);
-    const int64_t n = state->mask[row].sum().item<int64_t>();
-    std::vector<at::Tensor> k, v;
-    for (int64_t l = 0; l < state->cache.num_layers(); ++l) {
-      k.push_back(state->cache.keys(l).narrow(0, row, 1).narrow(2, S - n, n));
-      v.push_back(state->cache.values(l).narrow(0, row, 1).narrow(2, S - n, n));
-    }
-    *out = KVCache::from_tensors(std::move(k), std::move(v));
+}  // namespace
+
+std::vector<SeqTensors> split_rows(const SpecBatch& b) {
+  auto parked = std::make_shared<const SpecBatch>(b);
+  std::vector<SeqTensors> out = cut_rows(b, 0, b.batch());
+  for (int64_t r = 0; r < b.batch(); ++r) {
+    out[r].parked = parked;
+    out[r].parked_row = r;
   }
-  s.has_draft = b.has_draft;
-  s.length = b.lengths[row].item<int64_t>();
-  s.pending = b.pending[row].item<int64_t>();
-  at::Tensor lag = b.draft_lag[row];
-  lag = lag.masked_select(lag.ge(0)).contiguous();
-  s.draft_lag.assign(lag.data_ptr<int64_t>(), lag.data_ptr<int64_t>() + lag.numel());
-  return s;
+  return out;
 }
+
+SeqTensors row_state(const SpecBatch& b, int64_t row) { return std::move(cut_rows(b, row, 1)[0]); }
 
 }  // namespace exspec

@@ -12,7 +12,7 @@ namespace exspec::test {
 class RandomDraftLength : public DraftLengthPolicy {
  public:
   RandomDraftLength(uint64_t seed, int64_t k_max) : DraftLengthPolicy(settings(k_max)), rng_(seed), k_max_(k_max) {}
-  DraftChoice choose(const std::vector<RowOutlook>&, int64_t, bool) override {
+  DraftChoice choose(const std::vector<RowOutlook>&, int64_t, bool, int64_t) override {
     std::lock_guard<std::mutex> lock(mu_);
     DraftChoice c;
     c.k = std::uniform_real_distribution<double>(0, 1)(rng_) < 0.4

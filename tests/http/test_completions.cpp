@@ -243,3 +243,22 @@ TEST_CASE("chat completions: plain and streamed, through the ChatML default temp
   CHECK(finish == c["finish_reason"].get<std::string>());
   CHECK(events.back()["usage"]["total_tokens"] == r["usage"]["total_tokens"]);
 }
+
+TEST_CASE("draft_tokens auto: the oracle's tokens, and the policy's estimates on /metrics") {
+  ServerProcess s({"--draft-tokens", "auto", "--max-draft-tokens", "5"});
+  const std::string prompt = "Adaptive speculation";
+  const auto want = oracle({bytes_of(prompt)}, 30)[0];
+  HttpResult r = post(s.port(), "/v1/completions", {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 30}});
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == want.ids);
+  HttpResult m = request(s.port(), "GET", "/v1/models");
+  CHECK(m.json_body()["data"][0]["settings"]["draft_tokens"] == "auto");
+  HttpResult x = request(s.port(), "GET", "/metrics");
+  for (const char* name : {"exspec_adaptive_acceptance_estimate", "exspec_adaptive_last_draft_tokens",
+                           "exspec_adaptive_cost_coefficient_seconds{phase=\"verify\",term=\"token\"}",
+                           "exspec_draft_length_steps_total{k=\"0\"}", "draft_tokens=\"auto\""})
+    CHECK(x.body.find(name) != std::string::npos);
+  const double a = metric(s.port(), "exspec_adaptive_acceptance_estimate");
+  CHECK(a >= 0.0);
+  CHECK(a <= 1.0);
+}

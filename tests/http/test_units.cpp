@@ -78,6 +78,20 @@ TEST_CASE("config file: keys, types and unknown keys") {
   CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("unknown key \"prot\""));
   std::ofstream(path) << R"({"engine": {"batch": "4"}})";
   CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.batch"));
+  // draft_tokens: "auto" or a number >= 1, checked where the engine options are made.
+  std::ofstream(path) << R"({"engine": {"draft_tokens": "auto", "max_draft_tokens": 6}})";
+  load_config_file(path, c);
+  CHECK(engine_options(c).decoding.adaptive_k);
+  CHECK(engine_options(c).decoding.max_draft_tokens == 6);
+  std::ofstream(path) << R"({"engine": {"draft_tokens": 5}})";
+  load_config_file(path, c);
+  CHECK_FALSE(engine_options(c).decoding.adaptive_k);
+  CHECK(engine_options(c).decoding.draft_tokens == 5);
+  std::ofstream(path) << R"({"engine": {"draft_tokens": "fast"}})";
+  load_config_file(path, c);
+  CHECK_THROWS_WITH(engine_options(c), Catch::Contains("draft_tokens"));
+  std::ofstream(path) << R"({"engine": {"draft_tokens": [3]}})";
+  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.draft_tokens"));
   // The shipped defaults load.
   ServerConfig d;
   load_config_file(std::string(HTTP_TEST_DIR) + "/../../config/exspec.json", d);
