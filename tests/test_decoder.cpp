@@ -136,3 +136,17 @@ CATCH_TEST_CASE("architecture features are what the generated checkpoints exerci
   auto q3 = Decoder::load(test::model_dir("qwen3"), {at::kDouble, test::device()});
   CATCH_CHECK(q3->config().head_dim * q3->config().num_heads != q3->config().hidden_size);
 }
+
+CATCH_TEST_CASE("bfloat16 and float16 forwards with padding run and stay finite", "[decoder][dtype]") {
+  std::vector<at::ScalarType> dtypes{at::kBFloat16};
+  if (!test::device().is_cpu()) dtypes.push_back(at::kHalf);  // libtorch 1.13 has no CPU half matmul
+  for (at::ScalarType dt : dtypes) {
+    CATCH_INFO("dtype " << dt);
+    auto m = Decoder::load(test::model_dir("llama"), {dt, test::device()});
+    auto prompts = test::mixed_prompts(4, 1, 9, m->config().vocab_size, 13);
+    PaddedBatch pb = left_pad(prompts, 0, at::kCPU);  // padding: the mask's fill value must fit the dtype
+    KVCache c = m->new_cache(4);
+    at::Tensor logits = m->forward(pb.ids, pb.positions, pb.mask, c);
+    CATCH_CHECK(std::isfinite(logits.abs().max().item<double>()));
+  }
+}
