@@ -13,8 +13,9 @@ namespace {
 double lowest(at::ScalarType t) {
   switch (t) {
     case at::kDouble: return std::numeric_limits<double>::lowest();
-    case at::kHalf: return -65504.0;
-    case at::kBFloat16: return -3.38953139e38;
+    // The type's own lowest, exactly: a rounded literal below it overflowed bfloat16's check.
+    case at::kHalf: return static_cast<float>(std::numeric_limits<c10::Half>::lowest());
+    case at::kBFloat16: return static_cast<float>(std::numeric_limits<c10::BFloat16>::lowest());
     default: return std::numeric_limits<float>::lowest();
   }
 }

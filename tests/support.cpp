@@ -1,5 +1,7 @@
 #include "tests/support.h"
 
+#include "model/runtime.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -23,6 +25,19 @@ struct Scratch {
   }
 };
 }  // namespace
+
+const std::string& device_name() {
+  static const std::string name = [] {
+    const char* e = std::getenv("EXSPEC_TEST_DEVICE");
+    return std::string(e && *e ? e : "cpu");
+  }();
+  return name;
+}
+
+at::Device device() {
+  static const at::Device d = parse_device(device_name());  // throws when this libtorch lacks CUDA
+  return d;
+}
 
 std::string scratch_dir() {
   static Scratch s;

@@ -1,11 +1,18 @@
 // Generated checkpoints for tests: made once per test process under a temporary directory.
 #pragma once
+#include <c10/core/Device.h>
+
 #include <string>
 #include <vector>
 
 #include "model/make_model.h"
 
 namespace exspec::test {
+
+// Where the model tests run: EXSPEC_TEST_DEVICE (cpu, cuda, cuda:N), cpu when unset, so that
+// scripts/gpu-check runs the same float64 oracle tests on a GPU that CI runs on the CPU.
+const std::string& device_name();
+at::Device device();
 
 // A fresh scratch directory for this process (removed at exit).
 std::string scratch_dir();

@@ -30,7 +30,7 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs()
 CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64)", "[decoder]") {
   for (const char* arch : {"llama", "qwen2", "qwen3"}) {
     CATCH_SECTION(arch) {
-      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, at::kCPU});
+      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(6, 1, 13, m->config().vocab_size, 7);
       PaddedBatch pb = left_pad(prompts, 0, at::kCPU);
       KVCache c = m->new_cache(6);
@@ -50,7 +50,7 @@ CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64
 CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float64)", "[decoder]") {
   for (const char* arch : {"llama", "qwen2", "qwen3"}) {
     CATCH_SECTION(arch) {
-      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, at::kCPU});
+      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(3, 4, 20, m->config().vocab_size, 11);
       // Same total length per row after appending, padded on the left; fed in chunks 1, 3, 2, 1.
       std::vector<std::vector<int64_t>> heads, tails;
@@ -88,7 +88,7 @@ CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float
 }
 
 CATCH_TEST_CASE("KV cache truncate and row selection keep the right contents", "[decoder]") {
-  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, at::kCPU});
+  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(4, 6, 6, m->config().vocab_size, 3);
   PaddedBatch pb = left_pad(prompts, 0, at::kCPU);
   KVCache c = m->new_cache(4);
@@ -133,6 +133,20 @@ CATCH_TEST_CASE("architecture features are what the generated checkpoints exerci
   CATCH_CHECK(preset_config("qwen2", "tiny").attention_bias);
   CATCH_CHECK(preset_config("qwen3", "tiny").qk_norm);
   CATCH_CHECK(preset_config("qwen3", "tiny").tie_word_embeddings);
-  auto q3 = Decoder::load(test::model_dir("qwen3"), {at::kDouble, at::kCPU});
+  auto q3 = Decoder::load(test::model_dir("qwen3"), {at::kDouble, test::device()});
   CATCH_CHECK(q3->config().head_dim * q3->config().num_heads != q3->config().hidden_size);
+}
+
+CATCH_TEST_CASE("bfloat16 and float16 forwards with padding run and stay finite", "[decoder][dtype]") {
+  std::vector<at::ScalarType> dtypes{at::kBFloat16};
+  if (!test::device().is_cpu()) dtypes.push_back(at::kHalf);  // libtorch 1.13 has no CPU half matmul
+  for (at::ScalarType dt : dtypes) {
+    CATCH_INFO("dtype " << dt);
+    auto m = Decoder::load(test::model_dir("llama"), {dt, test::device()});
+    auto prompts = test::mixed_prompts(4, 1, 9, m->config().vocab_size, 13);
+    PaddedBatch pb = left_pad(prompts, 0, at::kCPU);  // padding: the mask's fill value must fit the dtype
+    KVCache c = m->new_cache(4);
+    at::Tensor logits = m->forward(pb.ids, pb.positions, pb.mask, c);
+    CATCH_CHECK(std::isfinite(logits.abs().max().item<double>()));
+  }
 }

@@ -24,7 +24,7 @@ std::vector<SeqRequest> requests(const std::vector<std::vector<int64_t>>& prompt
 CATCH_TEST_CASE("greedy ids at batch sizes 1-16 equal batch-1 ids (float64)", "[greedy][oracle]") {
   for (const char* arch : {"llama", "qwen2", "qwen3"}) {
     CATCH_SECTION(arch) {
-      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, at::kCPU});
+      auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(16, 1, 24, m->config().vocab_size, 5);
       auto reqs = requests(prompts, 20, m->config().eos_ids);
       auto want = greedy_generate(*m, reqs, 1);
@@ -41,7 +41,7 @@ CATCH_TEST_CASE("greedy ids at batch sizes 1-16 equal batch-1 ids (float64)", "[
 }
 
 CATCH_TEST_CASE("sequences stop at EOS mid-batch while others go on", "[greedy][oracle]") {
-  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, at::kCPU});
+  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(8, 2, 16, m->config().vocab_size, 9);
   auto plain = greedy_generate(*m, requests(prompts, 20, {}), 1);
   // Use a token that some sequence generates early as EOS, so that rows end at different steps.
@@ -62,7 +62,7 @@ CATCH_TEST_CASE("sequences stop at EOS mid-batch while others go on", "[greedy][
 }
 
 CATCH_TEST_CASE("bad requests are refused with a reason", "[greedy][errors]") {
-  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, at::kCPU});
+  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
   CATCH_CHECK_THROWS_WITH(greedy_generate(*m, {SeqRequest{{}, 4, {}}}), Catch::Contains("prompt is empty"));
   CATCH_CHECK_THROWS_WITH(greedy_generate(*m, {SeqRequest{{1, 999}, 4, {}}}), Catch::Contains("outside the vocabulary"));
   CATCH_CHECK_THROWS_WITH(greedy_generate(*m, {SeqRequest{{1, 2}, 600, {}}}), Catch::Contains("exceeds the model's context"));

@@ -76,3 +76,16 @@ CATCH_TEST_CASE("damping later layers makes a one-layer draft agree often, an un
   CATCH_CHECK(near > 0.6);
   CATCH_CHECK(far < 0.3);
 }
+
+CATCH_TEST_CASE("the 1b preset is Llama-3.2-1B's body: about a billion parameters", "[make_model]") {
+  const ModelConfig c = preset_config("llama", "1b");
+  int64_t n = 0;
+  for (const auto& [name, shape] : expected_weights(c)) {
+    int64_t k = 1;
+    for (int64_t d : shape) k *= d;
+    n += k;
+  }
+  CATCH_CHECK(n > 950'000'000);
+  CATCH_CHECK(n < 1'000'000'000);
+  CATCH_CHECK(c.num_kv_heads * 4 == c.num_heads);  // GQA as in Llama 3.2
+}

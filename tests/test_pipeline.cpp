@@ -33,6 +33,7 @@ EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap) {
   o.model_dir = test::model_dir("llama");
   o.draft_dir = mode == Mode::NonSpec ? "" : draft_dir();
   o.dtype = "float64";
+  o.device = test::device_name();
   o.decoding.mode = mode;
   o.decoding.batch_size = B;
   o.decoding.draft_tokens = std::max<int64_t>(K, 1);
@@ -69,7 +70,7 @@ class CancellingSink : public Collector {
 }  // namespace
 
 CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's tokens, every mode", "[pipeline][oracle]") {
-  auto target = Decoder::load(test::model_dir("llama"), {at::kDouble, at::kCPU});
+  auto target = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(24, 1, 18, target->config().vocab_size, 41);
   auto plain = greedy_generate(*target, [&] {
     std::vector<SeqRequest> r;

@@ -16,7 +16,7 @@ using namespace exspec;
 
 namespace {
 
-std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, at::kCPU}); }
+std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
 
 const std::string& truncated_draft() {
   static const std::string dir = [] {
