@@ -34,12 +34,17 @@ for run in runs:
     assert run["tokens_per_s"] > 0 and run["output_tokens"] > 0, run
     assert 0 <= run["exact_match"] <= 1 and 0 <= run["overhead_share"] <= 1, run
 sweeps = {run["sweep"] for run in runs}
-assert sweeps >= {"main", "grouping", "window", "draft_tokens", "float64"}, sweeps
+assert sweeps >= {"main", "grouping", "window", "draft_tokens", "float64", "adaptive"}, sweeps
+adaptive = [run for run in runs if run["sweep"] == "adaptive"]
+assert {run["pair"] for run in adaptive} == {"demo", "low"}, "the adaptive sweep runs both pairs"
+auto = [run for run in adaptive if run["adaptive"]]
+assert auto and all(sum(run["k_steps"]) == run["verify_calls"] for run in auto), "k_steps count every step"
+assert all("acceptance" in run["estimates"] for run in auto), "auto runs report the policy's estimates"
 f64 = [run for run in runs if run["sweep"] == "float64"]
 assert f64 and all(run["exact_match"] == 1.0 for run in f64), "float64 runs must equal the oracle exactly"
 assert {run["mode"] for run in runs if run["sweep"] == "main"} == {"nonspec", "eqspec", "exspec"}
 summary = open(os.path.join(out, "summary.md")).read()
-for section in ("Correctness", "Throughput", "Overhead anatomy", "grouping"):
+for section in ("Correctness", "Throughput", "Overhead anatomy", "grouping", "Adaptive draft length"):
     assert section in summary, f"summary.md lacks {section}"
 print(f"bench smoke: {len(runs)} runs, well-formed; float64 subset exact")
 PY

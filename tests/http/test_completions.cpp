@@ -248,7 +248,8 @@ TEST_CASE("draft_tokens auto: the oracle's tokens, and the policy's estimates on
   ServerProcess s({"--draft-tokens", "auto", "--max-draft-tokens", "5"});
   const std::string prompt = "Adaptive speculation";
   const auto want = oracle({bytes_of(prompt)}, 30)[0];
-  HttpResult r = post(s.port(), "/v1/completions", {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 30}});
+  HttpResult r = post(s.port(), "/v1/completions",
+                      {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 30}, {"return_token_ids", true}});
   REQUIRE(r.status == 200);
   CHECK(r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == want.ids);
   HttpResult m = request(s.port(), "GET", "/v1/models");
