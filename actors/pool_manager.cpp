@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +24,7 @@ struct PoolManagerState {
   std::unordered_map<SeqId, std::shared_ptr<TokenSink>> sinks;
   std::unordered_map<SeqId, FinishReason> cancel_pending;  // cancelled while inside a job
   std::unordered_set<SeqId> busy;                          // inside a job (prefill or step)
+  std::deque<SeqId> to_prefill;                            // in the window, not prefilled yet
   int jobs = 0;                                            // jobs in flight (prefill + step)
   bool prefilling = false;
   int64_t step = 0, serial = 0;
@@ -177,11 +179,20 @@ void schedule(Self self) {
       if (fixed_batches(st)) {
         // eqspec/nonspec: a new fixed batch of up to B waiting sequences.
         fresh = st.pool.take_waiting(static_cast<size_t>(cfg.batch_size), cfg.sort_by_length);
+        st.settings.queued->fetch_sub(fresh.size());
       } else {
-        fresh = st.window->refill(st.pool);
+        std::vector<SeqId> joined = st.window->refill(st.pool);
+        st.settings.queued->fetch_sub(joined.size());
+        st.to_prefill.insert(st.to_prefill.end(), joined.begin(), joined.end());
+        // A batch's worth at a time: the first batches decode while the rest of a large window
+        // refill is prefilled, instead of every sequence waiting for one long prefill.
+        while (!st.to_prefill.empty() && fresh.size() < static_cast<size_t>(cfg.batch_size)) {
+          const SeqId id = st.to_prefill.front();
+          st.to_prefill.pop_front();
+          if (st.pool.contains(id) && st.pool.at(id).status == SeqStatus::Active) fresh.push_back(id);  // not cancelled
+        }
       }
       if (!fresh.empty()) {
-        st.settings.queued->fetch_sub(fresh.size());
         start_prefill(self, std::move(fresh));
         continue;
       }

@@ -13,11 +13,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::string fmt(double v, int prec = 1) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
+std::string fmt(double v, int prec = 1) { return fixed_point(v, prec); }
 std::string pct(double v) { return fmt(100.0 * v, 1) + " %"; }
 
 const json* find(const json& runs, const std::string& sweep, const std::string& mode, int64_t B) {
@@ -27,6 +23,12 @@ const json* find(const json& runs, const std::string& sweep, const std::string& 
 }
 
 }  // namespace
+
+std::string fixed_point(double v, int prec) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
 
 void add_derived(json& results) {
   json& runs = results["runs"];

@@ -5,6 +5,8 @@
 
 namespace exspec {
 
+// v with prec digits after the point ("%.*f").
+std::string fixed_point(double v, int prec = 1);
 // Adds speedup (vs batch-1 nonspec) and scaling (vs the same mode at batch 1) to each main run.
 void add_derived(nlohmann::ordered_json& results);
 std::string summary_markdown(const nlohmann::ordered_json& results);

@@ -13,11 +13,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::string fmt(double v, int prec = 1) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
+std::string fmt(double v, int prec = 1) { return fixed_point(v, prec); }
 
 // The column of a run: "nonspec", "K=3", "auto".
 std::string column(const json& r) {
