@@ -144,8 +144,7 @@ void StepCostModel::observe_draft_forward(int64_t rows, int64_t tokens, int64_t 
   draft_.observe(draft_x(1, rows, tokens, context), seconds, kCalibrationWeight);
 }
 void StepCostModel::observe_copy(int64_t rows, int64_t context, double seconds) {
-  const double bs = static_cast<double>(rows * context) * kCtx;
-  align_.observe({1.0, static_cast<double>(rows) / 8, bs, 0.0}, seconds, kCalibrationWeight);
+  align_.observe(align_x(StepShape{rows, 0, context, 0, false}), seconds, kCalibrationWeight);
 }
 void StepCostModel::observe_gather(int64_t rows, int64_t context, double seconds) {
   const double bs = static_cast<double>(rows * context) * kCtx;

@@ -83,6 +83,9 @@ class DraftLengthPolicy {
   double serial_share() const { return serial_; }
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
+  // What a verified row tells: the engine-wide and the row's own acceptance, and how far the
+  // row's draft now lags (the rule of commit() in model/speculative.cpp).
+  void learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a);
   // A row's outlook, its own estimate shrunk towards the engine-wide one.
   RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining) const;
 
@@ -102,11 +105,11 @@ class DraftLengthPolicy {
                        double alpha_floor) const;
   // The predicted cost of one step of this shape (see `pipelined`).
   double step_cost(const StepShape& s) const;
-  // Per-row decay of its acceptance evidence, per step.
-  static constexpr double kRowDecay = 0.9;
 
  private:
   static constexpr double kPriorRate = 0.5, kPriorTrials = 4;
+  // Per-row decay of its acceptance evidence, per step.
+  static constexpr double kRowDecay = 0.9;
   DraftLengthSettings s_;
   StepCostModel costs_;
   AcceptanceEstimate global_;

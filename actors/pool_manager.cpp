@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <unordered_map>
@@ -110,11 +112,32 @@ JobPtr new_job(PoolManagerState& st, StepJob::Kind kind, std::vector<SeqId> ids)
   return job;
 }
 
-// What a verified row tells: its acceptance, and how far its draft now lags (mirrors commit()).
-void learn_from_row(DraftLengthPolicy& policy, Sequence& s, int64_t k, int64_t accepted) {
-  s.acceptance.observe(k, accepted, DraftLengthPolicy::kRowDecay);
-  if (k > 0) policy.observe_row(k, accepted);
-  s.draft_lag = k == 0 ? s.draft_lag + 1 : (accepted == k ? 1 : 0);
+// EXSPEC_TRACE=1: every choice and every step's predicted against measured phase times.
+const bool kTrace = std::getenv("EXSPEC_TRACE") != nullptr;
+
+void trace_choice(const DraftLengthPolicy& policy, const std::vector<RowOutlook>& rows, int64_t context, bool reused,
+                  int64_t lag, int64_t chosen) {
+  double alpha = 0;
+  for (const auto& r : rows) alpha += r.acceptance;
+  std::fprintf(stderr, "choose B %zu S %lld L %lld reused %d mean_alpha %.2f global %.2f | expected tokens / predicted ms:", rows.size(),
+               static_cast<long long>(context), static_cast<long long>(lag), static_cast<int>(reused),
+               alpha / static_cast<double>(rows.size()), policy.acceptance());
+  for (int64_t k = 0; k <= policy.settings().k_max; ++k) {
+    const DraftChoice c = policy.evaluate(rows, context, reused, lag, k, 0.0);
+    std::fprintf(stderr, " K%lld %.1f/%.1f", static_cast<long long>(k), c.expected_tokens, 1e3 * c.predicted_s);
+  }
+  std::fprintf(stderr, " -> %lld\n", static_cast<long long>(chosen));
+}
+
+void trace_step(const DraftLengthPolicy& policy, const StepJob& job) {
+  const StepCostModel& c = policy.costs();
+  const StepShape& s = job.shape;
+  std::fprintf(stderr, "step B %lld K %lld S %lld L %lld | ms predicted/measured: draft %.1f/%.1f verify %.1f/%.1f "
+               "align %.1f/%.1f | grouped %d reused %d\n",
+               static_cast<long long>(s.rows), static_cast<long long>(s.k), static_cast<long long>(s.context),
+               static_cast<long long>(s.lag), 1e3 * c.predict_draft(s), 1e3 * job.draft_s, 1e3 * c.predict_verify(s),
+               1e3 * job.verify_s, 1e3 * c.predict_align(s), 1e3 * job.align_s, static_cast<int>(job.grouped),
+               static_cast<int>(job.reused));
 }
 
 // K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed).
@@ -131,18 +154,7 @@ void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
     lag = std::max(lag, s.draft_lag);
   }
   job.k = policy->choose(rows, context, reused, lag).k;
-  if (getenv("EXSPEC_TRACE")) {
-    double a = 0;
-    for (auto& r : rows) a += r.acceptance;
-    fprintf(stderr, "choose B %zu S %ld reused %d mean_alpha %.2f global %.2f:", rows.size(), context, (int)reused, a / rows.size(), policy->acceptance());
-    for (int64_t k = 0; k <= 4; ++k) {
-      StepShape s{(int64_t)rows.size(), k, context, 0, reused};
-      double e = 0;
-      for (auto& r : rows) e += DraftLengthPolicy::expected_tokens(r.acceptance, k, r.remaining);
-      fprintf(stderr, " K%ld %.1f/%.1f(d%.1f v%.1f a%.1f)", k, e, 1e3 * policy->step_cost(s), 1e3 * policy->costs().predict_draft(s), 1e3 * policy->costs().predict_verify(s), 1e3 * policy->costs().predict_align(s));
-    }
-    fprintf(stderr, " -> %ld\n", job.k);
-  }
+  if (kTrace) trace_choice(*policy, rows, context, reused, lag, job.k);
   job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, context, lag, reused};
 }
 
@@ -233,15 +245,9 @@ void on_prefilled(Self self, JobPtr job) {
       continue;
     }
     Sequence& s = st.pool.at(id);
-    auto t = std::make_shared<SeqTensors>();
-    t->target = std::move(job->target_caches[i]);
-    if (st.settings.decoding.mode != Mode::NonSpec) {
-      t->has_draft = true;
-      t->draft_lag = std::move(job->prefixes[i]);
-      s.draft_lag = static_cast<int64_t>(t->draft_lag.size());
-    }
-    t->length = static_cast<int64_t>(s.request.prompt.size());
-    t->pending = s.request.prompt.back();
+    auto t = std::make_shared<SeqTensors>(
+        new_sequence(std::move(job->target_caches[i]), s.request.prompt, st.settings.decoding.mode != Mode::NonSpec));
+    s.draft_lag = static_cast<int64_t>(t->draft_lag.size());
     s.tensors = t;
     live.push_back(id);
     states.push_back(t);
@@ -286,13 +292,7 @@ void on_step_done(Self self, JobPtr job) {
     st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
     st.totals.count_k(job->k);
     if (st.settings.policy) {
-      if (getenv("EXSPEC_TRACE")) {
-        const auto& c = st.settings.policy->costs();
-        fprintf(stderr, "B %ld K %ld S %ld L %ld | draft %.1f/%.1f verify %.1f/%.1f align %.1f/%.1f ms grouped %d reused %d\n",
-                job->shape.rows, job->shape.k, job->shape.context, job->shape.lag, 1e3 * c.predict_draft(job->shape),
-                1e3 * job->draft_s, 1e3 * c.predict_verify(job->shape), 1e3 * job->verify_s,
-                1e3 * c.predict_align(job->shape), 1e3 * job->align_s, (int)job->grouped, (int)job->reused);
-      }
+      if (kTrace) trace_step(*st.settings.policy, *job);
       st.settings.policy->observe_step(job->shape, job->draft_s, job->verify_s, job->align_s);
     }
   }
@@ -310,7 +310,7 @@ void on_step_done(Self self, JobPtr job) {
     }
     st.totals.accepted += job->accepted[b];
     Sequence& s = st.pool.at(id);
-    if (st.settings.policy) learn_from_row(*st.settings.policy, s, job->k, job->accepted[b]);
+    if (st.settings.policy) st.settings.policy->learn(s.acceptance, s.draft_lag, job->k, job->accepted[b]);
     const size_t before = s.generated.size();
     const size_t n = st.pool.write_back(id, job->committed[b].data(), job->committed[b].size());
     st.totals.committed += static_cast<int64_t>(n);

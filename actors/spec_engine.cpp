@@ -129,9 +129,7 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
           ++stats_.committed;
         }
         if (r.finish == FinishReason::None) keep.push_back(b);
-        if (policy_) policy_->observe_row(K, acc[b]);
-        acceptance[b].observe(K, acc[b], DraftLengthPolicy::kRowDecay);
-        lag[b] = K == 0 ? lag[b] + 1 : (acc[b] == K ? 1 : 0);
+        if (policy_) policy_->learn(acceptance[b], lag[b], K, acc[b]);
       }
       t = Clock::now();
       if (keep.size() != rows.size()) {
@@ -234,9 +232,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       stats_.committed += static_cast<int64_t>(pool.write_back(id, toks[b].data_ptr<int64_t>(), acc[b] + 1));
       Sequence& s = pool.at(id);
       s.last_step = step;
-      policy_->observe_row(K, acc[b]);
-      s.acceptance.observe(K, acc[b], DraftLengthPolicy::kRowDecay);
-      s.draft_lag = K == 0 ? s.draft_lag + 1 : (acc[b] == K ? 1 : 0);
+      policy_->learn(s.acceptance, s.draft_lag, K, acc[b]);
       if (s.status == SeqStatus::Finished) window.remove(id);
       else *s.tensors = std::move(rows[b]);
     }

@@ -97,17 +97,20 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
     prefixes.emplace_back(p.begin(), p.end() - 1);
   }
   std::vector<SeqCache> t = prefill_caches(target, prefixes);
-  std::vector<SeqTensors> out(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    out[i].target = std::move(t[i]);
-    if (draft) {
-      out[i].has_draft = true;
-      out[i].draft_lag = std::move(prefixes[i]);
-    }
-    out[i].length = static_cast<int64_t>(prompts[i].size());
-    out[i].pending = prompts[i].back();
-  }
+  std::vector<SeqTensors> out;
+  for (size_t i = 0; i < prompts.size(); ++i) out.push_back(new_sequence(std::move(t[i]), prompts[i], draft != nullptr));
   return out;
+}
+
+SeqTensors new_sequence(SeqCache target, const std::vector<int64_t>& prompt, bool has_draft) {
+  if (prompt.empty()) throw std::invalid_argument("new_sequence: empty prompt");
+  SeqTensors s;
+  s.target = std::move(target);
+  s.length = static_cast<int64_t>(prompt.size());
+  s.pending = prompt.back();
+  s.has_draft = has_draft;
+  if (has_draft) s.draft_lag.assign(prompt.begin(), prompt.end() - 1);
+  return s;
 }
 
 bool reuses_parked(const std::vector<const SeqTensors*>& seqs) {

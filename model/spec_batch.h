@@ -58,6 +58,10 @@ struct SpecBatch {
   int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }
 };
 
+// A prefilled sequence's state: its target cache (prompt but the last token) and, with a
+// draft, the prefix as the draft's lag (the draft is prefilled lazily, see above).
+SeqTensors new_sequence(SeqCache target, const std::vector<int64_t>& prompt, bool has_draft);
+
 // Runs one model over the left-padded prefixes (one forward) and returns each row's cache.
 std::vector<SeqCache> prefill_caches(const Decoder& model, const std::vector<std::vector<int64_t>>& prefixes);
 
