@@ -6,7 +6,7 @@
 
 namespace exspec {
 
-BatchChoice BatchFormer::form(const std::vector<Candidate>& ready, int64_t step) const {
+BatchChoice BatchFormer::form(const std::vector<Candidate>& ready, int64_t step, bool ragged) const {
   BatchChoice out;
   if (ready.empty()) return out;
   // Longest-waiting first; ids break ties so that the choice is deterministic.
@@ -16,7 +16,8 @@ BatchChoice BatchFormer::form(const std::vector<Candidate>& ready, int64_t step)
   });
   const size_t target = std::min(batch_size_, ready.size());
   const size_t need =
-      target <= 1 ? 1 : std::max<size_t>(2, static_cast<size_t>(std::ceil(min_group_fill_ * static_cast<double>(target))));
+      target <= 1 || !ragged ? target
+                             : std::max<size_t>(2, static_cast<size_t>(std::ceil(min_group_fill_ * static_cast<double>(target))));
 
   std::map<int64_t, std::vector<const Candidate*>> buckets;  // members in age order
   for (const Candidate& c : by_age) buckets[c.length].push_back(&c);

@@ -14,6 +14,7 @@ constexpr double kRidge = 1e-9;
 // A calibration point stands for this many steps. Calibration measures each operation alone,
 // while steps run next to each other in the pipeline: a couple of dozen real steps outweigh it.
 constexpr double kCalibrationWeight = 0.5;
+constexpr double kSpike = 1.5;
 
 // Feature scales keep the normal equations well conditioned: each column is O(1) at typical shapes.
 constexpr double kTok = 1.0 / 64, kTokCtx = 1.0 / 16384, kCtx = 1.0 / 4096;
@@ -22,9 +23,13 @@ std::vector<double> verify_x(int64_t B, int64_t tokens, int64_t S) {
   const double bt = static_cast<double>(B * tokens);
   return {1.0, static_cast<double>(B) / 8, bt * kTok, bt * S * kTokCtx, tokens > 1 ? static_cast<double>(B) / 8 : 0.0};
 }
-std::vector<double> draft_x(int64_t forwards, int64_t B, int64_t tokens, int64_t S) {
-  const double bt = static_cast<double>(B * tokens);
-  return {static_cast<double>(forwards), bt * kTok, bt * S * kTokCtx};
+// `forwards` draft forwards of one token a row, the first also feeding `lag` more tokens a row.
+// The lag's tokens have their own coefficients: fed many at a time they run at prefill speed,
+// and a catch-up of a whole prompt costs tens of single-token forwards (measured at start-up,
+// actors/calibration.cpp), so it must not be read off the one-token forwards of drafting.
+std::vector<double> draft_x(int64_t forwards, int64_t B, int64_t lag, int64_t S) {
+  const double bt = static_cast<double>(B * forwards), bl = static_cast<double>(B * lag);
+  return {static_cast<double>(forwards), bt * kTok, bt * S * kTokCtx, bl * kTok, bl * S * kTokCtx};
 }
 
 // Solves the n x n system a x = b (a symmetric positive definite) by Gaussian elimination.
@@ -111,7 +116,7 @@ double OnlineFit::predict(const std::vector<double>& x) const {
 }
 
 StepCostModel::StepCostModel()
-    : draft_({"forward", "token", "token_context"}, kForgetting, kRidge),
+    : draft_({"forward", "token", "token_context", "lag_token", "lag_token_context"}, kForgetting, kRidge),
       verify_({"forward", "row", "token", "token_context", "row_multi_token"}, kForgetting, kRidge),
       align_({"step", "row", "row_context", "row_context_ragged"}, kForgetting, kRidge) {}
 
@@ -124,24 +129,38 @@ std::vector<double> align_x(const StepShape& s) {
 
 double StepCostModel::predict_draft(const StepShape& s) const {
   if (s.k == 0) return 0;
-  return draft_.predict(draft_x(s.k, s.rows, s.k + s.lag, s.context));
+  return draft_.predict(draft_x(s.k, s.rows, s.lag, s.context));
 }
 double StepCostModel::predict_verify(const StepShape& s) const {
   return verify_.predict(verify_x(s.rows, s.k + 1, s.context));
 }
 double StepCostModel::predict_align(const StepShape& s) const { return align_.predict(align_x(s)); }
 
+namespace {
+// A phase time far above the prediction is mostly the other batch's work on the same cores (on
+// 2 cores: a draft catching up a prompt next to this verification), not this shape's cost.
+// Clipped, one spike does not teach that plain steps are slow, which had tipped a B = 16 batch
+// into drafting; a machine that really got slower is still followed, at up to 1.5x a step.
+void observe_clipped(OnlineFit& f, const std::vector<double>& x, double y) {
+  if (f.weight() > 0) {
+    const double p = f.predict(x);
+    if (p > 0) y = std::min(y, kSpike * p);
+  }
+  f.observe(x, y);
+}
+}  // namespace
+
 void StepCostModel::observe(const StepShape& s, double draft_s, double verify_s, double align_s) {
-  if (s.k > 0) draft_.observe(draft_x(s.k, s.rows, s.k + s.lag, s.context), draft_s);
-  verify_.observe(verify_x(s.rows, s.k + 1, s.context), verify_s);
-  align_.observe(align_x(s), align_s);
+  if (s.k > 0) observe_clipped(draft_, draft_x(s.k, s.rows, s.lag, s.context), draft_s);
+  observe_clipped(verify_, verify_x(s.rows, s.k + 1, s.context), verify_s);
+  observe_clipped(align_, align_x(s), align_s);
 }
 
 void StepCostModel::observe_target_forward(int64_t rows, int64_t tokens, int64_t context, double seconds) {
   verify_.observe(verify_x(rows, tokens, context), seconds, kCalibrationWeight);
 }
 void StepCostModel::observe_draft_forward(int64_t rows, int64_t tokens, int64_t context, double seconds) {
-  draft_.observe(draft_x(1, rows, tokens, context), seconds, kCalibrationWeight);
+  draft_.observe(draft_x(1, rows, tokens - 1, context), seconds, kCalibrationWeight);
 }
 void StepCostModel::observe_copy(int64_t rows, int64_t context, double seconds) {
   align_.observe(align_x(StepShape{rows, 0, context, 0, false}), seconds, kCalibrationWeight);

@@ -12,7 +12,8 @@
 //   verify (one target forward of K+1 tokens a row):  1, B, B(K+1), B(K+1)S, B[K>0]
 //     (the last: one token a row runs the matrix-vector-like fast path; measured on OpenBLAS,
 //     going from 1 to 2 tokens a row costs more than each further token)
-//   draft  (K draft forwards, the first also feeding each row's lag L):  K, B(K+L), B(K+L)S
+//   draft  (K draft forwards, the first also feeding each row's lag L):  K, BK, BKS, BL, BLS
+//     (the lag's tokens go through at prefill speed, many a forward: their own coefficients)
 //   align  (assemble + unpad-append-repad):  1, B, BS[not reused], BS[K>0]
 // with B rows, S the longest sequence (context). Coefficients are kept non-negative, so a
 // prediction never says that more work is free.
@@ -64,6 +65,7 @@ class StepCostModel {
   void observe(const StepShape& s, double draft_s, double verify_s, double align_s);
   // Calibration: a single forward / copy measured in isolation.
   void observe_target_forward(int64_t rows, int64_t tokens, int64_t context, double seconds);
+  // A draft forward of `tokens` a row counts as a one-token forward plus a catch-up of tokens - 1.
   void observe_draft_forward(int64_t rows, int64_t tokens, int64_t context, double seconds);
   void observe_copy(int64_t rows, int64_t context, double seconds);    // assemble's repad copy
   void observe_gather(int64_t rows, int64_t context, double seconds);  // realign after a ragged step

@@ -72,12 +72,19 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
       }
     }
     if (best.k == 0) {
+      // Until drafts have been verified at all, the acceptance estimate is only its prior and
+      // plain steps teach it nothing: probe at once (a few steps in an engine's life) rather
+      // than let a guess decide every step after.
+      const bool cold = global_.trials < kColdTrials;
       // A probe that was followed by K = 0 again: the estimates stand, probe less often.
-      if (probing_) probe_interval_ = std::min(16 * std::max<int64_t>(1, s_.probe_every), 2 * probe_interval_);
+      if (probing_ && !cold) probe_interval_ = std::min(16 * std::max<int64_t>(1, s_.probe_every), 2 * probe_interval_);
       probing_ = false;
+      plain_s_ += best.predicted_s;
       // Probe only where acceptance could change the answer: if even drafts accepted 9 times in
       // 10 would not pay at these costs (a large batch on a busy machine), probing only costs.
-      if (s_.k_max >= 1 && ++zero_run_ >= probe_interval_ && could_pay(rows, context, reused, lag, best_rate)) {
+      ++zero_run_;
+      if (s_.k_max >= 1 && (cold || zero_run_ >= probe_interval_) && could_pay(rows, context, reused, lag, best_rate) &&
+          (cold || probe_affordable(static_cast<int64_t>(rows.size()), context, reused, lag, best.predicted_s))) {
         best = evaluate(1);
         probing_ = true;
       }
@@ -90,8 +97,8 @@ DraftChoice DraftLengthPolicy::choose(const std::vector<RowOutlook>& rows, int64
       probing_ = false;
     }
     if (best.k == 0) spec_run_ = 0;
-    if (best.k > 0) zero_run_ = 0;
-    ceiling_ = best.k + 1;
+    if (best.k > 0) zero_run_ = 0, plain_s_ = 0;
+    ceiling_ = std::max(best.k + 1, std::clamp<int64_t>(s_.fixed_k, s_.k_min, s_.k_max));
   }
   last_ = best;
   return best;
@@ -104,6 +111,12 @@ bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t c
     if (c.predicted_s > 0 && c.expected_tokens / c.predicted_s > plain_rate * (1 + s_.margin)) return true;
   }
   return false;
+}
+
+bool DraftLengthPolicy::probe_affordable(int64_t rows, int64_t context, bool reused, int64_t lag,
+                                         double plain_s) const {
+  const double extra = step_cost(StepShape{rows, 1, context, lag, reused}) - plain_s;
+  return extra <= s_.probe_budget * plain_s_;
 }
 
 double DraftLengthPolicy::step_cost(const StepShape& s) const {

@@ -11,6 +11,7 @@
 // it always commits one token a row, so speculation is chosen only where it is predicted to pay.
 // The choice never changes the output: every K yields the target's greedy tokens.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,6 +32,12 @@ struct DraftLengthSettings {
   // Likewise every probe_every-th step of a run of K > 0 uses K - 1, so that the cost of
   // shorter drafts (and of plain steps) is measured, not only extrapolated.
   int64_t probe_every = 16;
+  // A probe's predicted extra cost over a plain step, the draft's whole catch-up included, may
+  // be at most this share of the predicted time of the plain steps since the last probe. The
+  // catch-up is paid at once and only repaid if the probe leads to drafting: at B = 16 on the
+  // demo pair, a probe of rows that never drafted (their lag is the prompt) costs as much as
+  // seven plain steps, and one such probe in a short run cost 8 % of its throughput.
+  double probe_budget = 0.05;
   // Two batches in flight (EngineOptions::overlap): one batch's drafting and realignment run
   // while the other is verified. How much that hides depends on the machine (on 2 cores the
   // phases share the cores), so it is learned: see observe_interval().
@@ -81,6 +88,8 @@ class DraftLengthPolicy {
   // phase times of the step that completed. Moves the serial share s.
   void observe_interval(double interval_s, double draft_s, double verify_s, double align_s);
   double serial_share() const { return serial_; }
+  // The start-up measurement of it (calibration), in place of the cautious 1.
+  void seed_serial_share(double s) { serial_ = std::clamp(s, 0.0, 1.0); }
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
   // What a verified row tells: the engine-wide and the row's own acceptance, and how far the
@@ -94,11 +103,15 @@ class DraftLengthPolicy {
   StepCostModel& costs() { return costs_; }
   const StepCostModel& costs() const { return costs_; }
   SpeculationEstimates estimates() const;
+  // Whether the last choice drafted: the batch former's guess for the next steps.
+  virtual bool speculating() const { return last_.k > 0; }
 
   static double expected_tokens(double alpha, int64_t k, int64_t remaining);
   // Whether some K > 0 would beat plain steps (rate plain_rate) if the drafts were good.
   bool could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                  double plain_rate) const;
+  // Whether a probe (K = 1, catch-up paid whole) fits the probe budget now.
+  bool probe_affordable(int64_t rows, int64_t context, bool reused, int64_t lag, double plain_s) const;
   // Expected tokens and predicted cost (catch-up of the lag included, shared over the steps
   // left) of a step at K, with every row's acceptance at least alpha_floor.
   DraftChoice evaluate(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag, int64_t k,
@@ -108,18 +121,28 @@ class DraftLengthPolicy {
 
  private:
   static constexpr double kPriorRate = 0.5, kPriorTrials = 4;
+  // Verified drafts the engine-wide estimate needs before probes wait for their schedule.
+  static constexpr double kColdTrials = 16;
   // Per-row decay of its acceptance evidence, per step.
   static constexpr double kRowDecay = 0.9;
   DraftLengthSettings s_;
   StepCostModel costs_;
   AcceptanceEstimate global_;
   int64_t zero_run_ = 0, spec_run_ = 0, probe_interval_ = 0;
+  double plain_s_ = 0;  // predicted time of the plain steps since the last probe or drafting step
   bool probing_ = false;
-  // K may rise by one per step at most: the cost model is trusted near the shapes it has seen,
-  // and a step of a new K teaches it that K's real cost before a longer one is tried.
+  // K may rise by one per step at most above the configured K (draft_tokens, 3 by default, which
+  // the calibration measures around): the cost model is trusted near the shapes it has seen,
+  // and a step of a new K teaches it that K's real cost before a longer one is tried. Up to the
+  // configured K it may jump: from K = 0 the way up is often through a K = 1 that does not pay
+  // (a whole realignment for one draft) while K = 3 does; at B = 4 on the demo pair, rising one
+  // at a time kept auto at K = 0 for three steps in four, 10 % behind K = 3.
   int64_t ceiling_ = 0;
   DraftChoice last_;
-  double serial_ = 1.0;  // start as if nothing overlapped: the cautious side (favours K = 0)
+  // Until calibrated, as if nothing overlapped: the cautious side (favours K = 0). Learning it
+  // from the pipeline alone was not enough: while K = 0 is chosen there is no overlap to see,
+  // and at B = 4 on the demo pair the cautious start kept auto at K = 0, 10 % behind K = 3.
+  double serial_ = 1.0;
 };
 
 }  // namespace exspec

@@ -119,9 +119,9 @@ void trace_choice(const DraftLengthPolicy& policy, const std::vector<RowOutlook>
                   int64_t lag, int64_t chosen) {
   double alpha = 0;
   for (const auto& r : rows) alpha += r.acceptance;
-  std::fprintf(stderr, "choose B %zu S %lld L %lld reused %d mean_alpha %.2f global %.2f | expected tokens / predicted ms:", rows.size(),
-               static_cast<long long>(context), static_cast<long long>(lag), static_cast<int>(reused),
-               alpha / static_cast<double>(rows.size()), policy.acceptance());
+  std::fprintf(stderr, "choose B %zu S %lld L %lld reused %d mean_alpha %.2f global %.2f serial %.2f | expected tokens / predicted ms:",
+               rows.size(), static_cast<long long>(context), static_cast<long long>(lag), static_cast<int>(reused),
+               alpha / static_cast<double>(rows.size()), policy.acceptance(), policy.serial_share());
   for (int64_t k = 0; k <= policy.settings().k_max; ++k) {
     const DraftChoice c = policy.evaluate(rows, context, reused, lag, k, 0.0);
     std::fprintf(stderr, " K%lld %.1f/%.1f", static_cast<long long>(k), c.expected_tokens, 1e3 * c.predicted_s);
@@ -216,7 +216,7 @@ void schedule(Self self) {
       if (!st.busy.count(id) && s.tensors) ready.push_back({id, s.length(), s.last_step});
     }
     if (ready.empty()) return;
-    BatchChoice choice = st.former->form(ready, st.step);
+    BatchChoice choice = st.former->form(ready, st.step, !st.settings.policy || st.settings.policy->speculating());
     JobPtr job = new_job(st, StepJob::Kind::Step, std::move(choice.ids));
     std::vector<const SeqTensors*> rows;
     for (SeqId id : job->ids) {

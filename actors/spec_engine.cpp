@@ -185,7 +185,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
       const Sequence& s = pool.at(id);
       ready.push_back({id, s.length(), s.last_step});
     }
-    BatchChoice choice = former.form(ready, step);
+    BatchChoice choice = former.form(ready, step, !policy_ || policy_->speculating());
     auto t = Clock::now();
     std::vector<const SeqTensors*> ptrs;
     for (SeqId id : choice.ids) ptrs.push_back(pool.at(id).tensors.get());

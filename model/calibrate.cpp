@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include "model/decoder.h"
 #include "model/spec_batch.h"
@@ -37,19 +38,53 @@ KVCache filled_cache(const Decoder& m, int64_t rows, int64_t context, int64_t sp
   return c;
 }
 
-}  // namespace
-
-double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps) {
+// One forward of rows x tokens over `context` cached positions, inputs built once.
+std::function<at::Tensor()> forward_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context) {
   const at::Device dev = m.device();
   at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
   at::Tensor pos = (context + at::arange(tokens, at::kLong)).view({1, tokens}).expand({rows, tokens}).contiguous();
   at::Tensor mask = at::ones({rows, context + tokens}, at::kLong).to(dev);
-  KVCache base = filled_cache(m, rows, context, tokens);
-  return fastest(reps, [&] {
-    KVCache c = base;
+  auto base = std::make_shared<KVCache>(filled_cache(m, rows, context, tokens));
+  return [&m, ids, pos, mask, base, context, tokens] {
+    KVCache c = *base;
     c.truncate(context);  // shares the buffers: each run appends over the same spare positions
     return m.forward(ids, pos, mask, c, tokens);
-  });
+  };
+}
+
+}  // namespace
+
+double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps) {
+  return fastest(reps, forward_op(m, rows, tokens, context));
+}
+
+double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t rows, int64_t k, int64_t context,
+                            int reps) {
+  k = std::max<int64_t>(1, k);
+  const auto verify_op = forward_op(target, rows, k + 1, context), draft_op = forward_op(draft, rows, 1, context);
+  auto verify = [&] { verify_op().sum().item<double>(); };
+  auto drafts = [&] {
+    for (int64_t j = 0; j < k; ++j) draft_op().sum().item<double>();
+  };
+  verify();  // warm-up
+  drafts();
+  auto wall = [](const std::function<void()>& f) {
+    const auto t = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  double best = 1;
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    const double v = wall(verify), d = wall(drafts);
+    const double both = wall([&] {
+      std::thread other(drafts);
+      verify();
+      other.join();
+    });
+    const double lo = std::min(v, d);
+    if (lo > 0) best = std::min(best, std::clamp((both - std::max(v, d)) / lo, 0.0, 1.0));
+  }
+  return best;
 }
 
 double time_repad(const Decoder& m, int64_t rows, int64_t context, int reps) {

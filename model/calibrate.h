@@ -14,5 +14,11 @@ double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t cont
 double time_repad(const Decoder& m, int64_t rows, int64_t context, int reps = 2);
 // Realign: unpad-append-repad of a `rows` x `context` cache with holes (after a ragged step).
 double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps = 2);
+// The share of the shorter of two phases that does not overlap when they run at once on two
+// threads, as the verifier and the drafter do in the actor pipeline: a target forward of
+// `rows` x (k + 1) tokens against k one-token draft forwards. 0: fully hidden; 1: they
+// serialise (cores or one device queue shared). Clamped to [0, 1].
+double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t rows, int64_t k, int64_t context,
+                            int reps = 2);
 
 }  // namespace exspec

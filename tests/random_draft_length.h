@@ -2,6 +2,7 @@
 // enough to make runs of plain target steps that leave the draft several tokens behind. Drives
 // the engines through every K transition; the output must still be the oracle's.
 #pragma once
+#include <atomic>
 #include <mutex>
 #include <random>
 
@@ -18,8 +19,11 @@ class RandomDraftLength : public DraftLengthPolicy {
     c.k = std::uniform_real_distribution<double>(0, 1)(rng_) < 0.4
               ? 0
               : std::uniform_int_distribution<int64_t>(1, k_max_)(rng_);
+    last_k_ = c.k;
     return c;
   }
+  // Groups are formed as for the K just drawn: both of the batch former's rules get exercised.
+  bool speculating() const override { return last_k_ > 0; }
 
  private:
   static DraftLengthSettings settings(int64_t k_max) {
@@ -30,6 +34,7 @@ class RandomDraftLength : public DraftLengthPolicy {
   std::mutex mu_;
   std::mt19937_64 rng_;
   int64_t k_max_;
+  std::atomic<int64_t> last_k_{0};
 };
 
 }  // namespace exspec::test

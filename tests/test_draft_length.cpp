@@ -11,17 +11,24 @@ using namespace exspec;
 namespace {
 
 // A machine where a forward costs `base` seconds plus `per_token` per token fed (weights-bound
-// at small batches, compute-bound at large ones), and drafting is `draft_share` of that.
-void teach(StepCostModel& m, double base, double per_token, double draft_share) {
+// at small batches, compute-bound at large ones), and drafting is `draft_share` of that (its
+// cost per token `draft_per_token` where given).
+void teach(StepCostModel& m, double base, double per_token, double draft_share, double draft_per_token = -1) {
+  if (draft_per_token < 0) draft_per_token = draft_share * per_token;
   for (int64_t rows : {1, 4, 16, 32})
-    for (int64_t tokens : {1, 3, 9})
+    for (int64_t tokens : {1, 3, 9, 32})
       for (int64_t ctx : {32, 256}) {
-        m.observe_target_forward(rows, tokens, ctx, base + per_token * rows * tokens);
-        m.observe_draft_forward(rows, tokens, ctx, draft_share * (base + per_token * rows * tokens));
+        if (tokens < 32) m.observe_target_forward(rows, tokens, ctx, base + per_token * rows * tokens);
+        m.observe_draft_forward(rows, tokens, ctx, draft_share * base + draft_per_token * rows * tokens);
       }
   m.observe_copy(8, 64, 0.0005);
   m.observe_copy(32, 256, 0.002);
   m.observe_gather(32, 256, 0.001);
+}
+
+// Drafts verified before: the engine-wide estimate has evidence, so probes keep their schedule.
+void verified(DraftLengthPolicy& p) {
+  for (int i = 0; i < 32; ++i) p.observe_row(1, 1);
 }
 
 std::vector<RowOutlook> rows(int n, double alpha, int64_t remaining = 100) {
@@ -87,6 +94,7 @@ CATCH_TEST_CASE("auto picks the K with the best predicted rate, within its bound
   // Weights-bound machine (fixed cost dominates), cheap draft: speculation pays at batch 1.
   DraftLengthPolicy p(DraftLengthSettings{});
   teach(p.costs(), 0.010, 0.00002, 0.1);
+  verified(p);
   auto one_good = rows(1, 0.8);
   CATCH_CHECK(p.choose(one_good, 64).k <= 4);  // K rises by one a step at most (from 3)
   int64_t k = 0;
@@ -125,14 +133,59 @@ CATCH_TEST_CASE("rows about to finish do not earn long drafts", "[policy][choose
 CATCH_TEST_CASE("a long run of plain steps is interrupted by a probe that drafts", "[policy][choose]") {
   DraftLengthSettings cfg;
   cfg.probe_every = 5;
-  DraftLengthPolicy p(cfg);
+  DraftLengthPolicy p(cfg), cold(cfg);
   teach(p.costs(), 0.010, 0.00002, 0.1);
+  teach(cold.costs(), 0.010, 0.00002, 0.1);
+  verified(p);
   std::vector<int64_t> ks;
   for (int i = 0; i < 26; ++i) ks.push_back(p.choose(rows(4, 0.0), 64).k);
   // The 5th plain step of a run is a probe; each probe that K = 0 follows doubles that to 10.
   std::vector<int64_t> want(26, 0);
   want[4] = want[14] = 1;
   CATCH_CHECK(ks == want);
+  // An engine whose drafts were never verified probes at once, every step, until its rows
+  // have reported 16 verified drafts (4 rows a step here, the oldest evidence decaying: five
+  // steps); then the schedule goes on, the last of those probes counting as one that failed.
+  ks.clear();
+  for (int i = 0; i < 26; ++i) {
+    ks.push_back(cold.choose(rows(4, 0.0), 64).k);
+    for (int r = 0; r < 4; ++r) cold.observe_row(ks.back(), 0);
+  }
+  want.assign(26, 0);
+  want[0] = want[1] = want[2] = want[3] = want[4] = want[14] = 1;
+  CATCH_CHECK(ks == want);
+}
+
+CATCH_TEST_CASE("a probe pays its catch-up from a budget: rows whose draft lags far are probed later", "[policy][choose]") {
+  // Fed many at a time, the lag's tokens are cheap per token, but a lag of a whole prompt still
+  // costs the draft several plain steps' worth at once.
+  DraftLengthSettings cfg;
+  cfg.probe_every = 4;
+  DraftLengthPolicy near(cfg), far(cfg);
+  for (auto* p : {&near, &far}) teach(p->costs(), 0.010, 0.00002, 0.1, 0.0001), verified(*p);
+  const double catch_up = far.costs().predict_draft(StepShape{16, 1, 200, 50}) -
+                          far.costs().predict_draft(StepShape{16, 1, 200, 0});
+  CATCH_CHECK(catch_up == Approx(0.0001 * 16 * 50).epsilon(0.02));
+  auto probes = [](DraftLengthPolicy& p, int64_t lag) {
+    std::vector<int> at;
+    for (int i = 0; i < 400; ++i)
+      if (p.choose(rows(16, 0.0), 200, true, lag).k > 0) at.push_back(i);
+    return at;
+  };
+  const std::vector<int> a = probes(near, 1), b = probes(far, 50);
+  // The first probe comes once the plain steps before it have earned its extra cost 20 times
+  // over (and not before the schedule's 4th step).
+  auto first = [&](int64_t lag) {
+    const double plain = far.step_cost(StepShape{16, 0, 200, 0, true});
+    const double extra = far.step_cost(StepShape{16, 1, 200, lag, true}) - plain;
+    return std::max(3, static_cast<int>(std::ceil(extra / (0.05 * plain))) - 1);
+  };
+  CATCH_REQUIRE(a.size() >= 2);
+  CATCH_REQUIRE(!b.empty());
+  CATCH_CHECK(std::abs(a[0] - first(1)) <= 1);
+  CATCH_CHECK(std::abs(b[0] - first(50)) <= 1);
+  CATCH_CHECK(b[0] > 5 * a[0]);
+  CATCH_CHECK(b.size() < a.size());
 }
 
 CATCH_TEST_CASE("fixed K ignores the model; an untrained auto starts at its configured K", "[policy][choose]") {

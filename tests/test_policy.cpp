@@ -92,4 +92,14 @@ CATCH_TEST_CASE("batch formation prefers same-length groups, else the longest-wa
   auto o = one.form(spread, 7);
   CATCH_CHECK(o.same_length);
   CATCH_CHECK(o.ids == std::vector<SeqId>{4});
+
+  // Plain steps ahead (not ragged): the group of 3 would save no realignment, so the 4
+  // longest-waiting go together; a full group still goes as a group.
+  auto plain = f.form(ready, 7, /*ragged=*/false);
+  CATCH_CHECK_FALSE(plain.same_length);
+  CATCH_CHECK(plain.ids == std::vector<SeqId>{4, 2, 6, 3});
+  std::vector<Candidate> full{{1, 10, 5}, {2, 10, 1}, {3, 10, 4}, {4, 10, 0}, {5, 11, 0}};
+  auto g = f.form(full, 7, false);
+  CATCH_CHECK(g.same_length);
+  CATCH_CHECK(g.ids == std::vector<SeqId>{4, 2, 3, 1});
 }
