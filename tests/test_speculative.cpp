@@ -6,6 +6,7 @@
 
 #include "actors/spec_engine.h"
 #include "model/decoder.h"
+#include "model/calibrate.h"
 #include "model/greedy.h"
 #include "model/spec_batch.h"
 #include "model/speculative.h"
@@ -244,4 +245,15 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
   CATCH_CHECK(engine.stats().grouping_rate() == 1.0);
   CATCH_CHECK(engine.stats().reused_steps > 0);  // W = 2B: the same rows line up again, no copy
+}
+
+CATCH_TEST_CASE("calibration: timings grow with the work; the overlap share is a share", "[calibration]") {
+  auto m = Decoder::load(test::model_dir("llama"), {at::kFloat, test::device()});
+  const double one = time_forward(*m, 1, 1, 16), many = time_forward(*m, 16, 64, 16);
+  CATCH_CHECK(one > 0);
+  CATCH_CHECK(many > one);  // 1024 tokens against 1
+  CATCH_CHECK(time_realign(*m, 8, 64) > 0);
+  const double s = overlap_serial_share(*m, *m, 4, 3, 32);
+  CATCH_CHECK(s >= 0);
+  CATCH_CHECK(s <= 1);
 }
