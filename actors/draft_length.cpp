@@ -29,6 +29,17 @@ RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t rem
   return {row.rate(acceptance(), kRowPriorTrials), std::max<int64_t>(1, remaining)};
 }
 
+BatchOutlook DraftLengthPolicy::outlook(const SequencePool& pool, const std::vector<SeqId>& ids) const {
+  BatchOutlook o;
+  for (SeqId id : ids) {
+    const Sequence& s = pool.at(id);
+    o.rows.push_back(outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
+    o.context = std::max(o.context, s.length());
+    o.lag = std::max(o.lag, s.draft_lag);
+  }
+  return o;
+}
+
 DraftChoice DraftLengthPolicy::evaluate(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                                         int64_t k, double alpha_floor) const {
   const int64_t B = static_cast<int64_t>(rows.size());

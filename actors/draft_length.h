@@ -19,6 +19,7 @@
 
 #include "actors/acceptance.h"
 #include "actors/cost_model.h"
+#include "actors/sequence_pool.h"
 
 namespace exspec {
 
@@ -65,6 +66,12 @@ struct RowOutlook {
   int64_t remaining = 1;  // tokens it may still produce (>= 1)
 };
 
+// What a choice is made from: the batch's rows, its longest sequence and its longest draft lag.
+struct BatchOutlook {
+  std::vector<RowOutlook> rows;
+  int64_t context = 0, lag = 0;
+};
+
 struct DraftChoice {
   int64_t k = 0;
   double expected_tokens = 0;  // sum over rows
@@ -97,6 +104,8 @@ class DraftLengthPolicy {
   void learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a);
   // A row's outlook, its own estimate shrunk towards the engine-wide one.
   RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining) const;
+  // The outlook of a batch of pool sequences.
+  BatchOutlook outlook(const SequencePool& pool, const std::vector<SeqId>& ids) const;
 
   double acceptance() const { return global_.rate(kPriorRate, kPriorTrials); }
   const DraftLengthSettings& settings() const { return s_; }

@@ -145,17 +145,10 @@ void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
   job.k = 0;
   const auto& policy = st.settings.policy;
   if (!policy) return;
-  std::vector<RowOutlook> rows;
-  int64_t context = 0, lag = 0;
-  for (SeqId id : job.ids) {
-    const Sequence& s = st.pool.at(id);
-    rows.push_back(policy->outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
-    context = std::max(context, s.length());
-    lag = std::max(lag, s.draft_lag);
-  }
-  job.k = policy->choose(rows, context, reused, lag).k;
-  if (kTrace) trace_choice(*policy, rows, context, reused, lag, job.k);
-  job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, context, lag, reused};
+  const BatchOutlook o = policy->outlook(st.pool, job.ids);
+  job.k = policy->choose(o.rows, o.context, reused, o.lag).k;
+  if (kTrace) trace_choice(*policy, o.rows, o.context, reused, o.lag, job.k);
+  job.shape = StepShape{static_cast<int64_t>(job.ids.size()), job.k, o.context, o.lag, reused};
 }
 
 void admit(PoolManagerState& st, SubmitMsg& m) {

@@ -39,6 +39,12 @@ SpecEngine::SpecEngine(std::shared_ptr<const Decoder> target, std::shared_ptr<co
   policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
 }
 
+// Spare cache positions a step may append: K + 1 tokens a row (K at most the configured or
+// the largest adaptive K; 0 in nonspec mode), plus one.
+int64_t SpecEngine::cache_reserve() const {
+  return (policy_ ? std::max(config_.draft_tokens, config_.max_draft_tokens) : 0) + 2;
+}
+
 int64_t SpecEngine::choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, bool reused,
                              StepShape& shape) {
   const int64_t k = policy_ ? policy_->choose(rows, context, reused, lag).k : 0;
@@ -66,7 +72,7 @@ std::vector<SeqResult> SpecEngine::run(const std::vector<SeqRequest>& requests) 
 // nonspec and eqspec: fixed batches of B in request order; after every verification the batch
 // is realigned (EqSpec, Algorithm 2) and finished rows leave it.
 void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
-  const int64_t reserve = (policy_ ? std::max(config_.draft_tokens, config_.max_draft_tokens) : 0) + 2;
+  const int64_t reserve = cache_reserve();
   for (size_t start = 0; start < requests.size(); start += static_cast<size_t>(config_.batch_size)) {
     std::vector<size_t> rows;
     std::vector<std::vector<int64_t>> prompts;
@@ -156,7 +162,7 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
 // exspec: SequencePool + window + same-length groups (Algorithm 3). Rows return to the pool
 // after every step; batches are re-formed from whichever sequences line up.
 void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
-  const int64_t reserve = std::max(config_.draft_tokens, config_.max_draft_tokens) + 2;
+  const int64_t reserve = cache_reserve();
   SequencePool pool;
   std::vector<SeqId> ids;
   for (const auto& r : requests) ids.push_back(pool.admit(r));
@@ -196,16 +202,9 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     stats_.reused_steps += reused;
 
     // Phases 2 and 3: choose K, draft, verify.
-    std::vector<RowOutlook> outlook;
-    int64_t context = 0, max_lag = 0;
-    for (SeqId id : choice.ids) {
-      const Sequence& s = pool.at(id);
-      outlook.push_back(policy_->outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
-      context = std::max(context, s.length());
-      max_lag = std::max(max_lag, s.draft_lag);
-    }
+    const BatchOutlook o = policy_->outlook(pool, choice.ids);
     StepShape shape;
-    const int64_t K = choose_k(outlook, context, max_lag, reused, shape);
+    const int64_t K = choose_k(o.rows, o.context, o.lag, reused, shape);
     t = Clock::now();
     at::Tensor drafts = draft_tokens(*draft_, batch, K);
     const double draft_s = since(t);

@@ -35,6 +35,7 @@ class SpecEngine {
   // K of the next step over these rows (0 in nonspec mode); shape gets what the policy priced.
   int64_t choose_k(const std::vector<RowOutlook>& rows, int64_t context, int64_t lag, bool reused, StepShape& shape);
   void learn(const StepShape& shape, double draft_s, double verify_s, double align_s);
+  int64_t cache_reserve() const;
 
   EngineConfig config_;
   std::shared_ptr<DraftLengthPolicy> policy_;
