@@ -1,46 +1,175 @@
 // Times one decoder forward at several batch sizes and new-token counts over a cache of a given
-// length: the cost curve that speculation trades on (verify rows vs draft steps).
+// length: the cost curve that speculation trades on (verify rows vs draft steps), measured
+// against the machine's physical floor for each shape:
+//   floor = max(bytes the forward must read / measured read bandwidth, FLOPs / measured peak)
+// Every (dtype, path) runs in the same process, so "plain" (at::linear everywhere, the code
+// before packed weights) and "packed" are compared on the same machine minute.
+//
+//   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16]
+//                 [--paths plain,packed] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
+//                 [--profile B,T]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "bench/bandwidth.h"
+#include "bench/forward_profile.h"
 #include "model/decoder.h"
+#include "model/onednn_matmul.h"
 #include "model/runtime.h"
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: decoder_bench MODEL_DIR [torch_threads] [context] [blas_threads]\n");
-    return 2;
+namespace {
+
+using exspec::Decoder;
+
+struct Options {
+  std::string model;
+  int threads = 2;
+  int blas_threads = 0;  // 0: as many as --threads
+  int64_t context = 128;
+  std::vector<std::string> dtypes{"float32", "bfloat16"};
+  std::vector<std::string> paths{"plain", "packed"};
+  std::vector<int64_t> batches{1, 2, 4, 8, 16, 32};
+  std::vector<int64_t> tokens{1, 4, 6};
+  int reps = 7;
+  int64_t profile_b = 0, profile_t = 0;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::vector<int64_t> split_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  for (const auto& x : split(s)) out.push_back(std::stoll(x));
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  if (argc < 2) throw std::invalid_argument("usage: see the comment at the top of bench/decoder_bench.cpp");
+  o.model = argv[1];
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--threads") o.threads = std::stoi(v);
+    else if (k == "--blas-threads") o.blas_threads = std::stoi(v);
+    else if (k == "--context") o.context = std::stoll(v);
+    else if (k == "--dtypes") o.dtypes = split(v);
+    else if (k == "--paths") o.paths = split(v);
+    else if (k == "--batches") o.batches = split_ints(v);
+    else if (k == "--tokens") o.tokens = split_ints(v);
+    else if (k == "--reps") o.reps = std::stoi(v);
+    else if (k == "--profile") {
+      auto bt = split_ints(v);
+      o.profile_b = bt.at(0), o.profile_t = bt.at(1);
+    } else throw std::invalid_argument("unknown option " + k);
   }
-  exspec::configure_threads(argc > 2 ? std::stoi(argv[2]) : 1, argc > 4 ? std::stoi(argv[4]) : 0);
+  return o;
+}
+
+// Bytes a forward of B rows × T new tokens must read at least: every weight of the layers and
+// the head once (the embedding only B·T rows of it), and each row's cached keys and values.
+double forward_bytes(const exspec::ModelConfig& c, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+  const double hd = c.head_dim, H = c.num_heads, Hkv = c.num_kv_heads, h = c.hidden_size;
+  const double layer = h * (H + 2 * Hkv) * hd + H * hd * h + 3.0 * h * c.intermediate_size;
+  const double weights = c.num_layers * layer + double(c.vocab_size) * h;
+  const double cache = double(B) * (ctx + T) * c.num_layers * 2 * Hkv * hd;
+  return (weights + cache) * elem;
+}
+
+double forward_flops(const exspec::ModelConfig& c, int64_t B, int64_t T, int64_t ctx) {
+  const double hd = c.head_dim, H = c.num_heads, Hkv = c.num_kv_heads, h = c.hidden_size;
+  const double layer = h * (H + 2 * Hkv) * hd + H * hd * h + 3.0 * h * c.intermediate_size;
+  const double matmuls = 2.0 * B * T * (c.num_layers * layer + double(c.vocab_size) * h);
+  const double attention = 4.0 * B * T * (ctx + T) * H * hd * c.num_layers;
+  return matmuls + attention;
+}
+
+// The best a large square product reaches here in this dtype: the compute yardstick.
+double measured_peak_flops(at::ScalarType dtype) {
+  const int64_t n = 2048;
+  exspec::Linear w(at::randn({n, n}).to(dtype));
+  at::Tensor x = at::randn({n, n}).to(dtype);
+  double best = 1e9;
+  for (int r = 0; r < 4; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    w(x);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * n * n * n / best;
+}
+
+struct Timing {
+  double median = 0, lo = 0, hi = 0;
+};
+
+Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps) {
+  exspec::KVCache c = m.new_cache(b, ctx + t);
+  at::Tensor ids = at::randint(m.config().vocab_size, {b, ctx}, at::kLong);
+  m.forward(ids, at::arange(ctx, at::kLong).expand({b, ctx}), at::ones({b, ctx}, at::kLong), c, 1);
+  at::Tensor step = at::randint(m.config().vocab_size, {b, t}, at::kLong);
+  at::Tensor pos = (at::arange(t, at::kLong) + ctx).expand({b, t});
+  at::Tensor mask = at::ones({b, ctx + t}, at::kLong);
+  std::vector<double> ms;
+  for (int r = 0; r <= reps; ++r) {  // the first is a warm-up (kernels generated, memory touched)
+    c.truncate(ctx);
+    auto t0 = std::chrono::steady_clock::now();
+    m.forward(step, pos, mask, c);
+    if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Options o = parse(argc, argv);
+  exspec::configure_threads(o.threads, o.blas_threads > 0 ? o.blas_threads : o.threads);
   exspec::check_blas();
-  const int64_t ctx = argc > 3 ? std::stoll(argv[3]) : 128;
-  auto m = exspec::Decoder::load(argv[1], {at::kFloat, at::kCPU});
-  std::printf("model %s: %.1fM parameters, threads %d, context %lld\n", argv[1], m->num_parameters() / 1e6,
-              at::get_num_threads(), (long long)ctx);
-  std::printf("%6s %6s %12s %14s\n", "batch", "tokens", "ms/forward", "ms/row-token");
-  for (int64_t b : {1, 2, 4, 8, 16, 32}) {
-    for (int64_t t : {1, 4, 6}) {
-      exspec::KVCache c = m->new_cache(b, ctx + t);
-      at::Tensor ids = at::randint(m->config().vocab_size, {b, ctx}, at::kLong);
-      at::Tensor mask = at::ones({b, ctx}, at::kLong);
-      m->forward(ids, at::arange(ctx, at::kLong).expand({b, ctx}), mask, c, 1);
-      at::Tensor step = at::randint(m->config().vocab_size, {b, t}, at::kLong);
-      at::Tensor pos = (at::arange(t, at::kLong) + ctx).expand({b, t});
-      at::Tensor m2 = at::ones({b, ctx + t}, at::kLong);
-      const int reps = 5;
-      double best = 1e9;
-      for (int r = 0; r < reps; ++r) {
-        c.truncate(ctx);
-        auto t0 = std::chrono::steady_clock::now();
-        m->forward(step, pos, m2, c);
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  const exspec::Bandwidth bw = exspec::measure_read_bandwidth(o.threads);
+  std::printf("model %s, threads %d, context %lld\nread bandwidth %.1f GB/s (best of 7; median %.1f)\n"
+              "packed matmul: %s\n",
+              o.model.c_str(), o.threads, (long long)o.context, bw.best_gbs, bw.median_gbs,
+              exspec::packed_matmul_support().c_str());
+  for (const auto& dname : o.dtypes) {
+    const at::ScalarType dtype = exspec::parse_dtype(dname);
+    const double peak = measured_peak_flops(dtype);
+    std::printf("\n%s: measured peak %.0f GFLOP/s (a packed 2048^3 product)\n", dname.c_str(), peak / 1e9);
+    std::printf("%-9s %-7s %5s %6s %11s %15s %9s %9s %9s\n", "dtype", "path", "batch", "tokens", "ms/forward",
+                "(min-max)", "floor ms", "x floor", "bound");
+    for (const auto& path : o.paths) {
+      exspec::LoadOptions lo{dtype, at::kCPU, path == "packed"};
+      auto m = Decoder::load(o.model, lo);
+      if (o.profile_b > 0) {
+        exspec::print_forward_profile(*m, o.profile_b, o.profile_t, o.context, path);
+        continue;
       }
-      std::printf("%6lld %6lld %12.2f %14.3f\n", (long long)b, (long long)t, best, best / (b * t));
+      const int64_t elem = at::elementSize(dtype);
+      for (int64_t b : o.batches)
+        for (int64_t t : o.tokens) {
+          const Timing tm = time_forward(*m, b, t, o.context, o.reps);
+          const double mem = forward_bytes(m->config(), elem, b, t, o.context) / (bw.best_gbs * 1e9) * 1e3;
+          const double cmp = forward_flops(m->config(), b, t, o.context) / peak * 1e3;
+          const double floor = std::max(mem, cmp);
+          std::printf("%-9s %-7s %5lld %6lld %11.2f %7.2f-%-7.2f %9.2f %9.2f %9s\n", dname.c_str(), path.c_str(),
+                      (long long)b, (long long)t, tm.median, tm.lo, tm.hi, floor, tm.median / floor,
+                      mem >= cmp ? "memory" : "compute");
+          std::fflush(stdout);
+        }
     }
   }
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "decoder_bench: %s\n", e.what());
+  return 1;
 }

@@ -26,33 +26,32 @@ at::Tensor get(const WeightMap& w, const std::string& name) {
 
 }  // namespace
 
-Decoder::Decoder(ModelConfig config, const WeightMap& w, at::ScalarType dtype, at::Device device)
-    : config_(std::move(config)), dtype_(dtype), device_(device), rope_(config_, device) {
+Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts)
+    : config_(std::move(config)), dtype_(opts.dtype), device_(opts.device), rope_(config_, opts.device) {
+  const bool pack = opts.pack_weights;
   embed_ = get(w, "model.embed_tokens.weight");
   norm_ = get(w, "model.norm.weight");
-  lm_head_ = config_.tie_word_embeddings ? embed_ : get(w, "lm_head.weight");
+  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get(w, "lm_head.weight"), {}, pack);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
     l.ln1 = get(w, p + "input_layernorm.weight");
     l.ln2 = get(w, p + "post_attention_layernorm.weight");
-    l.wq = get(w, p + "self_attn.q_proj.weight");
-    l.wk = get(w, p + "self_attn.k_proj.weight");
-    l.wv = get(w, p + "self_attn.v_proj.weight");
-    l.wo = get(w, p + "self_attn.o_proj.weight");
-    if (config_.attention_bias) {
-      l.bq = get(w, p + "self_attn.q_proj.bias");
-      l.bk = get(w, p + "self_attn.k_proj.bias");
-      l.bv = get(w, p + "self_attn.v_proj.bias");
+    at::Tensor wqkv = at::cat({get(w, p + "self_attn.q_proj.weight"), get(w, p + "self_attn.k_proj.weight"),
+                               get(w, p + "self_attn.v_proj.weight")});
+    at::Tensor bqkv;
+    if (config_.attention_bias)
+      bqkv = at::cat({get(w, p + "self_attn.q_proj.bias"), get(w, p + "self_attn.k_proj.bias"),
+                      get(w, p + "self_attn.v_proj.bias")});
+    l.qkv = Linear(wqkv, bqkv, pack);
+    l.o = Linear(get(w, p + "self_attn.o_proj.weight"),
+                 config_.o_proj_bias() ? get(w, p + "self_attn.o_proj.bias") : at::Tensor(), pack);
+    if (config_.qk_norm) {  // per head: q's weight on each of the H heads, then k's on the Hkv
+      at::Tensor qn = get(w, p + "self_attn.q_norm.weight"), kn = get(w, p + "self_attn.k_norm.weight");
+      l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
     }
-    if (config_.o_proj_bias()) l.bo = get(w, p + "self_attn.o_proj.bias");
-    if (config_.qk_norm) {
-      l.q_norm = get(w, p + "self_attn.q_norm.weight");
-      l.k_norm = get(w, p + "self_attn.k_norm.weight");
-    }
-    l.w_gate = get(w, p + "mlp.gate_proj.weight");
-    l.w_up = get(w, p + "mlp.up_proj.weight");
-    l.w_down = get(w, p + "mlp.down_proj.weight");
+    l.gate_up = Linear(at::cat({get(w, p + "mlp.gate_proj.weight"), get(w, p + "mlp.up_proj.weight")}), {}, pack);
+    l.down = Linear(get(w, p + "mlp.down_proj.weight"), {}, pack);
     layers_.push_back(std::move(l));
   }
 }
@@ -60,7 +59,7 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, at::ScalarType dtype, a
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
   ModelConfig c = ModelConfig::load(dir);
   WeightMap w = load_weights(dir, c, opts.dtype, opts.device);
-  return std::make_shared<const Decoder>(std::move(c), w, opts.dtype, opts.device);
+  return std::make_shared<const Decoder>(std::move(c), w, opts);
 }
 
 KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
@@ -69,10 +68,12 @@ KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
 
 int64_t Decoder::num_parameters() const {
   int64_t n = embed_.numel() + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
-  for (const auto& l : layers_)
-    for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.bo, &l.q_norm,
-                                &l.k_norm, &l.w_gate, &l.w_up, &l.w_down})
-      if (t->defined()) n += t->numel();
+  for (const auto& l : layers_) {
+    for (const at::Tensor* t : {&l.ln1, &l.ln2})
+      n += t->numel();
+    if (l.qk_norm.defined()) n += 2 * config_.head_dim;  // q_norm and k_norm as stored
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->numel();
+  }
   return n;
 }
 
@@ -90,31 +91,33 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
   at::Tensor ids = input_ids.to(device_, at::kLong);
   at::Tensor h = at::embedding(embed_, ids);
   auto [cos, sin] = rope_.tables(position_ids.to(device_), dtype_);
-  at::Tensor allowed = attention_allowed(attention_mask.to(device_), cached, T);
+  at::Tensor blocked = attention_blocked(attention_mask.to(device_), cached, T);
+  cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [B, T, 1, D]: one table for all heads
   cache.reserve(T);
 
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
     at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps);
-    at::Tensor q = at::linear(x, l.wq, l.bq).view({B, T, H, D});
-    at::Tensor k = at::linear(x, l.wk, l.bk).view({B, T, Hkv, D});
-    at::Tensor v = at::linear(x, l.wv, l.bv).view({B, T, Hkv, D});
-    if (config_.qk_norm) {
-      q = rms_norm(q, l.q_norm, config_.rms_norm_eps);
-      k = rms_norm(k, l.k_norm, config_.rms_norm_eps);
-    }
-    q = apply_rope(q.transpose(1, 2), cos, sin);
-    k = apply_rope(k.transpose(1, 2), cos, sin);
-    auto [keys, values] = cache.append(i, k, v.transpose(1, 2));
-    at::Tensor a = attention(q, keys, values, allowed).transpose(1, 2).reshape({B, T, H * D});
-    h = h + at::linear(a, l.wo, l.bo);
+    at::Tensor qkv = l.qkv(x);  // [B, T, (H + 2 Hkv) D]: q, k, v
+    // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
+    // heads: element for element the same arithmetic, in half the operator calls.
+    at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({B, T, H + Hkv, D});
+    at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({B, T, Hkv, D});
+    if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps);
+    qk = apply_rope(qk, cos, sin);
+    at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
+    auto [keys, values] = cache.append(i, qk.narrow(2, H, Hkv).transpose(1, 2), v.transpose(1, 2));
+    at::Tensor a = attention(q, keys, values, blocked).transpose(1, 2).reshape({B, T, H * D});
+    h.add_(l.o(a));  // h is this forward's own tensor (from the embedding)
     x = rms_norm(h, l.ln2, config_.rms_norm_eps);
-    h = h + at::linear(at::silu(at::linear(x, l.w_gate)) * at::linear(x, l.w_up), l.w_down);
+    at::Tensor gu = l.gate_up(x);  // [B, T, 2 I]
+    const int64_t I = gu.size(-1) / 2;
+    h.add_(l.down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I)));
   }
   cache.advance(T);
 
   if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
-  return at::linear(rms_norm(h, norm_, config_.rms_norm_eps), lm_head_);
+  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
 }
 
 }  // namespace exspec

@@ -10,6 +10,7 @@
 
 #include "model/checkpoint.h"
 #include "model/kv_cache.h"
+#include "model/linear.h"
 #include "model/model_config.h"
 #include "model/rope.h"
 
@@ -18,11 +19,14 @@ namespace exspec {
 struct LoadOptions {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::kCPU;
+  // Pack weights for the CPU matmul where it applies (model/linear.h); false keeps at::linear
+  // everywhere (the benchmarks' "before", and the tests' plain-libtorch reference).
+  bool pack_weights = true;
 };
 
 class Decoder {
  public:
-  Decoder(ModelConfig config, const WeightMap& weights, at::ScalarType dtype, at::Device device);
+  Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions& opts);
   static std::shared_ptr<const Decoder> load(const std::string& dir, const LoadOptions& opts = {});
 
   // input_ids, position_ids: [B, T] int64; attention_mask: [B, cache.length() + T], 1 = content,
@@ -37,15 +41,24 @@ class Decoder {
   at::ScalarType dtype() const { return dtype_; }
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
+  bool packed_weights() const { return lm_head_.packed(); }
 
  private:
+  // q, k and v share one product, and so do gate and up: one weight read, one call, for what
+  // Hugging Face stores as separate tensors (each output element is the same dot product).
   struct Layer {
-    at::Tensor ln1, ln2, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm, w_gate, w_up, w_down;
+    at::Tensor ln1, ln2;
+    at::Tensor qk_norm;  // [H + Hkv, D]: q_norm's weight for each q head, then k_norm's (Qwen3)
+    Linear qkv;      // [H*D + 2*Hkv*D, hidden]: q, then k, then v
+    Linear o;        // [hidden, H*D]
+    Linear gate_up;  // [2*intermediate, hidden]: gate, then up
+    Linear down;     // [hidden, intermediate]
   };
   ModelConfig config_;
   at::ScalarType dtype_;
   at::Device device_;
-  at::Tensor embed_, norm_, lm_head_;
+  at::Tensor embed_, norm_;
+  Linear lm_head_;
   std::vector<Layer> layers_;
   Rope rope_;
 };

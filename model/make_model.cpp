@@ -148,11 +148,17 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
     // Llama-3.2-1B's body on our 258-token vocabulary: 0.97 B parameters, GPU-sized work per token.
     c.hidden_size = 2048, c.intermediate_size = 8192, c.num_layers = 16, c.num_heads = 32, c.num_kv_heads = 8;
     c.max_position_embeddings = 4096;
+  } else if (preset == "150m") {
+    // The shape of a 150M-parameter Llama with a real-sized vocabulary (Llama-2's 32000): where
+    // the lm_head is a fifth of the weights a decode step reads. Its tokenizer still spells
+    // only the 258 byte-level ids; the others exist for the forward-pass benchmarks.
+    c.hidden_size = 768, c.intermediate_size = 2048, c.num_layers = 16, c.num_heads = 12, c.num_kv_heads = 4;
+    c.max_position_embeddings = 2048;
   } else {
-    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, demo, 1b)");
+    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, demo, 1b, 150m)");
   }
   c.head_dim = c.hidden_size / c.num_heads;
-  c.vocab_size = kVocab;
+  c.vocab_size = preset == "150m" ? 32000 : kVocab;
   c.rms_norm_eps = 1e-6;
   c.bos_id = kBos;
   c.eos_ids = {kEos};

@@ -1,0 +1,25 @@
+#include "model/linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+
+#include "model/onednn_matmul.h"
+
+namespace exspec {
+
+Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, bool pack)
+    : weight_(weight), bias_(bias), out_(weight.size(0)), in_(weight.size(1)) {
+  if (pack) packed_ = PackedWeight::pack(weight);
+  if (packed_) weight_ = at::Tensor();
+}
+
+at::Tensor Linear::operator()(const at::Tensor& x) const {
+  if (!packed_) return at::linear(x, weight_, bias_);
+  RECORD_FUNCTION("exspec::packed_linear", std::vector<c10::IValue>());
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = out_;
+  at::Tensor y = packed_->multiply(x.reshape({-1, in_})).view(shape);
+  return bias_.defined() ? y.add_(bias_) : y;
+}
+
+}  // namespace exspec

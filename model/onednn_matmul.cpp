@@ -1,0 +1,224 @@
+#include "model/onednn_matmul.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+#ifdef EXSPEC_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace exspec {
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// One stream per calling thread (the drafter's and the verifier's): a CPU stream is only an
+// execution context, and making one per product cost more than a small product.
+dnnl::stream& cpu_stream() {
+  thread_local dnnl::stream s(cpu_engine());
+  return s;
+}
+
+// A user scratchpad makes a primitive safe to run on several threads at once.
+at::Tensor scratchpad_for(const dnnl::primitive_desc_base& pd) {
+  return at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "older than avx2";
+  }
+}
+
+// bfloat16 products have instructions of their own from AVX-512 BF16 (Cooper Lake, Zen 4) and
+// AMX on; elsewhere oneDNN would convert every weight block to float32 first.
+bool has_bf16_instructions() {
+  const auto isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+memory::data_type dnnl_type(at::ScalarType t) {
+  return t == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
+// A matmul of M rows against a packed [in, out] weight. Primitives depend only on (M, in, out,
+// dtype), so the layers of a model share them; the scratchpad is the caller's, so one primitive
+// may run on several threads at once (the drafter and the verifier).
+struct Plan {
+  dnnl::matmul prim;
+  dnnl::matmul::primitive_desc pd;
+};
+
+dnnl::matmul::primitive_desc make_pd(int64_t m, int64_t in, int64_t out, memory::data_type dt,
+                                     const memory::desc& weights) {
+  memory::desc a({m, in}, dt, memory::format_tag::ab);
+  memory::desc c({m, out}, dt, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, weights, c), attr, cpu_engine());
+}
+
+const Plan& plan_for(int64_t m, int64_t in, int64_t out, memory::data_type dt, const memory::desc& weights) {
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int>, Plan> plans;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_tuple(m, in, out, static_cast<int>(dt));
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    auto pd = make_pd(m, in, out, dt, weights);
+    it = plans.emplace(key, Plan{dnnl::matmul(pd), pd}).first;
+  }
+  return it->second;  // std::map never moves its nodes
+}
+
+}  // namespace
+
+struct PackedWeight::Impl {
+  int64_t in = 0, out = 0;
+  at::ScalarType dtype = at::kFloat;
+  memory::desc desc;
+  at::Tensor storage;  // the packed bytes
+};
+
+PackedWeight::PackedWeight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PackedWeight::~PackedWeight() = default;
+
+std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& weight) {
+  const at::ScalarType t = weight.scalar_type();
+  if (!weight.device().is_cpu() || weight.dim() != 2 || (t != at::kFloat && t != at::kBFloat16)) return nullptr;
+  if (t == at::kBFloat16 && !has_bf16_instructions()) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  impl->out = weight.size(0), impl->in = weight.size(1), impl->dtype = t;
+  const memory::data_type dt = dnnl_type(t);
+  try {
+    // Let oneDNN choose the layout for a single row, the decode case that is bound by reading
+    // the weight; every other row count then runs on that same layout.
+    memory::desc any({impl->in, impl->out}, dt, memory::format_tag::any);
+    impl->desc = make_pd(1, impl->in, impl->out, dt, any).weights_desc();
+    impl->storage = at::empty({static_cast<int64_t>(impl->desc.get_size())}, at::kByte);
+    at::Tensor w = weight.contiguous();
+    memory plain({{impl->in, impl->out}, dt, memory::format_tag::ba}, cpu_engine(), w.data_ptr());
+    memory packed(impl->desc, cpu_engine(), impl->storage.data_ptr());
+    dnnl::reorder(plain, packed).execute(cpu_stream(), plain, packed);
+    cpu_stream().wait();
+  } catch (const dnnl::error&) {
+    return nullptr;  // no implementation for this shape or CPU: at::linear it is
+  }
+  return std::shared_ptr<const PackedWeight>(new PackedWeight(std::move(impl)));
+}
+
+at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
+  const Impl& w = *impl_;
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == w.in && x.scalar_type() == w.dtype && x.device().is_cpu(),
+              "PackedWeight::multiply: expected a CPU [M, ", w.in, "] input of the weight's dtype");
+  const int64_t m = x.size(0);
+  at::Tensor a = x.contiguous();
+  at::Tensor y = at::empty({m, w.out}, a.options());
+  if (m == 0) return y;
+  const Plan& p = plan_for(m, w.in, w.out, dnnl_type(w.dtype), w.desc);
+  at::Tensor scratch = scratchpad_for(p.pd);
+  auto& e = cpu_engine();
+  memory src(p.pd.src_desc(), e, a.data_ptr());
+  memory wts(w.desc, e, w.storage.data_ptr());
+  memory dst(p.pd.dst_desc(), e, y.data_ptr());
+  memory pad(p.pd.scratchpad_desc(), e, scratch.data_ptr());
+  p.prim.execute(cpu_stream(),
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
+  cpu_stream().wait();
+  return y;
+}
+
+namespace {
+
+// Shapes and strides are given at run time, so one primitive serves every layer, step and cache
+// length (a primitive per shape would generate kernels every step as the cache grows). Two
+// variants: b with unit stride along N (values) or along K (transposed keys).
+struct BatchedPlan {
+  dnnl::matmul prim;
+  dnnl::matmul::primitive_desc pd;
+};
+
+const BatchedPlan& batched_plan(bool b_unit_k) {
+  static std::once_flag once;
+  static BatchedPlan plans[2];
+  std::call_once(once, [] {
+    const auto R = DNNL_RUNTIME_DIM_VAL;
+    const auto f32 = memory::data_type::f32;
+    memory::desc a({R, R, R}, f32, {R, R, 1}), c({R, R, R}, f32, {R, R, 1});
+    for (int v = 0; v < 2; ++v) {
+      memory::desc b({R, R, R}, f32, v ? memory::dims{R, 1, R} : memory::dims{R, R, 1});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+      plans[v] = BatchedPlan{dnnl::matmul(pd), pd};
+    }
+  });
+  return plans[b_unit_k ? 1 : 0];
+}
+
+memory::desc strided(const at::Tensor& t) {
+  return memory::desc(t.sizes().vec(), memory::data_type::f32, t.strides().vec());
+}
+
+}  // namespace
+
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.device().is_cpu() || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat || a.dim() != 3 ||
+      b.dim() != 3 || a.size(0) != b.size(0) || a.size(2) != b.size(1))
+    return {};
+  at::Tensor x = a.stride(2) == 1 ? a : a.contiguous();
+  const bool unit_k = b.stride(1) == 1 && b.stride(2) != 1;
+  at::Tensor y = (unit_k || b.stride(2) == 1) ? b : b.contiguous();
+  at::Tensor out = at::empty({a.size(0), a.size(1), b.size(2)}, a.options());
+  if (out.numel() == 0) return out;
+  const BatchedPlan& p = batched_plan(unit_k);
+  at::Tensor scratch = scratchpad_for(p.pd);
+  auto& e = cpu_engine();
+  memory src(strided(x), e, x.data_ptr()), wts(strided(y), e, y.data_ptr()), dst(strided(out), e, out.data_ptr());
+  memory pad(p.pd.scratchpad_desc(), e, scratch.data_ptr());
+  p.prim.execute(cpu_stream(),
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
+  cpu_stream().wait();
+  return out;
+}
+
+std::string packed_matmul_support() {
+  const dnnl::version_t* v = dnnl::version();
+  std::string s = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                  std::to_string(v->patch) + ", " + isa_name(dnnl::get_effective_cpu_isa());
+  return s + (has_bf16_instructions() ? " (float32 and bfloat16 packed)" : " (float32 packed; bfloat16 on at::linear)");
+}
+
+}  // namespace exspec
+
+#else  // no oneDNN headers in this build
+
+namespace exspec {
+
+struct PackedWeight::Impl {};
+PackedWeight::PackedWeight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PackedWeight::~PackedWeight() = default;
+std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor&) { return nullptr; }
+at::Tensor PackedWeight::multiply(const at::Tensor&) const {
+  throw std::logic_error("PackedWeight::multiply in a build without oneDNN");
+}
+at::Tensor batched_matmul(const at::Tensor&, const at::Tensor&) { return {}; }
+std::string packed_matmul_support() { return "not built (no oneDNN headers): at::linear everywhere"; }
+
+}  // namespace exspec
+#endif

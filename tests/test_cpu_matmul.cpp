@@ -1,0 +1,109 @@
+// The CPU matrix products on oneDNN (model/onednn_matmul.h) against plain libtorch: the packed
+// weight product, attention's batched product, and the whole decoder with packed weights
+// (logits within the dtype's tolerance, greedy ids identical in float32).
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/linear.h"
+#include "model/onednn_matmul.h"
+#include "tests/support.h"
+
+using namespace exspec;
+
+namespace {
+
+// Relative to the largest reference magnitude: a product's rounding grows with its values.
+double rel_diff(const at::Tensor& got, const at::Tensor& want) {
+  at::Tensor w = want.to(at::kDouble), g = got.to(at::kDouble);
+  return ((g - w).abs().max() / w.abs().max().clamp_min(1e-30)).item<double>();
+}
+
+#ifdef EXSPEC_WITH_ONEDNN
+constexpr bool kOneDnn = true;
+#else
+constexpr bool kOneDnn = false;
+#endif
+
+}  // namespace
+
+CATCH_TEST_CASE("packed linear equals at::linear within the dtype's rounding", "[cpu_matmul]") {
+  at::manual_seed(3);
+  for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
+    const double tol = dt == at::kFloat ? 1e-5 : 2e-2;
+    for (bool bias : {false, true}) {
+      at::Tensor w = at::randn({300, 96}).to(dt), b = bias ? at::randn({300}).to(dt) : at::Tensor();
+      Linear packed(w, b, true), plain(w, b, false);
+      CATCH_CHECK_FALSE(plain.packed());
+      if (dt == at::kFloat) CATCH_CHECK(packed.packed() == kOneDnn);  // bfloat16 packs where the CPU has BF16
+      CATCH_CHECK(packed.numel() == plain.numel());
+      for (int64_t m : {1, 2, 3, 8, 33, 257}) {
+        at::Tensor x = at::randn({m, 96}).to(dt);
+        // The float64 product of the same (rounded) inputs is the reference for both.
+        at::Tensor want = at::linear(x.to(at::kDouble), w.to(at::kDouble), bias ? b.to(at::kDouble) : at::Tensor());
+        at::Tensor got = packed(x);
+        CATCH_CHECK(got.scalar_type() == dt);
+        CATCH_CHECK(got.sizes() == want.sizes());
+        CATCH_CHECK(rel_diff(got, want) < tol);
+        CATCH_CHECK(rel_diff(plain(x), want) < tol);
+      }
+      // Leading dimensions and a non-contiguous input, as the decoder passes them.
+      at::Tensor x3 = at::randn({2, 96, 5}).to(dt).transpose(1, 2);
+      CATCH_CHECK(packed(x3).sizes() == at::IntArrayRef({2, 5, 300}));
+      CATCH_CHECK(rel_diff(packed(x3), plain(x3).to(at::kDouble)) < 2 * tol);
+    }
+  }
+}
+
+CATCH_TEST_CASE("batched_matmul equals at::matmul on strided views of a cache", "[cpu_matmul]") {
+  at::manual_seed(4);
+  // A key cache with spare capacity, narrowed to its length, as attention reads it.
+  at::Tensor cache = at::randn({3, 2, 40, 16});
+  at::Tensor keys = cache.narrow(2, 0, 29);         // [3, 2, 29, 16], not contiguous
+  at::Tensor q = at::randn({3, 2, 5, 16});
+  at::Tensor scores = batched_matmul(q.reshape({6, 5, 16}), keys.transpose(-1, -2).reshape({6, 16, 29}));
+  at::Tensor probs = at::softmax(at::randn({6, 5, 29}), -1);
+  at::Tensor out = batched_matmul(probs, keys.reshape({6, 29, 16}));
+  CATCH_CHECK(batched_matmul(q.to(at::kDouble).reshape({6, 5, 16}), keys.to(at::kDouble).reshape({6, 16, 29}))
+                  .defined() == false);  // float64 stays on libtorch: the oracle's own path
+  if (!kOneDnn) {
+    CATCH_CHECK_FALSE(scores.defined());
+    return;
+  }
+  CATCH_REQUIRE(scores.defined());
+  CATCH_CHECK(rel_diff(scores, at::matmul(q.to(at::kDouble), keys.to(at::kDouble).transpose(-1, -2)).view({6, 5, 29})) <
+              1e-5);
+  CATCH_CHECK(rel_diff(out, at::matmul(probs.to(at::kDouble), keys.to(at::kDouble).reshape({6, 29, 16}))) < 1e-5);
+  CATCH_CHECK(batched_matmul(q.reshape({6, 5, 16}), at::randn({6, 16, 0})).size(2) == 0);
+}
+
+CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, greedy ids identical", "[cpu_matmul]") {
+  for (const char* arch : {"llama", "qwen2", "qwen3"}) {
+    CATCH_SECTION(arch) {
+      const std::string dir = test::model_dir(arch, "small", 5);
+      auto packed = Decoder::load(dir, {at::kFloat, at::kCPU, true});
+      auto plain = Decoder::load(dir, {at::kFloat, at::kCPU, false});
+      auto ref = Decoder::load(dir, {at::kDouble, at::kCPU, false});
+      CATCH_CHECK(packed->packed_weights() == kOneDnn);
+      CATCH_CHECK_FALSE(plain->packed_weights());
+      CATCH_CHECK(packed->num_parameters() == ref->num_parameters());
+      auto prompts = test::mixed_prompts(4, 3, 30, packed->config().vocab_size, 9);
+      for (const auto& p : prompts) {
+        const int64_t T = static_cast<int64_t>(p.size());
+        auto logits = [&](const Decoder& m) {
+          KVCache c = m.new_cache(1);
+          return m.forward(at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                           at::ones({1, T}, at::kLong), c);
+        };
+        CATCH_CHECK(rel_diff(logits(*packed), logits(*ref)) < 1e-4);
+        SeqRequest r;
+        r.prompt = p, r.max_tokens = 24;
+        const auto want = greedy_generate(*plain, {r})[0].tokens;
+        CATCH_CHECK(want.size() == 24);
+        CATCH_CHECK(greedy_generate(*packed, {r})[0].tokens == want);
+      }
+    }
+  }
+}
