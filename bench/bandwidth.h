@@ -1,7 +1,9 @@
 // The machine's memory read bandwidth, measured: the yardstick for a weight-bound forward pass
-// (its floor is the bytes of weights it must read / this bandwidth).
+// (its floor is the bytes of weights it must read / this bandwidth). On a shared machine the
+// bandwidth moves by a third between minutes, so measure it beside each timing, not once.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 namespace exspec {
 
@@ -10,8 +12,18 @@ struct Bandwidth {
   double median_gbs = 0;  // median pass
 };
 
-// Reads a buffer of `bytes` (far larger than the last-level cache) with `threads` threads, each
-// summing its own slice with independent accumulators; `passes` timed passes after one warm pass.
-Bandwidth measure_read_bandwidth(int threads, int64_t bytes = int64_t(1) << 30, int passes = 7);
+// A buffer of `bytes` (far larger than the last-level cache), touched once by the threads that
+// later read it; each measure() reads it with those `threads` threads, each summing its own
+// slice with independent accumulators.
+class BandwidthProbe {
+ public:
+  explicit BandwidthProbe(int threads, int64_t bytes = int64_t(1) << 30);
+  Bandwidth measure(int passes = 5) const;
+
+ private:
+  int threads_;
+  int64_t words_per_thread_;
+  std::unique_ptr<uint64_t[]> buf_;
+};
 
 }  // namespace exspec

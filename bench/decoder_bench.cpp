@@ -136,17 +136,16 @@ int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
   exspec::configure_threads(o.threads, o.blas_threads > 0 ? o.blas_threads : o.threads);
   exspec::check_blas();
-  const exspec::Bandwidth bw = exspec::measure_read_bandwidth(o.threads);
-  std::printf("model %s, threads %d, context %lld\nread bandwidth %.1f GB/s (best of 7; median %.1f)\n"
-              "packed matmul: %s\n",
-              o.model.c_str(), o.threads, (long long)o.context, bw.best_gbs, bw.median_gbs,
-              exspec::packed_matmul_support().c_str());
+  const exspec::BandwidthProbe probe(o.threads);
+  std::printf("model %s, threads %d, context %lld\npacked matmul: %s\n"
+              "floor: bytes / the read bandwidth probed just before each row (GB/s column), or FLOPs / peak\n",
+              o.model.c_str(), o.threads, (long long)o.context, exspec::packed_matmul_support().c_str());
   for (const auto& dname : o.dtypes) {
     const at::ScalarType dtype = exspec::parse_dtype(dname);
     const double peak = measured_peak_flops(dtype);
     std::printf("\n%s: measured peak %.0f GFLOP/s (a packed 2048^3 product)\n", dname.c_str(), peak / 1e9);
-    std::printf("%-9s %-7s %5s %6s %11s %15s %9s %9s %9s\n", "dtype", "path", "batch", "tokens", "ms/forward",
-                "(min-max)", "floor ms", "x floor", "bound");
+    std::printf("%-9s %-7s %5s %6s %11s %15s %6s %9s %8s %8s\n", "dtype", "path", "batch", "tokens", "ms/forward",
+                "(min-max)", "GB/s", "floor ms", "x floor", "bound");
     for (const auto& path : o.paths) {
       exspec::LoadOptions lo{dtype, at::kCPU, path == "packed"};
       auto m = Decoder::load(o.model, lo);
@@ -157,12 +156,13 @@ int main(int argc, char** argv) try {
       const int64_t elem = at::elementSize(dtype);
       for (int64_t b : o.batches)
         for (int64_t t : o.tokens) {
+          const double gbs = probe.measure().best_gbs;
           const Timing tm = time_forward(*m, b, t, o.context, o.reps);
-          const double mem = forward_bytes(m->config(), elem, b, t, o.context) / (bw.best_gbs * 1e9) * 1e3;
+          const double mem = forward_bytes(m->config(), elem, b, t, o.context) / (gbs * 1e9) * 1e3;
           const double cmp = forward_flops(m->config(), b, t, o.context) / peak * 1e3;
           const double floor = std::max(mem, cmp);
-          std::printf("%-9s %-7s %5lld %6lld %11.2f %7.2f-%-7.2f %9.2f %9.2f %9s\n", dname.c_str(), path.c_str(),
-                      (long long)b, (long long)t, tm.median, tm.lo, tm.hi, floor, tm.median / floor,
+          std::printf("%-9s %-7s %5lld %6lld %11.2f %7.2f-%-7.2f %6.1f %9.2f %8.2f %8s\n", dname.c_str(), path.c_str(),
+                      (long long)b, (long long)t, tm.median, tm.lo, tm.hi, gbs, floor, tm.median / floor,
                       mem >= cmp ? "memory" : "compute");
           std::fflush(stdout);
         }

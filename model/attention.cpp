@@ -35,6 +35,9 @@ at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b) {
 }  // namespace
 
 at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) {
+  // A decode step without padding blocks nothing: say so, and every layer skips its mask. Only
+  // a mask already on the host is inspected, so a device never waits for this.
+  if (t == 1 && mask.device().is_cpu() && mask.all().item<bool>()) return {};
   const int64_t s = mask.size(1);
   auto opts = at::TensorOptions().dtype(at::kLong).device(mask.device());
   at::Tensor key_pos = at::arange(s, opts).view({1, 1, s});
@@ -49,7 +52,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   at::Tensor qg = q.reshape({B, Hkv, G * T, D});
   at::Tensor scores = heads_matmul(qg, k.transpose(-1, -2)).view({B, Hkv, G, T, S});
   scores = scores * (1.0 / std::sqrt(static_cast<double>(D)));
-  scores = scores.masked_fill(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
+  if (blocked.defined()) scores = scores.masked_fill(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
   const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
   at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);
   at::Tensor out = heads_matmul(probs.view({B, Hkv, G * T, S}), v);  // [B, Hkv, G*T, D]

@@ -6,13 +6,13 @@
 namespace exspec {
 
 // q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
-// blocked [B, T, S] bool, true where a query may not look (padding and causality folded in).
-// Returns [B, H, T, D].
+// blocked [B, T, S] bool, true where a query may not look (padding and causality folded in), or
+// undefined when nothing is blocked. Returns [B, H, T, D].
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked);
 
 // blocked[b, t, s] = !(mask[b, s] && s <= cached + t), for a forward over T new positions after
 // `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding). Computed once per
-// forward, used by every layer.
+// forward, used by every layer. Undefined when t == 1 and a host mask has no padding.
 at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t);
 
 }  // namespace exspec

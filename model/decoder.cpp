@@ -89,16 +89,17 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
 
   at::Tensor ids = input_ids.to(device_, at::kLong);
-  at::Tensor h = at::embedding(embed_, ids);
+  at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
   auto [cos, sin] = rope_.tables(position_ids.to(device_), dtype_);
-  at::Tensor blocked = attention_blocked(attention_mask.to(device_), cached, T);
+  at::Tensor blocked = attention_blocked(attention_mask, cached, T);
+  if (blocked.defined()) blocked = blocked.to(device_);
   cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [B, T, 1, D]: one table for all heads
   cache.reserve(T);
 
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
     at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps);
-    at::Tensor qkv = l.qkv(x);  // [B, T, (H + 2 Hkv) D]: q, k, v
+    at::Tensor qkv = l.qkv(x);  // [B*T, (H + 2 Hkv) D]: q, k, v
     // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
     // heads: element for element the same arithmetic, in half the operator calls.
     at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({B, T, H + Hkv, D});
@@ -107,15 +108,16 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     qk = apply_rope(qk, cos, sin);
     at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
     auto [keys, values] = cache.append(i, qk.narrow(2, H, Hkv).transpose(1, 2), v.transpose(1, 2));
-    at::Tensor a = attention(q, keys, values, blocked).transpose(1, 2).reshape({B, T, H * D});
+    at::Tensor a = attention(q, keys, values, blocked).transpose(1, 2).reshape({B * T, H * D});
     h.add_(l.o(a));  // h is this forward's own tensor (from the embedding)
     x = rms_norm(h, l.ln2, config_.rms_norm_eps);
-    at::Tensor gu = l.gate_up(x);  // [B, T, 2 I]
+    at::Tensor gu = l.gate_up(x);  // [B*T, 2 I]
     const int64_t I = gu.size(-1) / 2;
     h.add_(l.down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I)));
   }
   cache.advance(T);
 
+  h = h.view({B, T, h.size(-1)});
   if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
   return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
 }

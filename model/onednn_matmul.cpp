@@ -146,47 +146,49 @@ at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
 namespace {
 
 // Shapes and strides are given at run time, so one primitive serves every layer, step and cache
-// length (a primitive per shape would generate kernels every step as the cache grows). Two
-// variants: b with unit stride along N (values) or along K (transposed keys).
+// length (a primitive per shape would generate kernels every step as the cache grows). Per
+// dtype, two variants: b with unit stride along N (values) or along K (transposed keys).
 struct BatchedPlan {
   dnnl::matmul prim;
   dnnl::matmul::primitive_desc pd;
 };
 
-const BatchedPlan& batched_plan(bool b_unit_k) {
-  static std::once_flag once;
-  static BatchedPlan plans[2];
-  std::call_once(once, [] {
+const BatchedPlan& batched_plan(memory::data_type dt, bool b_unit_k) {
+  static std::mutex mu;
+  static std::map<std::pair<int, bool>, BatchedPlan> plans;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(static_cast<int>(dt), b_unit_k);
+  auto it = plans.find(key);
+  if (it == plans.end()) {
     const auto R = DNNL_RUNTIME_DIM_VAL;
-    const auto f32 = memory::data_type::f32;
-    memory::desc a({R, R, R}, f32, {R, R, 1}), c({R, R, R}, f32, {R, R, 1});
-    for (int v = 0; v < 2; ++v) {
-      memory::desc b({R, R, R}, f32, v ? memory::dims{R, 1, R} : memory::dims{R, R, 1});
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
-      plans[v] = BatchedPlan{dnnl::matmul(pd), pd};
-    }
-  });
-  return plans[b_unit_k ? 1 : 0];
+    memory::desc a({R, R, R}, dt, {R, R, 1}), c({R, R, R}, dt, {R, R, 1});
+    memory::desc b({R, R, R}, dt, b_unit_k ? memory::dims{R, 1, R} : memory::dims{R, R, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+    it = plans.emplace(key, BatchedPlan{dnnl::matmul(pd), pd}).first;
+  }
+  return it->second;
 }
 
 memory::desc strided(const at::Tensor& t) {
-  return memory::desc(t.sizes().vec(), memory::data_type::f32, t.strides().vec());
+  return memory::desc(t.sizes().vec(), dnnl_type(t.scalar_type()), t.strides().vec());
 }
 
 }  // namespace
 
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
-  if (!a.device().is_cpu() || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat || a.dim() != 3 ||
-      b.dim() != 3 || a.size(0) != b.size(0) || a.size(2) != b.size(1))
+  const at::ScalarType t = a.scalar_type();
+  const bool dtype_ok = t == at::kFloat || (t == at::kBFloat16 && has_bf16_instructions());
+  if (!a.device().is_cpu() || !dtype_ok || b.scalar_type() != t || a.dim() != 3 || b.dim() != 3 ||
+      a.size(0) != b.size(0) || a.size(2) != b.size(1))
     return {};
   at::Tensor x = a.stride(2) == 1 ? a : a.contiguous();
   const bool unit_k = b.stride(1) == 1 && b.stride(2) != 1;
   at::Tensor y = (unit_k || b.stride(2) == 1) ? b : b.contiguous();
   at::Tensor out = at::empty({a.size(0), a.size(1), b.size(2)}, a.options());
   if (out.numel() == 0) return out;
-  const BatchedPlan& p = batched_plan(unit_k);
+  const BatchedPlan& p = batched_plan(dnnl_type(t), unit_k);
   at::Tensor scratch = scratchpad_for(p.pd);
   auto& e = cpu_engine();
   memory src(strided(x), e, x.data_ptr()), wts(strided(y), e, y.data_ptr()), dst(strided(out), e, out.data_ptr());

@@ -33,9 +33,9 @@ class PackedWeight {
 };
 
 // out = a · b for a [X, M, K] and b [X, K, N] (any strides with unit stride in one of the last
-// two dims, e.g. a transposed view of the key cache), float32 on CPU. Returns an undefined tensor
-// where it does not apply (another dtype or device, this build without oneDNN): the caller
-// then uses at::matmul.
+// two dims, e.g. a transposed view of the key cache), on CPU in float32, or bfloat16 where the
+// CPU has BF16 instructions. Returns an undefined tensor where it does not apply (another dtype
+// or device, this build without oneDNN): the caller then uses at::matmul.
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 
 // One line for logs: whether packed products run here, and on which instruction set (for

@@ -77,6 +77,13 @@ CATCH_TEST_CASE("batched_matmul equals at::matmul on strided views of a cache", 
               1e-5);
   CATCH_CHECK(rel_diff(out, at::matmul(probs.to(at::kDouble), keys.to(at::kDouble).reshape({6, 29, 16}))) < 1e-5);
   CATCH_CHECK(batched_matmul(q.reshape({6, 5, 16}), at::randn({6, 16, 0})).size(2) == 0);
+  // bfloat16 where the CPU has BF16 instructions (the same condition as packed bfloat16 weights).
+  at::Tensor qb = q.to(at::kBFloat16), kb = keys.to(at::kBFloat16);
+  at::Tensor sb = batched_matmul(qb.reshape({6, 5, 16}), kb.transpose(-1, -2).reshape({6, 16, 29}));
+  CATCH_CHECK(sb.defined() == Linear(at::zeros({8, 8}, at::kBFloat16)).packed());
+  if (sb.defined())
+    CATCH_CHECK(rel_diff(sb, at::matmul(qb.to(at::kDouble), kb.to(at::kDouble).transpose(-1, -2)).view({6, 5, 29})) <
+                2e-2);
 }
 
 CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, greedy ids identical", "[cpu_matmul]") {
