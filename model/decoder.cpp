@@ -50,9 +50,19 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, at::ScalarType dtype, a
       l.q_norm = get(w, p + "self_attn.q_norm.weight");
       l.k_norm = get(w, p + "self_attn.k_norm.weight");
     }
-    l.w_gate = get(w, p + "mlp.gate_proj.weight");
-    l.w_up = get(w, p + "mlp.up_proj.weight");
+    if (config_.fused_gate_up) {  // GLM: views of the fused [gate; up] rows, no copy
+      const at::Tensor gate_up = get(w, p + "mlp.gate_up_proj.weight");
+      l.w_gate = gate_up.narrow(0, 0, config_.intermediate_size);
+      l.w_up = gate_up.narrow(0, config_.intermediate_size, config_.intermediate_size);
+    } else {
+      l.w_gate = get(w, p + "mlp.gate_proj.weight");
+      l.w_up = get(w, p + "mlp.up_proj.weight");
+    }
     l.w_down = get(w, p + "mlp.down_proj.weight");
+    if (config_.sandwich_norms) {
+      l.post_attn_norm = get(w, p + "post_self_attn_layernorm.weight");
+      l.post_mlp_norm = get(w, p + "post_mlp_layernorm.weight");
+    }
     layers_.push_back(std::move(l));
   }
 }
@@ -71,7 +81,7 @@ int64_t Decoder::num_parameters() const {
   int64_t n = embed_.numel() + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
   for (const auto& l : layers_)
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.bo, &l.q_norm,
-                                &l.k_norm, &l.w_gate, &l.w_up, &l.w_down})
+                                &l.k_norm, &l.w_gate, &l.w_up, &l.w_down, &l.post_attn_norm, &l.post_mlp_norm})
       if (t->defined()) n += t->numel();
   return n;
 }
@@ -103,13 +113,17 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
       q = rms_norm(q, l.q_norm, config_.rms_norm_eps);
       k = rms_norm(k, l.k_norm, config_.rms_norm_eps);
     }
-    q = apply_rope(q.transpose(1, 2), cos, sin);
-    k = apply_rope(k.transpose(1, 2), cos, sin);
+    q = rope_.apply(q.transpose(1, 2), cos, sin);
+    k = rope_.apply(k.transpose(1, 2), cos, sin);
     auto [keys, values] = cache.append(i, k, v.transpose(1, 2));
     at::Tensor a = attention(q, keys, values, allowed).transpose(1, 2).reshape({B, T, H * D});
-    h = h + at::linear(a, l.wo, l.bo);
+    at::Tensor attn_out = at::linear(a, l.wo, l.bo);
+    if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
+    h = h + attn_out;
     x = rms_norm(h, l.ln2, config_.rms_norm_eps);
-    h = h + at::linear(at::silu(at::linear(x, l.w_gate)) * at::linear(x, l.w_up), l.w_down);
+    at::Tensor mlp_out = at::linear(at::silu(at::linear(x, l.w_gate)) * at::linear(x, l.w_up), l.w_down);
+    if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps);
+    h = h + mlp_out;
   }
   cache.advance(T);
 
