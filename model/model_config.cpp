@@ -85,6 +85,33 @@ RopeScaling parse_rope_scaling(const json& j, const std::string& where) {
   return rs;
 }
 
+Arch arch_of(const std::string& architecture, const std::string& where) {
+  if (architecture == "LlamaForCausalLM" || architecture == "MistralForCausalLM") return Arch::Llama;
+  if (architecture == "Qwen2ForCausalLM") return Arch::Qwen2;
+  if (architecture == "Qwen3ForCausalLM") return Arch::Qwen3;
+  if (architecture == "GlmForCausalLM") return Arch::Glm;
+  if (architecture == "Glm4ForCausalLM") return Arch::Glm4;
+  fail(where, "unknown architecture \"" + architecture +
+                  "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, "
+                  "Glm4ForCausalLM)");
+}
+
+// GLM's partial interleaved rope, fused MLP and (GLM-4-0414) sandwich norms. GlmConfig and
+// Glm4Config default partial_rotary_factor to 0.5; other architectures must not set it.
+void parse_glm_fields(const json& j, ModelConfig& c, const std::string& where) {
+  if (c.arch == Arch::Glm || c.arch == Arch::Glm4) {
+    c.partial_rotary_factor = get_double(j, "partial_rotary_factor", 0.5, where);
+    c.rope_interleaved = true;
+    c.fused_gate_up = true;
+    c.sandwich_norms = c.arch == Arch::Glm4;
+  } else if (j.contains("partial_rotary_factor") && get_double(j, "partial_rotary_factor", 1.0, where) != 1.0) {
+    fail(where, "partial_rotary_factor is only supported for GLM models");
+  }
+  if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
+    fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
+                    std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
+}
+
 }  // namespace
 
 const char* arch_name(Arch a) {
@@ -112,21 +139,7 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   if (archs == j.end() || !archs->is_array() || archs->empty() || !(*archs)[0].is_string())
     fail(where, "missing field \"architectures\" (e.g. [\"LlamaForCausalLM\"])");
   c.architecture = (*archs)[0].get<std::string>();
-  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM") {
-    c.arch = Arch::Llama;
-  } else if (c.architecture == "Qwen2ForCausalLM") {
-    c.arch = Arch::Qwen2;
-  } else if (c.architecture == "Qwen3ForCausalLM") {
-    c.arch = Arch::Qwen3;
-  } else if (c.architecture == "GlmForCausalLM") {
-    c.arch = Arch::Glm;
-  } else if (c.architecture == "Glm4ForCausalLM") {
-    c.arch = Arch::Glm4;
-  } else {
-    fail(where, "unknown architecture \"" + c.architecture +
-                    "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, "
-                    "Glm4ForCausalLM)");
-  }
+  c.arch = arch_of(c.architecture, where);
   const bool glm = c.arch == Arch::Glm || c.arch == Arch::Glm4;
 
   c.hidden_size = need_int(j, "hidden_size", where);
@@ -149,17 +162,7 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
   c.attention_bias = c.arch == Arch::Qwen2 || get_bool(j, "attention_bias", glm, where);
   c.qk_norm = c.arch == Arch::Qwen3;
-  if (glm) {
-    c.partial_rotary_factor = get_double(j, "partial_rotary_factor", 0.5, where);
-    c.rope_interleaved = true;
-    c.fused_gate_up = true;
-    c.sandwich_norms = c.arch == Arch::Glm4;
-  } else if (j.contains("partial_rotary_factor") && get_double(j, "partial_rotary_factor", 1.0, where) != 1.0) {
-    fail(where, "partial_rotary_factor is only supported for GLM models");
-  }
-  if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
-    fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
-                    std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
+  parse_glm_fields(j, c, where);
 
   if (c.num_heads % c.num_kv_heads != 0)
     fail(where, "num_attention_heads (" + std::to_string(c.num_heads) +
