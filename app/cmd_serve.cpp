@@ -47,7 +47,7 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
            "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"
-           "             vicuna|llama3|llama3.1] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
+           "             vicuna|llama3|llama3.1|glm4] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
            "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
            "             [--data-dir DIR]  (turns on /v1/files and /v1/batches, kept in DIR)\n"
            "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"

@@ -50,6 +50,7 @@ const char* family_name(ChatFamily f) {
     case ChatFamily::Vicuna: return "vicuna";
     case ChatFamily::Llama3: return "llama3";
     case ChatFamily::Llama31: return "llama3.1";
+    case ChatFamily::Glm4: return "glm4";
   }
   return "?";
 }
@@ -58,7 +59,8 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& msgs) const {
   if (msgs.empty()) throw bad_param("messages", "messages must not be empty");
   const bool has_system = msgs.front().role == "system";
   for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i)
-    if (msgs[i].role == "system" && family != ChatFamily::ChatML && family != ChatFamily::Llama3)
+    if (msgs[i].role == "system" && family != ChatFamily::ChatML && family != ChatFamily::Llama3 &&
+        family != ChatFamily::Glm4)
       throw bad_param("messages", std::string("a system message is only allowed first with the ") +
                                       family_name(family) + " chat template (message " + std::to_string(i) + ")");
   std::string out;
@@ -117,6 +119,13 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& msgs) const {
       out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
       break;
     }
+    case ChatFamily::Glm4: {  // GLM-4-9B-chat without tools: messages with empty content are skipped
+      out += "[gMASK]<sop>";
+      for (const auto& m : msgs)
+        if (!m.content.empty()) out += "<|" + m.role + "|>\n" + m.content;
+      out += "<|assistant|>";
+      break;
+    }
   }
   return out;
 }
@@ -139,10 +148,12 @@ std::optional<ChatTemplate> choose_chat_template(const Tokenizer& tok, const std
       name = tpl.find("<<SYS>>") != std::string::npos ? "llama2" : "mistral";
     } else if (tpl.find("USER:") != std::string::npos && tpl.find("ASSISTANT:") != std::string::npos) {
       name = "vicuna";
+    } else if (tpl.find("[gMASK]<sop>") != std::string::npos && tpl.find("<|assistant|>") != std::string::npos) {
+      name = "glm4";
     } else {
       why = "the model's chat_template (tokenizer_config.json) is not one exspec knows (ChatML, Llama-2, Mistral, "
-            "Vicuna, Llama-3, Llama-3.1); set \"chat_template\" in the server config to one of chatml, llama2, "
-            "mistral, vicuna, llama3, llama3.1";
+            "Vicuna, Llama-3, Llama-3.1, GLM-4); set \"chat_template\" in the server config to one of chatml, "
+            "llama2, mistral, vicuna, llama3, llama3.1, glm4";
       return std::nullopt;
     }
   } else {
@@ -154,9 +165,10 @@ std::optional<ChatTemplate> choose_chat_template(const Tokenizer& tok, const std
   else if (name == "vicuna") t.family = ChatFamily::Vicuna;
   else if (name == "llama3") t.family = ChatFamily::Llama3;
   else if (name == "llama3.1") t.family = ChatFamily::Llama31;
+  else if (name == "glm4") t.family = ChatFamily::Glm4;
   else
     throw std::invalid_argument("chat_template \"" + setting +
-                                "\" is not one of auto, chatml, llama2, mistral, vicuna, llama3, llama3.1");
+                                "\" is not one of auto, chatml, llama2, mistral, vicuna, llama3, llama3.1, glm4");
   if (t.family == ChatFamily::Vicuna && t.default_system.empty())
     t.default_system = "A chat between a curious user and an artificial intelligence assistant. The assistant gives "
                        "helpful, detailed, and polite answers to the user's questions.";
@@ -165,10 +177,12 @@ std::optional<ChatTemplate> choose_chat_template(const Tokenizer& tok, const std
   const auto eos = tok.eos_ids();
   if (!eos.empty())
     if (auto s = tok.id_to_token(eos.front())) t.eos_text = *s;
-  std::string end;
-  if (t.family == ChatFamily::ChatML) end = "<|im_end|>";
-  if (t.family == ChatFamily::Llama3 || t.family == ChatFamily::Llama31) end = "<|eot_id|>";
-  if (!end.empty()) {
+  std::vector<std::string> ends;
+  if (t.family == ChatFamily::ChatML) ends = {"<|im_end|>"};
+  if (t.family == ChatFamily::Llama3 || t.family == ChatFamily::Llama31) ends = {"<|eot_id|>"};
+  // GLM-4 ends an assistant turn by starting the next one: the user's or a tool's.
+  if (t.family == ChatFamily::Glm4) ends = {"<|user|>", "<|observation|>"};
+  for (const auto& end : ends) {
     if (auto id = tok.token_to_id(end); id && tok.is_special(*id)) t.end_ids.push_back(*id);
     else t.end_stops.push_back(end);
   }

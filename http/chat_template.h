@@ -1,5 +1,5 @@
 // Chat templates without a Jinja engine: the families exspec loads (ChatML for Qwen, Llama-2,
-// Mistral, Vicuna, Llama-3 and 3.1), written out in C++ and recognised from the model's
+// Mistral, Vicuna, Llama-3 and 3.1, GLM-4), written out in C++ and recognised from the model's
 // tokenizer_config.json chat_template, or named in the configuration.
 #pragma once
 #include <cstdint>
@@ -18,7 +18,7 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFamily { ChatML, Llama2, Mistral, Vicuna, Llama3, Llama31 };
+enum class ChatFamily { ChatML, Llama2, Mistral, Vicuna, Llama3, Llama31, Glm4 };
 
 struct ChatTemplate {
   ChatFamily family = ChatFamily::ChatML;
@@ -38,7 +38,7 @@ struct ChatTemplate {
 const char* family_name(ChatFamily f);
 
 // setting: "auto" (recognise the tokenizer's template; a tokenizer without one gets ChatML as
-// plain text) or a family name (chatml, llama2, mistral, vicuna, llama3, llama3.1).
+// plain text) or a family name (chatml, llama2, mistral, vicuna, llama3, llama3.1, glm4).
 // Returns nullopt with `why` set when the tokenizer's template is not one we know.
 std::optional<ChatTemplate> choose_chat_template(const Tokenizer& tok, const std::string& setting, std::string& why);
 

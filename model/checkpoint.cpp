@@ -34,10 +34,16 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> expected_weights(const
     }
     w.push_back({p + "self_attn.o_proj.weight", {H, q}});
     if (c.o_proj_bias()) w.push_back({p + "self_attn.o_proj.bias", {H}});
+    if (c.sandwich_norms) w.push_back({p + "post_self_attn_layernorm.weight", {H}});
     w.push_back({p + "post_attention_layernorm.weight", {H}});
-    w.push_back({p + "mlp.gate_proj.weight", {I, H}});
-    w.push_back({p + "mlp.up_proj.weight", {I, H}});
+    if (c.fused_gate_up) {
+      w.push_back({p + "mlp.gate_up_proj.weight", {2 * I, H}});
+    } else {
+      w.push_back({p + "mlp.gate_proj.weight", {I, H}});
+      w.push_back({p + "mlp.up_proj.weight", {I, H}});
+    }
     w.push_back({p + "mlp.down_proj.weight", {H, I}});
+    if (c.sandwich_norms) w.push_back({p + "post_mlp_layernorm.weight", {H}});
   }
   w.push_back({"model.norm.weight", {H}});
   if (!c.tie_word_embeddings) w.push_back({"lm_head.weight", {c.vocab_size, H}});

@@ -50,8 +50,15 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts
       at::Tensor qn = get(w, p + "self_attn.q_norm.weight"), kn = get(w, p + "self_attn.k_norm.weight");
       l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
     }
-    l.gate_up = Linear(at::cat({get(w, p + "mlp.gate_proj.weight"), get(w, p + "mlp.up_proj.weight")}), {}, pack);
+    // GLM stores gate and up fused already ([gate; up] rows), as this decoder multiplies them.
+    l.gate_up = Linear(config_.fused_gate_up ? get(w, p + "mlp.gate_up_proj.weight")
+                                             : at::cat({get(w, p + "mlp.gate_proj.weight"), get(w, p + "mlp.up_proj.weight")}),
+                       {}, pack);
     l.down = Linear(get(w, p + "mlp.down_proj.weight"), {}, pack);
+    if (config_.sandwich_norms) {
+      l.post_attn_norm = get(w, p + "post_self_attn_layernorm.weight");
+      l.post_mlp_norm = get(w, p + "post_mlp_layernorm.weight");
+    }
     layers_.push_back(std::move(l));
   }
 }
@@ -69,8 +76,8 @@ KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
 int64_t Decoder::num_parameters() const {
   int64_t n = embed_.numel() + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
   for (const auto& l : layers_) {
-    for (const at::Tensor* t : {&l.ln1, &l.ln2})
-      n += t->numel();
+    for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.post_attn_norm, &l.post_mlp_norm})
+      if (t->defined()) n += t->numel();
     if (l.qk_norm.defined()) n += 2 * config_.head_dim;  // q_norm and k_norm as stored
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->numel();
   }
@@ -105,15 +112,19 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({B, T, H + Hkv, D});
     at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({B, T, Hkv, D});
     if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps);
-    qk = apply_rope(qk, cos, sin);
+    qk = rope_.apply(qk, cos, sin);
     at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
     auto [keys, values] = cache.append(i, qk.narrow(2, H, Hkv).transpose(1, 2), v.transpose(1, 2));
     at::Tensor a = attention(q, keys, values, blocked).transpose(1, 2).reshape({B * T, H * D});
-    h.add_(l.o(a));  // h is this forward's own tensor (from the embedding)
+    at::Tensor attn_out = l.o(a);
+    if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
+    h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
     x = rms_norm(h, l.ln2, config_.rms_norm_eps);
     at::Tensor gu = l.gate_up(x);  // [B*T, 2 I]
     const int64_t I = gu.size(-1) / 2;
-    h.add_(l.down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I)));
+    at::Tensor mlp_out = l.down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I));
+    if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps);
+    h.add_(mlp_out);
   }
   cache.advance(T);
 

@@ -1,4 +1,4 @@
-// The decoder-only transformer (Llama, Qwen2, Qwen3) as one batched forward over new tokens
+// The decoder-only transformer (Llama, Qwen2, Qwen3, GLM, GLM-4-0414) as one batched forward over new tokens
 // with left padding and a per-layer KV cache. Device-generic: weights and inputs live on
 // whatever torch::Device the model was loaded to.
 #pragma once
@@ -53,6 +53,7 @@ class Decoder {
     Linear o;        // [hidden, H*D]
     Linear gate_up;  // [2*intermediate, hidden]: gate, then up
     Linear down;     // [hidden, intermediate]
+    at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
   };
   ModelConfig config_;
   at::ScalarType dtype_;

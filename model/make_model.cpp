@@ -19,6 +19,14 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kBos = 256, kEos = 257, kVocab = 258;
+// GLM checkpoints add GLM-4's chat tokens after the bytes; <|user|> and <|observation|> end an
+// assistant turn, so (as in GLM-4's generation_config.json) they are EOS ids besides </s>.
+const char* const kGlmSpecials[] = {"[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"};
+constexpr int64_t kGlmUser = 261, kGlmObservation = 263, kGlmVocab = 264;
+// GLM-4-9B-chat's template without its tools branch (tokenizer_config.json "chat_template").
+const char* const kGlmChatTemplate =
+    "[gMASK]<sop>{% for item in messages %}{% if item['content'] %}<|{{ item['role'] }}|>{{ item['metadata'] }}\n"
+    "{{ item['content'] }}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
 
 // splitmix64 + Box-Muller: the same weights on every machine and libtorch version.
 class Rng {
@@ -126,6 +134,11 @@ std::string byte_symbol(int b) {
 // pairs do (README has the acceptance measured for each).
 double default_damp_std(const std::string& preset) { return preset == "demo" || preset == "1b" ? 0.0003 : 0.0005; }
 
+// Post-norm weights of damped GLM-4 layers: damp_std times this.
+constexpr double kPostNormDamp = 80.0;  // tiny glm4, one-layer draft: 74 % of 3 drafts accepted
+
+int64_t layer_of(const std::string& name) { return std::stoll(name.substr(std::string("model.layers.").size())); }
+
 }  // namespace
 
 ModelConfig preset_config(const std::string& arch, const std::string& preset) {
@@ -133,7 +146,9 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   if (arch == "llama") c.arch = Arch::Llama;
   else if (arch == "qwen2") c.arch = Arch::Qwen2;
   else if (arch == "qwen3") c.arch = Arch::Qwen3;
-  else throw std::invalid_argument("unknown --arch \"" + arch + "\" (llama, qwen2, qwen3)");
+  else if (arch == "glm") c.arch = Arch::Glm;
+  else if (arch == "glm4") c.arch = Arch::Glm4;
+  else throw std::invalid_argument("unknown --arch \"" + arch + "\" (llama, qwen2, qwen3, glm, glm4)");
 
   if (preset == "tiny") {
     c.hidden_size = 64, c.intermediate_size = 128, c.num_layers = 4, c.num_heads = 4, c.num_kv_heads = 2;
@@ -181,11 +196,23 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.tie_word_embeddings = true;
       c.head_dim = 2 * c.hidden_size / c.num_heads;
       break;
+    case Arch::Glm:  // GLM-4-9B-chat-hf: q/k/v biases, half of each head rotates (interleaved), fused gate_up
+    case Arch::Glm4:  // GLM-4-0414 adds the sandwich norms; here also a head_dim that is not hidden/heads
+      c.rope_theta = 10000.0;
+      c.attention_bias = true;
+      c.partial_rotary_factor = 0.5;
+      c.rope_interleaved = true;
+      c.fused_gate_up = true;
+      c.sandwich_norms = c.arch == Arch::Glm4;
+      if (c.arch == Arch::Glm4) c.head_dim = 2 * c.hidden_size / c.num_heads;
+      c.vocab_size = kGlmVocab;
+      c.eos_ids = {kEos, kGlmUser, kGlmObservation};
+      break;
   }
   return c;
 }
 
-void write_byte_tokenizer(const std::string& dir, int64_t max_length) {
+void write_byte_tokenizer(const std::string& dir, int64_t max_length, bool glm) {
   json vocab = json::object();
   for (int b = 0; b < 256; ++b) vocab[byte_symbol(b)] = b;
   auto added = [](int64_t id, const char* content) {
@@ -205,6 +232,8 @@ void write_byte_tokenizer(const std::string& dir, int64_t max_length) {
             {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
              {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
              {"ignore_merges", false}, {"vocab", vocab}, {"merges", json::array()}}}};
+  if (glm)
+    for (int64_t i = 0; i < kGlmVocab - kVocab; ++i) tok["added_tokens"].push_back(added(kVocab + i, kGlmSpecials[i]));
   write_text_file(dir + "/tokenizer.json", tok.dump(1) + "\n");
   json cfg{{"tokenizer_class", "PreTrainedTokenizerFast"},
            {"bos_token", "<s>"},
@@ -212,6 +241,7 @@ void write_byte_tokenizer(const std::string& dir, int64_t max_length) {
            {"add_bos_token", false},
            {"add_eos_token", false},
            {"model_max_length", max_length}};
+  if (glm) cfg["chat_template"] = kGlmChatTemplate;
   write_text_file(dir + "/tokenizer_config.json", cfg.dump(2) + "\n");
 }
 
@@ -227,18 +257,23 @@ void make_model(const MakeModelOptions& o) {
   for (const auto& [name, shape] : expected_weights(c)) {
     const uint64_t seed = name_seed(o.seed, name);
     double mean = 0.0, std = o.init_std;
-    if (ends_with(name, "norm.weight")) {
+    const double damp = o.damp_std >= 0 ? o.damp_std : default_damp_std(o.preset);
+    if (ends_with(name, "post_self_attn_layernorm.weight") || ends_with(name, "post_mlp_layernorm.weight")) {
+      // GLM-4-0414's post norms rescale each branch's output to their weight, whatever o_proj and
+      // down_proj are: later layers are damped here instead (small weights around zero).
+      if (layer_of(name) >= o.damp_from) mean = 0.0, std = damp * kPostNormDamp;
+      else mean = 1.0, std = 0.1;
+    } else if (ends_with(name, "norm.weight")) {
       mean = 1.0, std = 0.1;  // not all ones, so a misapplied norm weight shows in the tests
     } else if (ends_with(name, "o_proj.weight") || ends_with(name, "down_proj.weight")) {
-      const int64_t layer = std::stoll(name.substr(std::string("model.layers.").size()));
-      if (layer >= o.damp_from) std = o.damp_std >= 0 ? o.damp_std : default_damp_std(o.preset);
+      if (layer_of(name) >= o.damp_from) std = damp;
     }
     tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));
   }
   write_weights(o.out, tensors, o.shards);
   write_text_file(o.out + "/config.json", c.to_json_text());
   write_generation_config(o.out, c);
-  write_byte_tokenizer(o.out, c.max_position_embeddings);
+  write_byte_tokenizer(o.out, c.max_position_embeddings, c.fused_gate_up);
 }
 
 void make_draft(const std::string& target_dir, int64_t layers, const std::string& out_dir) {

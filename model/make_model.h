@@ -9,7 +9,7 @@
 namespace exspec {
 
 struct MakeModelOptions {
-  std::string arch = "llama";  // llama | qwen2 | qwen3
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | glm | glm4
   std::string preset = "tiny"; // tiny | small | demo | 1b
   uint64_t seed = 0;
   std::string out;
@@ -32,7 +32,9 @@ void make_model(const MakeModelOptions& opts);
 // head and tokenizer files.
 void make_draft(const std::string& target_dir, int64_t layers, const std::string& out_dir);
 
-// The byte-level tokenizer files of a generated model (256 byte tokens, then <s>, </s>).
-void write_byte_tokenizer(const std::string& dir, int64_t max_length);
+// The byte-level tokenizer files of a generated model (256 byte tokens, then <s>, </s>; GLM
+// models then GLM-4's chat tokens [gMASK] <sop> <|system|> <|user|> <|assistant|> <|observation|>
+// and GLM-4's chat template).
+void write_byte_tokenizer(const std::string& dir, int64_t max_length, bool glm = false);
 
 }  // namespace exspec

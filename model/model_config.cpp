@@ -85,6 +85,33 @@ RopeScaling parse_rope_scaling(const json& j, const std::string& where) {
   return rs;
 }
 
+Arch arch_of(const std::string& architecture, const std::string& where) {
+  if (architecture == "LlamaForCausalLM" || architecture == "MistralForCausalLM") return Arch::Llama;
+  if (architecture == "Qwen2ForCausalLM") return Arch::Qwen2;
+  if (architecture == "Qwen3ForCausalLM") return Arch::Qwen3;
+  if (architecture == "GlmForCausalLM") return Arch::Glm;
+  if (architecture == "Glm4ForCausalLM") return Arch::Glm4;
+  fail(where, "unknown architecture \"" + architecture +
+                  "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, "
+                  "Glm4ForCausalLM)");
+}
+
+// GLM's partial interleaved rope, fused MLP and (GLM-4-0414) sandwich norms. GlmConfig and
+// Glm4Config default partial_rotary_factor to 0.5; other architectures must not set it.
+void parse_glm_fields(const json& j, ModelConfig& c, const std::string& where) {
+  if (c.arch == Arch::Glm || c.arch == Arch::Glm4) {
+    c.partial_rotary_factor = get_double(j, "partial_rotary_factor", 0.5, where);
+    c.rope_interleaved = true;
+    c.fused_gate_up = true;
+    c.sandwich_norms = c.arch == Arch::Glm4;
+  } else if (j.contains("partial_rotary_factor") && get_double(j, "partial_rotary_factor", 1.0, where) != 1.0) {
+    fail(where, "partial_rotary_factor is only supported for GLM models");
+  }
+  if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
+    fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
+                    std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
+}
+
 }  // namespace
 
 const char* arch_name(Arch a) {
@@ -92,6 +119,8 @@ const char* arch_name(Arch a) {
     case Arch::Llama: return "llama";
     case Arch::Qwen2: return "qwen2";
     case Arch::Qwen3: return "qwen3";
+    case Arch::Glm: return "glm";
+    case Arch::Glm4: return "glm4";
   }
   return "?";
 }
@@ -110,16 +139,8 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   if (archs == j.end() || !archs->is_array() || archs->empty() || !(*archs)[0].is_string())
     fail(where, "missing field \"architectures\" (e.g. [\"LlamaForCausalLM\"])");
   c.architecture = (*archs)[0].get<std::string>();
-  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM") {
-    c.arch = Arch::Llama;
-  } else if (c.architecture == "Qwen2ForCausalLM") {
-    c.arch = Arch::Qwen2;
-  } else if (c.architecture == "Qwen3ForCausalLM") {
-    c.arch = Arch::Qwen3;
-  } else {
-    fail(where, "unknown architecture \"" + c.architecture +
-                    "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
-  }
+  c.arch = arch_of(c.architecture, where);
+  const bool glm = c.arch == Arch::Glm || c.arch == Arch::Glm4;
 
   c.hidden_size = need_int(j, "hidden_size", where);
   c.intermediate_size = need_int(j, "intermediate_size", where);
@@ -128,8 +149,10 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.num_kv_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
                        ? need_int(j, "num_key_value_heads", where)
                        : c.num_heads;
+  // HF's GlmConfig / Glm4Config default head_dim to 128, not hidden_size / heads.
   c.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need_int(j, "head_dim", where)
-                                                                   : c.hidden_size / c.num_heads;
+               : glm                                              ? 128
+                                                                  : c.hidden_size / c.num_heads;
   c.vocab_size = need_int(j, "vocab_size", where);
   c.max_position_embeddings = need_int(j, "max_position_embeddings", where);
   if (!j.contains("rms_norm_eps")) fail(where, "missing field \"rms_norm_eps\"");
@@ -137,14 +160,15 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.rope_theta = get_double(j, "rope_theta", 10000.0, where);
   c.rope_scaling = parse_rope_scaling(j, where);
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
-  c.attention_bias = c.arch == Arch::Qwen2 || get_bool(j, "attention_bias", false, where);
+  c.attention_bias = c.arch == Arch::Qwen2 || get_bool(j, "attention_bias", glm, where);
   c.qk_norm = c.arch == Arch::Qwen3;
+  parse_glm_fields(j, c, where);
 
   if (c.num_heads % c.num_kv_heads != 0)
     fail(where, "num_attention_heads (" + std::to_string(c.num_heads) +
                     ") must be a multiple of num_key_value_heads (" + std::to_string(c.num_kv_heads) + ")");
   if (c.head_dim % 2 != 0) fail(where, "head_dim must be even for rotary embeddings");
-  if (c.arch != Arch::Qwen3 && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
+  if (c.arch != Arch::Qwen3 && !glm && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
     fail(where, "hidden_size must be a multiple of num_attention_heads");
   std::string act = j.value("hidden_act", std::string("silu"));
   if (act != "silu") fail(where, "unsupported hidden_act \"" + act + "\" (supported: silu)");
@@ -180,11 +204,11 @@ ModelConfig ModelConfig::load(const std::string& dir) {
 }
 
 std::string ModelConfig::to_json_text() const {
-  static const char* classes[] = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
-  static const char* types[] = {"llama", "qwen2", "qwen3"};
+  static const char* classes[] = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "GlmForCausalLM",
+                                  "Glm4ForCausalLM"};
   json j;
   j["architectures"] = {classes[static_cast<int>(arch)]};
-  j["model_type"] = types[static_cast<int>(arch)];
+  j["model_type"] = arch_name(arch);
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
   j["num_hidden_layers"] = num_layers;
@@ -207,7 +231,8 @@ std::string ModelConfig::to_json_text() const {
     j["rope_scaling"] = r;
   }
   j["tie_word_embeddings"] = tie_word_embeddings;
-  if (arch == Arch::Llama) j["attention_bias"] = attention_bias;
+  if (arch == Arch::Llama || arch == Arch::Glm || arch == Arch::Glm4) j["attention_bias"] = attention_bias;
+  if (arch == Arch::Glm || arch == Arch::Glm4) j["partial_rotary_factor"] = partial_rotary_factor;
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;

@@ -7,7 +7,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4 };
 
 struct RopeScaling {
   std::string type = "default";  // default | linear | llama3
@@ -32,10 +32,17 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;  // q/k/v biases (always on for Qwen2)
-  // HF: Llama/Qwen3 with attention_bias bias o_proj too; Qwen2 biases q/k/v only.
-  bool o_proj_bias() const { return attention_bias && arch != Arch::Qwen2; }
+  bool attention_bias = false;  // q/k/v biases (always on for Qwen2; GLM's default)
+  // HF: Llama/Qwen3 with attention_bias bias o_proj too; Qwen2 and GLM bias q/k/v only.
+  bool o_proj_bias() const { return attention_bias && (arch == Arch::Llama || arch == Arch::Qwen3); }
   bool qk_norm = false;         // per-head RMSNorm of q and k (Qwen3)
+  // GLM: only the first head_dim * partial_rotary_factor dims of a head rotate, and they rotate
+  // as interleaved (even, odd) pairs instead of Llama's two halves.
+  double partial_rotary_factor = 1.0;
+  bool rope_interleaved = false;
+  int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
+  bool fused_gate_up = false;   // GLM: one mlp.gate_up_proj [2 * intermediate, hidden], gate first
+  bool sandwich_norms = false;  // GLM-4-0414: post_self_attn_ / post_mlp_layernorm before each residual add
   std::string torch_dtype = "float32";  // the stored dtype, as HF records it
   std::optional<int64_t> bos_id;
   std::vector<int64_t> eos_ids;
@@ -48,6 +55,6 @@ struct ModelConfig {
   std::string to_json_text() const;
 };
 
-const char* arch_name(Arch a);  // "llama" | "qwen2" | "qwen3"
+const char* arch_name(Arch a);  // "llama" | "qwen2" | "qwen3" | "glm" | "glm4"
 
 }  // namespace exspec

@@ -6,10 +6,11 @@
 
 namespace exspec {
 
-Rope::Rope(const ModelConfig& c, at::Device device) {
-  const int64_t half = c.head_dim / 2;
-  at::Tensor idx = at::arange(0, c.head_dim, 2, at::TensorOptions().dtype(at::kDouble));
-  at::Tensor inv = 1.0 / at::pow(c.rope_theta, idx / static_cast<double>(c.head_dim));
+Rope::Rope(const ModelConfig& c, at::Device device) : interleaved_(c.rope_interleaved) {
+  // The frequencies span the rotated dims only (HF: dim = head_dim * partial_rotary_factor).
+  const int64_t dim = c.rotary_dim(), half = dim / 2;
+  at::Tensor idx = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kDouble));
+  at::Tensor inv = 1.0 / at::pow(c.rope_theta, idx / static_cast<double>(dim));
   const RopeScaling& rs = c.rope_scaling;
   if (rs.type == "linear") {
     inv = inv / rs.factor;
@@ -31,9 +32,15 @@ Rope::Rope(const ModelConfig& c, at::Device device) {
 }
 
 std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, at::ScalarType dtype) const {
-  at::Tensor angles = position_ids.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
-  at::Tensor emb = at::cat({angles, angles}, -1).unsqueeze(1);                // [B, 1, T, D]
+  at::Tensor angles = position_ids.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, R/2]
+  // rotate-half pairs dim i with i + R/2; interleaved pairs 2i with 2i + 1: each layout needs
+  // frequency i at both members of its pair.
+  at::Tensor emb = (interleaved_ ? angles.repeat_interleave(2, -1) : at::cat({angles, angles}, -1)).unsqueeze(1);
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+at::Tensor Rope::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+  return interleaved_ ? apply_rope_interleaved_partial(x, cos, sin) : apply_rope(x, cos, sin);
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
@@ -42,6 +49,16 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   at::Tensor x2 = x.narrow(-1, half, half);
   at::Tensor rotated = at::cat({-x2, x1}, -1);
   return x * cos + rotated * sin;
+}
+
+at::Tensor apply_rope_interleaved_partial(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t R = cos.size(-1), D = x.size(-1);
+  at::Tensor rot = x.narrow(-1, 0, R);
+  // (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)
+  at::Tensor pairs = rot.unflatten(-1, {R / 2, 2});
+  at::Tensor rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+  at::Tensor out = rot * cos + rotated * sin;
+  return R == D ? out : at::cat({out, x.narrow(-1, R, D - R)}, -1);
 }
 
 }  // namespace exspec

@@ -1,4 +1,6 @@
-// Rotary position embeddings (HF "rotate_half" convention), with linear and llama3 scaling.
+// Rotary position embeddings, with linear and llama3 scaling. Two layouts: HF's "rotate_half"
+// over the whole head (Llama, Qwen), and GLM's partial rotary, where only the first rotary_dim
+// dims of a head rotate, as interleaved (even, odd) pairs, and the rest pass through.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -9,17 +11,22 @@ namespace exspec {
 class Rope {
  public:
   Rope(const ModelConfig& c, at::Device device);
-  // cos, sin of shape [B, 1, T, head_dim] in `dtype` for content positions [B, T].
+  // cos, sin of shape [B, 1, T, rotary_dim] in `dtype` for content positions [B, T].
   // Angles are computed in float64 (HF uses float32 here): the float64 oracle stays float64
   // end to end, and lower precisions get the correctly rounded table.
   std::pair<at::Tensor, at::Tensor> tables(const at::Tensor& position_ids, at::ScalarType dtype) const;
   const at::Tensor& inv_freq() const { return inv_freq_; }
+  // x: [B, H, T, head_dim] rotated in this model's layout.
+  at::Tensor apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
 
  private:
-  at::Tensor inv_freq_;  // [head_dim / 2], float64
+  at::Tensor inv_freq_;  // [rotary_dim / 2], float64
+  bool interleaved_ = false;
 };
 
-// x: [B, H, T, D]; cos/sin from Rope::tables.
+// x: [B, H, T, D]; cos/sin from Rope::tables (rotate-half over all D dims).
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+// GLM: the first cos.size(-1) dims of x rotate as (even, odd) pairs, the rest pass through.
+at::Tensor apply_rope_interleaved_partial(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
 }  // namespace exspec

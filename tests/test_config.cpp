@@ -84,3 +84,55 @@ CATCH_TEST_CASE("to_json_text round-trips", "[config]") {
   CATCH_CHECK(d.rope_scaling.factor == 8.0);
   CATCH_CHECK(d.eos_ids == c.eos_ids);
 }
+
+namespace {
+
+// GLM-4-9B-0414's config.json (Glm4ForCausalLM), as published.
+const char* kGlm4 = R"({
+  "architectures": ["Glm4ForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+  "eos_token_id": [151329, 151336, 151338], "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+  "initializer_range": 0.02, "intermediate_size": 13696, "max_position_embeddings": 32768, "model_type": "glm4",
+  "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 2, "pad_token_id": 151329,
+  "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "vocab_size": 151552})";
+
+}  // namespace
+
+CATCH_TEST_CASE("GLM-4 configs: partial interleaved rope, fused MLP, q/k/v biases only, several EOS", "[config][glm]") {
+  ModelConfig g4 = ModelConfig::parse(kGlm4, "config.json");
+  CATCH_CHECK(g4.arch == exspec::Arch::Glm4);
+  CATCH_CHECK(g4.head_dim == 128);
+  CATCH_CHECK(g4.rotary_dim() == 64);
+  CATCH_CHECK(g4.rope_interleaved);
+  CATCH_CHECK(g4.fused_gate_up);
+  CATCH_CHECK(g4.sandwich_norms);
+  CATCH_CHECK(g4.attention_bias);
+  CATCH_CHECK_FALSE(g4.o_proj_bias());
+  CATCH_CHECK(g4.eos_ids == std::vector<int64_t>{151329, 151336, 151338});
+
+  // GLM-4-9B-chat-hf (GlmForCausalLM): no sandwich norms. GlmConfig's defaults fill what is left out:
+  // attention_bias on, partial_rotary_factor 0.5, head_dim 128 (not hidden / heads).
+  std::string glm = replace(replace(kGlm4, "Glm4ForCausalLM", "GlmForCausalLM"), "\"head_dim\": 128, ", "");
+  glm = replace(replace(glm, "\"attention_bias\": true, ", ""), "\"partial_rotary_factor\": 0.5, ", "");
+  glm = replace(glm, "\"hidden_size\": 4096", "\"hidden_size\": 2048");
+  ModelConfig g = ModelConfig::parse(glm, "config.json");
+  CATCH_CHECK(g.arch == exspec::Arch::Glm);
+  CATCH_CHECK(g.head_dim == 128);
+  CATCH_CHECK(g.rotary_dim() == 64);
+  CATCH_CHECK(g.attention_bias);
+  CATCH_CHECK_FALSE(g.sandwich_norms);
+  CATCH_CHECK(g.fused_gate_up);
+
+  ModelConfig back = ModelConfig::parse(g4.to_json_text(), "again");
+  CATCH_CHECK(back.to_json_text() == g4.to_json_text());
+  CATCH_CHECK(back.sandwich_norms);
+  CATCH_CHECK(back.partial_rotary_factor == 0.5);
+
+  CATCH_CHECK_THAT(error_of(replace(kGlm4, "\"partial_rotary_factor\": 0.5", "\"partial_rotary_factor\": 0.01")),
+                   Catch::Contains("partial_rotary_factor"));
+  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"partial_rotary_factor\": 0.5, \"vocab_size\"")),
+                   Catch::Contains("partial_rotary_factor is only supported for GLM"));
+  // Llama / Qwen3 with attention_bias bias o_proj too; GLM never does.
+  CATCH_CHECK(ModelConfig::parse(replace(kLlama, "\"vocab_size\"", "\"attention_bias\": true, \"vocab_size\""), "c")
+                  .o_proj_bias());
+}

@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "actors/collector.h"
@@ -19,19 +21,23 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string& draft_dir() {
-  static const std::string dir = [] {
-    std::string d = test::scratch_dir() + "/pipeline-draft1";
-    make_draft(test::model_dir("llama"), 1, d);
-    return d;
-  }();
+// The first layer of the tiny target of `arch`, made once per process.
+std::string draft_dir(const std::string& arch = "llama") {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& dir = made[arch];
+  if (dir.empty()) {
+    dir = test::scratch_dir() + "/pipeline-" + arch + "-draft1";
+    make_draft(test::model_dir(arch), 1, dir);
+  }
   return dir;
 }
 
-EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap) {
+EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap, const std::string& arch = "llama") {
   EngineOptions o;
-  o.model_dir = test::model_dir("llama");
-  o.draft_dir = mode == Mode::NonSpec ? "" : draft_dir();
+  o.model_dir = test::model_dir(arch);
+  o.draft_dir = mode == Mode::NonSpec ? "" : draft_dir(arch);
   o.dtype = "float64";
   o.device = test::device_name();
   o.decoding.mode = mode;
@@ -69,8 +75,11 @@ class CancellingSink : public Collector {
 
 }  // namespace
 
-CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's tokens, every mode", "[pipeline][oracle]") {
-  auto target = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
+namespace {
+
+// Four concurrent producers submit interleaved slices; every mode must return the float64 oracle.
+void pipeline_oracle(const std::string& arch) {
+  auto target = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(24, 1, 18, target->config().vocab_size, 41);
   auto plain = greedy_generate(*target, [&] {
     std::vector<SeqRequest> r;
@@ -87,7 +96,7 @@ CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's toke
                  Case{Mode::ExSpec, 8, 5, false}, Case{Mode::EqSpec, 8, 1, false}, Case{Mode::ExSpec, 4, -1, true},
                  Case{Mode::ExSpec, 4, -2, true}, Case{Mode::EqSpec, 3, -2, false}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
-    auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap));
+    auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap, arch));
     auto sink = std::make_shared<Collector>();
     std::vector<SeqId> ids(reqs.size());
     std::vector<std::thread> producers;
@@ -120,6 +129,16 @@ CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's toke
     if (c.K == -2) CATCH_CHECK(st.totals.k_steps.at(0) > 0);  // plain target steps happened
     engine->shutdown(true);
   }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("concurrent producers through the pipeline get the oracle's tokens, every mode", "[pipeline][oracle]") {
+  pipeline_oracle("llama");
+}
+
+CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a GLM-4 pair, every mode", "[pipeline][oracle][glm]") {
+  pipeline_oracle("glm4");
 }
 
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {

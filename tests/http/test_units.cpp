@@ -1,4 +1,5 @@
 // Pieces of http/ without a server: stop strings over streamed text, chat templates, config.
+#include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -7,6 +8,8 @@
 #include "http/chat_template.h"
 #include "http/server_config.h"
 #include "http/stop_scanner.h"
+#include "model/make_model.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/http/support.h"
 
 using namespace exspec::http;
@@ -60,6 +63,33 @@ TEST_CASE("chat templates: the families render as their Jinja templates do") {
   t.family = ChatFamily::Llama2;
   CHECK_THROWS_AS(t.render({{"user", "a"}, {"user", "b"}}), ApiError);
   CHECK_THROWS_AS(t.render({}), ApiError);
+}
+
+TEST_CASE("chat templates: GLM-4 is recognised from tokenizer_config.json and ends turns on <|user|>") {
+  // The tokenizer files `make-model --arch glm4` writes: GLM-4's chat tokens and its template.
+  const std::string dir = exspec::httptest::scratch() + "/glm4-tokenizer";
+  std::filesystem::create_directories(dir);
+  exspec::write_byte_tokenizer(dir, 512, /*glm=*/true);
+  const exspec::Tokenizer tok = exspec::Tokenizer::load(dir);
+  std::string why;
+  auto t = choose_chat_template(tok, "auto", why);
+  INFO(why);
+  REQUIRE(t);
+  CHECK(t->family == ChatFamily::Glm4);
+  CHECK(t->end_ids == std::vector<int64_t>{*tok.token_to_id("<|user|>"), *tok.token_to_id("<|observation|>")});
+  CHECK(t->end_stops.empty());
+  // As GLM-4-9B-chat's Jinja template renders (llama.cpp's test conversation): contents untrimmed,
+  // system messages where they stand, no newline after the generation prompt.
+  CHECK(t->render({{"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
+                   {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"}}) ==
+        "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are "
+        "you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>");
+  CHECK(t->render({{"user", "a"}, {"assistant", ""}, {"user", "b"}, {"system", "late"}}) ==
+        "[gMASK]<sop><|user|>\na<|user|>\nb<|system|>\nlate<|assistant|>");
+  const auto ids = tok.encode(t->render({{"user", "hi"}}), false, /*allow_special=*/true);
+  CHECK(ids == std::vector<int64_t>{*tok.token_to_id("[gMASK]"), *tok.token_to_id("<sop>"), *tok.token_to_id("<|user|>"),
+                                    '\n', 'h', 'i', *tok.token_to_id("<|assistant|>")});
+  CHECK(choose_chat_template(tok, "glm4", why)->family == ChatFamily::Glm4);
 }
 
 TEST_CASE("config file: keys, types and unknown keys") {

@@ -12,6 +12,7 @@ if ! $py -c 'import torch, numpy' 2>/dev/null; then
   echo "check.sh: $py lacks torch/numpy: run scripts/setup (python3-torch, python3-numpy)" >&2
   exit 1
 fi
+$py "$here/hf_reference.py" --self-test  # the reference's own rope and causality checks
 rm -rf "$work"
 mkdir -p "$work"
 prompts=$work/prompts.jsonl
@@ -23,17 +24,21 @@ cat > "$prompts" <<'JSONL'
 {"prompt_ids": [255, 0, 128, 64, 32]}
 JSONL
 
-run() {  # name, make-model flags...
-  local name=$1
-  shift
-  local m=$work/$name
-  "$exspec" make-model "$@" --out "$m" 2>/dev/null
+check() {  # name: compares the model in $work/NAME
+  local m=$work/$1
   "$exspec" forward --model "$m" --dtype float64 --prompts-file "$prompts" --out "$m/logits.safetensors" 2>/dev/null
   "$exspec" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$prompts" \
     > "$m/generate.jsonl" 2>/dev/null
-  echo "== $name"
+  echo "== $1"
   $py "$here/hf_reference.py" --model "$m" --prompts "$prompts" --max-tokens 24 \
     --exspec-logits "$m/logits.safetensors" --exspec-generate "$m/generate.jsonl"
+}
+
+run() {  # name, make-model flags...
+  local name=$1
+  shift
+  "$exspec" make-model "$@" --out "$work/$name" 2>/dev/null
+  check "$name"
 }
 
 run llama-gqa-llama3rope --arch llama --preset tiny --seed 3
@@ -42,4 +47,10 @@ run qwen3-qknorm-tied --arch qwen3 --preset tiny --seed 3
 run llama-bf16-sharded --arch llama --preset tiny --seed 4 --dtype bfloat16 --shards 2
 run qwen3-f16 --arch qwen3 --preset tiny --seed 5 --dtype float16
 run llama-attention-bias --arch llama --preset tiny --seed 6 --attention-bias
+run glm-partial-interleaved-rope --arch glm --preset tiny --seed 3
+run glm4-sandwich-norms --arch glm4 --preset tiny --seed 3
+run glm4-bf16-sharded --arch glm4 --preset tiny --seed 7 --dtype bfloat16 --shards 3
+# A draft of GLM-4's first layers is a GLM-4 checkpoint of its own.
+"$exspec" make-model --draft-of "$work/glm4-sandwich-norms" --layers 2 --out "$work/glm4-draft2" 2>/dev/null
+check glm4-draft2
 echo "reference check: all architectures match"

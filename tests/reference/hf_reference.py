@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
-(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). CPU, batch size 1, no KV cache: every
+(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM). CPU, batch size 1, no KV cache: every
 greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
@@ -9,7 +9,7 @@ Deliberate conventions (HF computes these in float32 even for a float64 model): 
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
       --exspec-logits L.safetensors --exspec-generate G.jsonl [--tol 1e-9]
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N --dump-generate
-  hf_reference.py --self-test
+  hf_reference.py --self-test          (tests/reference/self_test.py)
 Exit status: 0 all match, 1 mismatch, 2 usage error / unreadable input / unsupported model.
 """
 import argparse, json, math, os, struct, sys
@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 LLAMA, QWEN2, QWEN3 = "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"
+GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and models/glm4
 F64 = torch.float64
 
 
@@ -85,9 +86,10 @@ def load_weights(model_dir):
 
 
 # ---------------------------------------------------------------- model
-def rope_inv_freq(cfg, head_dim):
+def rope_inv_freq(cfg, dim):
+    """Frequencies of the `dim` rotated dims of a head (all of it but for GLM's partial rotary)."""
     theta = float(cfg.get("rope_theta", 10000.0))
-    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=F64) / head_dim)
+    inv_freq = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=F64) / dim)
     rs = cfg.get("rope_scaling") or {}
     kind = rs.get("rope_type", rs.get("type", "default"))
     if kind == "default":
@@ -121,25 +123,47 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def rotate_pairs(x):
+    """GLM's rotate_half: (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)."""
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-odd, even), dim=-1).flatten(-2)
+
+
+def glm_rope(x, cos, sin):
+    """GLM's apply_rotary_pos_emb: cos/sin come as cat(freqs, freqs) over the rotary dims; GLM keeps
+    their first half and repeats each entry twice (pairs (2i, 2i+1) share frequency i), rotates the
+    first rotary dims of the head and passes the rest through."""
+    cos = cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    sin = sin[..., : sin.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    r = cos.shape[-1]
+    rot, rest = x[..., :r], x[..., r:]
+    return torch.cat((rot * cos + rotate_pairs(rot) * sin, rest), dim=-1)
+
+
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4):
             raise UsageError(f"unsupported architecture {arch!r}")
         if cfg.get("hidden_act", "silu") != "silu":
             raise UsageError(f"unsupported hidden_act {cfg['hidden_act']!r}")
         H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
         self.nh = cfg["num_attention_heads"]
         self.nkv = cfg.get("num_key_value_heads") or self.nh
-        self.hd = cfg.get("head_dim") or H // self.nh
+        self.glm = arch in (GLM, GLM4)
+        # GlmConfig / Glm4Config default: head_dim 128, partial_rotary_factor 0.5, attention_bias on.
+        self.hd = cfg.get("head_dim") or (128 if self.glm else H // self.nh)
         self.eps = cfg["rms_norm_eps"]
         self.vocab = V
         self.qk_norm = arch == QWEN3
         # Qwen2: q/k/v always biased, o never. Llama, Qwen3: attention_bias biases q, k, v AND o.
-        qkv_bias = arch == QWEN2 or cfg.get("attention_bias", False)
-        o_bias = arch != QWEN2 and cfg.get("attention_bias", False)
+        # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
+        qkv_bias = arch == QWEN2 or cfg.get("attention_bias", self.glm)
+        o_bias = arch in (LLAMA, QWEN3) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
-        self.inv_freq = rope_inv_freq(cfg, self.hd)
+        self.sandwich = arch == GLM4  # post_self_attn_layernorm, post_mlp_layernorm
+        rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5)) if self.glm else self.hd
+        self.inv_freq = rope_inv_freq(cfg, rotary)
         used = set()
 
         def get(name, *shape, present=True):
@@ -167,9 +191,14 @@ class Model:
                 q_norm=get(a + "q_norm.weight", self.hd, present=self.qk_norm),
                 k_norm=get(a + "k_norm.weight", self.hd, present=self.qk_norm),
                 post_norm=get(p + "post_attention_layernorm.weight", H),
-                gate=get(p + "mlp.gate_proj.weight", I, H), gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
-                up=get(p + "mlp.up_proj.weight", I, H), up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
+                gate=get(p + "mlp.gate_proj.weight", I, H, present=not self.glm),
+                gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
+                up=get(p + "mlp.up_proj.weight", I, H, present=not self.glm),
+                up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
+                gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=self.glm),
                 down=get(p + "mlp.down_proj.weight", H, I), down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
+                attn_out_norm=get(p + "post_self_attn_layernorm.weight", H, present=self.sandwich),
+                mlp_out_norm=get(p + "post_mlp_layernorm.weight", H, present=self.sandwich),
             ))
         self.norm = get("model.norm.weight", H)
         tied = cfg.get("tie_word_embeddings", False)
@@ -186,7 +215,7 @@ class Model:
         if T == 0 or min(ids) < 0 or max(ids) >= self.vocab:
             raise UsageError(f"prompt ids must be a non-empty list in [0, {self.vocab})")
         angles = torch.arange(T, dtype=F64)[:, None] * self.inv_freq[None, :]
-        emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, hd], broadcast over heads
+        emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
         cos, sin = emb.cos(), emb.sin()
         causal = torch.full((T, T), -math.inf, dtype=F64).triu(1)
         h = self.embed[torch.tensor(ids)]
@@ -197,18 +226,31 @@ class Model:
             v = linear(x, L["v"], L["vb"]).view(T, nkv, hd)
             if self.qk_norm:  # Qwen3: per-head RMSNorm over head_dim, before rope
                 q, k = rms_norm(q, L["q_norm"], self.eps), rms_norm(k, L["k_norm"], self.eps)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
+            if self.glm:
+                q, k = glm_rope(q, cos, sin), glm_rope(k, cos, sin)
+            else:
+                q = q * cos + rotate_half(q) * sin
+                k = k * cos + rotate_half(k) * sin
             # GQA as HF repeat_kv: query head j reads kv head j // (nh / nkv).
             k = k.repeat_interleave(nh // nkv, dim=1)
             v = v.repeat_interleave(nh // nkv, dim=1)
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [heads, T, hd]
             scores = (q @ k.transpose(1, 2)) * hd ** -0.5 + causal
             attn = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
-            h = h + linear(attn, L["o"], L["ob"])
+            out = linear(attn, L["o"], L["ob"])
+            if self.sandwich:  # Glm4DecoderLayer: the branch output is normalised before the residual add
+                out = rms_norm(out, L["attn_out_norm"], self.eps)
+            h = h + out
             x = rms_norm(h, L["post_norm"], self.eps)
-            mlp = torch.nn.functional.silu(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
-            h = h + linear(mlp, L["down"], L["down_b"])
+            if self.glm:  # GlmMLP: gate_up_proj, chunk(2): gate first, then up; up * silu(gate)
+                gate, up = linear(x, L["gate_up"]).chunk(2, dim=-1)
+                mlp = up * torch.nn.functional.silu(gate)
+            else:
+                mlp = torch.nn.functional.silu(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
+            out = linear(mlp, L["down"], L["down_b"])
+            if self.sandwich:
+                out = rms_norm(out, L["mlp_out_norm"], self.eps)
+            h = h + out
         return linear(rms_norm(h, self.norm, self.eps), self.lm_head)
 
 
@@ -292,35 +334,6 @@ def compare(args, model, prompts, eos):
     return 1 if failures else 0
 
 
-def self_test():
-    """Tiny random Llama (GQA, llama3 rope covering all three frequency bands): checks that the
-    full recomputation is causal-consistent and that greedy decoding resumes identically."""
-    g = torch.Generator().manual_seed(0)
-    H, I, V, nh, nkv, hd, layers = 32, 48, 50, 4, 2, 8, 2
-    cfg = dict(architectures=[LLAMA], hidden_size=H, intermediate_size=I, vocab_size=V,
-               num_hidden_layers=layers, num_attention_heads=nh, num_key_value_heads=nkv,
-               rms_norm_eps=1e-5, rope_theta=10000.0,
-               rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
-                                 high_freq_factor=4.0, original_max_position_embeddings=64))
-    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
-    per_layer = {"input_layernorm": (H,), "post_attention_layernorm": (H,), "mlp.down_proj": (H, I),
-                 "self_attn.q_proj": (nh * hd, H), "self_attn.k_proj": (nkv * hd, H),
-                 "self_attn.v_proj": (nkv * hd, H), "self_attn.o_proj": (H, nh * hd),
-                 "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H)}
-    for i in range(layers):
-        shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
-    weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
-    model = Model(cfg, weights)
-    seq = torch.randint(0, V, (20,), generator=g).tolist()
-    full = model.forward(seq)
-    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
-    toks, _, _ = greedy(model, seq[:5], 10, set())
-    resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
-    ok = worst <= 1e-12 and resumed == toks[4:]
-    print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
-    return 0 if ok else 1
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model")
@@ -333,6 +346,7 @@ def main():
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
     if args.self_test:
+        from self_test import self_test  # tests/reference/self_test.py, next to this file
         return self_test()
     if not (args.model and args.prompts and args.max_tokens is not None and args.max_tokens >= 0):
         ap.error("--model, --prompts and --max-tokens (>= 0) are required")
