@@ -87,7 +87,7 @@ CATCH_TEST_CASE("batched_matmul equals at::matmul on strided views of a cache", 
 }
 
 CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, greedy ids identical", "[cpu_matmul]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4"}) {
     CATCH_SECTION(arch) {
       const std::string dir = test::model_dir(arch, "small", 5);
       auto packed = Decoder::load(dir, {at::kFloat, at::kCPU, true});
