@@ -3,6 +3,7 @@
 #include "actors/engine.h"
 
 #include <atomic>
+#include <iostream>
 #include <caf/all.hpp>
 #include <mutex>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "actors/route.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/onednn_matmul.h"
 #include "model/runtime.h"
 
 namespace exspec {
@@ -44,6 +46,22 @@ Engine::~Engine() {
   }
 }
 
+namespace {
+
+// Which products this CPU runs, once at start: bfloat16 without BF16 instructions is a trap
+// (README, "The forward pass"), so it is said plainly.
+void log_matmul_path(const Decoder& m) {
+  if (!m.device().is_cpu()) return;
+  std::cerr << "exspec: CPU matmul: " << (m.packed_weights() ? "weights packed once at load" : "at::linear") << " ("
+            << packed_matmul_support() << ")" << std::endl;
+  if (m.dtype() == at::kBFloat16 && !m.packed_weights())
+    std::cerr << "exspec: WARNING: bfloat16 on a CPU without BF16 instructions runs on at::linear, slower than "
+                 "float32 here; use --dtype float32"
+              << std::endl;
+}
+
+}  // namespace
+
 std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   auto impl = std::make_unique<Impl>();
   impl->options = o;
@@ -57,6 +75,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   if (d.mode != Mode::NonSpec && o.draft_dir.empty())
     throw std::invalid_argument(std::string(mode_name(d.mode)) + " needs a draft model");
   impl->target = Decoder::load(o.model_dir, lo);
+  log_matmul_path(*impl->target);
   if (d.mode != Mode::NonSpec) {
     impl->draft = Decoder::load(o.draft_dir, lo);
     if (impl->draft->config().vocab_size != impl->target->config().vocab_size)

@@ -23,9 +23,9 @@ double lowest(at::ScalarType t) {
 }
 
 // a [..., M, K] · b [..., K, N] over the leading dims, on oneDNN where it applies (CPU float32).
-at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b) {
+at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b, bool onednn) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  at::Tensor out = batched_matmul(a.reshape({-1, M, K}), b.reshape({-1, K, N}));
+  at::Tensor out = onednn ? batched_matmul(a.reshape({-1, M, K}), b.reshape({-1, K, N})) : at::Tensor();
   if (!out.defined()) return at::matmul(a, b);
   std::vector<int64_t> shape = a.sizes().vec();
   shape.back() = N;
@@ -45,17 +45,17 @@ at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) 
   return mask.to(at::kBool).unsqueeze(1).logical_and(key_pos <= query_pos).logical_not();  // [B, T, S]
 }
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked) {
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked, bool onednn) {
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
   at::Tensor qg = q.reshape({B, Hkv, G * T, D});
-  at::Tensor scores = heads_matmul(qg, k.transpose(-1, -2)).view({B, Hkv, G, T, S});
+  at::Tensor scores = heads_matmul(qg, k.transpose(-1, -2), onednn).view({B, Hkv, G, T, S});
   scores = scores * (1.0 / std::sqrt(static_cast<double>(D)));
   if (blocked.defined()) scores = scores.masked_fill(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
   const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
   at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);
-  at::Tensor out = heads_matmul(probs.view({B, Hkv, G * T, S}), v);  // [B, Hkv, G*T, D]
+  at::Tensor out = heads_matmul(probs.view({B, Hkv, G * T, S}), v, onednn);  // [B, Hkv, G*T, D]
   return out.view({B, H, T, D});
 }
 

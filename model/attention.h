@@ -8,7 +8,10 @@ namespace exspec {
 // q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
 // blocked [B, T, S] bool, true where a query may not look (padding and causality folded in), or
 // undefined when nothing is blocked. Returns [B, H, T, D].
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked);
+// `onednn`: the batched products on oneDNN where it applies (model/onednn_matmul.h), else
+// at::matmul.
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
+                     bool onednn = true);
 
 // blocked[b, t, s] = !(mask[b, s] && s <= cached + t), for a forward over T new positions after
 // `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding). Computed once per

@@ -27,7 +27,7 @@ at::Tensor get(const WeightMap& w, const std::string& name) {
 }  // namespace
 
 Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts)
-    : config_(std::move(config)), dtype_(opts.dtype), device_(opts.device), rope_(config_, opts.device) {
+    : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(opts.dtype), device_(opts.device), rope_(config_, opts.device) {
   const bool pack = opts.pack_weights;
   embed_ = get(w, "model.embed_tokens.weight");
   norm_ = get(w, "model.norm.weight");
@@ -115,7 +115,7 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     qk = rope_.apply(qk, cos, sin);
     at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
     auto [keys, values] = cache.append(i, qk.narrow(2, H, Hkv).transpose(1, 2), v.transpose(1, 2));
-    at::Tensor a = attention(q, keys, values, blocked).transpose(1, 2).reshape({B * T, H * D});
+    at::Tensor a = attention(q, keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
     at::Tensor attn_out = l.o(a);
     if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
     h.add_(attn_out);  // h is this forward's own tensor (from the embedding)

@@ -19,8 +19,9 @@ namespace exspec {
 struct LoadOptions {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::kCPU;
-  // Pack weights for the CPU matmul where it applies (model/linear.h); false keeps at::linear
-  // everywhere (the benchmarks' "before", and the tests' plain-libtorch reference).
+  // CPU products on oneDNN where they apply: packed weights (model/linear.h) and attention's
+  // batched products. false keeps plain libtorch (at::linear, at::matmul) everywhere: the
+  // benchmarks' "before" and the tests' reference.
   bool pack_weights = true;
 };
 
@@ -56,6 +57,7 @@ class Decoder {
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
   };
   ModelConfig config_;
+  bool onednn_ = true;  // LoadOptions::pack_weights
   at::ScalarType dtype_;
   at::Device device_;
   at::Tensor embed_, norm_;
