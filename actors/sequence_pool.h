@@ -22,6 +22,7 @@ struct Sequence {
   SeqRequest request;
   int priority = 0;                  // higher first (interactive before batch work)
   std::vector<int64_t> generated;
+  std::vector<TokenLogprob> logprobs;  // one per generated token when request.sampling.logprobs >= 0
   SeqStatus status = SeqStatus::Waiting;
   FinishReason finish = FinishReason::None;
   std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
@@ -45,7 +46,8 @@ class SequencePool {
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
   // EOS, kept, or max_tokens). Returns how many were appended; finished sequences drop tensors.
-  size_t write_back(SeqId id, const int64_t* tokens, size_t n);
+  // logprobs: one per token, or null.
+  size_t write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs = nullptr);
   // Ends a sequence now (cancelled or client gone): its caches are freed.
   void cancel(SeqId id);
   // Forgets a finished sequence entirely.

@@ -1,5 +1,7 @@
 #include "http/metrics.h"
 
+#include "actors/acceptance.h"
+
 #include <cstdio>
 
 namespace exspec::http {
@@ -115,6 +117,17 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
          static_cast<double>(t.drafted));
   metric(out, "exspec_spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
          static_cast<double>(t.accepted));
+  // Acceptance falls with temperature (a draft d is accepted with probability p(d)).
+  head(out, "exspec_spec_decode_num_draft_tokens_by_temperature_total", "counter",
+       "Draft tokens proposed, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_spec_decode_num_draft_tokens_by_temperature_total", static_cast<double>(t.band_drafted[b]),
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
+  head(out, "exspec_spec_decode_num_accepted_tokens_by_temperature_total", "counter",
+       "Draft tokens accepted, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_spec_decode_num_accepted_tokens_by_temperature_total", static_cast<double>(t.band_accepted[b]),
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

@@ -180,7 +180,7 @@ TEST_CASE("batches: invalid lines go to the error file and duplicate custom_ids 
   jsonl += R"({"custom_id":"bad-url","method":"POST","url":"/v1/chat/completions","body":{}})" "\n";
   jsonl += R"({"custom_id":"no-body","method":"POST","url":"/v1/completions"})" "\n";
   jsonl += "\n";  // blank lines are skipped
-  jsonl += R"({"custom_id":"hot","method":"POST","url":"/v1/completions","body":{"model":"target","prompt":"x","temperature":0.7}})" "\n";
+  jsonl += R"({"custom_id":"hot","method":"POST","url":"/v1/completions","body":{"model":"target","prompt":"x","temperature":3}})" "\n";
   const json b = wait_final(port, create_batch(port, upload(port, jsonl)["id"])["id"]);
   INFO(b.dump());
   REQUIRE(b["status"] == "completed");
