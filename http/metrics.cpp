@@ -128,6 +128,11 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   for (int b = 0; b < kTemperatureBands; ++b)
     sample(out, "exspec_spec_decode_num_accepted_tokens_by_temperature_total", static_cast<double>(t.band_accepted[b]),
            std::string("temperature=\"") + temperature_band_name(b) + "\"");
+  head(out, "exspec_acceptance_rate_by_temperature", "gauge", "Accepted / drafted tokens since start, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_acceptance_rate_by_temperature",
+           t.band_drafted[b] ? static_cast<double>(t.band_accepted[b]) / static_cast<double>(t.band_drafted[b]) : 0.0,
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

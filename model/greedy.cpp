@@ -21,7 +21,7 @@ void validate_request(const Decoder& model, const SeqRequest& r) {
                                   std::to_string(c.vocab_size) + ")");
   const SamplingParams& s = r.sampling;
   if (!(s.temperature >= 0)) throw std::invalid_argument("temperature must be >= 0");
-  if (!(s.top_p > 0 && s.top_p <= 1)) throw std::invalid_argument("top_p must be in (0, 1]");
+  if (!(s.top_p >= 0 && s.top_p <= 1)) throw std::invalid_argument("top_p must be in [0, 1]");  // 0: the most likely token
   if (s.top_k < 0) throw std::invalid_argument("top_k must be >= 0");
   if (!(s.min_p >= 0 && s.min_p <= 1)) throw std::invalid_argument("min_p must be in [0, 1]");
   if (!(s.repetition_penalty > 0)) throw std::invalid_argument("repetition_penalty must be > 0");

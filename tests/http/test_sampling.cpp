@@ -151,3 +151,12 @@ TEST_CASE("sampling: chat with logprobs and top_logprobs") {
   const HttpResult m = request(shared_server().port(), "GET", "/metrics");
   CHECK(m.body.find("exspec_spec_decode_num_draft_tokens_by_temperature_total{temperature=\"0.5-1\"}") != std::string::npos);
 }
+
+TEST_CASE("sampling: top_p 0 keeps only the most likely token, which is the greedy output") {
+  const auto prompt = bytes_of("Edge");
+  const json g = post_ok("/v1/completions", {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 8},
+                                             {"return_token_ids", true}});
+  const json s = post_ok("/v1/completions", {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 8},
+                                             {"temperature", 1.5}, {"top_p", 0}, {"return_token_ids", true}});
+  CHECK(s["choices"][0]["token_ids"] == g["choices"][0]["token_ids"]);
+}
