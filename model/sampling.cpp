@@ -80,10 +80,22 @@ std::vector<std::pair<int64_t, double>> processed_distribution(const double* log
 
   // top-p: the smallest set of most likely tokens whose mass reaches top_p (at least one).
   if (p.top_p < 1) {
-    std::sort(kept.begin(), kept.end(), ByValueDesc{prob.data()});
+    // Only the head of the order is needed: select and sort the m most likely (m growing) until
+    // they hold top_p of the mass. The head is the same as a full sort's (a strict order), at a
+    // fraction of its cost over a real vocabulary.
+    const ByValueDesc order{prob.data()};
+    size_t m = std::min<size_t>(64, kept.size());
+    while (true) {
+      std::nth_element(kept.begin(), kept.begin() + (m - 1), kept.end(), order);
+      std::sort(kept.begin(), kept.begin() + m, order);
+      double head = 0;
+      for (size_t i = 0; i < m; ++i) head += prob[kept[i]];
+      if (head >= p.top_p || m == kept.size()) break;
+      m = std::min(kept.size(), 4 * m);
+    }
     double mass = 0;
     size_t n = 0;
-    while (n < kept.size() && (n == 0 || mass < p.top_p)) mass += prob[kept[n++]];
+    while (n < m && (n == 0 || mass < p.top_p)) mass += prob[kept[n++]];
     kept.resize(n);
   }
   // min-p: relative to the most likely token.

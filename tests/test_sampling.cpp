@@ -308,3 +308,23 @@ CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs 
     engine->shutdown(true);
   }
 }
+
+CATCH_TEST_CASE("top-p over a large vocabulary keeps exactly the nucleus a full sort gives", "[sampling]") {
+  // The sampler sorts only the head of the distribution; a full sort (tensor ops) must agree.
+  at::manual_seed(5);
+  for (double scale : {1.0, 4.0, 12.0}) {
+    at::Tensor logits = (at::randn({20000}, at::kDouble) * scale).contiguous();
+    for (double top_p : {0.5, 0.9, 0.99}) {
+      CATCH_INFO("scale " << scale << " top_p " << top_p);
+      SamplingParams p;
+      p.temperature = 0.8;
+      p.top_p = top_p;
+      const auto got = processed_distribution(logits.data_ptr<double>(), logits.size(0), p, TokenHistory{});
+      const auto want = reference(logits, 0.8, 0, top_p);
+      size_t kept = 0;
+      for (double q : want) kept += q > 0;
+      CATCH_REQUIRE(got.size() == kept);
+      for (const auto& [id, q] : got) CATCH_REQUIRE(std::abs(q - want[id]) < 1e-12);
+    }
+  }
+}
