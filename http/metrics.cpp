@@ -154,6 +154,11 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   if (s.adaptive) {
     metric(out, "exspec_adaptive_acceptance_estimate", "gauge",
            "Adaptive K: running estimate of the per-draft acceptance probability.", s.acceptance);
+    head(out, "exspec_adaptive_acceptance_estimate_by_temperature", "gauge",
+         "Adaptive K: the acceptance estimate a fresh sequence of each temperature band starts from.");
+    for (size_t b = 0; b < s.band_acceptance.size(); ++b)
+      sample(out, "exspec_adaptive_acceptance_estimate_by_temperature", s.band_acceptance[b],
+             std::string("temperature=\"") + temperature_band_name(static_cast<int>(b)) + "\"");
     metric(out, "exspec_adaptive_last_draft_tokens", "gauge", "Adaptive K: the K of the last step chosen.",
            static_cast<double>(s.last_k));
     metric(out, "exspec_adaptive_predicted_step_seconds", "gauge", "Adaptive K: predicted cost of the last step chosen.",
