@@ -141,26 +141,10 @@ void trace_step(const DraftLengthPolicy& policy, const StepJob& job) {
                static_cast<int>(job.reused));
 }
 
-// Each row's sampling state for the verifier (a copy: the pool may change while the job runs).
-// Left empty when every row is plain greedy, so that greedy steps do no host work.
-void sampling_rows(PoolManagerState& st, StepJob& job) {
-  job.sampling.clear();
-  bool any = false;
-  for (SeqId id : job.ids) {
-    const SamplingParams& p = st.pool.at(id).request.sampling;
-    any = any || !p.plain_greedy() || p.logprobs >= 0;
-  }
-  if (!any) return;
-  for (SeqId id : job.ids) {
-    const Sequence& s = st.pool.at(id);
-    job.sampling.push_back(row_sampling(s.request.sampling, s.request.prompt, s.generated));
-  }
-}
-
 // K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed), and the
 // rows' sampling state.
 void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
-  sampling_rows(st, job);
+  job.sampling = sampling_rows(st.pool, job.ids);
   job.k = 0;
   const auto& policy = st.settings.policy;
   if (!policy) return;

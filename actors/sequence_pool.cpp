@@ -64,6 +64,21 @@ size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const
   return used;
 }
 
+std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vector<SeqId>& ids) {
+  std::vector<RowSampling> rows;
+  bool any = false;
+  for (SeqId id : ids) {
+    const SamplingParams& p = pool.at(id).request.sampling;
+    any = any || !p.plain_greedy() || p.logprobs >= 0;
+  }
+  if (!any) return rows;
+  for (SeqId id : ids) {
+    const Sequence& s = pool.at(id);
+    rows.push_back(row_sampling(s.request.sampling, s.request.prompt, s.generated));
+  }
+  return rows;
+}
+
 void SequencePool::cancel(SeqId id) {
   Sequence& s = at(id);
   if (s.status == SeqStatus::Finished) return;

@@ -9,6 +9,7 @@
 
 #include "actors/acceptance.h"
 #include "model/generation.h"
+#include "model/sampling.h"
 
 namespace exspec {
 
@@ -31,6 +32,12 @@ struct Sequence {
   int64_t draft_lag = 0;                // tokens the draft has not seen yet (SeqTensors::draft_lag)
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
 };
+
+class SequencePool;
+
+// Each row's sampling state for a step over these sequences (copies: the pool changes while a
+// step runs). Empty when every row is plain greedy without logprobs: greedy steps do no host work.
+std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vector<SeqId>& ids);
 
 class SequencePool {
  public:

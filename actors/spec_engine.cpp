@@ -179,7 +179,6 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
 // after every step; batches are re-formed from whichever sequences line up.
 void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
   const int64_t reserve = cache_reserve();
-  const bool host = any_host(requests);
   SequencePool pool;
   std::vector<SeqId> ids;
   for (const auto& r : requests) ids.push_back(pool.admit(r));
@@ -225,13 +224,8 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     t = Clock::now();
     at::Tensor drafts = draft_tokens(*draft_, batch, K);
     const double draft_s = since(t);
-    std::vector<RowSampling> sampling;
-    for (size_t b = 0; host && b < choice.ids.size(); ++b) {
-      const Sequence& s = pool.at(choice.ids[b]);
-      sampling.push_back(row_sampling(s.request.sampling, s.request.prompt, s.generated));
-    }
     t = Clock::now();
-    VerifyResult v = verify(*target_, batch, drafts, sampling);
+    VerifyResult v = verify(*target_, batch, drafts, sampling_rows(pool, choice.ids));
     const double verify_s = since(t);
     stats_.draft_s += draft_s;
     stats_.verify_s += verify_s;
