@@ -58,73 +58,90 @@ double sampling_uniform(uint64_t seed, uint64_t choice, int64_t t) {
   return static_cast<double>((hi << 26) | lo) * (1.0 / 9007199254740992.0);
 }
 
-std::vector<std::pair<int64_t, double>> processed_distribution(const double* logits, int64_t vocab,
-                                                               const SamplingParams& p, const TokenHistory& h) {
+namespace {
+
+// The processed distribution before normalisation: the kept token ids in ascending order, each
+// token's unnormalised probability (indexed by token) and the kept mass.
+struct Kept {
+  std::vector<int64_t> ids;
+  std::vector<double> prob;
+  double total = 0;
+};
+
+// top-p: the smallest set of most likely tokens whose mass reaches top_p (at least one). Only the
+// head of the order is needed: select and sort the m most likely (m growing) until they hold
+// top_p of the mass. The head is the same as a full sort's (a strict order), at a fraction of its
+// cost over a real vocabulary.
+void top_p_cut(std::vector<int64_t>& kept, const std::vector<double>& prob, double top_p) {
+  const ByValueDesc order{prob.data()};
+  size_t m = std::min<size_t>(64, kept.size());
+  while (true) {
+    std::nth_element(kept.begin(), kept.begin() + (m - 1), kept.end(), order);
+    std::sort(kept.begin(), kept.begin() + m, order);
+    double head = 0;
+    for (size_t i = 0; i < m; ++i) head += prob[kept[i]];
+    if (head >= top_p || m == kept.size()) break;
+    m = std::min(kept.size(), 4 * m);
+  }
+  double mass = 0;
+  size_t n = 0;
+  while (n < m && (n == 0 || mass < top_p)) mass += prob[kept[n++]];
+  kept.resize(n);
+}
+
+Kept truncated(const double* logits, int64_t vocab, const SamplingParams& p, const TokenHistory& h) {
   if (!(p.temperature > 0)) throw std::invalid_argument("processed_distribution: temperature must be > 0");
   std::vector<double> x = adjusted_logits(logits, vocab, p, h);
   for (double& v : x) v /= p.temperature;
-
+  Kept k;
+  k.ids.resize(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i) k.ids[i] = i;
   // top-k: the k largest scaled logits (ties: lower ids first).
-  std::vector<int64_t> kept(static_cast<size_t>(vocab));
-  for (int64_t i = 0; i < vocab; ++i) kept[i] = i;
-  if (p.top_k > 0 && p.top_k < vocab) {
-    std::nth_element(kept.begin(), kept.begin() + p.top_k, kept.end(), ByValueDesc{x.data()});
-    kept.resize(static_cast<size_t>(p.top_k));
+  const bool top_k = p.top_k > 0 && p.top_k < vocab;
+  if (top_k) {
+    std::nth_element(k.ids.begin(), k.ids.begin() + p.top_k, k.ids.end(), ByValueDesc{x.data()});
+    k.ids.resize(static_cast<size_t>(p.top_k));
   }
   double mx = -INFINITY;
-  for (int64_t id : kept) mx = std::max(mx, x[id]);
-  std::vector<double> prob(static_cast<size_t>(vocab), 0.0);
+  for (int64_t id : k.ids) mx = std::max(mx, x[id]);
+  k.prob.assign(static_cast<size_t>(vocab), 0.0);
   double sum = 0;
-  for (int64_t id : kept) sum += prob[id] = std::exp(x[id] - mx);
-  for (int64_t id : kept) prob[id] /= sum;
-
-  // top-p: the smallest set of most likely tokens whose mass reaches top_p (at least one).
-  if (p.top_p < 1) {
-    // Only the head of the order is needed: select and sort the m most likely (m growing) until
-    // they hold top_p of the mass. The head is the same as a full sort's (a strict order), at a
-    // fraction of its cost over a real vocabulary.
-    const ByValueDesc order{prob.data()};
-    size_t m = std::min<size_t>(64, kept.size());
-    while (true) {
-      std::nth_element(kept.begin(), kept.begin() + (m - 1), kept.end(), order);
-      std::sort(kept.begin(), kept.begin() + m, order);
-      double head = 0;
-      for (size_t i = 0; i < m; ++i) head += prob[kept[i]];
-      if (head >= p.top_p || m == kept.size()) break;
-      m = std::min(kept.size(), 4 * m);
-    }
-    double mass = 0;
-    size_t n = 0;
-    while (n < m && (n == 0 || mass < p.top_p)) mass += prob[kept[n++]];
-    kept.resize(n);
-  }
-  // min-p: relative to the most likely token.
-  if (p.min_p > 0) {
+  for (int64_t id : k.ids) sum += k.prob[id] = std::exp(x[id] - mx);
+  for (int64_t id : k.ids) k.prob[id] /= sum;
+  if (p.top_p < 1) top_p_cut(k.ids, k.prob, p.top_p);
+  if (p.min_p > 0) {  // relative to the most likely token
     double top = 0;
-    for (int64_t id : kept) top = std::max(top, prob[id]);
-    kept.erase(std::remove_if(kept.begin(), kept.end(), [&](int64_t id) { return prob[id] < p.min_p * top; }),
-               kept.end());
+    for (int64_t id : k.ids) top = std::max(top, k.prob[id]);
+    k.ids.erase(std::remove_if(k.ids.begin(), k.ids.end(), [&](int64_t id) { return k.prob[id] < p.min_p * top; }),
+                k.ids.end());
   }
-  std::sort(kept.begin(), kept.end());
-  double total = 0;
-  for (int64_t id : kept) total += prob[id];
+  if (top_k || p.top_p < 1) std::sort(k.ids.begin(), k.ids.end());  // else still the identity order
+  for (int64_t id : k.ids) k.total += k.prob[id];
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, double>> processed_distribution(const double* logits, int64_t vocab,
+                                                               const SamplingParams& p, const TokenHistory& h) {
+  const Kept k = truncated(logits, vocab, p, h);
   std::vector<std::pair<int64_t, double>> out;
-  out.reserve(kept.size());
-  for (int64_t id : kept) out.emplace_back(id, prob[id] / total);
+  out.reserve(k.ids.size());
+  for (int64_t id : k.ids) out.emplace_back(id, k.prob[id] / k.total);
   return out;
 }
 
 int64_t sample_token(const double* logits, int64_t vocab, const SamplingParams& p, const TokenHistory& h, int64_t t) {
   if (p.temperature == 0) return first_argmax(adjusted_logits(logits, vocab, p, h));
-  const auto dist = processed_distribution(logits, vocab, p, h);
+  const Kept k = truncated(logits, vocab, p, h);
   // Inverse CDF in ascending token order: the first token whose cumulative mass exceeds u.
   const double u = sampling_uniform(p.seed, p.choice, t);
   double cum = 0;
-  for (const auto& [id, q] : dist) {
-    cum += q;
+  for (int64_t id : k.ids) {
+    cum += k.prob[id] / k.total;
     if (u < cum) return id;
   }
-  return dist.back().first;  // u within rounding of 1
+  return k.ids.back();  // u within rounding of 1
 }
 
 RowSampling row_sampling(const SamplingParams& p, const std::vector<int64_t>& prompt,
