@@ -8,6 +8,15 @@
 
 namespace exspec {
 
+// Acceptance falls with temperature (a draft d is accepted with probability p(d)): estimates
+// and metrics are kept per band of it. Bands: 0 (greedy), (0, 0.5], (0.5, 1], above 1.
+constexpr int kTemperatureBands = 4;
+inline int temperature_band(double t) { return t <= 0 ? 0 : t <= 0.5 ? 1 : t <= 1.0 ? 2 : 3; }
+inline const char* temperature_band_name(int b) {
+  static const char* names[kTemperatureBands] = {"0", "0-0.5", "0.5-1", "1-2"};
+  return names[b];
+}
+
 struct AcceptanceEstimate {
   double accepted = 0, trials = 0;
 

@@ -17,6 +17,11 @@ class Collector : public TokenSink {
     auto& s = streamed_[id];
     s.insert(s.end(), delta.begin(), delta.end());
   }
+  void on_logprobs(SeqId id, const std::vector<TokenLogprob>& delta) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& s = streamed_logprobs_[id];
+    s.insert(s.end(), delta.begin(), delta.end());
+  }
   void on_finish(SeqId id, const SeqResult& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++finish_calls_[id];
@@ -36,6 +41,10 @@ class Collector : public TokenSink {
     std::lock_guard<std::mutex> lock(mu_);
     return streamed_;
   }
+  std::map<SeqId, std::vector<TokenLogprob>> streamed_logprobs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return streamed_logprobs_;
+  }
   std::map<SeqId, int> finish_calls() const {
     std::lock_guard<std::mutex> lock(mu_);
     return finish_calls_;
@@ -46,6 +55,7 @@ class Collector : public TokenSink {
   std::condition_variable cv_;
   std::map<SeqId, SeqResult> results_;
   std::map<SeqId, std::vector<int64_t>> streamed_;
+  std::map<SeqId, std::vector<TokenLogprob>> streamed_logprobs_;
   std::map<SeqId, int> finish_calls_;
 };
 

@@ -25,15 +25,23 @@ double DraftLengthPolicy::expected_tokens(double alpha, int64_t k, int64_t remai
   return sum;
 }
 
-RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t remaining) const {
-  return {row.rate(acceptance(), kRowPriorTrials), std::max<int64_t>(1, remaining)};
+RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t remaining, int band) const {
+  return {row.rate(acceptance(band), kRowPriorTrials), std::max<int64_t>(1, remaining)};
+}
+
+double DraftLengthPolicy::acceptance(int band) const {
+  const AcceptanceEstimate& b = bands_[band];
+  // The same evidence as the engine-wide estimate (one band only so far): exactly it.
+  if (b.trials == global_.trials && b.accepted == global_.accepted) return acceptance();
+  return b.rate(acceptance(), kPriorTrials);
 }
 
 BatchOutlook DraftLengthPolicy::outlook(const SequencePool& pool, const std::vector<SeqId>& ids) const {
   BatchOutlook o;
   for (SeqId id : ids) {
     const Sequence& s = pool.at(id);
-    o.rows.push_back(outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size())));
+    o.rows.push_back(outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size()),
+                             temperature_band(s.request.sampling.temperature)));
     o.context = std::max(o.context, s.length());
     o.lag = std::max(o.lag, s.draft_lag);
   }
@@ -150,8 +158,9 @@ void DraftLengthPolicy::observe_step(const StepShape& s, double draft_s, double 
 
 void DraftLengthPolicy::observe_row(int64_t k, int64_t a) { global_.observe(k, a, kGlobalDecay); }
 
-void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a) {
+void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a, int band) {
   observe_row(k, a);
+  bands_[band].observe(k, a, kGlobalDecay);
   row.observe(k, a, kRowDecay);
   draft_lag = k == 0 ? draft_lag + 1 : (a == k ? 1 : 0);
 }
@@ -160,6 +169,7 @@ SpeculationEstimates DraftLengthPolicy::estimates() const {
   SpeculationEstimates e;
   e.adaptive = s_.adaptive;
   e.acceptance = acceptance();
+  for (int b = 0; b < kTemperatureBands; ++b) e.band_acceptance.push_back(acceptance(b));
   e.last_k = last_.k;
   e.last_expected_tokens = last_.expected_tokens;
   e.last_predicted_s = last_.predicted_s;

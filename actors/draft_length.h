@@ -55,6 +55,7 @@ struct DraftLengthSettings {
 struct SpeculationEstimates {
   bool adaptive = false;
   double acceptance = 0;  // engine-wide running estimate of alpha
+  std::vector<double> band_acceptance;  // per temperature band (actors/acceptance.h)
   int64_t last_k = 0;
   double last_expected_tokens = 0, last_predicted_s = 0;  // of the last choice
   // "verify.token" -> seconds per unit of that feature (cost_model.h).
@@ -99,11 +100,15 @@ class DraftLengthPolicy {
   void seed_serial_share(double s) { serial_ = std::clamp(s, 0.0, 1.0); }
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
-  // What a verified row tells: the engine-wide and the row's own acceptance, and how far the
-  // row's draft now lags (the rule of commit() in model/speculative.cpp).
-  void learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a);
-  // A row's outlook, its own estimate shrunk towards the engine-wide one.
-  RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining) const;
+  // What a verified row tells: the engine-wide, its temperature band's and the row's own
+  // acceptance, and how far the row's draft now lags (the rule of commit() in
+  // model/speculative.cpp).
+  void learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a, int band = 0);
+  // A row's outlook, its own estimate shrunk towards its temperature band's.
+  RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining, int band = 0) const;
+  // The band's estimate: a hot sequence starts from what hot sequences got, not from the greedy
+  // rows' rate. While every verified row was of this band it is the engine-wide estimate.
+  double acceptance(int band) const;
   // The outlook of a batch of pool sequences.
   BatchOutlook outlook(const SequencePool& pool, const std::vector<SeqId>& ids) const;
 
@@ -137,6 +142,7 @@ class DraftLengthPolicy {
   DraftLengthSettings s_;
   StepCostModel costs_;
   AcceptanceEstimate global_;
+  AcceptanceEstimate bands_[kTemperatureBands];
   int64_t zero_run_ = 0, spec_run_ = 0, probe_interval_ = 0;
   double plain_s_ = 0;  // predicted time of the plain steps since the last probe or drafting step
   bool probing_ = false;

@@ -23,6 +23,8 @@ class TokenSink {
   virtual ~TokenSink() = default;
   // Tokens committed since the last call, in order (EOS included when it ended the sequence).
   virtual void on_tokens(SeqId id, const std::vector<int64_t>& delta) = 0;
+  // Sequences that asked for logprobs: called just before on_tokens with one entry per token.
+  virtual void on_logprobs(SeqId, const std::vector<TokenLogprob>&) {}
   // Exactly once per accepted submit: finish is Stop/Length, or None when cancelled.
   virtual void on_finish(SeqId id, const SeqResult& result) = 0;
 };

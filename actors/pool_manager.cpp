@@ -55,6 +55,7 @@ void notify_finish(PoolManagerState& st, SeqId id, FinishReason reason, const st
   Sequence& s = st.pool.at(id);
   SeqResult r;
   r.tokens = s.generated;
+  r.logprobs = s.logprobs;
   r.finish = s.status == SeqStatus::Finished && s.finish != FinishReason::None ? s.finish : reason;
   r.error = error;
   if (r.finish == FinishReason::None) ++st.cancelled;
@@ -140,8 +141,10 @@ void trace_step(const DraftLengthPolicy& policy, const StepJob& job) {
                static_cast<int>(job.reused));
 }
 
-// K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed).
+// K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed), and the
+// rows' sampling state.
 void choose_k(PoolManagerState& st, StepJob& job, bool reused) {
+  job.sampling = sampling_rows(st.pool, job.ids);
   job.k = 0;
   const auto& policy = st.settings.policy;
   if (!policy) return;
@@ -303,12 +306,19 @@ void on_step_done(Self self, JobPtr job) {
     }
     st.totals.accepted += job->accepted[b];
     Sequence& s = st.pool.at(id);
-    if (st.settings.policy) st.settings.policy->learn(s.acceptance, s.draft_lag, job->k, job->accepted[b]);
+    const int band = temperature_band(s.request.sampling.temperature);
+    st.totals.count_band(band, job->k, job->accepted[b]);
+    if (st.settings.policy) st.settings.policy->learn(s.acceptance, s.draft_lag, job->k, job->accepted[b], band);
     const size_t before = s.generated.size();
-    const size_t n = st.pool.write_back(id, job->committed[b].data(), job->committed[b].size());
+    const std::vector<TokenLogprob>* lp = b < job->logprobs.size() && !job->logprobs[b].empty() ? &job->logprobs[b] : nullptr;
+    const size_t n = st.pool.write_back(id, job->committed[b].data(), job->committed[b].size(), lp ? lp->data() : nullptr);
     st.totals.committed += static_cast<int64_t>(n);
     s.last_step = st.step;
     auto sink = st.sinks.find(id);
+    if (n > 0 && sink != st.sinks.end() && lp)
+      st.outbox.push_back([sink = sink->second, id, lps = std::vector<TokenLogprob>(lp->begin(), lp->begin() + n)] {
+        sink->on_logprobs(id, lps);
+      });
     if (n > 0 && sink != st.sinks.end())
       st.outbox.push_back([sink = sink->second, id, delta = std::vector<int64_t>(s.generated.begin() + before, s.generated.end())] {
         sink->on_tokens(id, delta);

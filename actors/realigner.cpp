@@ -57,6 +57,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
             at::Tensor toks = job->verified.tokens.contiguous();
             auto acc = job->verified.accepted.accessor<int64_t, 1>();
             job->committed.assign(B, {});
+            job->logprobs = std::move(job->verified.logprobs);
             job->accepted.assign(B, 0);
             for (int64_t b = 0; b < B; ++b) {
               job->accepted[b] = acc[b];

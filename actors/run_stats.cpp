@@ -37,7 +37,9 @@ std::string RunStats::to_json() const {
                            {"reused_steps", reused_steps},
                            {"row_verifications", row_verifications},
                            {"mean_draft_tokens", mean_k()},
-                           {"k_steps", k_steps}};
+                           {"k_steps", k_steps},
+                           {"drafted_by_temperature_band", band_drafted},
+                           {"accepted_by_temperature_band", band_accepted}};
   return j.dump(2);
 }
 
@@ -55,6 +57,10 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.accepted = a.accepted - b.accepted;
   d.committed = a.committed - b.committed;
   d.sequences = a.sequences - b.sequences;
+  for (size_t i = 0; i < a.band_drafted.size(); ++i) {
+    d.band_drafted[i] = a.band_drafted[i] - b.band_drafted[i];
+    d.band_accepted[i] = a.band_accepted[i] - b.band_accepted[i];
+  }
   d.k_steps = a.k_steps;
   for (size_t k = 0; k < b.k_steps.size() && k < d.k_steps.size(); ++k) d.k_steps[k] -= b.k_steps[k];
   return d;

@@ -1,5 +1,6 @@
 // What one run (or the server since start) measured: the figures of DESIGN.md "What is measured".
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ struct RunStats {
   int64_t committed = 0;           // tokens appended to sequences (after stop trimming)
   int64_t sequences = 0;
   std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
+  // drafted / accepted per temperature band (actors/acceptance.h)
+  std::array<int64_t, 4> band_drafted{}, band_accepted{};
+  void count_band(int band, int64_t k, int64_t a) {
+    band_drafted[band] += k;
+    band_accepted[band] += a;
+  }
 
   double tokens_per_s() const { return wall_s > 0 ? committed / wall_s : 0; }
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0; }

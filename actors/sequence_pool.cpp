@@ -47,11 +47,12 @@ std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length) {
   return order;
 }
 
-size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n) {
+size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs) {
   Sequence& s = at(id);
   if (s.status != SeqStatus::Active) throw std::logic_error("write_back to a sequence that is not active");
   size_t used = 0;
   while (used < n && s.finish == FinishReason::None) {
+    if (logprobs) s.logprobs.push_back(logprobs[used]);
     s.generated.push_back(tokens[used++]);
     s.finish = finish_after(s.request, s.generated.back(), static_cast<int64_t>(s.generated.size()));
   }
@@ -61,6 +62,21 @@ size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n) {
     --unfinished_;
   }
   return used;
+}
+
+std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vector<SeqId>& ids) {
+  std::vector<RowSampling> rows;
+  bool any = false;
+  for (SeqId id : ids) {
+    const SamplingParams& p = pool.at(id).request.sampling;
+    any = any || !p.plain_greedy() || p.logprobs >= 0;
+  }
+  if (!any) return rows;
+  for (SeqId id : ids) {
+    const Sequence& s = pool.at(id);
+    rows.push_back(row_sampling(s.request.sampling, s.request.prompt, s.generated));
+  }
+  return rows;
 }
 
 void SequencePool::cancel(SeqId id) {

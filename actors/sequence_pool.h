@@ -9,6 +9,7 @@
 
 #include "actors/acceptance.h"
 #include "model/generation.h"
+#include "model/sampling.h"
 
 namespace exspec {
 
@@ -22,6 +23,7 @@ struct Sequence {
   SeqRequest request;
   int priority = 0;                  // higher first (interactive before batch work)
   std::vector<int64_t> generated;
+  std::vector<TokenLogprob> logprobs;  // one per generated token when request.sampling.logprobs >= 0
   SeqStatus status = SeqStatus::Waiting;
   FinishReason finish = FinishReason::None;
   std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
@@ -30,6 +32,12 @@ struct Sequence {
   int64_t draft_lag = 0;                // tokens the draft has not seen yet (SeqTensors::draft_lag)
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
 };
+
+class SequencePool;
+
+// Each row's sampling state for a step over these sequences (copies: the pool changes while a
+// step runs). Empty when every row is plain greedy without logprobs: greedy steps do no host work.
+std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vector<SeqId>& ids);
 
 class SequencePool {
  public:
@@ -45,7 +53,8 @@ class SequencePool {
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
   // EOS, kept, or max_tokens). Returns how many were appended; finished sequences drop tensors.
-  size_t write_back(SeqId id, const int64_t* tokens, size_t n);
+  // logprobs: one per token, or null.
+  size_t write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs = nullptr);
   // Ends a sequence now (cancelled or client gone): its caches are freed.
   void cancel(SeqId id);
   // Forgets a finished sequence entirely.

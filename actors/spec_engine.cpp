@@ -20,6 +20,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Plain greedy requests keep the tensor argmax path: no per-row host work at all.
+bool any_host(const std::vector<SeqRequest>& requests) {
+  for (const auto& r : requests)
+    if (!r.sampling.plain_greedy() || r.sampling.logprobs >= 0) return true;
+  return false;
+}
+
 bool all_equal(const at::Tensor& v) { return v.numel() == 0 || v.min().item<int64_t>() == v.max().item<int64_t>(); }
 
 }  // namespace
@@ -73,6 +80,7 @@ std::vector<SeqResult> SpecEngine::run(const std::vector<SeqRequest>& requests) 
 // is realigned (EqSpec, Algorithm 2) and finished rows leave it.
 void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std::vector<SeqResult>& out) {
   const int64_t reserve = cache_reserve();
+  const bool host = any_host(requests);
   for (size_t start = 0; start < requests.size(); start += static_cast<size_t>(config_.batch_size)) {
     std::vector<size_t> rows;
     std::vector<std::vector<int64_t>> prompts;
@@ -103,7 +111,9 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
       int64_t context = 0, max_lag = 0;
       for (size_t b = 0; b < rows.size(); ++b) {
         const int64_t done = static_cast<int64_t>(out[rows[b]].tokens.size());
-        if (policy_) outlook.push_back(policy_->outlook(acceptance[b], requests[rows[b]].max_tokens - done));
+        if (policy_)
+          outlook.push_back(policy_->outlook(acceptance[b], requests[rows[b]].max_tokens - done,
+                                             temperature_band(requests[rows[b]].sampling.temperature)));
         else outlook.push_back(RowOutlook{});
         context = std::max(context, static_cast<int64_t>(requests[rows[b]].prompt.size()) + done);
         max_lag = std::max(max_lag, lag[b]);
@@ -113,8 +123,11 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
       t = Clock::now();
       at::Tensor drafts = draft_ ? draft_tokens(*draft_, batch, K) : at::empty({batch.batch(), 0}, at::kLong);
       const double draft_s = since(t);
+      std::vector<RowSampling> sampling;
+      for (size_t b = 0; host && b < rows.size(); ++b)
+        sampling.push_back(row_sampling(requests[rows[b]].sampling, requests[rows[b]].prompt, out[rows[b]].tokens));
       t = Clock::now();
-      VerifyResult v = verify(*target_, batch, drafts);
+      VerifyResult v = verify(*target_, batch, drafts, sampling);
       const double verify_s = since(t);
       stats_.draft_s += draft_s;
       stats_.verify_s += verify_s;
@@ -131,11 +144,14 @@ void SpecEngine::run_fixed_batches(const std::vector<SeqRequest>& requests, std:
         const SeqRequest& q = requests[rows[b]];
         for (int64_t j = 0; j <= acc[b] && r.finish == FinishReason::None; ++j) {
           r.tokens.push_back(v.tokens[b][j].item<int64_t>());
+          if (!v.logprobs.empty() && !v.logprobs[b].empty()) r.logprobs.push_back(v.logprobs[b][j]);
           r.finish = finish_after(q, r.tokens.back(), static_cast<int64_t>(r.tokens.size()));
           ++stats_.committed;
         }
         if (r.finish == FinishReason::None) keep.push_back(b);
-        if (policy_) policy_->learn(acceptance[b], lag[b], K, acc[b]);
+        const int band = temperature_band(q.sampling.temperature);
+        stats_.count_band(band, K, acc[b]);
+        if (policy_) policy_->learn(acceptance[b], lag[b], K, acc[b], band);
       }
       t = Clock::now();
       if (keep.size() != rows.size()) {
@@ -209,7 +225,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     at::Tensor drafts = draft_tokens(*draft_, batch, K);
     const double draft_s = since(t);
     t = Clock::now();
-    VerifyResult v = verify(*target_, batch, drafts);
+    VerifyResult v = verify(*target_, batch, drafts, sampling_rows(pool, choice.ids));
     const double verify_s = since(t);
     stats_.draft_s += draft_s;
     stats_.verify_s += verify_s;
@@ -228,10 +244,13 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     at::Tensor toks = v.tokens.contiguous();
     for (int64_t b = 0; b < static_cast<int64_t>(choice.ids.size()); ++b) {
       const SeqId id = choice.ids[b];
-      stats_.committed += static_cast<int64_t>(pool.write_back(id, toks[b].data_ptr<int64_t>(), acc[b] + 1));
+      const TokenLogprob* lp = v.logprobs.empty() || v.logprobs[b].empty() ? nullptr : v.logprobs[b].data();
+      stats_.committed += static_cast<int64_t>(pool.write_back(id, toks[b].data_ptr<int64_t>(), acc[b] + 1, lp));
       Sequence& s = pool.at(id);
       s.last_step = step;
-      policy_->learn(s.acceptance, s.draft_lag, K, acc[b]);
+      const int band = temperature_band(s.request.sampling.temperature);
+      stats_.count_band(band, K, acc[b]);
+      policy_->learn(s.acceptance, s.draft_lag, K, acc[b], band);
       if (s.status == SeqStatus::Finished) window.remove(id);
       else *s.tensors = std::move(rows[b]);
     }
@@ -243,6 +262,7 @@ void SpecEngine::run_pool(const std::vector<SeqRequest>& requests, std::vector<S
     const Sequence& s = pool.at(ids[i]);
     out[i].tokens = s.generated;
     out[i].finish = s.finish;
+    out[i].logprobs = s.logprobs;
   }
 }
 

@@ -33,10 +33,12 @@ struct StepJob {
   int64_t k = 0;
   StepShape shape;  // what the draft-length policy predicted the cost of
   at::Tensor drafts;
+  std::vector<RowSampling> sampling;  // per row (empty: every row plain greedy)
   VerifyResult verified;
 
   // Results for the pool-manager (plain data).
   std::vector<std::vector<int64_t>> committed;  // per row: accepted drafts then the bonus token
+  std::vector<std::vector<TokenLogprob>> logprobs;  // per row, with `committed` (empty: none asked)
   std::vector<int64_t> accepted;
   std::vector<std::shared_ptr<SeqTensors>> outputs;  // exspec: each row's state after the step
   bool grouped = false;

@@ -35,7 +35,7 @@ verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared
           const auto t = Clock::now();
           try {
             if (!job->drafts.defined()) job->drafts = at::empty({job->batch.batch(), 0}, at::kLong);
-            job->verified = verify(*model, job->batch, job->drafts);
+            job->verified = verify(*model, job->batch, job->drafts, job->sampling);
             commit(job->batch, job->verified, job->drafts);
           } catch (const std::exception& e) {
             job->error = std::string("verification failed: ") + e.what();

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "actors/collector.h"
@@ -19,7 +20,8 @@ namespace exspec {
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
-          "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats"},
+          "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
+          "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias"},
          {"help", "sort-by-length", "oracle", "no-overlap"});
   if (a.has("help")) {
     std::cout
@@ -28,13 +30,18 @@ int cmd_generate(int argc, char** argv, int first) {
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
+           "                [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--seed S] [--n N] [--logprobs N]\n"
+           "                [--presence-penalty P] [--frequency-penalty F] [--repetition-penalty R] [--logit-bias \"ID:B,...\"]\n"
            "                (--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
            "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
            "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
            "--prompt-ids, then the file's lines.\n"
            "Runs on the actor pipeline (the server's engine). mode defaults to exspec with --draft,\n"
            "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
-           "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n";
+           "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
+           "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
+           "the output equals plain sampling with the same seeds in every mode. --logprobs N adds\n"
+           "\"logprobs\" (the target's log-softmax, top N) to each line.\n";
     return 0;
   }
   const std::string model_dir = a.need("model");
@@ -67,6 +74,38 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.max_wait = a.get_int("max-wait", ec.max_wait);
   if (ec.mode != Mode::NonSpec) eo.draft_dir = a.need("draft");
   const int64_t max_tokens = a.get_int("max-tokens", 32);
+  SamplingParams sp;
+  sp.temperature = a.has("temperature") ? std::stod(a.get("temperature", "")) : 0.0;
+  sp.top_p = a.has("top-p") ? std::stod(a.get("top-p", "")) : 1.0;
+  sp.top_k = a.get_int("top-k", 0);
+  sp.min_p = a.has("min-p") ? std::stod(a.get("min-p", "")) : 0.0;
+  sp.logprobs = a.get_int("logprobs", -1);
+  sp.presence_penalty = a.has("presence-penalty") ? std::stod(a.get("presence-penalty", "")) : 0.0;
+  sp.frequency_penalty = a.has("frequency-penalty") ? std::stod(a.get("frequency-penalty", "")) : 0.0;
+  sp.repetition_penalty = a.has("repetition-penalty") ? std::stod(a.get("repetition-penalty", "")) : 1.0;
+  {
+    std::stringstream lb(a.get("logit-bias", ""));
+    for (std::string item; std::getline(lb, item, ',');) {
+      const size_t colon = item.find(':');
+      if (colon == std::string::npos) throw std::invalid_argument("--logit-bias wants ID:BIAS,...");
+      sp.logit_bias.emplace_back(std::stoll(item.substr(0, colon)), std::stod(item.substr(colon + 1)));
+    }
+  }
+  const uint64_t seed = static_cast<uint64_t>(a.get_int("seed", 0));
+  const size_t n = static_cast<size_t>(std::max<int64_t>(1, a.get_int("n", 1)));
+  {  // n choices of each prompt: the prompts repeat, the choice index tells them apart
+    std::vector<std::vector<int64_t>> all;
+    for (const auto& p : prompts)
+      for (size_t j = 0; j < n; ++j) all.push_back(p);
+    prompts = std::move(all);
+  }
+  auto request = [&](const std::vector<int64_t>& p, size_t i, std::vector<int64_t> eos) {
+    SeqRequest r{p, max_tokens, std::move(eos)};
+    r.sampling = sp;
+    r.sampling.seed = seed + i / n;
+    r.sampling.choice = i % n;
+    return r;
+  };
 
   std::vector<SeqResult> results(prompts.size());
   RunStats stats;
@@ -78,7 +117,7 @@ int cmd_generate(int argc, char** argv, int first) {
     lo.device = parse_device(eo.device);
     auto model = Decoder::load(eo.model_dir, lo);
     std::vector<SeqRequest> reqs;
-    for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, model->config().eos_ids});
+    for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(request(prompts[i], i, model->config().eos_ids));
     const auto t0 = std::chrono::steady_clock::now();
     results = greedy_generate(*model, reqs, ec.batch_size);
     stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -90,7 +129,7 @@ int cmd_generate(int argc, char** argv, int first) {
     std::vector<SeqId> ids;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<SeqRequest> reqs;
-    for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, {}});
+    for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(request(prompts[i], i, {}));
     // One message for all: fixed (nonspec/eqspec) batches are full from the first step.
     for (const SubmitResult& r : engine->submit_many(std::move(reqs), 0, sink)) {
       if (r.status != SubmitStatus::Ok) throw std::invalid_argument(r.message);
@@ -112,6 +151,11 @@ int cmd_generate(int argc, char** argv, int first) {
     nlohmann::ordered_json j{{"index", i}, {"token_ids", results[i].tokens}};
     if (tokenizer) j["text"] = tokenizer->decode(results[i].tokens);
     j["finish_reason"] = to_string(results[i].finish);
+    if (sp.logprobs >= 0) {
+      nlohmann::ordered_json lps = nlohmann::ordered_json::array();
+      for (const auto& lp : results[i].logprobs) lps.push_back({{"token_id", lp.token}, {"logprob", lp.logprob}, {"top", lp.top}});
+      j["logprobs"] = lps;
+    }
     std::cout << j.dump() << "\n";
   }
   if (a.has("stats")) {
@@ -121,6 +165,7 @@ int cmd_generate(int argc, char** argv, int first) {
                                 {"draft_tokens", draft_tokens_name(ec)},
                                 {"window", ec.window},
                                 {"dtype", eo.dtype},
+                                {"temperature", sp.temperature},
                                 {"sort_by_length", ec.sort_by_length},
                                 {"overlap", eo.overlap}};
     head.update(s);

@@ -14,7 +14,7 @@ void usage(std::ostream& out) {
   out << "usage: exspec <command> [flags]\n\n"
          "commands:\n"
          "  make-model   write a Hugging Face checkpoint with seeded weights, or a draft of one\n"
-         "  generate     greedy decoding of token-id prompts (the oracle), JSON lines on stdout\n"
+         "  generate     greedy decoding or sampling of prompts (--oracle: the reference loop), JSON lines on stdout\n"
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
          "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/api_error.h"
+#include "http/logprobs_json.h"
 #include "http/metrics.h"
 
 namespace exspec::http {
@@ -34,6 +35,11 @@ class Generation::Sink : public TokenSink {
       if (auto p = g.lock()) p->on_tokens(i, delta);
     });
   }
+  void on_logprobs(SeqId, const std::vector<TokenLogprob>& delta) override {
+    post_([g = gen_, i = index_, delta] {
+      if (auto p = g.lock()) p->on_logprobs(i, delta);
+    });
+  }
   void on_finish(SeqId, const SeqResult& r) override {
     post_([g = gen_, i = index_, r] {
       if (auto p = g.lock()) p->on_finish(i, r);
@@ -51,10 +57,12 @@ Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<Generati
     : req_(std::move(req)), env_(std::move(env)), out_(std::move(out)), received_(received) {
   id_ = random_id(req_.chat ? "chatcmpl-" : "cmpl-");
   created_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  choices_.resize(req_.prompts.size());
+  const size_t n = static_cast<size_t>(req_.sampling.n);
+  choices_.resize(req_.prompts.size() * n);
   for (size_t i = 0; i < choices_.size(); ++i) {
     Choice& c = choices_[i];
-    c.prompt = std::move(req_.prompts[i]);
+    c.prompt = req_.prompts[i / n];
+    c.index = i % n;
     if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, /*skip_special_tokens=*/true);
     c.stop = StopScanner(req_.stop);
   }
@@ -81,7 +89,10 @@ void Generation::start() {
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
     auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
-    SubmitResult r = env_.engine->submit(SeqRequest{choices_[i].prompt.ids, req_.max_tokens, eos}, env_.priority, sink);
+    SeqRequest q{choices_[i].prompt.ids, req_.max_tokens, eos};
+    q.sampling = req_.sampling.params;
+    q.sampling.choice = choices_[i].index;
+    SubmitResult r = env_.engine->submit(std::move(q), env_.priority, sink);
     if (r.status != SubmitStatus::Ok) {
       abort();
       switch (r.status) {
@@ -126,9 +137,26 @@ void Generation::on_tokens(size_t i, const std::vector<int64_t>& delta) {
   take_tokens(i, delta, 0);
 }
 
+void Generation::on_logprobs(size_t i, const std::vector<TokenLogprob>& delta) {
+  if (aborted_ || finished_ || choices_[i].done) return;
+  auto& lp = choices_[i].logprobs;
+  lp.insert(lp.end(), delta.begin(), delta.end());
+}
+
+nlohmann::ordered_json Generation::take_logprobs(size_t i) {
+  Choice& c = choices_[i];
+  if (req_.sampling.params.logprobs < 0) return nullptr;
+  const size_t to = std::min(c.tokens.size(), c.logprobs.size());
+  auto j = logprobs_json(c.logprobs, c.logprobs_sent, to, req_.chat, env_.tokenizer, c.text_offset);
+  c.logprobs_sent = std::max(c.logprobs_sent, to);
+  return j;
+}
+
 void Generation::on_finish(size_t i, const SeqResult& r) {
   Choice& c = choices_[i];
   if (aborted_ || finished_ || c.done) return;
+  if (r.logprobs.size() > c.logprobs.size())  // entries the deltas did not carry
+    c.logprobs.insert(c.logprobs.end(), r.logprobs.begin() + c.logprobs.size(), r.logprobs.end());
   // Tokens the deltas did not carry (none, normally) still count.
   if (!c.stop.stopped() && r.tokens.size() > c.received) take_tokens(i, r.tokens, c.received);
   std::string tail;
@@ -152,10 +180,11 @@ void Generation::emit_text(size_t i, const std::string& text, const char* finish
   Choice& c = choices_[i];
   c.text += text;
   if (!req_.stream) return;
-  if (auto out = out_.lock()) out->send_event(chunk(i, text, finish, false));
+  if (auto out = out_.lock()) out->send_event(chunk(i, text, finish, false, take_logprobs(i)));
 }
 
-std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat) const {
+std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
+                              nlohmann::ordered_json logprobs) const {
   ordered_json ch;
   ch["index"] = i;
   if (req_.chat) {
@@ -166,7 +195,7 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
   } else {
     ch["text"] = text;
   }
-  ch["logprobs"] = nullptr;
+  ch["logprobs"] = std::move(logprobs);
   ch["finish_reason"] = finish ? json(finish) : json(nullptr);
   if (finish && req_.return_token_ids) ch["token_ids"] = choices_[i].tokens;
   ordered_json j{{"id", id_},
@@ -174,6 +203,7 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
                  {"created", created_},
                  {"model", env_.model_name},
                  {"choices", ordered_json::array({ch})}};
+  j["seed"] = req_.sampling.seed;  // extension: reproduces a sampled result
   if (req_.include_usage) j["usage"] = nullptr;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -181,7 +211,7 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
 std::string Generation::usage_json() const {
   int64_t p = 0, c = 0;
   for (const auto& ch : choices_) {
-    p += static_cast<int64_t>(ch.prompt.ids.size());
+    if (ch.index == 0) p += static_cast<int64_t>(ch.prompt.ids.size());  // a prompt counts once, whatever n
     c += static_cast<int64_t>(ch.tokens.size());
   }
   return ordered_json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}}.dump();
@@ -195,7 +225,7 @@ void Generation::complete() {
   int64_t ptok = 0, ctok = 0;
   std::string error;
   for (const auto& c : choices_) {
-    ptok += static_cast<int64_t>(c.prompt.ids.size());
+    if (c.index == 0) ptok += static_cast<int64_t>(c.prompt.ids.size());
     ctok += static_cast<int64_t>(c.tokens.size());
     if (!c.error.empty() && error.empty()) error = c.error;
   }
@@ -237,7 +267,7 @@ void Generation::complete() {
     } else {
       ch["text"] = req_.echo ? c.prompt.text + c.text : c.text;
     }
-    ch["logprobs"] = nullptr;
+    ch["logprobs"] = take_logprobs(i);
     ch["finish_reason"] = to_string(c.finish);
     if (req_.return_token_ids) {
       ch["prompt_token_ids"] = c.prompt.ids;
@@ -250,7 +280,8 @@ void Generation::complete() {
                  {"created", created_},
                  {"model", env_.model_name},
                  {"choices", std::move(choices)},
-                 {"usage", ordered_json::parse(usage_json())}};
+                 {"usage", ordered_json::parse(usage_json())},
+                 {"seed", req_.sampling.seed}};  // extension: reproduces a sampled result
   out->send_final(200, j.dump(-1, ' ', false, json::error_handler_t::replace), timing);
 }
 

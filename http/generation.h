@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/engine.h"
 #include "http/openai_request.h"
 #include "http/stop_scanner.h"
@@ -58,6 +60,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
  private:
   struct Choice {
     PromptIn prompt;
+    uint64_t index = 0;  // the choice index within its prompt (keys the sampler's random numbers)
     SeqId id = 0;
     bool done = false;
     size_t received = 0;  // token ids seen from the engine
@@ -67,15 +70,21 @@ class Generation : public std::enable_shared_from_this<Generation> {
     std::string text;  // text sent / to send (stop string trimmed)
     FinishReason finish = FinishReason::None;
     std::string error;
+    std::vector<TokenLogprob> logprobs;  // as received (logprobs requested)
+    size_t logprobs_sent = 0, text_offset = 0;  // streaming: entries already sent
   };
   class Sink;
 
   void on_tokens(size_t i, const std::vector<int64_t>& delta);
+  void on_logprobs(size_t i, const std::vector<TokenLogprob>& delta);
+  // The logprobs of choice i's counted tokens not sent yet, as JSON (null when not asked for).
+  nlohmann::ordered_json take_logprobs(size_t i);
   void on_finish(size_t i, const SeqResult& r);
   void take_tokens(size_t i, const std::vector<int64_t>& ids, size_t from);
   void emit_text(size_t i, const std::string& text, const char* finish);
   void complete();
-  std::string chunk(size_t i, const std::string& text, const char* finish, bool first_chat) const;
+  std::string chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
+                    nlohmann::ordered_json logprobs = nullptr) const;
   std::string usage_json() const;
 
   GenRequest req_;

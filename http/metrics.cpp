@@ -1,5 +1,7 @@
 #include "http/metrics.h"
 
+#include "actors/acceptance.h"
+
 #include <cstdio>
 
 namespace exspec::http {
@@ -115,6 +117,22 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
          static_cast<double>(t.drafted));
   metric(out, "exspec_spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
          static_cast<double>(t.accepted));
+  // Acceptance falls with temperature (a draft d is accepted with probability p(d)).
+  head(out, "exspec_spec_decode_num_draft_tokens_by_temperature_total", "counter",
+       "Draft tokens proposed, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_spec_decode_num_draft_tokens_by_temperature_total", static_cast<double>(t.band_drafted[b]),
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
+  head(out, "exspec_spec_decode_num_accepted_tokens_by_temperature_total", "counter",
+       "Draft tokens accepted, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_spec_decode_num_accepted_tokens_by_temperature_total", static_cast<double>(t.band_accepted[b]),
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
+  head(out, "exspec_acceptance_rate_by_temperature", "gauge", "Accepted / drafted tokens since start, by temperature band.");
+  for (int b = 0; b < kTemperatureBands; ++b)
+    sample(out, "exspec_acceptance_rate_by_temperature",
+           t.band_drafted[b] ? static_cast<double>(t.band_accepted[b]) / static_cast<double>(t.band_drafted[b]) : 0.0,
+           std::string("temperature=\"") + temperature_band_name(b) + "\"");
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());
@@ -136,6 +154,11 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   if (s.adaptive) {
     metric(out, "exspec_adaptive_acceptance_estimate", "gauge",
            "Adaptive K: running estimate of the per-draft acceptance probability.", s.acceptance);
+    head(out, "exspec_adaptive_acceptance_estimate_by_temperature", "gauge",
+         "Adaptive K: the acceptance estimate a fresh sequence of each temperature band starts from.");
+    for (size_t b = 0; b < s.band_acceptance.size(); ++b)
+      sample(out, "exspec_adaptive_acceptance_estimate_by_temperature", s.band_acceptance[b],
+             std::string("temperature=\"") + temperature_band_name(static_cast<int>(b)) + "\"");
     metric(out, "exspec_adaptive_last_draft_tokens", "gauge", "Adaptive K: the K of the last step chosen.",
            static_cast<double>(s.last_k));
     metric(out, "exspec_adaptive_predicted_step_seconds", "gauge", "Adaptive K: predicted cost of the last step chosen.",

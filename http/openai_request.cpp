@@ -22,18 +22,6 @@ bool get_bool(const json& body, const char* name, bool dflt) {
   return v->get<bool>();
 }
 
-double get_number(const json& body, const char* name, double lo, double hi) {
-  const json* v = field(body, name);
-  if (!v) return 0;
-  if (!v->is_number())
-    throw bad_param(name, std::string("'") + name + "' must be a number", "invalid_type");
-  const double d = v->get<double>();
-  if (d < lo || d > hi)
-    throw bad_param(name, std::string("'") + name + "' must be between " + std::to_string(lo).substr(0, 4) + " and " +
-                              std::to_string(hi).substr(0, 4) + ", got " + v->dump());
-  return d;
-}
-
 std::optional<int64_t> get_int(const json& body, const char* name) {
   const json* v = field(body, name);
   if (!v) return std::nullopt;
@@ -47,7 +35,7 @@ void reject_unknown(const json& body, const std::set<std::string>& known) {
       throw bad_param(it.key(), "Unrecognized request argument supplied: " + it.key(), "unknown_parameter");
 }
 
-// The fields both endpoints share that exspec accepts only at their greedy / no-op values.
+// The fields both endpoints share.
 void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
   const json* model = field(body, "model");
   if (!model) throw bad_param("model", "'model' is required", "missing_required_parameter");
@@ -57,31 +45,7 @@ void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
   if (!known)
     throw ApiError(404, "The model '" + model->get<std::string>() + "' does not exist; this server serves '" +
                             m.model_names.front() + "'", "model", "model_not_found");
-  if (auto n = get_int(body, "n"); n && *n != 1) {
-    if (*n < 1) throw bad_param("n", "'n' must be at least 1");
-    throw bad_param("n", "n > 1 is not supported: exspec decodes greedily, so every choice would be the same; send "
-                         "n = 1", "unsupported_value");
-  }
-  const double temperature = get_number(body, "temperature", 0, 2);
-  const bool temperature_zero = field(body, "temperature") != nullptr && temperature == 0;
-  if (temperature > 0)
-    throw bad_param("temperature", "sampling is not supported yet (exspec decodes greedily): temperature must be 0 or "
-                                   "absent", "unsupported_value");
-  if (const json* tp = field(body, "top_p")) {
-    const double p = get_number(body, "top_p", 0, 1);
-    if (p != 1 && p != 0 && !temperature_zero)
-      throw bad_param("top_p", "nucleus sampling is not supported yet (exspec decodes greedily): top_p must be 1 or "
-                               "absent unless temperature is 0", "unsupported_value");
-    (void)tp;
-  }
-  for (const char* pen : {"frequency_penalty", "presence_penalty"})
-    if (get_number(body, pen, -2, 2) != 0)
-      throw bad_param(pen, std::string(pen) + " is not supported (greedy decoding without penalties): it must be 0 "
-                                              "or absent", "unsupported_value");
-  if (const json* lb = field(body, "logit_bias"); lb && !(lb->is_object() && lb->empty()))
-    throw bad_param("logit_bias", "logit_bias is not supported: it must be empty or absent", "unsupported_value");
-  if (const json* s = field(body, "seed"); s && !s->is_number_integer())
-    throw bad_param("seed", "'seed' must be an integer", "invalid_type");
+  g.sampling = parse_sampling(body, g.chat, m.vocab);
   if (const json* u = field(body, "user"); u && !u->is_string())
     throw bad_param("user", "'user' must be a string", "invalid_type");
 
@@ -189,17 +153,14 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   reject_unknown(body, {"model", "prompt", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "suffix",
                         "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
-                        "stream_options", "user", "return_token_ids"});
+                        "stream_options", "user", "return_token_ids", "top_k", "min_p", "repetition_penalty"});
   GenRequest g;
   check_common(body, m, g);
-  if (auto bo = get_int(body, "best_of"); bo && *bo != 1)
-    throw bad_param("best_of", "best_of > 1 is not supported (greedy decoding): it must be 1 or absent",
-                    "unsupported_value");
-  if (const json* lp = field(body, "logprobs"))
-    throw bad_param("logprobs", "logprobs are not supported yet: leave 'logprobs' out or null", "unsupported_value");
   if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
     throw bad_param("suffix", "suffix is not supported", "unsupported_value");
   g.echo = get_bool(body, "echo", false);
+  if (g.echo && g.sampling.params.logprobs >= 0)
+    throw bad_param("echo", "echo together with logprobs (the prompt's logprobs) is not supported", "unsupported_value");
 
   const json* p = field(body, "prompt");
   if (!p) throw bad_param("prompt", "'prompt' is required", "missing_required_parameter");
@@ -232,12 +193,11 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
   reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
                         "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
                         "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
-                        "return_token_ids", "tools", "tool_choice", "parallel_tool_calls"});
+                        "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
+                        "repetition_penalty"});
   GenRequest g;
   g.chat = true;
   check_common(body, m, g);
-  if (get_bool(body, "logprobs", false) || field(body, "top_logprobs"))
-    throw bad_param("logprobs", "logprobs are not supported yet: leave 'logprobs' false or absent", "unsupported_value");
   if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
     throw bad_param("tools", "tools / function calling are not supported", "unsupported_value");
   if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))

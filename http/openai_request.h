@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/chat_template.h"
+#include "http/sampling_request.h"
 #include "http/server_config.h"
 
 namespace exspec {
@@ -24,7 +25,8 @@ struct PromptIn {
 
 struct GenRequest {
   bool chat = false;
-  std::vector<PromptIn> prompts;  // one choice each (n = 1)
+  std::vector<PromptIn> prompts;  // n choices each (choice index = prompt * n + j)
+  SamplingRequest sampling;
   int64_t max_tokens = 16;
   std::vector<std::string> stop;
   std::vector<int64_t> extra_eos;  // the chat template's end-of-turn token

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "model/sampling_params.h"
+
 namespace exspec {
 
 enum class FinishReason { None, Stop, Length };
@@ -15,12 +17,14 @@ struct SeqRequest {
   std::vector<int64_t> prompt;
   int64_t max_tokens = 16;
   std::vector<int64_t> eos_ids;  // generation stops right after any of these (it is kept)
+  SamplingParams sampling;       // default: greedy
 };
 
 struct SeqResult {
   std::vector<int64_t> tokens;  // generated ids only, the EOS that stopped it included
   FinishReason finish = FinishReason::None;
   std::string error;  // set when the engine failed this sequence (finish stays None)
+  std::vector<TokenLogprob> logprobs;  // one per token when sampling.logprobs >= 0
 };
 
 // True when `token`, just generated as the n-th token, ends the sequence.

@@ -7,6 +7,7 @@
 
 #include "model/decoder.h"
 #include "model/padding.h"
+#include "model/sampling.h"
 
 namespace exspec {
 
@@ -18,6 +19,14 @@ void validate_request(const Decoder& model, const SeqRequest& r) {
     if (id < 0 || id >= c.vocab_size)
       throw std::invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
                                   std::to_string(c.vocab_size) + ")");
+  const SamplingParams& s = r.sampling;
+  if (!(s.temperature >= 0)) throw std::invalid_argument("temperature must be >= 0");
+  if (!(s.top_p >= 0 && s.top_p <= 1)) throw std::invalid_argument("top_p must be in [0, 1]");  // 0: the most likely token
+  if (s.top_k < 0) throw std::invalid_argument("top_k must be >= 0");
+  if (!(s.min_p >= 0 && s.min_p <= 1)) throw std::invalid_argument("min_p must be in [0, 1]");
+  if (!(s.repetition_penalty > 0)) throw std::invalid_argument("repetition_penalty must be > 0");
+  for (const auto& [id, bias] : s.logit_bias)
+    if (id < 0 || id >= c.vocab_size) throw std::invalid_argument("logit_bias token id " + std::to_string(id) + " is outside the vocabulary");
   const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
   if (total > c.max_position_embeddings)
     throw std::invalid_argument("prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" +
@@ -26,6 +35,32 @@ void validate_request(const Decoder& model, const SeqRequest& r) {
 }
 
 namespace {
+
+bool on_host(const SamplingParams& p) { return !p.plain_greedy() || p.logprobs >= 0; }
+
+// Sampled rows (and rows that want logprobs) take their token from the sampler on the host, in
+// float64, at absolute position prompt + generated: the definition of plain sampling.
+void sample_rows(const at::Tensor& logits, const std::vector<SeqRequest>& reqs, const std::vector<size_t>& active,
+                 std::vector<SeqResult>& out, at::Tensor& next) {
+  bool any = false;
+  for (size_t i : active) any = any || on_host(reqs[i].sampling);
+  if (!any) return;
+  at::Tensor x = logits.select(1, 0).to(at::kCPU, at::kDouble).contiguous();  // [B, V]
+  at::Tensor chosen = next.to(at::kCPU).clone();
+  const int64_t V = x.size(1);
+  for (size_t b = 0; b < active.size(); ++b) {
+    const SeqRequest& q = reqs[active[b]];
+    SeqResult& r = out[active[b]];
+    const double* row = x.data_ptr<double>() + static_cast<int64_t>(b) * V;
+    if (!q.sampling.plain_greedy()) {
+      const TokenHistory h{q.prompt.data(), q.prompt.size(), r.tokens.data(), r.tokens.size(), nullptr, 0};
+      chosen[b] = sample_token(row, V, q.sampling, h, static_cast<int64_t>(q.prompt.size() + r.tokens.size()));
+    }
+    if (q.sampling.logprobs >= 0)
+      r.logprobs.push_back(token_logprob(row, V, chosen[b].item<int64_t>(), q.sampling.logprobs));
+  }
+  next = chosen.to(next.device());
+}
 
 void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, const std::vector<size_t>& which,
                   std::vector<SeqResult>& out) {
@@ -52,6 +87,7 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
 
   while (true) {
     at::Tensor next = logits.select(1, 0).argmax(-1);  // [B]
+    sample_rows(logits, reqs, active, out, next);
     at::Tensor next_cpu = next.to(at::kCPU);
     auto na = next_cpu.accessor<int64_t, 1>();
     std::vector<int64_t> keep;

@@ -1,4 +1,6 @@
-// Non-speculative batched greedy decoding ("nonspec"): the oracle every other mode must equal.
+// Non-speculative batched decoding ("nonspec"): the oracle every other mode must equal. Greedy by
+// default; a request's SamplingParams make it plain sampling (model/sampling.h), the definition
+// that speculative sampling must equal token for token.
 #pragma once
 #include <vector>
 
@@ -14,7 +16,8 @@ std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<S
                                        int64_t batch_size = 1);
 
 // Throws std::invalid_argument when a request cannot be served by this model (empty prompt,
-// ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings).
+// ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings, sampling
+// parameters out of range).
 void validate_request(const Decoder& model, const SeqRequest& r);
 
 }  // namespace exspec

@@ -243,3 +243,34 @@ CATCH_TEST_CASE("no probes where even good drafts could not pay", "[policy][choo
   teach(p.costs(), 0.001, 0.0005, 0.9);  // compute-bound, and the draft costs nearly as much
   for (int i = 0; i < 40; ++i) CATCH_CHECK(p.choose(rows(32, 0.1), 64).k == 0);
 }
+
+CATCH_TEST_CASE("acceptance per temperature band: a hot sequence gets a smaller K than a greedy one", "[policy][accept]") {
+  DraftLengthPolicy p(DraftLengthSettings{});
+  teach(p.costs(), 0.010, 0.00002, 0.1);
+  // Greedy rows accept their drafts; rows at temperature 1.5 mostly do not (p(d) is small).
+  for (int i = 0; i < 100; ++i) {
+    AcceptanceEstimate greedy, hot;
+    int64_t lag = 0;
+    p.learn(greedy, lag, 4, 4, temperature_band(0.0));
+    p.learn(hot, lag, 4, 0, temperature_band(1.5));
+  }
+  CATCH_CHECK(temperature_band(0.0) == 0);
+  CATCH_CHECK(temperature_band(0.7) == 2);
+  CATCH_CHECK(temperature_band(1.5) == 3);
+  // Fresh sequences of each temperature start from their band's rate, not the mixed engine-wide one.
+  const AcceptanceEstimate fresh;
+  const RowOutlook g = p.outlook(fresh, 100, temperature_band(0.0));
+  const RowOutlook h = p.outlook(fresh, 100, temperature_band(1.5));
+  CATCH_CHECK(g.acceptance > 0.9);
+  CATCH_CHECK(h.acceptance < 0.1);
+  CATCH_CHECK(h.acceptance < p.acceptance());
+  CATCH_CHECK(g.acceptance > p.acceptance());
+  // In the same window and on the same machine, the hot batch drafts less.
+  int64_t k_greedy = 0, k_hot = 0;
+  for (int i = 0; i < 10; ++i) k_greedy = p.choose(std::vector<RowOutlook>(1, g), 64).k;
+  for (int i = 0; i < 10; ++i) k_hot = p.choose(std::vector<RowOutlook>(1, h), 64).k;
+  CATCH_CHECK(k_hot < k_greedy);
+  const SpeculationEstimates e = p.estimates();
+  CATCH_REQUIRE(e.band_acceptance.size() == kTemperatureBands);
+  CATCH_CHECK(e.band_acceptance[3] < e.band_acceptance[0]);
+}

@@ -36,11 +36,44 @@ out.chat_stream = { content: chatStreamed };
 const models = await client.models.list();
 out.models = models.data.map((m) => m.id);
 
+// Sampling: temperature, top_p, seed, n = 3, logprobs; plain and streamed.
+const sc = await client.completions.create({
+  model, prompt: "Hello from node", max_tokens: 12, temperature: 0.9, top_p: 0.95, seed: 42, n: 3, logprobs: 2,
+});
+out.sampled = {
+  texts: sc.choices.map((c) => c.text),
+  indexes: sc.choices.map((c) => c.index),
+  logprob_counts: sc.choices.map((c) => c.logprobs.token_logprobs.length),
+  tokens_joined: sc.choices.map((c) => c.logprobs.tokens.join("")),
+  seed: sc.seed,
+};
+const ss = await client.completions.create({
+  model, prompt: "Hello from node", max_tokens: 12, temperature: 0.9, top_p: 0.95, seed: 42, n: 3, stream: true,
+});
+const streamedTexts = ["", "", ""];
+for await (const chunk of ss) for (const ch of chunk.choices) streamedTexts[ch.index] += ch.text;
+out.sampled_stream = { texts: streamedTexts };
+const sch = await client.chat.completions.create({
+  model, messages: [{ role: "user", content: "Hi" }], max_tokens: 8, temperature: 0.7, seed: 3, n: 3,
+  logprobs: true, top_logprobs: 2,
+});
+out.sampled_chat = {
+  contents: sch.choices.map((c) => c.message.content),
+  logprob_counts: sch.choices.map((c) => c.logprobs.content.length),
+  top_counts: sch.choices.map((c) => (c.logprobs.content[0] ? c.logprobs.content[0].top_logprobs.length : 2)),
+};
+const schs = await client.chat.completions.create({
+  model, messages: [{ role: "user", content: "Hi" }], max_tokens: 8, temperature: 0.7, seed: 3, n: 3, stream: true,
+});
+const chatTexts = ["", "", ""];
+for await (const chunk of schs) for (const ch of chunk.choices) chatTexts[ch.index] += ch.delta?.content ?? "";
+out.sampled_chat_stream = { contents: chatTexts };
+
 try {
-  await client.completions.create({ model, prompt: "x", max_tokens: 4, n: 2 });
-  out.n2 = { status: 200 };
+  await client.completions.create({ model, prompt: "x", max_tokens: 4, n: 17 });
+  out.n17 = { status: 200 };
 } catch (e) {
-  out.n2 = { status: e.status, code: e.code, param: e.param, type: e.type };
+  out.n17 = { status: e.status, code: e.code, param: e.param, type: e.type };
 }
 try {
   await client.completions.create({ model: "no-such-model", prompt: "x" });

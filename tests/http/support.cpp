@@ -234,6 +234,26 @@ std::vector<OracleOut> oracle(const std::vector<std::vector<int64_t>>& prompts, 
   return r;
 }
 
+std::vector<Sampled> sampled_oracle(const std::vector<int64_t>& prompt, int64_t max_tokens, const std::string& flags) {
+  static int counter = 0;
+  const std::string file = scratch() + "/sampled-" + std::to_string(++counter) + ".jsonl";
+  std::ofstream(file) << json{{"prompt_ids", prompt}}.dump() << "\n";
+  int st = 0;
+  const std::string cmd = std::string(EXSPEC_BIN) + " generate --model " + models().target +
+                          " --dtype float64 --oracle --threads 1 --max-tokens " + std::to_string(max_tokens) + " " +
+                          flags + " --prompts-file " + file + " 2>/dev/null";
+  const std::string out = run_capture(cmd, &st);
+  if (st != 0) FAIL("oracle failed: " << cmd);
+  std::vector<Sampled> r;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line);
+    r.push_back({j["token_ids"].get<std::vector<int64_t>>(), j.value("logprobs", json())});
+  }
+  return r;
+}
+
 std::vector<int64_t> bytes_of(const std::string& text) {
   std::vector<int64_t> ids;
   for (unsigned char c : text) ids.push_back(c);

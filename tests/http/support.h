@@ -61,7 +61,15 @@ struct OracleOut {
 };
 // Greedy float64 ids of the target for each prompt (exspec generate --oracle --dtype float64).
 std::vector<OracleOut> oracle(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens);
-std::vector<int64_t> bytes_of(const std::string& text);  // the byte-level tokenizer's ids (no BOS)
+std::vector<int64_t> bytes_of(const std::string& text);
+
+struct Sampled {
+  std::vector<int64_t> ids;
+  json logprobs;  // the CLI's {"token_id", "logprob", "top"} per token, with --logprobs
+};
+// Plain sampling of the target (the batch-1 float64 loop, `exspec generate --oracle`) of one
+// prompt; `flags` gives the sampling (--temperature, --seed, --n, ...): one entry per choice.
+std::vector<Sampled> sampled_oracle(const std::vector<int64_t>& prompt, int64_t max_tokens, const std::string& flags);  // the byte-level tokenizer's ids (no BOS)
 
 // Polls GET /metrics for `name` (an unlabelled sample); -1 when absent.
 double metric(int port, const std::string& name);

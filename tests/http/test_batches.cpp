@@ -180,7 +180,7 @@ TEST_CASE("batches: invalid lines go to the error file and duplicate custom_ids 
   jsonl += R"({"custom_id":"bad-url","method":"POST","url":"/v1/chat/completions","body":{}})" "\n";
   jsonl += R"({"custom_id":"no-body","method":"POST","url":"/v1/completions"})" "\n";
   jsonl += "\n";  // blank lines are skipped
-  jsonl += R"({"custom_id":"hot","method":"POST","url":"/v1/completions","body":{"model":"target","prompt":"x","temperature":0.7}})" "\n";
+  jsonl += R"({"custom_id":"hot","method":"POST","url":"/v1/completions","body":{"model":"target","prompt":"x","temperature":3}})" "\n";
   const json b = wait_final(port, create_batch(port, upload(port, jsonl)["id"])["id"]);
   INFO(b.dump());
   REQUIRE(b["status"] == "completed");
@@ -457,4 +457,33 @@ TEST_CASE("batches: limits on file size and lines per batch and running batches 
     CHECK(second.json_body()["error"]["code"] == "batch_limit_reached");
   }
   CHECK(wait_final(port, first["id"])["status"] == "completed");
+}
+
+TEST_CASE("batches: sampled lines (temperature, seed, n) equal plain sampling of the target") {
+  ServerProcess s({"--data-dir", data_dir("sampled")});
+  const int port = s.port();
+  std::string jsonl;
+  std::vector<std::vector<int64_t>> prompts;
+  for (int i = 0; i < 3; ++i) {
+    prompts.push_back(bytes_of("Sampled line " + std::to_string(i)));
+    json line{{"custom_id", "req-" + std::to_string(i)},
+              {"method", "POST"},
+              {"url", "/v1/completions"},
+              {"body", {{"model", "target"}, {"prompt", prompts.back()}, {"max_tokens", 12}, {"temperature", 1.1},
+                        {"top_k", 30}, {"seed", 500 + i}, {"n", 2}, {"return_token_ids", true}}}};
+    jsonl += line.dump() + "\n";
+  }
+  const json b = wait_final(port, create_batch(port, upload(port, jsonl)["id"])["id"]);
+  REQUIRE(b["status"] == "completed");
+  const auto out = download(port, b["output_file_id"]);
+  REQUIRE(out.size() == 3);
+  for (const json& o : out) {
+    INFO(o.dump());
+    const int i = std::stoi(o["custom_id"].get<std::string>().substr(4));
+    const json& body = o["response"]["body"];
+    CHECK(body["seed"] == 500 + i);
+    const auto want = sampled_oracle(prompts[i], 12, "--temperature 1.1 --top-k 30 --n 2 --seed " + std::to_string(500 + i));
+    REQUIRE(body["choices"].size() == 2);
+    for (size_t c = 0; c < 2; ++c) CHECK(body["choices"][c]["token_ids"].get<std::vector<int64_t>>() == want[c].ids);
+  }
 }

@@ -262,4 +262,13 @@ TEST_CASE("draft_tokens auto: the oracle's tokens, and the policy's estimates on
   const double a = metric(s.port(), "exspec_adaptive_acceptance_estimate");
   CHECK(a >= 0.0);
   CHECK(a <= 1.0);
+  // Sampled under auto K: plain sampling's tokens; the estimates are kept per temperature band.
+  HttpResult hot = post(s.port(), "/v1/completions",
+                        {{"model", "target"}, {"prompt", prompt}, {"max_tokens", 30}, {"temperature", 1.5},
+                         {"seed", 9}, {"return_token_ids", true}});
+  REQUIRE(hot.status == 200);
+  CHECK(hot.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() ==
+        sampled_oracle(bytes_of(prompt), 30, "--temperature 1.5 --seed 9")[0].ids);
+  HttpResult y = request(s.port(), "GET", "/metrics");
+  CHECK(y.body.find("exspec_adaptive_acceptance_estimate_by_temperature{temperature=\"1-2\"}") != std::string::npos);
 }

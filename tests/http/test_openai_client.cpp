@@ -1,5 +1,6 @@
 // The official `openai` npm client (6.x) as a real client: completions and chat, plain and
-// streamed, models, and its view of our errors. Needs tests/http/fetch.sh to have run.
+// streamed, greedy and sampled (temperature, top_p, seed, n = 3, logprobs), models, and its view
+// of our errors. Needs tests/http/fetch.sh to have run.
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -41,9 +42,23 @@ TEST_CASE("the official openai npm client gets the oracle's text and our errors"
   CHECK(j["chat"]["role"] == "assistant");
   CHECK(j["chat_stream"]["content"] == j["chat"]["content"]);
   CHECK(j["models"] == json::array({"target"}));
-  CHECK(j["n2"]["status"] == 400);
-  CHECK(j["n2"]["param"] == "n");
-  CHECK(j["n2"]["code"] == "unsupported_value");
+  CHECK(j["n17"]["status"] == 400);
+  CHECK(j["n17"]["param"] == "n");
+  // Sampling through the client: three choices, their logprobs, the same texts streamed (the
+  // seed fixes them), and the same as a raw request with the same seed.
+  CHECK(j["sampled"]["indexes"] == json::array({0, 1, 2}));
+  CHECK(j["sampled"]["seed"] == 42);
+  CHECK(j["sampled_stream"]["texts"] == j["sampled"]["texts"]);
+  HttpResult rs = post(port, "/v1/completions", {{"model", "target"}, {"prompt", "Hello from node"}, {"max_tokens", 12},
+                                                 {"temperature", 0.9}, {"top_p", 0.95}, {"seed", 42}, {"n", 3},
+                                                 {"return_token_ids", true}});
+  REQUIRE(rs.status == 200);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(j["sampled"]["texts"][i] == rs.json_body()["choices"][i]["text"]);
+    CHECK(j["sampled"]["logprob_counts"][i] == rs.json_body()["choices"][i]["token_ids"].size());
+  }
+  CHECK(j["sampled_chat_stream"]["contents"] == j["sampled_chat"]["contents"]);
+  for (size_t i = 0; i < 3; ++i) CHECK(j["sampled_chat"]["top_counts"][i] == 2);
   CHECK(j["bad_model"]["status"] == 404);
   CHECK(j["bad_model"]["code"] == "model_not_found");
 }

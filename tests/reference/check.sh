@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares exspec with an independent reference (tests/reference/hf_reference.py, written from the
 # Hugging Face model definitions, run on Debian's python3-torch): float64 logits of every prompt
-# position and greedy ids, for every architecture, stored dtype and sharding we generate.
+# position and greedy ids, for every architecture, stored dtype and sharding we generate; and the
+# logprobs of sampled generation, plain and speculative, against `exspec forward` logits.
 # usage: check.sh EXSPEC_BINARY WORK_DIR
 set -euo pipefail
 exspec=$1
@@ -53,4 +54,16 @@ run glm4-bf16-sharded --arch glm4 --preset tiny --seed 7 --dtype bfloat16 --shar
 # A draft of GLM-4's first layers is a GLM-4 checkpoint of its own.
 "$exspec" make-model --draft-of "$work/glm4-sandwich-norms" --layers 2 --out "$work/glm4-draft2" 2>/dev/null
 check glm4-draft2
+# Sampled generation: speculative (exspec, a one-layer draft) equals plain sampling, and both
+# runs' logprobs equal log_softmax of `exspec forward` logits computed here in Python.
+m=$work/llama-gqa-llama3rope
+"$exspec" make-model --draft-of "$m" --layers 1 --out "$m-draft" 2>/dev/null
+sample=(--dtype float64 --max-tokens 16 --temperature 0.9 --top-p 0.95 --seed 11 --logprobs 3 --prompts-file "$prompts")
+"$exspec" generate --model "$m" --oracle "${sample[@]}" > "$m/plain.jsonl" 2>/dev/null
+"$exspec" generate --model "$m" --draft "$m-draft" --mode exspec --batch 3 --draft-tokens 3 "${sample[@]}" \
+  > "$m/spec.jsonl" 2>/dev/null
+$py "$here/logprobs_check.py" extend --prompts "$prompts" --plain "$m/plain.jsonl" --spec "$m/spec.jsonl" --out "$m/full.jsonl"
+"$exspec" forward --model "$m" --dtype float64 --prompts-file "$m/full.jsonl" --out "$m/full.safetensors" 2>/dev/null
+$py "$here/logprobs_check.py" compare --prompts "$prompts" --plain "$m/plain.jsonl" --spec "$m/spec.jsonl" \
+  --logits "$m/full.safetensors"
 echo "reference check: all architectures match"

@@ -1,0 +1,24 @@
+// The sampling fields of a completions / chat request (temperature, top_p, top_k, min_p,
+// penalties, logit_bias, seed, n, logprobs) validated into SamplingParams. Every rejection is an
+// ApiError naming the field. Torch-free.
+#pragma once
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "model/sampling_params.h"
+
+namespace exspec::http {
+
+struct SamplingRequest {
+  SamplingParams params;  // choice 0; choice i of n differs only by params.choice = i
+  int64_t n = 1;
+  bool seed_given = false;  // else params.seed is a fresh random one (returned to the client)
+  nlohmann::json seed;      // what the response reports: the client's seed as sent, or the fresh one
+};
+
+// chat: logprobs is a boolean with top_logprobs (<= 20); completions: logprobs is an integer
+// (<= 5). vocab bounds logit_bias token ids.
+SamplingRequest parse_sampling(const nlohmann::json& body, bool chat, int64_t vocab);
+
+}  // namespace exspec::http

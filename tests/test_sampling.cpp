@@ -1,0 +1,330 @@
+// Sampling: the sampler's distribution (chi-square over thousands of seeds), the float64 oracle
+// extended to sampling (every mode, batch size and K equals batch-1 nonspec sampling with the
+// same seed, token for token) and logprobs against an independent forward pass.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <map>
+
+#include "actors/collector.h"
+#include "actors/spec_engine.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/sampling.h"
+#include "tests/support.h"
+
+using namespace exspec;
+
+namespace {
+
+std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
+
+const std::string& truncated_draft() {
+  static const std::string dir = [] {
+    std::string d = test::scratch_dir() + "/sampling-draft1";
+    make_draft(test::model_dir("llama"), 1, d);
+    return d;
+  }();
+  return dir;
+}
+
+// The logits of every position of `tokens`, one plain forward without cache reuse: [T, V] float64.
+at::Tensor all_logits(const Decoder& m, const std::vector<int64_t>& tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  KVCache c = m.new_cache(1);
+  at::Tensor ids = at::tensor(tokens, at::kLong).view({1, T}).to(m.device());
+  at::Tensor pos = at::arange(T, at::kLong).view({1, T}).to(m.device());
+  return m.forward(ids, pos, at::ones({1, T}, at::kLong).to(m.device()), c, -1)[0].to(at::kCPU, at::kDouble).contiguous();
+}
+
+// Chi-square statistic of counts against probabilities; bins expecting fewer than 5 are merged.
+// Returns (statistic, degrees of freedom).
+std::pair<double, int> chi_square(const std::vector<int64_t>& counts, const std::vector<double>& probs, int64_t n) {
+  double stat = 0, rest_e = 0;
+  int64_t rest_o = 0;
+  int bins = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double e = probs[i] * static_cast<double>(n);
+    if (e < 5) {
+      rest_e += e;
+      rest_o += counts[i];
+      continue;
+    }
+    stat += (counts[i] - e) * (counts[i] - e) / e;
+    ++bins;
+  }
+  if (rest_e > 0) {
+    stat += rest_e >= 1 ? (rest_o - rest_e) * (rest_o - rest_e) / rest_e : (rest_o > 5 ? 1e9 : 0);
+    ++bins;
+  }
+  return {stat, bins - 1};
+}
+
+// The chi-square quantile at significance 0.001 (Wilson-Hilferty).
+double critical(int dof) {
+  const double k = dof, z = 3.0902;
+  return k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
+}
+
+// softmax(logits / T) truncated to the top k (k = 0: all) and to the top-p nucleus, renormalised:
+// computed with tensor ops, independently of the sampler.
+std::vector<double> reference(const at::Tensor& logits, double T, int64_t k, double top_p) {
+  at::Tensor p = at::softmax(logits / T, 0);
+  auto [sorted, order] = p.sort(0, /*descending=*/true);
+  if (k > 0) sorted = sorted * at::arange(p.size(0)).lt(k).to(at::kDouble);  // top-k, then renormalise
+  sorted = sorted / sorted.sum();
+  // top-p over the top-k distribution: keep rank r while the mass before it is below top_p.
+  at::Tensor keep = (sorted.cumsum(0) - sorted).lt(top_p);
+  at::Tensor q = at::zeros_like(p).index_put_({order}, sorted * keep.to(at::kDouble));
+  q = q / q.sum();
+  return std::vector<double>(q.data_ptr<double>(), q.data_ptr<double>() + q.numel());
+}
+
+// sum (p - q)^2 / q: what a wrong distribution adds per sample to the expected statistic.
+double divergence(const std::vector<double>& p, const std::vector<double>& q) {
+  double d = 0;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (q[i] > 0) d += (p[i] - q[i]) * (p[i] - q[i]) / q[i];
+  return d;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("the uniform numbers depend only on seed, choice and position", "[sampling]") {
+  const double a = sampling_uniform(7, 0, 12);
+  CATCH_CHECK(a == sampling_uniform(7, 0, 12));
+  CATCH_CHECK(a != sampling_uniform(8, 0, 12));
+  CATCH_CHECK(a != sampling_uniform(7, 1, 12));
+  CATCH_CHECK(a != sampling_uniform(7, 0, 13));
+  double sum = 0;
+  for (int64_t t = 0; t < 10000; ++t) {
+    const double u = sampling_uniform(3, 2, t);
+    CATCH_REQUIRE(u >= 0);
+    CATCH_REQUIRE(u < 1);
+    sum += u;
+  }
+  CATCH_CHECK(std::abs(sum / 10000 - 0.5) < 0.01);
+}
+
+CATCH_TEST_CASE("first tokens over thousands of seeds follow the processed distribution (chi-square)", "[sampling][stats]") {
+  auto target = load64(test::model_dir("llama"));
+  const std::vector<int64_t> prompt{3, 17, 42, 9, 100};
+  at::Tensor logits = all_logits(*target, prompt)[static_cast<int64_t>(prompt.size()) - 1];
+  const int64_t V = logits.size(0), n = 50000;
+  struct Case { double T; int64_t k; double p; double wrong_T; int64_t wrong_k; double wrong_p; };
+  for (Case c : {Case{1.0, 0, 1.0, 0.7, 0, 1.0}, Case{0.5, 0, 1.0, 0.7, 0, 1.0}, Case{1.0, 20, 1.0, 1.0, 30, 1.0},
+                 Case{1.0, 0, 0.9, 1.0, 0, 0.97}, Case{1.5, 20, 0.9, 1.5, 0, 0.9}}) {
+    CATCH_INFO("T " << c.T << " top_k " << c.k << " top_p " << c.p);
+    SamplingParams sp;
+    sp.temperature = c.T;
+    sp.top_k = c.k;
+    sp.top_p = c.p;
+    std::vector<int64_t> counts(static_cast<size_t>(V), 0);
+    for (int64_t s = 0; s < n; ++s) {
+      sp.seed = static_cast<uint64_t>(s) * 7919 + 1;
+      ++counts[sample_token(logits.data_ptr<double>(), V, sp, TokenHistory{}, static_cast<int64_t>(prompt.size()))];
+    }
+    auto [stat, dof] = chi_square(counts, reference(logits, c.T, c.k, c.p), n);
+    CATCH_CHECK(dof > 3);
+    CATCH_CHECK(stat < critical(dof));
+    // The same counts against a wrong temperature or truncation are rejected: the test has power.
+    const auto wrong_ref = reference(logits, c.wrong_T, c.wrong_k, c.wrong_p);
+    // The tiny model's logits are flat (std 0.17): a wrong case must differ enough to be seen
+    // in n samples (its expected excess n * divergence well above the critical margin).
+    CATCH_REQUIRE(static_cast<double>(n) * divergence(reference(logits, c.T, c.k, c.p), wrong_ref) > 200);
+    auto [wrong, wdof] = chi_square(counts, wrong_ref, n);
+    CATCH_CHECK(wrong > critical(wdof));
+  }
+}
+
+CATCH_TEST_CASE("processed distribution: bias, penalties and truncation do what they say", "[sampling]") {
+  const std::vector<double> x{2.0, 1.0, 0.5, -1.0, 3.0};
+  SamplingParams p;
+  p.temperature = 1;
+  p.top_k = 2;
+  auto d = processed_distribution(x.data(), 5, p, TokenHistory{});
+  CATCH_REQUIRE(d.size() == 2);  // tokens 0 and 4, in token order
+  CATCH_CHECK(d[0].first == 0);
+  CATCH_CHECK(d[1].first == 4);
+  CATCH_CHECK(std::abs(d[1].second - 1 / (1 + std::exp(-1.0))) < 1e-12);
+  p.top_k = 0;
+  p.logit_bias = {{3, 100.0}};
+  d = processed_distribution(x.data(), 5, p, TokenHistory{});
+  CATCH_CHECK(d[3].second > 0.999);
+  p.logit_bias.clear();
+  p.temperature = 0;
+  p.repetition_penalty = 2;  // token 4 seen in the prompt: 3.0 -> 1.5, so token 0 (2.0) wins
+  const std::vector<int64_t> prompt{4};
+  CATCH_CHECK(sample_token(x.data(), 5, p, TokenHistory{prompt.data(), 1, nullptr, 0, nullptr, 0}, 1) == 0);
+  p.repetition_penalty = 1;
+  p.frequency_penalty = 0.6;  // token 4 generated twice: 3.0 - 1.2 = 1.8 < 2.0
+  const std::vector<int64_t> gen{4, 4};
+  CATCH_CHECK(sample_token(x.data(), 5, p, TokenHistory{nullptr, 0, gen.data(), 2, nullptr, 0}, 1) == 0);
+  CATCH_CHECK(sample_token(x.data(), 5, p, TokenHistory{nullptr, 0, gen.data(), 1, nullptr, 0}, 1) == 4);
+  p.frequency_penalty = 0;
+  p.temperature = 1;
+  p.min_p = 0.3;  // keeps tokens with p >= 0.3 * p(token 4)
+  d = processed_distribution(x.data(), 5, p, TokenHistory{});
+  CATCH_CHECK(d.size() == 2);
+}
+
+namespace {
+
+// Four parameter sets (and greedy rows) mixed in one batch; choices 0 and 1 of the same prompt.
+std::vector<SeqRequest> sampled_requests(const Decoder& target, const std::vector<int64_t>& eos) {
+  auto prompts = test::mixed_prompts(14, 1, 16, target.config().vocab_size, 57);
+  std::vector<SeqRequest> reqs;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    SeqRequest r{prompts[i], 8 + static_cast<int64_t>(i * 5 % 13), eos};
+    SamplingParams& s = r.sampling;
+    s.seed = 1000 + i;
+    switch (i % 5) {
+      case 0: s.temperature = 0.5; break;
+      case 1: s.temperature = 1.0, s.top_p = 0.9; break;
+      case 2: s.temperature = 1.5, s.top_k = 20; break;
+      case 3:
+        s.temperature = 1.0, s.presence_penalty = 0.5, s.frequency_penalty = 0.3, s.repetition_penalty = 1.2;
+        s.logit_bias = {{5, 2.0}, {7, -100.0}};
+        s.min_p = 0.02;
+        break;
+      default: break;  // greedy
+    }
+    s.logprobs = i % 3 == 0 ? 2 : -1;
+    reqs.push_back(r);
+  }
+  for (uint64_t choice : {0, 1, 2}) {  // n = 3: one prompt, one seed, three choices
+    SeqRequest r{prompts[3], 12, eos};
+    r.sampling.temperature = 1.0;
+    r.sampling.seed = 99;
+    r.sampling.choice = choice;
+    reqs.push_back(r);
+  }
+  return reqs;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  // EOS: a token that plain sampling emits early for one sequence, so rows stop mid-batch.
+  const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const auto reqs = sampled_requests(*target, {eos});
+  const auto want = greedy_generate(*target, reqs, 1);
+  int stops = 0;
+  for (const auto& w : want) stops += w.finish == FinishReason::Stop;
+  CATCH_REQUIRE(stops > 0);
+  const size_t n0 = reqs.size() - 3;
+  CATCH_CHECK((want[n0].tokens != want[n0 + 1].tokens || want[n0].tokens != want[n0 + 2].tokens));  // choices differ
+  const auto batched = greedy_generate(*target, reqs, 5);  // batched plain sampling too
+  for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(batched[i].tokens == want[i].tokens);
+
+  for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
+    for (int64_t B : {1, 3, 8, 16}) {
+      for (int64_t K : {1, 3, 5, -1}) {
+        if (mode == Mode::NonSpec && K != 1) continue;
+        EngineConfig c;
+        c.mode = mode;
+        c.batch_size = B;
+        c.draft_tokens = std::max<int64_t>(K, 1);
+        c.adaptive_k = K < 0;
+        c.window = B + (B % 3) * 2;
+        SpecEngine engine(target, draft, c);
+        auto got = engine.run(reqs);
+        CATCH_INFO("mode " << mode_name(mode) << ", B " << B << ", K " << K);
+        for (size_t i = 0; i < reqs.size(); ++i) {
+          CATCH_CHECK(got[i].tokens == want[i].tokens);
+          CATCH_CHECK(got[i].finish == want[i].finish);
+          CATCH_REQUIRE(got[i].logprobs.size() == want[i].logprobs.size());
+          for (size_t j = 0; j < want[i].logprobs.size(); ++j) {
+            CATCH_CHECK(got[i].logprobs[j].token == want[i].tokens[j]);
+            CATCH_CHECK(std::abs(got[i].logprobs[j].logprob - want[i].logprobs[j].logprob) < 1e-9);
+          }
+        }
+        if (mode != Mode::NonSpec && K > 0) CATCH_CHECK(engine.stats().accepted > 0);
+      }
+    }
+  }
+}
+
+CATCH_TEST_CASE("logprobs are the target's log-softmax of its raw logits", "[sampling][logprobs]") {
+  auto target = load64(test::model_dir("llama"));
+  SeqRequest r{{5, 9, 200, 31}, 10, {}};
+  r.sampling.temperature = 0.8;
+  r.sampling.seed = 4;
+  r.sampling.logprobs = 3;
+  auto got = greedy_generate(*target, {r}, 1)[0];
+  CATCH_REQUIRE(got.logprobs.size() == got.tokens.size());
+  std::vector<int64_t> all = r.prompt;
+  all.insert(all.end(), got.tokens.begin(), got.tokens.end());
+  at::Tensor lsm = at::log_softmax(all_logits(*target, all), 1);
+  for (size_t j = 0; j < got.tokens.size(); ++j) {
+    at::Tensor row = lsm[static_cast<int64_t>(r.prompt.size() + j) - 1];
+    CATCH_CHECK(std::abs(got.logprobs[j].logprob - row[got.tokens[j]].item<double>()) < 1e-9);
+    auto [vals, ids] = row.topk(3);
+    CATCH_REQUIRE(got.logprobs[j].top.size() == 3);
+    for (int64_t k = 0; k < 3; ++k) {
+      CATCH_CHECK(got.logprobs[j].top[k].first == ids[k].item<int64_t>());
+      CATCH_CHECK(std::abs(got.logprobs[j].top[k].second - vals[k].item<double>()) < 1e-9);
+    }
+  }
+}
+
+CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs streamed", "[sampling][pipeline][oracle]") {
+  using namespace std::chrono_literals;
+  auto target = load64(test::model_dir("llama"));
+  const auto reqs = sampled_requests(*target, target->config().eos_ids);  // the engine's default EOS
+  const auto want = greedy_generate(*target, reqs, 1);
+  struct Case { Mode mode; int64_t B, K; bool overlap; };
+  for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, false}, Case{Mode::ExSpec, 4, 3, true},
+                 Case{Mode::ExSpec, 8, -1, true}}) {
+    CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K);
+    EngineOptions o;
+    o.model_dir = test::model_dir("llama");
+    o.draft_dir = c.mode == Mode::NonSpec ? "" : truncated_draft();
+    o.dtype = "float64";
+    o.device = test::device_name();
+    o.decoding.mode = c.mode;
+    o.decoding.batch_size = c.B;
+    o.decoding.draft_tokens = std::max<int64_t>(c.K, 1);
+    o.decoding.adaptive_k = c.K < 0;
+    o.decoding.window = 2 * c.B;
+    o.overlap = c.overlap;
+    o.blas_threads = 1;
+    auto engine = Engine::start(o);
+    auto sink = std::make_shared<Collector>();
+    std::vector<SeqId> ids;
+    for (const auto& r : reqs) ids.push_back(engine->submit(r, 1, sink).id);
+    CATCH_REQUIRE(sink->wait_for(reqs.size(), 120s));
+    auto got = sink->results();
+    auto lps = sink->streamed_logprobs();
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      CATCH_CHECK(got.at(ids[i]).tokens == want[i].tokens);
+      CATCH_CHECK(got.at(ids[i]).logprobs.size() == want[i].logprobs.size());
+      CATCH_CHECK(lps[ids[i]].size() == want[i].logprobs.size());
+    }
+    engine->shutdown(true);
+  }
+}
+
+CATCH_TEST_CASE("top-p over a large vocabulary keeps exactly the nucleus a full sort gives", "[sampling]") {
+  // The sampler sorts only the head of the distribution; a full sort (tensor ops) must agree.
+  at::manual_seed(5);
+  for (double scale : {1.0, 4.0, 12.0}) {
+    at::Tensor logits = (at::randn({20000}, at::kDouble) * scale).contiguous();
+    for (double top_p : {0.5, 0.9, 0.99}) {
+      CATCH_INFO("scale " << scale << " top_p " << top_p);
+      SamplingParams p;
+      p.temperature = 0.8;
+      p.top_p = top_p;
+      const auto got = processed_distribution(logits.data_ptr<double>(), logits.size(0), p, TokenHistory{});
+      const auto want = reference(logits, 0.8, 0, top_p);
+      size_t kept = 0;
+      for (double q : want) kept += q > 0;
+      CATCH_REQUIRE(got.size() == kept);
+      for (const auto& [id, q] : got) CATCH_REQUIRE(std::abs(q - want[id]) < 1e-12);
+    }
+  }
+}
