@@ -103,8 +103,10 @@ BatchRec read_batch(Stmt& s) {
   return b;
 }
 
-FileRec read_file_row(Stmt& s) {
-  return FileRec{s.text(0), s.text(1), s.text(2), s.text(5), s.i64(3), s.i64(4)};
+// The content lives at DIR/files/ID whatever the row's path column says: stores written before
+// paths were relative hold absolute ones, which break when the data directory moves.
+FileRec read_file_row(Stmt& s, const std::string& dir) {
+  return FileRec{s.text(0), s.text(1), s.text(2), (fs::path(dir) / "files" / s.text(0)).string(), s.i64(3), s.i64(4)};
 }
 
 // Writes and fsyncs: the row that names the file is committed only after its bytes are durable.
@@ -177,7 +179,9 @@ FileRec JobStore::add_file(const std::string& purpose, const std::string& filena
   write_durably(f.path, content);
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "INSERT INTO files (id, purpose, filename, bytes, created_at, path) VALUES (?,?,?,?,?,?)");
-  s.bind(1, f.id).bind(2, f.purpose).bind(3, f.filename).bind(4, f.bytes).bind(5, f.created_at).bind(6, f.path).step();
+  // Relative to the data directory, so that the directory can be moved or restored elsewhere.
+  s.bind(1, f.id).bind(2, f.purpose).bind(3, f.filename).bind(4, f.bytes).bind(5, f.created_at);
+  s.bind(6, "files/" + f.id).step();
   return f;
 }
 
@@ -186,25 +190,24 @@ std::optional<FileRec> JobStore::file(const std::string& id) {
   Stmt s(db_, "SELECT id, purpose, filename, bytes, created_at, path FROM files WHERE id = ?");
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
-  return read_file_row(s);
+  return read_file_row(s, dir_);
 }
 
 std::vector<FileRec> JobStore::files() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "SELECT id, purpose, filename, bytes, created_at, path FROM files ORDER BY created_at DESC, rowid DESC");
   std::vector<FileRec> out;
-  while (s.step()) out.push_back(read_file_row(s));
+  while (s.step()) out.push_back(read_file_row(s, dir_));
   return out;
 }
 
 bool JobStore::delete_file(const std::string& id) {
-  std::string path;
+  const std::string path = (fs::path(dir_) / "files" / id).string();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt q(db_, "SELECT path FROM files WHERE id = ?");
+    Stmt q(db_, "SELECT id FROM files WHERE id = ?");
     q.bind(1, id);
     if (!q.step()) return false;
-    path = q.text(0);
     Stmt d(db_, "DELETE FROM files WHERE id = ?");
     d.bind(1, id).step();
   }
@@ -215,7 +218,7 @@ bool JobStore::delete_file(const std::string& id) {
 
 std::string JobStore::read_content(const FileRec& f) {
   std::ifstream in(f.path, std::ios::binary);
-  if (!in) throw std::runtime_error("the content of " + f.id + " is missing from the data directory");
+  if (!in) throw std::runtime_error("the content of file " + f.id + " is missing from the data directory (" + f.path + ")");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -16,7 +16,8 @@ struct sqlite3;
 namespace exspec::http {
 
 struct FileRec {
-  std::string id, purpose, filename, path;
+  std::string id, purpose, filename;
+  std::string path;  // where the content is: DIR/files/ID (the store records it relative to DIR)
   int64_t bytes = 0, created_at = 0;
 };
 

@@ -76,3 +76,25 @@ TEST_CASE("reliability: a batch whose input file vanished before a restart ends 
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == seen.size());
 }
 
+TEST_CASE("reliability: a data directory moved after kill -9 serves its files and finishes its batch") {
+  const std::string dir = data_dir("before-move"), moved = data_dir("after-move");
+  const Lines l = completion_lines(32, 32);
+  std::string fid;
+  int64_t at_kill = 0;
+  const std::string id = batch_then_kill(dir, l, &fid, &at_kill);
+  fs::rename(dir, moved);
+
+  ServerProcess s({"--data-dir", moved});
+  HttpResult in = request(s.port(), "GET", "/v1/files/" + fid + "/content");
+  CHECK(in.status == 200);
+  CHECK(in.body == l.jsonl);
+  const json b = wait_final(s.port(), id, 120);
+  INFO(b.dump());
+  REQUIRE(b["status"] == "completed");
+  CHECK(b["request_counts"] == json{{"total", 32}, {"completed", 32}, {"failed", 0}});
+  const auto out = download(s.port(), b["output_file_id"]);
+  const auto seen = check_outputs(out, oracle(l.prompts, 32));
+  CHECK(out.size() == 32);
+  for (int i = 0; i < 32; ++i) CHECK(seen.count("req-" + std::to_string(i)) == 1);
+}
+
