@@ -10,6 +10,14 @@ namespace bhttp = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
+uint64_t body_limit_for(const Limits& lim, const Request& head) {
+  std::string_view path(head.target().data(), head.target().size());
+  path = path.substr(0, path.find('?'));
+  if (head.method() == bhttp::verb::post && path == "/v1/files")
+    return std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes);
+  return lim.max_body_bytes;
+}
+
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive) {
   Response res{static_cast<bhttp::status>(status), version};
   res.set(bhttp::field::server, "exspec");

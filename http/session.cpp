@@ -34,7 +34,9 @@ void Session::run() {
 void Session::do_read() {
   if (closed_) return;
   parser_.emplace();
-  parser_->body_limit(ctx_.cfg.limits.max_body_bytes);
+  // No limit while the head is read: Beast would compare a Content-Length with it before we know
+  // the route. The route's limit is set (and a Content-Length checked) before the body is read.
+  parser_->body_limit(boost::none);
   body_limit_ = ctx_.cfg.limits.max_body_bytes;
   parser_->header_limit(64 * 1024);
   stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
@@ -43,11 +45,7 @@ void Session::do_read() {
     if (ec) return self->on_read(ec, 0);
     auto& req = self->parser_->get();
     self->received_ = std::chrono::steady_clock::now();
-    // File uploads may be larger than ordinary request bodies.
-    const auto& lim = self->ctx_.cfg.limits;
-    const uint64_t limit = req.method() == bhttp::verb::post && req.target().starts_with("/v1/files")
-                               ? std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes)
-                               : lim.max_body_bytes;
+    const uint64_t limit = body_limit_for(self->ctx_.cfg.limits, req);
     self->body_limit_ = limit;
     self->parser_->body_limit(limit);
     if (auto cl = self->parser_->content_length(); cl && *cl > limit)

@@ -98,3 +98,17 @@ TEST_CASE("reliability: a data directory moved after kill -9 serves its files an
   for (int i = 0; i < 32; ++i) CHECK(seen.count("req-" + std::to_string(i)) == 1);
 }
 
+TEST_CASE("reliability: an upload above max_body_bytes but within max_file_bytes is accepted with Content-Length") {
+  ServerProcess s({"--data-dir", data_dir("big-upload")});
+  std::string content;
+  const Lines l = completion_lines(1, 4);
+  while (content.size() < (3u << 19)) content += l.jsonl;  // 1.5 MiB, sent with Content-Length
+  const json f = upload(s.port(), content);
+  CHECK(f["bytes"] == content.size());
+  CHECK(request(s.port(), "GET", "/v1/files/" + f["id"].get<std::string>() + "/content").body == content);
+  // Ordinary requests keep their 1 MiB limit, announced by Content-Length or not.
+  HttpResult big = post(s.port(), "/v1/completions", {{"model", "target"}, {"prompt", std::string(1100000, 'a')}});
+  CHECK(big.status == 413);
+  CHECK(big.json_body()["error"]["code"] == "request_too_large");
+}
+
