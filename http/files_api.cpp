@@ -2,6 +2,7 @@
 
 #include "http/api_error.h"
 #include "http/multipart.h"
+#include "http/safe_text.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -96,7 +97,7 @@ Response files_api(ServerContext& ctx, const Request& req, const std::string& pa
     const FileRec f = need_file(js, rest);
     Response res = json_response(200, js.read_content(f), v, ka);
     res.set(bhttp::field::content_type, "application/octet-stream");
-    res.set(bhttp::field::content_disposition, "attachment; filename=\"" + f.filename + "\"");
+    res.set(bhttp::field::content_disposition, content_disposition(f.filename));
     return res;
   }
   if (req.method() == bhttp::verb::delete_) {

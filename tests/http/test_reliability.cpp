@@ -112,3 +112,48 @@ TEST_CASE("reliability: an upload above max_body_bytes but within max_file_bytes
   CHECK(big.json_body()["error"]["code"] == "request_too_large");
 }
 
+TEST_CASE("reliability: file names cannot inject response headers on download") {
+  ServerProcess s({"--data-dir", data_dir("names")});
+  const std::string names[] = {"a\nSet-Cookie: x=1", "b\rSet-Cookie: y=2", std::string("nul\0Set-Cookie: z=3", 19),
+                               "quo\\\"te.jsonl", "caf\xc3\xa9 \xe2\x82\xac.jsonl"};
+  const std::string stored[] = {"a\nSet-Cookie: x=1", "b\rSet-Cookie: y=2", std::string("nul\0Set-Cookie: z=3", 19),
+                                "quo\"te.jsonl", "caf\xc3\xa9 \xe2\x82\xac.jsonl"};
+  for (size_t i = 0; i < 5; ++i) {
+    INFO("file name #" << i);
+    const json f = upload(s.port(), "{}\n", "batch", names[i]);
+    CHECK(f["filename"] == stored[i]);  // kept as given in the JSON API
+    const std::string raw = raw_exchange(s.port(), "GET /v1/files/" + f["id"].get<std::string>() +
+                                                       "/content HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string head = head_of(raw);
+    INFO(head);
+    CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(lower(head).find("\r\nset-cookie") == std::string::npos);
+    size_t stray = 0;  // control bytes other than the CRLF that ends each header line
+    for (size_t k = 0; k < head.size(); ++k) {
+      const unsigned char c = static_cast<unsigned char>(head[k]);
+      const bool crlf = (c == '\r' && head.substr(k, 2) == "\r\n") || (c == '\n' && k > 0 && head[k - 1] == '\r');
+      if ((c < 0x20 || c == 0x7f) && !crlf) ++stray;
+    }
+    CHECK(stray == 0);
+    const auto at = lower(head).find("\r\ncontent-disposition: ");
+    REQUIRE(at != std::string::npos);
+    const std::string cd = head.substr(at + 23, head.find("\r\n", at + 2) - at - 23);
+    CHECK(cd.rfind("attachment; filename=\"", 0) == 0);
+    // The quoted filename ends at the first unescaped quote, and a filename* carries the name exactly.
+    size_t q = 22;
+    while (q < cd.size() && cd[q] != '"') q += cd[q] == '\\' ? 2 : 1;
+    const std::string star = "\"; filename*=UTF-8''";
+    CHECK(cd.substr(q, star.size()) == star);
+    std::string decoded;
+    for (size_t k = q + star.size(); k < cd.size(); ++k) {
+      if (cd[k] == '%' && k + 2 < cd.size() + 1) {
+        decoded += static_cast<char>(std::stoi(cd.substr(k + 1, 2), nullptr, 16));
+        k += 2;
+      } else {
+        decoded += cd[k];
+      }
+    }
+    CHECK(decoded == stored[i]);
+  }
+}
+

@@ -5,6 +5,7 @@
 
 #include "http/api_error.h"
 #include "http/chat_template.h"
+#include "http/safe_text.h"
 #include "http/server_config.h"
 #include "http/stop_scanner.h"
 #include "tests/http/support.h"
@@ -98,3 +99,12 @@ TEST_CASE("config file: keys, types and unknown keys") {
   CHECK(d.host == "127.0.0.1");
   CHECK(d.port == 8000);
 }
+
+TEST_CASE("safe text: Content-Disposition cannot be broken out of") {
+  using exspec::http::content_disposition;
+  CHECK(content_disposition("a.jsonl") == "attachment; filename=\"a.jsonl\"; filename*=UTF-8''a.jsonl");
+  CHECK(content_disposition(std::string("a\r\nSet-Cookie: x\0\"\\", 19)) ==
+        "attachment; filename=\"a__Set-Cookie: x___\"; filename*=UTF-8''a%0D%0ASet-Cookie%3A%20x%00%22%5C");
+  CHECK(content_disposition("caf\xc3\xa9") == "attachment; filename=\"caf__\"; filename*=UTF-8''caf%C3%A9");
+}
+
