@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "http/api_error.h"
+#include "http/json_body.h"
 
 namespace exspec::http {
 using nlohmann::ordered_json;
@@ -238,6 +239,10 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
       g = chat ? parse_chat_request(line.body, be.facts) : parse_completion_request(line.body, be.facts);
     } catch (const ApiError& e) {
       fail_line(line, e);  // what the endpoint would have answered: a 400 in the error file
+      r.pending.pop_front();
+      continue;
+    } catch (const nlohmann::json::exception& e) {
+      fail_line(line, json_value_error(e));  // as route_request answers it
       r.pending.pop_front();
       continue;
     }

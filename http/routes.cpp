@@ -4,6 +4,8 @@
 
 #include "http/batches_api.h"
 #include "http/files_api.h"
+#include "http/json_body.h"
+#include "http/safe_text.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -142,12 +144,7 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       need_method(req, bhttp::verb::post, "POST");
       need_auth(ctx, req);
       Backend& b = need_ready(ctx);
-      json body;
-      try {
-        body = json::parse(req.body());
-      } catch (const json::parse_error& e) {
-        throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
-      }
+      const json body = parse_json_body(req.body());
       const bool chat = path == "/v1/chat/completions";
       GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
       auto gen = std::make_shared<Generation>(std::move(g), generation_env(ctx, b, std::move(post), 1),
@@ -168,6 +165,9 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
   } catch (const ApiError& e) {
     r.generation.reset();
     r.response = error_response(e, v, ka);
+  } catch (const nlohmann::json::exception& e) {  // a client value of a type no check expected
+    r.generation.reset();
+    r.response = error_response(json_value_error(e), v, ka);
   } catch (const std::exception& e) {
     r.generation.reset();
     r.response = error_response(ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error"), v, ka);
