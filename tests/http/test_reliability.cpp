@@ -157,3 +157,69 @@ TEST_CASE("reliability: file names cannot inject response headers on download") 
   }
 }
 
+TEST_CASE("reliability: at the connection cap new connections get a quick 503 and open ones keep working") {
+  ServerProcess s({}, true, 128);  // 128 file descriptors: the cap is derived from them
+  CHECK(s.log().find("limits.max_connections") != std::string::npos);
+  net::io_context ioc;
+  std::vector<net::ip::tcp::socket> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.emplace_back(ioc);
+    idle.back().connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(s.port())));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double cpu0 = cpu_seconds(s.pid());
+  HttpResult h = request(s.port(), "GET", "/health", "", {}, 10);  // answered, not left hanging
+  CHECK(h.status == 503);
+  CHECK(h.json_body()["error"]["code"] == "too_many_connections");
+  CHECK(h.headers["connection"] == "close");
+  // The first connection was accepted before the cap: it is served.
+  const std::string got = [&] {
+    std::string req = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    boost::system::error_code ec;
+    net::write(idle.front(), net::buffer(req), ec);
+    timeval tv{10, 0};
+    setsockopt(idle.front().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string out;
+    char buf[4096];
+    while (!ec) out.append(buf, idle.front().read_some(net::buffer(buf), ec));
+    return out;
+  }();
+  CHECK(got.rfind("HTTP/1.1 200", 0) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(cpu_seconds(s.pid()) - cpu0 < 0.5);  // nothing spins while the connections sit there
+  CHECK(s.log().find("connection limit reached") != std::string::npos);
+  idle.clear();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(request(s.port(), "GET", "/health", "", {}, 10).status == 200);
+}
+
+TEST_CASE("reliability: out of file descriptors the accept loop backs off instead of spinning") {
+  const std::string cfg = scratch() + "/many-connections.json";
+  std::ofstream(cfg) << R"({"limits": {"max_connections": 100000}})";
+  ServerProcess s({"--config", cfg}, true, 128);
+  net::io_context ioc;
+  std::vector<net::ip::tcp::socket> idle;
+  for (int i = 0; i < 200; ++i) {  // more than the process may open: the kernel queues the rest
+    idle.emplace_back(ioc);
+    idle.back().connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(s.port())));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double cpu0 = cpu_seconds(s.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double used = cpu_seconds(s.pid()) - cpu0;
+  INFO(s.log());
+  CHECK(used < 0.5);  // a spinning accept loop burns a whole core: about 2 s here
+  CHECK(s.log().find("out of file descriptors") != std::string::npos);
+  idle.clear();  // the server's side of them ends on read errors; accepting resumes
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int status = 0;
+  while (status != 200 && std::chrono::steady_clock::now() < deadline) {
+    try {
+      status = request(s.port(), "GET", "/health", "", {}, 5).status;
+    } catch (const std::exception&) {
+    }
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(status == 200);
+}
+
