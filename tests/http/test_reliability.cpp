@@ -223,3 +223,26 @@ TEST_CASE("reliability: out of file descriptors the accept loop backs off instea
   CHECK(status == 200);
 }
 
+TEST_CASE("reliability: HTTP/1.0 streaming is close-delimited, not chunked") {
+  const int port = shared_server().port();
+  const json body{{"model", "target"}, {"prompt", "Old clients"}, {"max_tokens", 12}, {"stream", true}};
+  const std::string b = body.dump();
+  const std::string raw = raw_exchange(port, "POST /v1/completions HTTP/1.0\r\nHost: x\r\nContent-Type: "
+                                             "application/json\r\nContent-Length: " + std::to_string(b.size()) +
+                                             "\r\n\r\n" + b, 30, /*keep_open=*/true);
+  const std::string head = head_of(raw);
+  INFO(raw);
+  CHECK(head.rfind("HTTP/1.0 200", 0) == 0);
+  CHECK(lower(head).find("transfer-encoding") == std::string::npos);
+  CHECK(lower(head).find("content-length") == std::string::npos);
+  CHECK(lower(head).find("content-type: text/event-stream") != std::string::npos);
+  bool done = false;
+  const auto events = sse_events(raw.substr(head.size() + 4), &done);
+  CHECK(done);
+  std::string streamed;
+  for (const auto& e : events) streamed += e["choices"][0]["text"].get<std::string>();
+  json plain = body;
+  plain.erase("stream");
+  CHECK(streamed == post(port, "/v1/completions", plain).json_body()["choices"][0]["text"]);
+}
+
