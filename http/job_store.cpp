@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -138,6 +139,12 @@ JobStore::JobStore(const std::string& data_dir) : dir_(data_dir) {
     throw std::runtime_error("cannot open " + db + ": " + why);
   }
   sqlite3_busy_timeout(db_, 5000);
+  try {
+    check_integrity(db);
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
   // WAL: readers never block the writer; synchronous=FULL: a committed answer survives power loss
   // too, not only a killed process.
   exec("PRAGMA journal_mode=WAL");
@@ -146,6 +153,47 @@ JobStore::JobStore(const std::string& data_dir) : dir_(data_dir) {
 }
 
 JobStore::~JobStore() { sqlite3_close(db_); }
+
+void JobStore::check_integrity(const std::string& db) {
+  std::string problems;
+  try {
+    Stmt s(db_, "PRAGMA quick_check");
+    for (int rows = 0; s.step() && rows < 5; ++rows) problems += (rows ? "; " : "") + s.text(0);
+  } catch (const std::exception& e) {  // not a database at all, or unreadable
+    problems = e.what();
+  }
+  if (problems == "ok") return;
+  throw std::runtime_error(
+      db + " is damaged (" + problems + "). exspec does not start on a damaged store, so that nothing more is lost: "
+      "stop, restore exspec.db from a backup, or move the data directory aside and start with an empty one (sqlite3's "
+      ".recover can salvage rows from the damaged copy)");
+}
+
+std::vector<std::string> JobStore::audit() {
+  std::set<std::string> known;
+  for (const FileRec& f : files()) known.insert(f.id);
+  std::vector<std::string> orphans, missing;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir_) / "files", ec))
+    if (!known.erase(e.path().filename().string())) orphans.push_back(e.path().filename().string());
+  missing.assign(known.begin(), known.end());  // what is left: rows without content
+  std::sort(orphans.begin(), orphans.end());
+  auto listed = [](const std::vector<std::string>& ids) {
+    std::string s;
+    for (size_t i = 0; i < ids.size() && i < 10; ++i) s += (i ? ", " : "") + ids[i];
+    return ids.size() > 10 ? s + ", ..." : s;
+  };
+  const std::string files_dir = (fs::path(dir_) / "files").string();
+  std::vector<std::string> out;
+  if (!orphans.empty())
+    out.push_back(std::to_string(orphans.size()) + " files in " + files_dir + " are not in the store (" +
+                  listed(orphans) + "): exspec.db was deleted, emptied or replaced? They are not served; restore "
+                  "exspec.db from a backup to get them back");
+  if (!missing.empty())
+    out.push_back(std::to_string(missing.size()) + " files of the store have no content in " + files_dir + " (" +
+                  listed(missing) + "): downloads of them fail, and batches reading them end failed");
+  return out;
+}
 
 void JobStore::exec(const char* sql) {
   char* err = nullptr;

@@ -70,6 +70,7 @@ int serve(const ServerConfig& cfg) {
       return 1;
     }
     ctx.jobs = jobs.get();
+    for (const std::string& w : jobs->audit()) std::cerr << "exspec serve: warning: " << w << std::endl;
   }
   std::unique_ptr<BatchRunner> runner;  // destroyed before `backend`: its Generations hold the engine
   if (jobs) ctx.batches = (runner = std::make_unique<BatchRunner>(ctx, *jobs)).get();

@@ -34,6 +34,54 @@ std::string serve_until_exit(const std::string& dir, int* status) {
 
 }  // namespace
 
+TEST_CASE("store: a damaged exspec.db refuses to start and says which file and what to do") {
+  const std::string dir = data_dir("damaged");
+  prepared_dir(dir);
+  const std::string db = dir + "/exspec.db";
+  REQUIRE(fs::file_size(db) >= 3 * 4096);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    const std::string junk(64, '\xff');
+    for (size_t page = 1; (page + 1) * 4096 <= fs::file_size(db); ++page) {  // every b-tree page but the first
+      f.seekp(static_cast<std::streamoff>(page * 4096));
+      f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+  }
+  int st = 0;
+  const std::string out = serve_until_exit(dir, &st);
+  INFO(out);
+  CHECK(st == 1);  // not 124: it did not start serving
+  CHECK(out.find(db) != std::string::npos);
+  CHECK(out.find("damaged") != std::string::npos);
+  CHECK(out.find("backup") != std::string::npos);
+  CHECK(out.find("listening") == std::string::npos);
+}
+
+TEST_CASE("store: start-up warns about files the store does not know (exspec.db deleted or emptied) and about lost content") {
+  for (const bool remove : {true, false}) {
+    INFO((remove ? "deleted" : "emptied"));
+    const std::string dir = data_dir(remove ? "db-deleted" : "db-emptied");
+    const auto ids = prepared_dir(dir);
+    if (remove) fs::remove(dir + "/exspec.db");
+    else std::ofstream(dir + "/exspec.db", std::ios::trunc);
+    ServerProcess s({"--data-dir", dir});
+    const std::string log = s.log();
+    INFO(log);
+    CHECK(log.find("warning: 2 files in " + dir + "/files") != std::string::npos);
+    for (const auto& id : ids) CHECK(log.find(id) != std::string::npos);
+    CHECK(request(s.port(), "GET", "/v1/files").json_body()["data"].empty());
+    CHECK(request(s.port(), "GET", "/v1/files/" + ids[0] + "/content").status == 404);
+  }
+  // The other way round: the store knows a file whose content is gone.
+  const std::string dir = data_dir("content-gone");
+  const auto ids = prepared_dir(dir);
+  fs::remove(dir + "/files/" + ids[1]);
+  ServerProcess s({"--data-dir", dir});
+  INFO(s.log());
+  CHECK(s.log().find("warning: 1 files of the store have no content in " + dir + "/files (" + ids[1] + ")") !=
+        std::string::npos);
+}
+
 TEST_CASE("store: JSON values beyond what the parser takes end as invalid batch lines, not stuck batches") {
   ServerProcess s({"--data-dir", data_dir("json-values")});
   const int port = s.port();
