@@ -48,7 +48,7 @@ void need_auth(const ServerContext& ctx, const Request& req) {
   auto it = req.find(bhttp::field::authorization);
   if (it == req.end())
     throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
-  if (it->value() != "Bearer " + ctx.cfg.api_key)
+  if (!constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key))
     throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
 }
 
@@ -122,9 +122,10 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
       EngineStats st;
       if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
-      r.response = json_response(200, ctx.metrics.render(b ? &st : nullptr, b ? &b->engine->info() : nullptr,
-                                                         b ? b->mode : "", b ? b->draft_tokens : std::string(), ctx.inflight.load()),
-                                 v, ka);
+      const std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode,
+                                                      b->draft_tokens, ctx.inflight.load())
+                                 : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+      r.response = json_response(200, text, v, ka);
       r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
       need_method(req, bhttp::verb::get, "GET");

@@ -1,5 +1,6 @@
 // Small pure helpers where client-supplied text meets the protocol: a Content-Disposition value
-// that no file name can break out of. Torch-free, header-only.
+// that no file name can break out of, and a key comparison whose time does not depend on where
+// the first differing byte is. Torch-free, header-only.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +27,18 @@ inline std::string content_disposition(std::string_view filename) {
     }
   }
   return "attachment; filename=\"" + plain + "\"; filename*=UTF-8''" + encoded;
+}
+
+// Equal strings, in a time that depends on the lengths only (the API key check).
+inline bool constant_time_equal(std::string_view a, std::string_view b) {
+  const size_t n = a.size() > b.size() ? a.size() : b.size();
+  volatile uint8_t diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t x = i < a.size() ? static_cast<uint8_t>(a[i]) : 0;
+    const uint8_t y = i < b.size() ? static_cast<uint8_t>(b[i]) : 0;
+    diff = diff | static_cast<uint8_t>(x ^ y);
+  }
+  return diff == 0;
 }
 
 }  // namespace exspec::http

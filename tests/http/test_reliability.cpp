@@ -246,3 +246,9 @@ TEST_CASE("reliability: HTTP/1.0 streaming is close-delimited, not chunked") {
   CHECK(streamed == post(port, "/v1/completions", plain).json_body()["choices"][0]["text"]);
 }
 
+TEST_CASE("reliability: /metrics names the served model, never its directory") {
+  const std::string m = request(shared_server().port(), "GET", "/metrics").body;
+  CHECK(m.find("model=\"target\"") != std::string::npos);
+  CHECK(m.find(models().target) == std::string::npos);
+  CHECK(m.find(scratch()) == std::string::npos);
+}

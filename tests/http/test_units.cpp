@@ -109,6 +109,15 @@ TEST_CASE("safe text: Content-Disposition cannot be broken out of") {
   CHECK(content_disposition("caf\xc3\xa9") == "attachment; filename=\"caf__\"; filename*=UTF-8''caf%C3%A9");
 }
 
+TEST_CASE("safe text: the API key compare") {
+  using exspec::http::constant_time_equal;
+  CHECK(constant_time_equal("Bearer k", "Bearer k"));
+  CHECK_FALSE(constant_time_equal("Bearer k", "Bearer j"));
+  CHECK_FALSE(constant_time_equal("Bearer k", "Bearer kk"));
+  CHECK_FALSE(constant_time_equal("", "x"));
+  CHECK(constant_time_equal("", ""));
+}
+
 TEST_CASE("json bodies: any parse failure names where it stopped") {
   using exspec::http::ApiError;
   using exspec::http::parse_json_body;
