@@ -194,9 +194,7 @@ TEST_CASE("reliability: at the connection cap new connections get a quick 503 an
 }
 
 TEST_CASE("reliability: out of file descriptors the accept loop backs off instead of spinning") {
-  const std::string cfg = scratch() + "/many-connections.json";
-  std::ofstream(cfg) << R"({"limits": {"max_connections": 100000}})";
-  ServerProcess s({"--config", cfg}, true, 128);
+  ServerProcess s({"--max-connections", "100000"}, true, 128);
   net::io_context ioc;
   std::vector<net::ip::tcp::socket> idle;
   for (int i = 0; i < 200; ++i) {  // more than the process may open: the kernel queues the rest
