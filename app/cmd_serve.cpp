@@ -37,7 +37,8 @@ void ensure_demo_pair(const std::string& cache, std::string& model, std::string&
 
 int cmd_serve(int argc, char** argv, int first) {
   std::set<std::string> flags = engine_flag_names();
-  flags.insert({"host", "port", "api-key", "data-dir", "http-threads", "max-body-bytes", "max-tokens"});
+  flags.insert({"host", "port", "api-key", "data-dir", "http-threads", "max-body-bytes", "max-tokens",
+                "max-connections"});
   Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
     std::cout
@@ -49,6 +50,7 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"
            "             vicuna|llama3|llama3.1|glm4] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
            "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
+           "             [--max-connections N]  (0: the file limit less 64; beyond: 503 at once)\n"
            "             [--data-dir DIR]  (turns on /v1/files and /v1/batches, kept in DIR)\n"
            "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"
            "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
@@ -67,6 +69,9 @@ int cmd_serve(int argc, char** argv, int first) {
   c.limits.max_body_bytes =
       static_cast<size_t>(a.get_int("max-body-bytes", static_cast<int64_t>(c.limits.max_body_bytes)));
   c.limits.max_tokens = a.get_int("max-tokens", c.limits.max_tokens);
+  const int64_t max_connections = a.get_int("max-connections", static_cast<int64_t>(c.limits.max_connections));
+  if (max_connections < 0) throw std::invalid_argument("--max-connections must be >= 0");
+  c.limits.max_connections = static_cast<size_t>(max_connections);
   if (c.port < 0 || c.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
   if (c.model.empty()) {
     if (!c.draft.empty()) throw std::invalid_argument("--draft needs --model");

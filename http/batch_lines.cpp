@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "http/json_body.h"
+
 namespace exspec::http {
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -50,9 +52,9 @@ ParsedBatch parse_batch_file(const std::string& content, const std::string& endp
     json j;
     std::string why;
     try {
-      j = json::parse(line);
+      j = parse_json_text(line);
       why = check_line(j, endpoint);
-    } catch (const json::parse_error& e) {
+    } catch (const JsonBodyError& e) {
       why = std::string("the line is not valid JSON: ") + e.what();
     }
     std::string cid;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "http/api_error.h"
+#include "http/json_body.h"
 
 namespace exspec::http {
 using nlohmann::ordered_json;
@@ -127,10 +128,18 @@ void BatchRunner::tick() {
       validate(r, *b);
       b = store_.batch(id);
     }
+    if (b->status == "in_progress" && !r.loaded) {
+      load(r, *b);
+      b = store_.batch(id);
+    }
     if (b->status == "in_progress") {
-      if (!r.loaded) load(r, *b);
       if (!engine_full) engine_full = !fill(r, *be, cap);
-      if (r.pending.empty() && r.inflight.empty() && store_.transition(id, {"in_progress"}, "finalizing"))
+      b = store_.batch(id);  // fill may have answered lines (invalid bodies)
+      // Every line must end in the output or the error file before the batch completes.
+      const int64_t missing = b->total - b->completed - b->failed;
+      if (r.pending.empty() && r.inflight.empty() && missing > 0)
+        fail_batch(*b, "lines_unanswered", std::to_string(missing) + " lines of the input file were never answered");
+      else if (r.pending.empty() && r.inflight.empty() && store_.transition(id, {"in_progress"}, "finalizing"))
         b = store_.batch(id);
     }
     if (b->status == "finalizing") {
@@ -154,14 +163,9 @@ void BatchRunner::validate(Running&, const BatchRec& b) {
     store_.set_errors(b.id, errors.dump());
     store_.transition(b.id, {"validating"}, "failed");
   };
-  auto f = store_.file(b.input_file_id);
-  if (!f) {
-    fail(ordered_json{{"object", "list"},
-                      {"data", {{{"code", "file_not_found"}, {"message", "the input file was deleted"},
-                                 {"param", "input_file_id"}, {"line", nullptr}}}}});
-    return;
-  }
-  const ParsedBatch p = parse_batch_file(store_.read_content(*f), b.endpoint, ctx_.cfg.limits.max_batch_lines);
+  const std::optional<std::string> content = input_of(b);
+  if (!content) return;
+  const ParsedBatch p = parse_batch_file(*content, b.endpoint, ctx_.cfg.limits.max_batch_lines);
   if (!p.fatal.is_null()) return fail(p.fatal);
   // Malformed lines are answered now (error file); recording is idempotent if validation reruns.
   for (const auto& a : p.invalid) store_.record_answer(b.id, a);
@@ -170,21 +174,57 @@ void BatchRunner::validate(Running&, const BatchRec& b) {
 }
 
 void BatchRunner::load(Running& r, const BatchRec& b) {
-  r.loaded = true;
-  auto f = store_.file(b.input_file_id);
-  if (!f) {
-    // Deleted after validation: the lines not yet answered cannot run.
-    store_.set_errors(b.id, ordered_json{{"object", "list"},
-                                         {"data", {{{"code", "file_not_found"},
-                                                    {"message", "the input file was deleted while the batch ran"},
-                                                    {"param", "input_file_id"}, {"line", nullptr}}}}}.dump());
-    store_.transition(b.id, {"in_progress"}, "failed");
-    return;
-  }
-  const ParsedBatch p = parse_batch_file(store_.read_content(*f), b.endpoint, SIZE_MAX);
+  const std::optional<std::string> content = input_of(b);
+  if (!content) return;  // failed: the lines not yet answered cannot run
+  const ParsedBatch p = parse_batch_file(*content, b.endpoint, SIZE_MAX);
   const std::set<int64_t> done = store_.answered_lines(b.id);
   for (const auto& line : p.lines)
     if (!done.count(line.line_no) && !r.inflight.count(line.line_no)) r.pending.push_back(line);
+  r.loaded = true;
+}
+
+std::optional<std::string> BatchRunner::input_of(const BatchRec& b) {
+  const int64_t open = b.status == "validating" ? 0 : b.total - b.completed - b.failed;
+  const std::string lost = open > 0 ? "; " + std::to_string(open) + " lines were not answered" : "";
+  auto f = store_.file(b.input_file_id);
+  if (!f) {
+    fail_batch(b, "file_not_found", "the input file " + b.input_file_id + " was deleted" + lost);
+    return std::nullopt;
+  }
+  try {
+    return store_.read_content(*f);
+  } catch (const std::exception& e) {
+    std::cerr << "exspec serve: batch " << b.id << ": " << e.what() << std::endl;
+    fail_batch(b, "file_content_missing",
+               std::string(e.what()) + lost + " (restore the file into the data directory's files/ and create the "
+               "batch again)");
+    return std::nullopt;
+  }
+}
+
+void BatchRunner::fail_batch(const BatchRec& b, const std::string& code, const std::string& message) {
+  store_.set_errors(b.id, ordered_json{{"object", "list"},
+                                       {"data", {{{"code", code}, {"message", message}, {"param", "input_file_id"},
+                                                  {"line", nullptr}}}}}.dump());
+  write_output_files(b);
+  store_.transition(b.id, {"validating", "in_progress"}, "failed");
+  if (auto it = running_.find(b.id); it != running_.end()) {
+    for (auto& [line, g] : it->second.inflight) g.first->abort();
+    it->second.inflight.clear();
+    it->second.pending.clear();
+    it->second.loaded = true;  // nothing more to load: the batch is over
+  }
+}
+
+void BatchRunner::write_output_files(const BatchRec& b) {
+  if (!b.output_file_id.empty() || !b.error_file_id.empty()) return;  // written before a restart
+  std::string ok, bad;
+  for (const auto& a : store_.answers(b.id))
+    ((a.status_code == 200 && a.error.empty()) ? ok : bad) += output_line(b.id, a) + "\n";
+  std::string out_id, err_id;
+  if (!ok.empty()) out_id = store_.add_file("batch_output", b.id + "_output.jsonl", ok).id;
+  if (!bad.empty()) err_id = store_.add_file("batch_output", b.id + "_error.jsonl", bad).id;
+  store_.set_output_files(b.id, out_id, err_id);
 }
 
 bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
@@ -199,6 +239,10 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
       g = chat ? parse_chat_request(line.body, be.facts) : parse_completion_request(line.body, be.facts);
     } catch (const ApiError& e) {
       fail_line(line, e);  // what the endpoint would have answered: a 400 in the error file
+      r.pending.pop_front();
+      continue;
+    } catch (const nlohmann::json::exception& e) {
+      fail_line(line, json_value_error(e));  // as route_request answers it
       r.pending.pop_front();
       continue;
     }
@@ -238,15 +282,7 @@ void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const A
 }
 
 void BatchRunner::finalize(const BatchRec& b, const std::string& to) {
-  if (b.output_file_id.empty() && b.error_file_id.empty()) {
-    std::string ok, bad;
-    for (const auto& a : store_.answers(b.id))
-      ((a.status_code == 200 && a.error.empty()) ? ok : bad) += output_line(b.id, a) + "\n";
-    std::string out_id, err_id;
-    if (!ok.empty()) out_id = store_.add_file("batch_output", b.id + "_output.jsonl", ok).id;
-    if (!bad.empty()) err_id = store_.add_file("batch_output", b.id + "_error.jsonl", bad).id;
-    store_.set_output_files(b.id, out_id, err_id);
-  }
+  write_output_files(b);
   store_.transition(b.id, {"finalizing", "cancelling"}, to);
   running_.erase(b.id);
 }

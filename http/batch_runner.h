@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -47,6 +48,13 @@ class BatchRunner {
   void tick();
   void validate(Running& r, const BatchRec& b);
   void load(Running& r, const BatchRec& b);
+  // The input file's content; nullopt after failing the batch with the reason (file deleted, or
+  // its content missing from the data directory).
+  std::optional<std::string> input_of(const BatchRec& b);
+  // Ends a batch that cannot go on as failed with one error saying why; what was answered is
+  // still written to the output and error files.
+  void fail_batch(const BatchRec& b, const std::string& code, const std::string& message);
+  void write_output_files(const BatchRec& b);
   bool fill(Running& r, Backend& be, size_t cap);  // false: the engine refused (overloaded): retry later
   void answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record);
   void finalize(const BatchRec& b, const std::string& to);

@@ -1,6 +1,7 @@
 #include "http/batches_api.h"
 
 #include "http/api_error.h"
+#include "http/json_body.h"
 #include "http/batch_runner.h"
 #include "http/files_api.h"
 
@@ -35,12 +36,7 @@ BatchRec need_batch(JobStore& js, const std::string& id) {
 }
 
 Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
-  json body;
-  try {
-    body = json::parse(req.body());
-  } catch (const json::parse_error& e) {
-    throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
-  }
+  const json body = parse_json_body(req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_type");
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& k = it.key();

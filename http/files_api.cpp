@@ -2,6 +2,7 @@
 
 #include "http/api_error.h"
 #include "http/multipart.h"
+#include "http/safe_text.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -22,6 +23,8 @@ void need_verb(const Request& req, bhttp::verb m) {
                           std::string(bhttp::to_string(m)), "", "method_not_allowed");
 }
 
+// File names are the client's bytes: dumped with invalid UTF-8 replaced, so that one odd name
+// cannot make every listing fail.
 ordered_json file_json(const FileRec& f) {
   return ordered_json{{"id", f.id},           {"object", "file"},       {"bytes", f.bytes},
                       {"created_at", f.created_at}, {"filename", f.filename}, {"purpose", f.purpose},
@@ -68,7 +71,7 @@ Response upload(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
                    "file", "file_too_large");
   const std::string name = file->filename.empty() ? "upload.jsonl" : file->filename;
   FileRec f = js.add_file(purpose, name, std::string(file->data));
-  return json_response(200, file_json(f).dump(), req.version(), ka);
+  return json_response(200, file_json(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), req.version(), ka);
 }
 
 }  // namespace
@@ -84,7 +87,7 @@ Response files_api(ServerContext& ctx, const Request& req, const std::string& pa
     ordered_json out{{"object", "list"}, {"data", data}, {"has_more", false}};
     out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
     out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
-    return json_response(200, out.dump(), v, ka);
+    return json_response(200, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
   }
   std::string rest = path.substr(std::string("/v1/files/").size());
   const bool content = rest.size() > 8 && rest.compare(rest.size() - 8, 8, "/content") == 0;
@@ -96,16 +99,16 @@ Response files_api(ServerContext& ctx, const Request& req, const std::string& pa
     const FileRec f = need_file(js, rest);
     Response res = json_response(200, js.read_content(f), v, ka);
     res.set(bhttp::field::content_type, "application/octet-stream");
-    res.set(bhttp::field::content_disposition, "attachment; filename=\"" + f.filename + "\"");
+    res.set(bhttp::field::content_disposition, content_disposition(f.filename));
     return res;
   }
   if (req.method() == bhttp::verb::delete_) {
     need_file(js, rest);
     js.delete_file(rest);
-    return json_response(200, ordered_json{{"id", rest}, {"object", "file"}, {"deleted", true}}.dump(), v, ka);
+    return json_response(200, ordered_json{{"id", rest}, {"object", "file"}, {"deleted", true}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
   }
   need_verb(req, bhttp::verb::get);
-  return json_response(200, file_json(need_file(js, rest)).dump(), v, ka);
+  return json_response(200, file_json(need_file(js, rest)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
 }
 
 }  // namespace exspec::http

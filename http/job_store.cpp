@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,8 +104,10 @@ BatchRec read_batch(Stmt& s) {
   return b;
 }
 
-FileRec read_file_row(Stmt& s) {
-  return FileRec{s.text(0), s.text(1), s.text(2), s.text(5), s.i64(3), s.i64(4)};
+// The content lives at DIR/files/ID whatever the row's path column says: stores written before
+// paths were relative hold absolute ones, which break when the data directory moves.
+FileRec read_file_row(Stmt& s, const std::string& dir) {
+  return FileRec{s.text(0), s.text(1), s.text(2), (fs::path(dir) / "files" / s.text(0)).string(), s.i64(3), s.i64(4)};
 }
 
 // Writes and fsyncs: the row that names the file is committed only after its bytes are durable.
@@ -136,6 +139,12 @@ JobStore::JobStore(const std::string& data_dir) : dir_(data_dir) {
     throw std::runtime_error("cannot open " + db + ": " + why);
   }
   sqlite3_busy_timeout(db_, 5000);
+  try {
+    check_integrity(db);
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
   // WAL: readers never block the writer; synchronous=FULL: a committed answer survives power loss
   // too, not only a killed process.
   exec("PRAGMA journal_mode=WAL");
@@ -144,6 +153,47 @@ JobStore::JobStore(const std::string& data_dir) : dir_(data_dir) {
 }
 
 JobStore::~JobStore() { sqlite3_close(db_); }
+
+void JobStore::check_integrity(const std::string& db) {
+  std::string problems;
+  try {
+    Stmt s(db_, "PRAGMA quick_check");
+    for (int rows = 0; s.step() && rows < 5; ++rows) problems += (rows ? "; " : "") + s.text(0);
+  } catch (const std::exception& e) {  // not a database at all, or unreadable
+    problems = e.what();
+  }
+  if (problems == "ok") return;
+  throw std::runtime_error(
+      db + " is damaged (" + problems + "). exspec does not start on a damaged store, so that nothing more is lost: "
+      "stop, restore exspec.db from a backup, or move the data directory aside and start with an empty one (sqlite3's "
+      ".recover can salvage rows from the damaged copy)");
+}
+
+std::vector<std::string> JobStore::audit() {
+  std::set<std::string> known;
+  for (const FileRec& f : files()) known.insert(f.id);
+  std::vector<std::string> orphans, missing;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir_) / "files", ec))
+    if (!known.erase(e.path().filename().string())) orphans.push_back(e.path().filename().string());
+  missing.assign(known.begin(), known.end());  // what is left: rows without content
+  std::sort(orphans.begin(), orphans.end());
+  auto listed = [](const std::vector<std::string>& ids) {
+    std::string s;
+    for (size_t i = 0; i < ids.size() && i < 10; ++i) s += (i ? ", " : "") + ids[i];
+    return ids.size() > 10 ? s + ", ..." : s;
+  };
+  const std::string files_dir = (fs::path(dir_) / "files").string();
+  std::vector<std::string> out;
+  if (!orphans.empty())
+    out.push_back(std::to_string(orphans.size()) + " files in " + files_dir + " are not in the store (" +
+                  listed(orphans) + "): exspec.db was deleted, emptied or replaced? They are not served; restore "
+                  "exspec.db from a backup to get them back");
+  if (!missing.empty())
+    out.push_back(std::to_string(missing.size()) + " files of the store have no content in " + files_dir + " (" +
+                  listed(missing) + "): downloads of them fail, and batches reading them end failed");
+  return out;
+}
 
 void JobStore::exec(const char* sql) {
   char* err = nullptr;
@@ -177,7 +227,9 @@ FileRec JobStore::add_file(const std::string& purpose, const std::string& filena
   write_durably(f.path, content);
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "INSERT INTO files (id, purpose, filename, bytes, created_at, path) VALUES (?,?,?,?,?,?)");
-  s.bind(1, f.id).bind(2, f.purpose).bind(3, f.filename).bind(4, f.bytes).bind(5, f.created_at).bind(6, f.path).step();
+  // Relative to the data directory, so that the directory can be moved or restored elsewhere.
+  s.bind(1, f.id).bind(2, f.purpose).bind(3, f.filename).bind(4, f.bytes).bind(5, f.created_at);
+  s.bind(6, "files/" + f.id).step();
   return f;
 }
 
@@ -186,25 +238,24 @@ std::optional<FileRec> JobStore::file(const std::string& id) {
   Stmt s(db_, "SELECT id, purpose, filename, bytes, created_at, path FROM files WHERE id = ?");
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
-  return read_file_row(s);
+  return read_file_row(s, dir_);
 }
 
 std::vector<FileRec> JobStore::files() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "SELECT id, purpose, filename, bytes, created_at, path FROM files ORDER BY created_at DESC, rowid DESC");
   std::vector<FileRec> out;
-  while (s.step()) out.push_back(read_file_row(s));
+  while (s.step()) out.push_back(read_file_row(s, dir_));
   return out;
 }
 
 bool JobStore::delete_file(const std::string& id) {
-  std::string path;
+  const std::string path = (fs::path(dir_) / "files" / id).string();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt q(db_, "SELECT path FROM files WHERE id = ?");
+    Stmt q(db_, "SELECT id FROM files WHERE id = ?");
     q.bind(1, id);
     if (!q.step()) return false;
-    path = q.text(0);
     Stmt d(db_, "DELETE FROM files WHERE id = ?");
     d.bind(1, id).step();
   }
@@ -215,7 +266,7 @@ bool JobStore::delete_file(const std::string& id) {
 
 std::string JobStore::read_content(const FileRec& f) {
   std::ifstream in(f.path, std::ios::binary);
-  if (!in) throw std::runtime_error("the content of " + f.id + " is missing from the data directory");
+  if (!in) throw std::runtime_error("the content of file " + f.id + " is missing from the data directory (" + f.path + ")");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -16,7 +16,8 @@ struct sqlite3;
 namespace exspec::http {
 
 struct FileRec {
-  std::string id, purpose, filename, path;
+  std::string id, purpose, filename;
+  std::string path;  // where the content is: DIR/files/ID (the store records it relative to DIR)
   int64_t bytes = 0, created_at = 0;
 };
 
@@ -40,8 +41,12 @@ struct AnswerRec {
 
 class JobStore {
  public:
-  // Opens (creating) DIR/exspec.db and DIR/files/. Throws std::runtime_error.
+  // Opens (creating) DIR/exspec.db and DIR/files/, after PRAGMA quick_check: a damaged database
+  // throws std::runtime_error naming the file and what to do, and nothing is written to it.
   explicit JobStore(const std::string& data_dir);
+  // What does not match between the store and DIR/files/: files the store does not know (its
+  // database was deleted or replaced) and files whose content is missing. One line each kind.
+  std::vector<std::string> audit();
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
@@ -79,6 +84,7 @@ class JobStore {
 
  private:
   void exec(const char* sql);
+  void check_integrity(const std::string& db);
   std::string dir_;
   sqlite3* db_ = nullptr;
   std::mutex mu_;

@@ -65,8 +65,8 @@ void Metrics::client_disconnected() {
   ++disconnects_;
 }
 
-std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& mode,
-                            const std::string& draft_tokens, int64_t inflight) const {
+std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& served_name,
+                            const std::string& mode, const std::string& draft_tokens, int64_t inflight) const {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -95,9 +95,13 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   if (!e) return out;
   const RunStats& t = e->totals;
   if (info) {
+    const std::string& model_name = served_name;
+    std::string draft_name = info->draft_dir;
+    while (draft_name.size() > 1 && draft_name.back() == '/') draft_name.pop_back();
+    draft_name = draft_name.substr(draft_name.rfind('/') == std::string::npos ? 0 : draft_name.rfind('/') + 1);
     head(out, "exspec_model_info", "gauge", "The served model pair and settings.");
     sample(out, "exspec_model_info", 1,
-           "model=\"" + info->model_dir + "\",draft=\"" + info->draft_dir + "\",architecture=\"" + info->architecture +
+           "model=\"" + model_name + "\",draft=\"" + draft_name + "\",architecture=\"" + info->architecture +
                "\",dtype=\"" + info->dtype + "\",device=\"" + info->device + "\",mode=\"" + mode +
                "\",draft_tokens=\"" + draft_tokens + "\"");
   }

@@ -33,9 +33,11 @@ class Metrics {
                        double overhead_s);
   void client_disconnected();
 
-  // Prometheus text format 0.0.4. `engine` may be null (still loading).
-  std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& mode, const std::string& draft_tokens,
-                     int64_t inflight) const;
+  // Prometheus text format 0.0.4. `engine` may be null (still loading). /metrics is not behind the
+  // API key: the model is labelled with its served name (the draft with its directory's last
+  // component), never with a path on the server.
+  std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& served_name,
+                     const std::string& mode, const std::string& draft_tokens, int64_t inflight) const;
 
  private:
   mutable std::mutex mu_;

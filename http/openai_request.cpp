@@ -203,7 +203,7 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
   if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))
     throw bad_param("tool_choice", "tools / function calling are not supported", "unsupported_value");
   if (const json* rf = field(body, "response_format")) {
-    if (!rf->is_object() || rf->value("type", "") != "text")
+    if (!rf->is_object() || !rf->contains("type") || (*rf)["type"] != "text")
       throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
   }
   const json* msgs = field(body, "messages");
@@ -235,7 +235,8 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
       cm.content = c->get<std::string>();
     } else if (c->is_array()) {
       for (const auto& part : *c) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+        if (!part.is_object() || !part.contains("type") || part["type"] != "text" || !part.contains("text") ||
+            !part["text"].is_string())
           throw bad_param(at + ".content", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
                           "unsupported_value");
         cm.content += part["text"].get<std::string>();

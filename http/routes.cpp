@@ -4,11 +4,21 @@
 
 #include "http/batches_api.h"
 #include "http/files_api.h"
+#include "http/json_body.h"
+#include "http/safe_text.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+uint64_t body_limit_for(const Limits& lim, const Request& head) {
+  std::string_view path(head.target().data(), head.target().size());
+  path = path.substr(0, path.find('?'));
+  if (head.method() == bhttp::verb::post && path == "/v1/files")
+    return std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes);
+  return lim.max_body_bytes;
+}
 
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive) {
   Response res{static_cast<bhttp::status>(status), version};
@@ -38,7 +48,7 @@ void need_auth(const ServerContext& ctx, const Request& req) {
   auto it = req.find(bhttp::field::authorization);
   if (it == req.end())
     throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
-  if (it->value() != "Bearer " + ctx.cfg.api_key)
+  if (!constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key))
     throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
 }
 
@@ -112,9 +122,10 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
       EngineStats st;
       if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
-      r.response = json_response(200, ctx.metrics.render(b ? &st : nullptr, b ? &b->engine->info() : nullptr,
-                                                         b ? b->mode : "", b ? b->draft_tokens : std::string(), ctx.inflight.load()),
-                                 v, ka);
+      const std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode,
+                                                      b->draft_tokens, ctx.inflight.load())
+                                 : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+      r.response = json_response(200, text, v, ka);
       r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
       need_method(req, bhttp::verb::get, "GET");
@@ -134,12 +145,7 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       need_method(req, bhttp::verb::post, "POST");
       need_auth(ctx, req);
       Backend& b = need_ready(ctx);
-      json body;
-      try {
-        body = json::parse(req.body());
-      } catch (const json::parse_error& e) {
-        throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
-      }
+      const json body = parse_json_body(req.body());
       const bool chat = path == "/v1/chat/completions";
       GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
       auto gen = std::make_shared<Generation>(std::move(g), generation_env(ctx, b, std::move(post), 1),
@@ -160,6 +166,9 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
   } catch (const ApiError& e) {
     r.generation.reset();
     r.response = error_response(e, v, ka);
+  } catch (const nlohmann::json::exception& e) {  // a client value of a type no check expected
+    r.generation.reset();
+    r.response = error_response(json_value_error(e), v, ka);
   } catch (const std::exception& e) {
     r.generation.reset();
     r.response = error_response(ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error"), v, ka);

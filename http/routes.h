@@ -27,6 +27,10 @@ struct Routed {
 Routed route_request(ServerContext& ctx, const Request& req, std::function<void(std::function<void()>)> post,
                      std::weak_ptr<GenerationOutput> out, std::chrono::steady_clock::time_point received);
 
+// The largest body a request may send, decided from its head alone (before any of the body is
+// read): uploads (POST /v1/files) take limits.max_file_bytes, everything else limits.max_body_bytes.
+uint64_t body_limit_for(const Limits& limits, const Request& head);
+
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive);
 Response error_response(const ApiError& e, unsigned version, bool keep_alive);
 

@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "http/accept_loop.h"
 #include "http/batch_runner.h"
 #include "http/job_store.h"
 #include "http/server_context.h"
@@ -52,18 +53,6 @@ std::unique_ptr<Backend> load_backend(const ServerConfig& cfg) {
   return b;
 }
 
-void accept_loop(tcp::acceptor& acceptor, net::io_context& ioc, ServerContext& ctx) {
-  acceptor.async_accept(net::make_strand(ioc), [&acceptor, &ioc, &ctx](boost::system::error_code ec, tcp::socket s) {
-    if (!acceptor.is_open()) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      s.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(s), ctx)->run();
-    }
-    accept_loop(acceptor, ioc, ctx);
-  });
-}
-
 }  // namespace
 
 int serve(const ServerConfig& cfg) {
@@ -81,6 +70,7 @@ int serve(const ServerConfig& cfg) {
       return 1;
     }
     ctx.jobs = jobs.get();
+    for (const std::string& w : jobs->audit()) std::cerr << "exspec serve: warning: " << w << std::endl;
   }
   std::unique_ptr<BatchRunner> runner;  // destroyed before `backend`: its Generations hold the engine
   if (jobs) ctx.batches = (runner = std::make_unique<BatchRunner>(ctx, *jobs)).get();
@@ -97,6 +87,9 @@ int serve(const ServerConfig& cfg) {
     std::cerr << "exspec serve: cannot listen on " << cfg.host << ":" << cfg.port << ": " << e.what() << "\n";
     return 1;
   }
+  auto accepting = std::make_shared<AcceptLoop>(acceptor, ioc, ctx);
+  std::cerr << "exspec serve: at most " << accepting->cap() << " connections (limits.max_connections"
+            << (cfg.limits.max_connections ? "" : ": the file limit less 64") << ")" << std::endl;
   const auto local = acceptor.local_endpoint();
   const std::string url = "http://" + local.address().to_string() + ":" + std::to_string(local.port());
   std::cerr << "exspec serve: listening on " << url << " (loading " << cfg.model << ")" << std::endl;
@@ -158,7 +151,7 @@ int serve(const ServerConfig& cfg) {
     });
   };
   signals.async_wait(on_signal);
-  accept_loop(acceptor, ioc, ctx);
+  accepting->start();
 
   std::vector<std::thread> pool;
   for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });

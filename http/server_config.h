@@ -22,6 +22,7 @@ struct Limits {
   size_t max_batch_lines = 50000;     // requests in one batch input file (OpenAI's limit)
   size_t max_active_batches = 16;     // batches not yet completed/failed/cancelled
   size_t batch_in_flight = 0;         // batch lines submitted at once; 0 = 2 * the engine window
+  size_t max_connections = 0;         // open connections; beyond: 503 at once; 0 = the file limit less 64
 };
 
 struct ServerConfig {

@@ -34,7 +34,9 @@ void Session::run() {
 void Session::do_read() {
   if (closed_) return;
   parser_.emplace();
-  parser_->body_limit(ctx_.cfg.limits.max_body_bytes);
+  // No limit while the head is read: Beast would compare a Content-Length with it before we know
+  // the route. The route's limit is set (and a Content-Length checked) before the body is read.
+  parser_->body_limit(boost::none);
   body_limit_ = ctx_.cfg.limits.max_body_bytes;
   parser_->header_limit(64 * 1024);
   stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
@@ -43,11 +45,7 @@ void Session::do_read() {
     if (ec) return self->on_read(ec, 0);
     auto& req = self->parser_->get();
     self->received_ = std::chrono::steady_clock::now();
-    // File uploads may be larger than ordinary request bodies.
-    const auto& lim = self->ctx_.cfg.limits;
-    const uint64_t limit = req.method() == bhttp::verb::post && req.target().starts_with("/v1/files")
-                               ? std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes)
-                               : lim.max_body_bytes;
+    const uint64_t limit = body_limit_for(self->ctx_.cfg.limits, req);
     self->body_limit_ = limit;
     self->parser_->body_limit(limit);
     if (auto cl = self->parser_->content_length(); cl && *cl > limit)
@@ -127,8 +125,11 @@ void Session::ensure_sse_head() {
   sse_head_->set(bhttp::field::server, "exspec");
   sse_head_->set(bhttp::field::content_type, "text/event-stream");
   sse_head_->set(bhttp::field::cache_control, "no-cache");
+  // HTTP/1.0 has no chunked encoding: the stream's end is the connection's end there.
+  close_delimited_ = version_ < 11;
+  if (close_delimited_) keep_alive_ = false;
   sse_head_->keep_alive(keep_alive_);
-  sse_head_->chunked(true);
+  sse_head_->chunked(!close_delimited_);
   sse_sr_ = std::make_unique<bhttp::response_serializer<bhttp::empty_body>>(*sse_head_);
   enqueue(Item{Item::Header, nullptr, nullptr});
 }
@@ -181,11 +182,21 @@ void Session::pump() {
       bhttp::async_write_header(stream_, *sse_sr_, std::move(done));
       break;
     case Item::Chunk: {
+      if (close_delimited_) {
+        net::async_write(stream_, net::buffer(*it.data), [done, data = it.data](beast::error_code ec, size_t n) {
+          done(ec, n);
+        });
+        break;
+      }
       auto chunk = std::make_shared<bhttp::chunk_body<net::const_buffer>>(net::buffer(*it.data));
       net::async_write(stream_, *chunk, [done, chunk, data = it.data](beast::error_code ec, size_t n) { done(ec, n); });
       break;
     }
     case Item::Last: {
+      if (close_delimited_) {  // nothing to write: closing the connection ends the body
+        net::post(stream_.get_executor(), [done] { done({}, 0); });
+        break;
+      }
       auto last = std::make_shared<bhttp::chunk_last<bhttp::chunk_crlf>>();
       net::async_write(stream_, *last, [done, last](beast::error_code ec, size_t n) { done(ec, n); });
       break;
@@ -209,6 +220,7 @@ void Session::exchange_done() {
   end_generation();
   sse_sr_.reset();
   sse_head_.reset();
+  close_delimited_ = false;
   queue_.clear();
   if (unread_input_) return linger_close();
   if (!keep_alive_ || ctx_.state.load() == ServerState::Draining) return close();

@@ -68,6 +68,7 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   bool keep_alive_ = true, closed_ = false, writing_ = false, watching_ = false, resume_after_watch_ = false;
   bool reading_ = false, recorded_ = false;
   bool unread_input_ = false;  // the request body was not (fully) read
+  bool close_delimited_ = false;  // an HTTP/1.0 stream: raw events, ended by closing
   uint64_t body_limit_ = 0;    // of the request being read
   std::unique_ptr<std::array<char, 65536>> linger_buf_;
   size_t lingered_ = 0;

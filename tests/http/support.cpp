@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <catch2/catch.hpp>
@@ -69,7 +71,7 @@ const Models& models() {
   return m;
 }
 
-ServerProcess::ServerProcess(const std::vector<std::string>& extra, bool wait_ready) {
+ServerProcess::ServerProcess(const std::vector<std::string>& extra, bool wait_ready, long nofile) {
   const Models& m = models();
   static int counter = 0;
   log_path_ = scratch() + "/server-" + std::to_string(++counter) + ".log";
@@ -81,6 +83,10 @@ ServerProcess::ServerProcess(const std::vector<std::string>& extra, bool wait_re
     const int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    if (nofile > 0) {
+      rlimit rl{static_cast<rlim_t>(nofile), static_cast<rlim_t>(nofile)};
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -148,6 +154,16 @@ int ServerProcess::wait_exit(int timeout_s) {
   return -1;
 }
 
+bool ServerProcess::alive() {
+  if (pid_ <= 0) return false;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
 ServerProcess& shared_server() {
   static ServerProcess s;
   return s;
@@ -191,6 +207,38 @@ HttpResult request(int port, const std::string& method, const std::string& targe
   beast::error_code ec;
   sock.shutdown(net::ip::tcp::socket::shutdown_both, ec);
   return r;
+}
+
+std::string raw_exchange(int port, const std::string& bytes, int timeout_s, bool keep_open) {
+  net::io_context ioc;
+  net::ip::tcp::socket sock(ioc);
+  sock.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
+  timeval tv{timeout_s, 0};
+  setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(sock.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  beast::error_code ec;
+  net::write(sock, net::buffer(bytes), ec);  // the server may close before taking it all
+  if (!keep_open) sock.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  std::string out;
+  char buf[65536];
+  while (true) {
+    const size_t n = sock.read_some(net::buffer(buf), ec);
+    out.append(buf, n);
+    if (ec) break;  // eof, reset, or the receive timeout
+  }
+  return out;
+}
+
+double cpu_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the ")" that ends the command name: state is field 3; utime 14, stime 15.
+  std::istringstream rest(s.substr(s.rfind(')') + 2));
+  std::string f;
+  double ticks = 0;
+  for (int field = 3; field <= 15 && rest >> f; ++field)
+    if (field >= 14) ticks += std::stod(f);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 std::vector<json> sse_events(const std::string& body, bool* done) {

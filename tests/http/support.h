@@ -22,9 +22,12 @@ class ServerProcess {
  public:
   // Starts `exspec serve --model T --draft D --port 0 --dtype float64 ...extra` and waits (bounded)
   // until /health says ok. Fails the test with the server's log otherwise.
-  explicit ServerProcess(const std::vector<std::string>& extra = {}, bool wait_ready = true);
+  // nofile > 0: the server's RLIMIT_NOFILE (file descriptors), set in the child before exec.
+  explicit ServerProcess(const std::vector<std::string>& extra = {}, bool wait_ready = true, long nofile = 0);
   ~ServerProcess();
   int port() const { return port_; }
+  int pid() const { return pid_; }
+  bool alive();  // the process has not exited (reaps it if it has)
   std::string log() const;
   void signal(int sig);
   // Waits for the process to exit (bounded); returns its exit status, -1 on timeout.
@@ -51,6 +54,13 @@ HttpResult request(int port, const std::string& method, const std::string& targe
 inline HttpResult post(int port, const std::string& target, const json& body, int timeout_s = 60) {
   return request(port, "POST", target, body.dump(), {{"Content-Type", "application/json"}}, timeout_s);
 }
+
+// Sends `bytes` as they are on a fresh connection, half-closes unless keep_open, and returns all
+// that comes back until the server closes or `timeout_s` passes without data.
+std::string raw_exchange(int port, const std::string& bytes, int timeout_s = 30, bool keep_open = false);
+
+// The CPU seconds (user + system) a process has used so far, from /proc/PID/stat.
+double cpu_seconds(int pid);
 
 // The JSON payloads of "data:" events; `done` tells whether the stream ended with [DONE].
 std::vector<json> sse_events(const std::string& body, bool* done = nullptr);

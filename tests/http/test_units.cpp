@@ -6,6 +6,8 @@
 
 #include "http/api_error.h"
 #include "http/chat_template.h"
+#include "http/json_body.h"
+#include "http/safe_text.h"
 #include "http/server_config.h"
 #include "http/stop_scanner.h"
 #include "model/make_model.h"
@@ -127,4 +129,45 @@ TEST_CASE("config file: keys, types and unknown keys") {
   load_config_file(std::string(HTTP_TEST_DIR) + "/../../config/exspec.json", d);
   CHECK(d.host == "127.0.0.1");
   CHECK(d.port == 8000);
+}
+
+TEST_CASE("safe text: Content-Disposition cannot be broken out of") {
+  using exspec::http::content_disposition;
+  CHECK(content_disposition("a.jsonl") == "attachment; filename=\"a.jsonl\"; filename*=UTF-8''a.jsonl");
+  CHECK(content_disposition(std::string("a\r\nSet-Cookie: x\0\"\\", 19)) ==
+        "attachment; filename=\"a__Set-Cookie: x___\"; filename*=UTF-8''a%0D%0ASet-Cookie%3A%20x%00%22%5C");
+  CHECK(content_disposition("caf\xc3\xa9") == "attachment; filename=\"caf__\"; filename*=UTF-8''caf%C3%A9");
+}
+
+TEST_CASE("safe text: the API key compare") {
+  using exspec::http::constant_time_equal;
+  CHECK(constant_time_equal("Bearer k", "Bearer k"));
+  CHECK_FALSE(constant_time_equal("Bearer k", "Bearer j"));
+  CHECK_FALSE(constant_time_equal("Bearer k", "Bearer kk"));
+  CHECK_FALSE(constant_time_equal("", "x"));
+  CHECK(constant_time_equal("", ""));
+}
+
+TEST_CASE("json bodies: any parse failure names where it stopped") {
+  using exspec::http::ApiError;
+  using exspec::http::parse_json_body;
+  auto param_of = [](const std::string& text) {
+    try {
+      parse_json_body(text);
+    } catch (const ApiError& e) {
+      CHECK(e.status() == 400);
+      CHECK(e.code() == "invalid_json");
+      return e.param();
+    }
+    return std::string("(parsed)");
+  };
+  CHECK(param_of(R"({"max_tokens":1e999})") == "max_tokens");
+  CHECK(param_of(R"({"a":1,"messages":[{"role":"user"},{"content":[{"type":-1e999}]}]})") ==
+        "messages[1].content[0].type");
+  CHECK(param_of(R"({"stop":["a",)") == "stop[1]");
+  CHECK(param_of("{\"x\":") == "x");
+  CHECK(param_of("nope") == "");
+  CHECK(param_of(std::string(65, '[') + std::string(65, ']')).rfind("[0][0]", 0) == 0);
+  CHECK(param_of(std::string(64, '[') + std::string(64, ']')) == "(parsed)");
+  CHECK(parse_json_body(R"({"a":[1,{"b":2}],"c":"d"})") == nlohmann::json::parse(R"({"a":[1,{"b":2}],"c":"d"})"));
 }
