@@ -19,6 +19,12 @@ struct JsonBodyError : std::runtime_error {
   std::string path;  // where parsing stopped; empty at the top level
 };
 
+// body[name], or null when it is absent or JSON null (OpenAI treats both as "not given").
+inline const nlohmann::json* field(const nlohmann::json& body, const char* name) {
+  auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
 // Throws JsonBodyError.
 nlohmann::json parse_json_text(const std::string& text);
 

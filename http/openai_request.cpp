@@ -3,17 +3,13 @@
 #include <set>
 
 #include "http/api_error.h"
+#include "http/json_body.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
 namespace {
 
 using nlohmann::json;
-
-const json* field(const json& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
 
 bool get_bool(const json& body, const char* name, bool dflt) {
   const json* v = field(body, name);

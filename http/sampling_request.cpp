@@ -4,16 +4,12 @@
 #include <string>
 
 #include "http/api_error.h"
+#include "http/json_body.h"
 
 namespace exspec::http {
 namespace {
 
 using nlohmann::json;
-
-const json* field(const json& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
 
 std::string num(double d) {
   std::string s = std::to_string(d);

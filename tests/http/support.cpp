@@ -258,7 +258,12 @@ std::vector<json> sse_events(const std::string& body, bool* done) {
   return out;
 }
 
-std::vector<OracleOut> oracle(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens) {
+namespace {
+
+// The batch-1 float64 loop (`exspec generate --oracle`) over these prompts: its JSON lines, one a
+// prompt (one a choice with --n), in order.
+std::vector<json> run_oracle(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens,
+                             const std::string& flags) {
   static int counter = 0;
   const std::string file = scratch() + "/oracle-" + std::to_string(++counter) + ".jsonl";
   {
@@ -267,38 +272,31 @@ std::vector<OracleOut> oracle(const std::vector<std::vector<int64_t>>& prompts, 
   }
   int st = 0;
   const std::string cmd = std::string(EXSPEC_BIN) + " generate --model " + models().target +
-                          " --dtype float64 --oracle --threads 1 --max-tokens " + std::to_string(max_tokens) +
-                          " --prompts-file " + file + " 2>/dev/null";
+                          " --dtype float64 --oracle --threads 1 --max-tokens " + std::to_string(max_tokens) + " " +
+                          flags + " --prompts-file " + file + " 2>/dev/null";
   const std::string out = run_capture(cmd, &st);
   if (st != 0) FAIL("oracle failed: " << cmd);
-  std::vector<OracleOut> r;
+  std::vector<json> r;
   std::istringstream in(out);
   std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
+  while (std::getline(in, line)) r.push_back(json::parse(line));
+  return r;
+}
+
+}  // namespace
+
+std::vector<OracleOut> oracle(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens) {
+  std::vector<OracleOut> r;
+  for (const json& j : run_oracle(prompts, max_tokens, ""))
     r.push_back({j["token_ids"].get<std::vector<int64_t>>(), j["finish_reason"].get<std::string>()});
-  }
   REQUIRE(r.size() == prompts.size());
   return r;
 }
 
 std::vector<Sampled> sampled_oracle(const std::vector<int64_t>& prompt, int64_t max_tokens, const std::string& flags) {
-  static int counter = 0;
-  const std::string file = scratch() + "/sampled-" + std::to_string(++counter) + ".jsonl";
-  std::ofstream(file) << json{{"prompt_ids", prompt}}.dump() << "\n";
-  int st = 0;
-  const std::string cmd = std::string(EXSPEC_BIN) + " generate --model " + models().target +
-                          " --dtype float64 --oracle --threads 1 --max-tokens " + std::to_string(max_tokens) + " " +
-                          flags + " --prompts-file " + file + " 2>/dev/null";
-  const std::string out = run_capture(cmd, &st);
-  if (st != 0) FAIL("oracle failed: " << cmd);
   std::vector<Sampled> r;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
+  for (const json& j : run_oracle({prompt}, max_tokens, flags))
     r.push_back({j["token_ids"].get<std::vector<int64_t>>(), j.value("logprobs", json())});
-  }
   return r;
 }
 
