@@ -22,7 +22,8 @@ double lowest(at::ScalarType t) {
   }
 }
 
-// a [..., M, K] · b [..., K, N] over the leading dims, on oneDNN where it applies (CPU float32).
+// a [..., M, K] · b [..., K, N] over the leading dims, on oneDNN where it applies (CPU float32,
+// and bfloat16 with BF16 instructions), else at::matmul.
 at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b, bool onednn) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   at::Tensor out = onednn ? batched_matmul(a.reshape({-1, M, K}), b.reshape({-1, K, N})) : at::Tensor();
@@ -45,7 +46,8 @@ at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) 
   return mask.to(at::kBool).unsqueeze(1).logical_and(key_pos <= query_pos).logical_not();  // [B, T, S]
 }
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked, bool onednn) {
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
+                     bool onednn) {
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
