@@ -16,14 +16,13 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, bool pack)
 at::Tensor Linear::operator()(const at::Tensor& x) const {
   if (!packed_) return at::linear(x, weight_, bias_);
   RECORD_FUNCTION("exspec::packed_linear", std::vector<c10::IValue>());
-  if (x.dim() == 2) {  // the decoder's rows: no reshaping around the product
-    at::Tensor y = packed_->multiply(x);
-    return bias_.defined() ? y.add_(bias_) : y;
-  }
+  // The decoder passes rows [B*T, in]: those need no reshaping around the product.
+  at::Tensor y = packed_->multiply(x.dim() == 2 ? x : x.reshape({-1, in_}));
+  if (bias_.defined()) y.add_(bias_);
+  if (x.dim() == 2) return y;
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out_;
-  at::Tensor y = packed_->multiply(x.reshape({-1, in_})).view(shape);
-  return bias_.defined() ? y.add_(bias_) : y;
+  return y.view(shape);
 }
 
 }  // namespace exspec

@@ -52,27 +52,45 @@ bool has_bf16_instructions() {
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
+// The dtypes oneDNN multiplies here: float32, and bfloat16 where the CPU has instructions for it.
+bool supported(at::ScalarType t) { return t == at::kFloat || (t == at::kBFloat16 && has_bf16_instructions()); }
+
 memory::data_type dnnl_type(at::ScalarType t) {
   return t == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
-// A matmul of M rows against a packed [in, out] weight. Primitives depend only on (M, in, out,
-// dtype), so the layers of a model share them; the scratchpad is the caller's, so one primitive
-// may run on several threads at once (the drafter and the verifier).
+// A primitive and its description. The scratchpad is the caller's (see scratchpad_for), so one
+// primitive may run on several threads at once (the drafter and the verifier).
 struct Plan {
   dnnl::matmul prim;
   dnnl::matmul::primitive_desc pd;
 };
 
-dnnl::matmul::primitive_desc make_pd(int64_t m, int64_t in, int64_t out, memory::data_type dt,
-                                     const memory::desc& weights) {
-  memory::desc a({m, in}, dt, memory::format_tag::ab);
-  memory::desc c({m, out}, dt, memory::format_tag::ab);
+dnnl::matmul::primitive_desc make_pd(const memory::desc& a, const memory::desc& b, const memory::desc& c) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, weights, c), attr, cpu_engine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
 }
 
+// src [M, in] · weights -> dst [M, out], all plain row-major but the weights.
+dnnl::matmul::primitive_desc make_pd(int64_t m, int64_t in, int64_t out, memory::data_type dt,
+                                     const memory::desc& weights) {
+  return make_pd({{m, in}, dt, memory::format_tag::ab}, weights, {{m, out}, dt, memory::format_tag::ab});
+}
+
+// Runs a plan on this thread's stream with a scratchpad of its own, and waits for it.
+void run(const Plan& p, const memory::desc& src, void* a, const memory::desc& wts, void* b, const memory::desc& dst,
+         void* c) {
+  at::Tensor scratch = scratchpad_for(p.pd);
+  auto& e = cpu_engine();
+  memory ma(src, e, a), mb(wts, e, b), mc(dst, e, c), pad(p.pd.scratchpad_desc(), e, scratch.data_ptr());
+  p.prim.execute(cpu_stream(),
+                 {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, pad}});
+  cpu_stream().wait();
+}
+
+// A matmul of M rows against a packed [in, out] weight. Primitives depend only on (M, in, out,
+// dtype), so the layers of a model share them.
 const Plan& plan_for(int64_t m, int64_t in, int64_t out, memory::data_type dt, const memory::desc& weights) {
   static std::mutex mu;
   static std::map<std::tuple<int64_t, int64_t, int64_t, int>, Plan> plans;
@@ -100,8 +118,7 @@ PackedWeight::~PackedWeight() = default;
 
 std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& weight) {
   const at::ScalarType t = weight.scalar_type();
-  if (!weight.device().is_cpu() || weight.dim() != 2 || (t != at::kFloat && t != at::kBFloat16)) return nullptr;
-  if (t == at::kBFloat16 && !has_bf16_instructions()) return nullptr;
+  if (!weight.device().is_cpu() || weight.dim() != 2 || !supported(t)) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->out = weight.size(0), impl->in = weight.size(1), impl->dtype = t;
   const memory::data_type dt = dnnl_type(t);
@@ -131,15 +148,7 @@ at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   at::Tensor y = at::empty({m, w.out}, a.options());
   if (m == 0) return y;
   const Plan& p = plan_for(m, w.in, w.out, dnnl_type(w.dtype), w.desc);
-  at::Tensor scratch = scratchpad_for(p.pd);
-  auto& e = cpu_engine();
-  memory src(p.pd.src_desc(), e, a.data_ptr());
-  memory wts(w.desc, e, w.storage.data_ptr());
-  memory dst(p.pd.dst_desc(), e, y.data_ptr());
-  memory pad(p.pd.scratchpad_desc(), e, scratch.data_ptr());
-  p.prim.execute(cpu_stream(),
-                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
-  cpu_stream().wait();
+  run(p, p.pd.src_desc(), a.data_ptr(), w.desc, w.storage.data_ptr(), p.pd.dst_desc(), y.data_ptr());
   return y;
 }
 
@@ -148,14 +157,9 @@ namespace {
 // Shapes and strides are given at run time, so one primitive serves every layer, step and cache
 // length (a primitive per shape would generate kernels every step as the cache grows). Per
 // dtype, two variants: b with unit stride along N (values) or along K (transposed keys).
-struct BatchedPlan {
-  dnnl::matmul prim;
-  dnnl::matmul::primitive_desc pd;
-};
-
-const BatchedPlan& batched_plan(memory::data_type dt, bool b_unit_k) {
+const Plan& batched_plan(memory::data_type dt, bool b_unit_k) {
   static std::mutex mu;
-  static std::map<std::pair<int, bool>, BatchedPlan> plans;
+  static std::map<std::pair<int, bool>, Plan> plans;
   std::lock_guard<std::mutex> lock(mu);
   auto key = std::make_pair(static_cast<int>(dt), b_unit_k);
   auto it = plans.find(key);
@@ -163,10 +167,8 @@ const BatchedPlan& batched_plan(memory::data_type dt, bool b_unit_k) {
     const auto R = DNNL_RUNTIME_DIM_VAL;
     memory::desc a({R, R, R}, dt, {R, R, 1}), c({R, R, R}, dt, {R, R, 1});
     memory::desc b({R, R, R}, dt, b_unit_k ? memory::dims{R, 1, R} : memory::dims{R, R, 1});
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
-    it = plans.emplace(key, BatchedPlan{dnnl::matmul(pd), pd}).first;
+    auto pd = make_pd(a, b, c);
+    it = plans.emplace(key, Plan{dnnl::matmul(pd), pd}).first;
   }
   return it->second;
 }
@@ -179,8 +181,7 @@ memory::desc strided(const at::Tensor& t) {
 
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
   const at::ScalarType t = a.scalar_type();
-  const bool dtype_ok = t == at::kFloat || (t == at::kBFloat16 && has_bf16_instructions());
-  if (!a.device().is_cpu() || !dtype_ok || b.scalar_type() != t || a.dim() != 3 || b.dim() != 3 ||
+  if (!a.device().is_cpu() || !supported(t) || b.scalar_type() != t || a.dim() != 3 || b.dim() != 3 ||
       a.size(0) != b.size(0) || a.size(2) != b.size(1))
     return {};
   at::Tensor x = a.stride(2) == 1 ? a : a.contiguous();
@@ -188,14 +189,8 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor y = (unit_k || b.stride(2) == 1) ? b : b.contiguous();
   at::Tensor out = at::empty({a.size(0), a.size(1), b.size(2)}, a.options());
   if (out.numel() == 0) return out;
-  const BatchedPlan& p = batched_plan(dnnl_type(t), unit_k);
-  at::Tensor scratch = scratchpad_for(p.pd);
-  auto& e = cpu_engine();
-  memory src(strided(x), e, x.data_ptr()), wts(strided(y), e, y.data_ptr()), dst(strided(out), e, out.data_ptr());
-  memory pad(p.pd.scratchpad_desc(), e, scratch.data_ptr());
-  p.prim.execute(cpu_stream(),
-                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
-  cpu_stream().wait();
+  run(batched_plan(dnnl_type(t), unit_k), strided(x), x.data_ptr(), strided(y), y.data_ptr(), strided(out),
+      out.data_ptr());
   return out;
 }
 
