@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/bandwidth.h"
+#include "bench/forward_case.h"
 #include "bench/forward_profile.h"
 #include "model/decoder.h"
 #include "model/onednn_matmul.h"
@@ -76,22 +77,24 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Bytes a forward of B rows × T new tokens must read at least: every weight of the layers and
-// the head once (the embedding only B·T rows of it), and each row's cached keys and values.
-double forward_bytes(const exspec::ModelConfig& c, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+// Elements of the weights every new token is multiplied by: q/k/v, o, gate/up/down of every
+// layer and the head (the embedding is only looked up).
+double product_weights(const exspec::ModelConfig& c) {
   const double hd = c.head_dim, H = c.num_heads, Hkv = c.num_kv_heads, h = c.hidden_size;
   const double layer = h * (H + 2 * Hkv) * hd + H * hd * h + 3.0 * h * c.intermediate_size;
-  const double weights = c.num_layers * layer + double(c.vocab_size) * h;
-  const double cache = double(B) * (ctx + T) * c.num_layers * 2 * Hkv * hd;
-  return (weights + cache) * elem;
+  return c.num_layers * layer + double(c.vocab_size) * h;
+}
+
+// Bytes a forward of B rows × T new tokens must read at least: those weights once, and each
+// row's cached keys and values.
+double forward_bytes(const exspec::ModelConfig& c, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+  const double cache = double(B) * (ctx + T) * c.num_layers * 2 * c.num_kv_heads * c.head_dim;
+  return (product_weights(c) + cache) * elem;
 }
 
 double forward_flops(const exspec::ModelConfig& c, int64_t B, int64_t T, int64_t ctx) {
-  const double hd = c.head_dim, H = c.num_heads, Hkv = c.num_kv_heads, h = c.hidden_size;
-  const double layer = h * (H + 2 * Hkv) * hd + H * hd * h + 3.0 * h * c.intermediate_size;
-  const double matmuls = 2.0 * B * T * (c.num_layers * layer + double(c.vocab_size) * h);
-  const double attention = 4.0 * B * T * (ctx + T) * H * hd * c.num_layers;
-  return matmuls + attention;
+  const double attention = 4.0 * B * T * (ctx + T) * c.num_heads * c.head_dim * c.num_layers;
+  return 2.0 * B * T * product_weights(c) + attention;
 }
 
 // The best a large square product reaches here in this dtype: the compute yardstick.
@@ -113,17 +116,11 @@ struct Timing {
 };
 
 Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps) {
-  exspec::KVCache c = m.new_cache(b, ctx + t);
-  at::Tensor ids = at::randint(m.config().vocab_size, {b, ctx}, at::kLong);
-  m.forward(ids, at::arange(ctx, at::kLong).expand({b, ctx}), at::ones({b, ctx}, at::kLong), c, 1);
-  at::Tensor step = at::randint(m.config().vocab_size, {b, t}, at::kLong);
-  at::Tensor pos = (at::arange(t, at::kLong) + ctx).expand({b, t});
-  at::Tensor mask = at::ones({b, ctx + t}, at::kLong);
+  exspec::ForwardCase fc(m, b, t, ctx);
   std::vector<double> ms;
   for (int r = 0; r <= reps; ++r) {  // the first is a warm-up (kernels generated, memory touched)
-    c.truncate(ctx);
     auto t0 = std::chrono::steady_clock::now();
-    m.forward(step, pos, mask, c);
+    fc.run();
     if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());

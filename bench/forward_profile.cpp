@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "bench/forward_case.h"
 #include "model/decoder.h"
 
 namespace exspec {
@@ -47,24 +48,15 @@ std::map<std::string, OpTotal> top_level(const prof::thread_event_lists& lists) 
 
 void print_forward_profile(const Decoder& m, int64_t b, int64_t t, int64_t ctx, const std::string& label) {
   const int reps = 10;
-  KVCache c = m.new_cache(b, ctx + t);
-  m.forward(at::randint(m.config().vocab_size, {b, ctx}, at::kLong), at::arange(ctx, at::kLong).expand({b, ctx}),
-            at::ones({b, ctx}, at::kLong), c, 1);
-  at::Tensor step = at::randint(m.config().vocab_size, {b, t}, at::kLong);
-  at::Tensor pos = (at::arange(t, at::kLong) + ctx).expand({b, t});
-  at::Tensor mask = at::ones({b, ctx + t}, at::kLong);
-  c.truncate(ctx);
-  m.forward(step, pos, mask, c);  // warm-up
+  ForwardCase fc(m, b, t, ctx);
+  fc.run();  // warm-up
   double wall_ms = 0;
   prof::thread_event_lists lists;
   {
     prof::TLSLegacyProfilerGuard guard(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU),
                                        [&](const prof::thread_event_lists& l) { lists = l; });
     auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) {
-      c.truncate(ctx);
-      m.forward(step, pos, mask, c);
-    }
+    for (int r = 0; r < reps; ++r) fc.run();
     wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
   }
   auto totals = top_level(lists);
