@@ -1,4 +1,5 @@
 #include "tests/http/support.h"
+#include "tests/http/socket.h"
 
 #include <csignal>
 #include <cstdio>
@@ -178,14 +179,19 @@ json HttpResult::json_body() const {
   return {};
 }
 
-HttpResult request(int port, const std::string& method, const std::string& target, const std::string& body,
-                   const std::map<std::string, std::string>& headers, int timeout_s) {
-  net::io_context ioc;
+net::ip::tcp::socket connect_loopback(net::io_context& ioc, int port, int timeout_s) {
   net::ip::tcp::socket sock(ioc);
   sock.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   timeval tv{timeout_s, 0};
   setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(sock.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  return sock;
+}
+
+HttpResult request(int port, const std::string& method, const std::string& target, const std::string& body,
+                   const std::map<std::string, std::string>& headers, int timeout_s) {
+  net::io_context ioc;
+  net::ip::tcp::socket sock = connect_loopback(ioc, port, timeout_s);
   bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
   req.set(bhttp::field::host, "127.0.0.1");
   for (const auto& [k, v] : headers) req.set(k, v);
@@ -211,11 +217,7 @@ HttpResult request(int port, const std::string& method, const std::string& targe
 
 std::string raw_exchange(int port, const std::string& bytes, int timeout_s, bool keep_open) {
   net::io_context ioc;
-  net::ip::tcp::socket sock(ioc);
-  sock.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  timeval tv{timeout_s, 0};
-  setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(sock.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  net::ip::tcp::socket sock = connect_loopback(ioc, port, timeout_s);
   beast::error_code ec;
   net::write(sock, net::buffer(bytes), ec);  // the server may close before taking it all
   if (!keep_open) sock.shutdown(net::ip::tcp::socket::shutdown_send, ec);

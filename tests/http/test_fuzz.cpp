@@ -15,6 +15,7 @@
 
 #include "tests/http/batch_support.h"
 #include "tests/http/fuzz_gen.h"
+#include "tests/http/socket.h"
 #include "tests/http/support.h"
 
 using namespace exspec::httptest;
@@ -50,11 +51,7 @@ std::string error_body_problem(const std::string& body) {
 Outcome exchange(int port, const FuzzCase& c) {
   Outcome o;
   net::io_context ioc;
-  net::ip::tcp::socket sock(ioc);
-  sock.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  timeval tv{20, 0};
-  setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(sock.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  net::ip::tcp::socket sock = connect_loopback(ioc, port, 20);
   beast::error_code ec;
   net::write(sock, net::buffer(c.bytes), ec);  // the server may answer and close before taking all
   if (!c.complete) sock.shutdown(net::ip::tcp::socket::shutdown_send, ec);
