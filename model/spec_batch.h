@@ -2,7 +2,7 @@
 // paper (Algorithm 2, Fig. 3): unpad-append-repad of input ids, attention mask, position ids
 // and both models' KV caches.
 //
-// Invariant (DESIGN.md): each model's cache covers every token of a sequence except the last
+// Invariant: each model's cache covers every token of a sequence except the last
 // one, the pending token, which is fed at the next forward. The draft may lag further behind
 // (`draft_lag`): when all K drafts were accepted, d_K was never fed to the draft, and a step
 // with K = 0 (a plain target step) feeds nothing to the draft. The next drafting step feeds the
