@@ -298,15 +298,25 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
 }
 
 void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record) {
-  if (record) store_.record_answer(batch_id, a);  // committed before the count moves (same transaction)
+  bool kept = !record;  // true: the answer is committed, or there was none to commit
+  if (record) {
+    try {
+      store_.record_answer(batch_id, a);  // committed before the count moves (same transaction)
+      kept = true;
+    } catch (const std::exception& e) {  // the store failed (disk, database down): run the line again
+      std::cerr << "exspec serve: batch " << batch_id << " line " << line_no << ": answer not recorded: " << e.what()
+                << std::endl;
+    }
+  }
+  const bool again = !record || !kept;
   // The Generation is inside its own call: release it after, from a later task.
-  q_->push([this, batch_id, line_no, record, a] {
+  q_->push([this, batch_id, line_no, again] {
     auto it = running_.find(batch_id);
     if (it == running_.end()) return;
-    it->second.inflight.erase(line_no);
-    if (!record && store_.leases()) {
+    it->second.inflight.erase(line_no);  // no longer renewed: its lease runs out if the release fails
+    if (again && store_.leases()) {
       store_.leases()->release(batch_id, {line_no});  // another replica (or we, later) runs it again
-    } else if (!record && ctx_.state.load() == ServerState::Ready) {
+    } else if (again && ctx_.state.load() == ServerState::Ready) {
       // Not expected while serving (503 means shutting down), but never lose the line.
       // Its body is gone here: reload the batch's pending lines from the file.
       it->second.loaded = false;

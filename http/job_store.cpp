@@ -1,7 +1,6 @@
 #include "http/job_store.h"
 
 #include <chrono>
-#include <random>
 #include <stdexcept>
 
 #include "http/pg_job_store.h"
@@ -11,14 +10,6 @@ namespace exspec::http {
 
 int64_t JobStore::now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string JobStore::new_id(const char* prefix) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string s = prefix;
-  for (int i = 0; i < 24; ++i) s += hex[rng() % 16];
-  return s;
 }
 
 std::unique_ptr<JobStore> open_job_store(const std::string& job_store, const std::string& data_dir,

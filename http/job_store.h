@@ -67,7 +67,6 @@ class JobStore {
   virtual ~JobStore() = default;
 
   static int64_t now();
-  static std::string new_id(const char* prefix);
 
   // Problems found at start-up (one line each), printed as warnings.
   virtual std::vector<std::string> audit() { return {}; }

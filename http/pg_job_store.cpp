@@ -6,6 +6,7 @@
 
 
 #include "http/pg_line_leases.h"
+#include "http/random_id.h"
 
 namespace exspec::http {
 namespace {
@@ -99,7 +100,7 @@ PgJobStore::~PgJobStore() = default;
 LineLeases* PgJobStore::leases() { return leases_.get(); }
 
 FileRec PgJobStore::add_file(const std::string& purpose, const std::string& filename, const std::string& content) {
-  FileRec f{new_id("file-"), purpose, filename, "", static_cast<int64_t>(content.size()), now()};
+  FileRec f{random_id("file-"), purpose, filename, "", static_cast<int64_t>(content.size()), now()};
   // The content and its row commit together: no row without content, no orphan content.
   pool_->with([&](PgConn& c) {
     c.exec("INSERT INTO exspec_files (id, purpose, filename, bytes, created_at, content) VALUES ($1,$2,$3,$4,$5,$6)",

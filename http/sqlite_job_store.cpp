@@ -1,4 +1,5 @@
 #include "http/sqlite_job_store.h"
+#include "http/random_id.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -204,7 +205,7 @@ void SqliteJobStore::exec(const char* sql) {
 
 FileRec SqliteJobStore::add_file(const std::string& purpose, const std::string& filename, const std::string& content) {
   FileRec f;
-  f.id = new_id("file-");
+  f.id = random_id("file-");
   f.purpose = purpose;
   f.filename = filename;
   f.bytes = static_cast<int64_t>(content.size());
