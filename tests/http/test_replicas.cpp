@@ -59,6 +59,21 @@ TEST_CASE("replicas: PostgreSQL, two replicas and HAProxy; kill -9 of one mid-ba
   auto r2 = std::make_unique<ServerProcess>(replica_flags(pg, "r2"));
   Balancer lb({r1.port(), r2->port()});
   const int port = lb.port();
+  // A stream passes through the balancer whole: its events add up to the plain answer.
+  const json req{{"model", "target"}, {"prompt", "Through the balancer"}, {"max_tokens", 24}};
+  const std::string plain = post(r1.port(), "/v1/completions", req).json_body()["choices"][0]["text"];
+  json streamed_req = req;
+  streamed_req["stream"] = true;
+  const HttpResult s = post(port, "/v1/completions", streamed_req);
+  REQUIRE(s.status == 200);
+  CHECK(s.headers.at("content-type") == "text/event-stream");
+  bool done = false;
+  std::string streamed;
+  for (const json& e : sse_events(s.body, &done))
+    if (!e["choices"].empty()) streamed += e["choices"][0]["text"].get<std::string>();
+  CHECK(done);
+  CHECK(streamed == plain);
+
   constexpr int kLines = 500, kTokens = 6;
   const Lines l = completion_lines(kLines, kTokens);
   const json f = upload(port, l.jsonl);
