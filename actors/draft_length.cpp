@@ -158,11 +158,10 @@ void DraftLengthPolicy::observe_step(const StepShape& s, double draft_s, double 
 
 void DraftLengthPolicy::observe_row(int64_t k, int64_t a) { global_.observe(k, a, kGlobalDecay); }
 
-void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a, int band) {
+void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band) {
   observe_row(k, a);
   bands_[band].observe(k, a, kGlobalDecay);
   row.observe(k, a, kRowDecay);
-  draft_lag = k == 0 ? draft_lag + 1 : (a == k ? 1 : 0);
 }
 
 SpeculationEstimates DraftLengthPolicy::estimates() const {

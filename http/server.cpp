@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "http/accept_loop.h"
+#include "http/backend.h"
 #include "http/batch_runner.h"
 #include "http/job_store.h"
 #include "http/server_context.h"
@@ -19,41 +20,6 @@
 namespace exspec::http {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-namespace {
-
-std::unique_ptr<Backend> load_backend(const ServerConfig& cfg) {
-  auto b = std::make_unique<Backend>();
-  const EngineOptions eo = engine_options(cfg);
-  b->engine = Engine::start(eo);
-  const ModelInfo& info = b->engine->info();
-  namespace fs = std::filesystem;
-  std::string why;
-  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
-    b->tokenizer = Tokenizer::load(cfg.model);
-    b->chat = choose_chat_template(*b->tokenizer, cfg.chat_template, why);
-    if (!b->chat) std::cerr << "exspec serve: warning: chat completions are off: " << why << "\n";
-  } else {
-    why = "the model directory has no tokenizer.json, so chat completions are not available";
-    std::cerr << "exspec serve: warning: " << why << "; prompts must be token ids\n";
-  }
-  std::string dir = cfg.model;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
-  b->mode = mode_name(eo.decoding.mode);
-  b->draft_tokens = draft_tokens_name(eo.decoding);
-  ModelFacts& f = b->facts;
-  f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
-  f.chat = b->chat ? &*b->chat : nullptr;
-  f.chat_error = why;
-  f.context = info.max_position_embeddings;
-  f.vocab = info.vocab_size;
-  f.limits = cfg.limits;
-  f.model_names = {b->served_name, cfg.model, dir};
-  return b;
-}
-
-}  // namespace
 
 int serve(const ServerConfig& cfg) {
   ServerContext ctx;
@@ -102,7 +68,7 @@ int serve(const ServerConfig& cfg) {
 
   std::thread loader([&] {
     try {
-      auto b = load_backend(cfg);
+      auto b = load_backend(cfg, "exspec serve");
       backend = std::move(b);
       ctx.backend = backend.get();
       ServerState expected = ServerState::Loading;
