@@ -169,10 +169,16 @@ void BatchRunner::tick() {
       finalize(*b, "cancelled");
     }
   }
-  // Batches that failed validation (or finished elsewhere) need no state here.
+  // Batches that failed validation or finished elsewhere (another replica finalized a cancel, a
+  // failure, or lines we ran again after a lease ran out) need no state here, and what still
+  // runs for them would count for nothing: it is cancelled.
   for (auto it = running_.begin(); it != running_.end();) {
-    const bool listed = std::find(ids.begin(), ids.end(), it->first) != ids.end();
-    it = !listed && it->second.inflight.empty() ? running_.erase(it) : std::next(it);
+    if (std::find(ids.begin(), ids.end(), it->first) != ids.end()) {
+      ++it;
+      continue;
+    }
+    for (auto& [line, g] : it->second.inflight) g.first->abort();
+    it = running_.erase(it);
   }
 }
 

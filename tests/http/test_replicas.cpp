@@ -188,7 +188,10 @@ TEST_CASE("replicas: a cancel through one replica stops the lines running on the
   const auto out = download(r2.port(), b["output_file_id"]);
   CHECK(static_cast<int64_t>(out.size()) == done);
   check_outputs(out, oracle(l.prompts, kTokens));
-  // Both engines let go of the batch's sequences.
+  // r2 heard of the cancel through the database and cancelled the lines it was running (it
+  // runs up to batch_in_flight of them at any time while lines are left); both engines are idle.
+  wait_until([&] { return replica_metric(r2.port(), "exspec_sequences_cancelled_total", "r2") >= 1; }, 10,
+             "r2 to cancel the lines it was running");
   for (auto* s : {&r1, &r2})
     wait_until([&] { return replica_metric(s->port(), "exspec_active_sequences", s == &r1 ? "r1" : "r2") == 0; }, 30,
                "the engines to drop the cancelled lines");
