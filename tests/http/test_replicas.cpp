@@ -1,3 +1,4 @@
+// Test names carry no ',' or ';': CTest would cut the name at ';' and Catch read ',' as "or".
 // Scale-out with real parts: a PostgreSQL server, two `exspec serve --job-store postgresql://...`
 // replicas and HAProxy (config/haproxy.cfg), all on loopback and started here. A replica is
 // killed with kill -9 in the middle of a batch; every line must still be answered exactly once,
@@ -53,7 +54,7 @@ void kill9(ServerProcess& s) {
 
 }  // namespace
 
-TEST_CASE("replicas: PostgreSQL, two replicas and HAProxy; kill -9 of one mid-batch; every line answered exactly once") {
+TEST_CASE("replicas: PostgreSQL and two replicas behind HAProxy survive a kill -9 mid-batch with every line answered exactly once") {
   PgServer pg;
   ServerProcess r1(replica_flags(pg, "r1"));
   auto r2 = std::make_unique<ServerProcess>(replica_flags(pg, "r2"));
@@ -118,7 +119,7 @@ TEST_CASE("replicas: PostgreSQL, two replicas and HAProxy; kill -9 of one mid-ba
   CHECK(get_batch(r2->port(), id)["request_counts"] == b["request_counts"]);
 }
 
-TEST_CASE("replicas: lines leased by a replica killed with kill -9 are claimed again after the lease, not before") {
+TEST_CASE("replicas: lines leased by a replica killed with kill -9 are claimed again after the lease and not before") {
   PgServer pg;
   ServerProcess r1(replica_flags(pg, "r1"));
   auto r2 = std::make_unique<ServerProcess>(replica_flags(pg, "r2"));
@@ -198,7 +199,7 @@ TEST_CASE("replicas: a cancel through one replica stops the lines running on the
   CHECK(get_batch(r1.port(), id)["request_counts"] == b["request_counts"]);
 }
 
-TEST_CASE("replicas: an unreachable job store is a clear start-up error, and /metrics labels every sample") {
+TEST_CASE("replicas: an unreachable job store is a clear start-up error and /metrics labels every sample") {
   int st = 0;
   const std::string log = run_capture(std::string(EXSPEC_BIN) + " serve --model " + models().target +
                                       " --port 0 --job-store 'postgresql:///exspec?host=/nonexistent-dir' 2>&1", &st);
