@@ -96,6 +96,8 @@ TEST_CASE("replicas: PostgreSQL and two replicas behind HAProxy survive a kill -
   const std::string at_kill = pg.psql(by_replica + "; SELECT count(*) FROM exspec_batch_lines WHERE batch_id = '" + id +
                                       "' AND owner LIKE 'r2/%'");
   INFO("answered by r1|r2 at the kill, then lines r2 held: " << at_kill);
+  const int64_t answered_at_kill = as_int(pg.psql("SELECT count(*) FROM exspec_answers WHERE batch_id = '" + id + "'"));
+  REQUIRE(answered_at_kill < kLines);  // the kill did land mid-batch
 
   // Polled through the balancer, which takes the dead replica out (and retries a refused connection).
   const json b = wait_final(port, id, 240);
