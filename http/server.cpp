@@ -28,13 +28,19 @@ int serve(const ServerConfig& cfg) {
   std::atomic<bool> hurry{false}, failed{false};
   // Files/Batches state; the runner resumes unfinished batches once the models are loaded.
   std::unique_ptr<JobStore> jobs;
-  if (!cfg.data_dir.empty()) {
+  if (!cfg.data_dir.empty() || !cfg.job_store.empty()) {
     try {
-      jobs = std::make_unique<JobStore>(cfg.data_dir);
+      jobs = open_job_store(cfg.job_store, cfg.data_dir, cfg.replica, cfg.batch_lease_ms);
     } catch (const std::exception& e) {
-      std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
+      if (cfg.job_store.empty())
+        std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
+      else
+        std::cerr << "exspec serve: cannot open the job store: " << e.what() << "\n";
       return 1;
     }
+    if (!cfg.job_store.empty())
+      std::cerr << "exspec serve: job store: " << jobs->where() << ", replica " << cfg.replica << ", batch lease "
+                << cfg.batch_lease_ms << " ms" << std::endl;
     ctx.jobs = jobs.get();
     for (const std::string& w : jobs->audit()) std::cerr << "exspec serve: warning: " << w << std::endl;
   }
