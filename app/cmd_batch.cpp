@@ -25,6 +25,7 @@
 #include "http/batch_lines.h"
 #include "http/chat_template.h"
 #include "http/generation.h"
+#include "http/line_start.h"
 #include "http/task_queue.h"
 #include "http/server_config.h"
 
@@ -196,27 +197,21 @@ int cmd_batch(int argc, char** argv, int first) {
         write(http::AnswerRec{line.line_no, line.custom_id, status, std::move(body), ""});
         finished.push_back(line.line_no);
       };
-      try {
-        http::GenRequest g = line.url == "/v1/chat/completions" ? http::parse_chat_request(line.body, facts)
-                                                                : http::parse_completion_request(line.body, facts);
-        http::GenerationEnv env;
-        env.engine = engine;
-        env.tokenizer = facts.tokenizer;
-        env.model_name = served;
-        env.model_eos = engine->info().eos_ids;
-        env.post = [q](std::function<void()> f) { q->push(std::move(f)); };
-        env.priority = 0;
-        auto lo = std::make_shared<LineOut>(answer);
-        auto gen = std::make_shared<http::Generation>(std::move(g), std::move(env), lo, std::chrono::steady_clock::now());
-        gen->start();
-        inflight[line.line_no] = {gen, lo};
-      } catch (const http::ApiError& e) {
-        if (e.status() == 429) {
-          overloaded = true;  // retry when something finishes
-          continue;
-        }
-        answer(e.status(), e.to_json().dump());
+      http::GenerationEnv env;
+      env.engine = engine;
+      env.tokenizer = facts.tokenizer;
+      env.model_name = served;
+      env.model_eos = engine->info().eos_ids;
+      env.post = [q](std::function<void()> f) { q->push(std::move(f)); };
+      env.priority = 0;
+      auto lo = std::make_shared<LineOut>(answer);
+      http::LineStart s = http::start_line(line, line.url == "/v1/chat/completions", facts, std::move(env), lo);
+      if (s.busy) {
+        overloaded = true;  // retry when something finishes
+        continue;
       }
+      if (s.refused) answer(s.refused->status(), s.refused->to_json().dump());
+      else inflight[line.line_no] = {std::move(s.gen), lo};
       todo.pop_front();
     }
     for (auto& t : q->wait(std::chrono::milliseconds(100)).tasks) t();

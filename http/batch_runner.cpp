@@ -5,30 +5,10 @@
 
 #include "http/api_error.h"
 #include "http/json_body.h"
+#include "http/line_start.h"
 
 namespace exspec::http {
 using nlohmann::ordered_json;
-
-struct BatchRunner::Queue {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> tasks;
-  bool woken = true, stop = false;
-  void push(std::function<void()> f) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      tasks.push_back(std::move(f));
-    }
-    cv.notify_one();
-  }
-  void wake() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      woken = true;
-    }
-    cv.notify_one();
-  }
-};
 
 // Where a line's Generation hands its response. Runs on the runner thread (the Generation's
 // callbacks are posted there), so it may touch the runner directly.
@@ -52,20 +32,18 @@ class BatchRunner::LineOut : public GenerationOutput {
 };
 
 BatchRunner::BatchRunner(ServerContext& ctx, JobStore& store)
-    : ctx_(ctx), store_(store), q_(std::make_shared<Queue>()), thread_([this] { loop(); }) {}
+    : ctx_(ctx), store_(store), q_(std::make_shared<TaskQueue>()), thread_([this] { loop(); }) {
+  q_->wake();  // look at the store at once
+}
 
 BatchRunner::~BatchRunner() { stop(); }
 
 void BatchRunner::wake() { q_->wake(); }
 
 void BatchRunner::stop() {
-  {
-    std::lock_guard<std::mutex> lock(q_->mu);
-    if (q_->stop && !thread_.joinable()) return;
-    q_->stop = true;
-  }
-  q_->cv.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;  // stopped already
+  q_->stop();
+  thread_.join();
   running_.clear();  // Generations: with the engine stopped they cancel nothing
   // What we still held goes back at once, not after the lease: the other replicas go on now.
   if (LineLeases* l = store_.leases()) {
@@ -80,17 +58,10 @@ void BatchRunner::stop() {
 void BatchRunner::loop() {
   auto last_tick = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   while (true) {
-    std::deque<std::function<void()>> tasks;
-    bool woke = false;
-    {
-      std::unique_lock<std::mutex> lock(q_->mu);
-      q_->cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return q_->stop || !q_->tasks.empty() || q_->woken; });
-      if (q_->stop) return;
-      tasks.swap(q_->tasks);
-      woke = q_->woken;
-      q_->woken = false;
-    }
-    for (auto& t : tasks) {
+    TaskQueue::Taken taken = q_->wait(std::chrono::milliseconds(200));
+    if (taken.stopped) return;  // the engine is down: its last callbacks have nothing to do
+    const bool woke = taken.woken;
+    for (auto& t : taken.tasks) {
       try {
         t();
       } catch (const std::exception& e) {
@@ -273,31 +244,13 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
   };
   while (!r.pending.empty() && in_flight() < cap) {
     const BatchLine& line = r.pending.front();
-    GenRequest g;
-    try {
-      g = chat ? parse_chat_request(line.body, be.facts) : parse_completion_request(line.body, be.facts);
-    } catch (const ApiError& e) {
-      fail_line(line, e);  // what the endpoint would have answered: a 400 in the error file
-      r.pending.pop_front();
-      continue;
-    } catch (const nlohmann::json::exception& e) {
-      fail_line(line, json_value_error(e));  // as route_request answers it
-      r.pending.pop_front();
-      continue;
-    }
     // Batch work at priority 0: interactive requests (1) go first.
     GenerationEnv env = generation_env(ctx_, be, [q = q_](std::function<void()> f) { q->push(std::move(f)); }, 0);
     auto out = std::make_shared<LineOut>(this, r.id, line.line_no, line.custom_id);
-    auto gen = std::make_shared<Generation>(std::move(g), std::move(env), out, std::chrono::steady_clock::now());
-    try {
-      gen->start();
-    } catch (const ApiError& e) {
-      if (e.status() == 429 || e.status() == 503) return false;  // the line stays pending
-      fail_line(line, e);
-      r.pending.pop_front();
-      continue;
-    }
-    r.inflight[line.line_no] = {std::move(gen), std::move(out)};
+    LineStart s = start_line(line, chat, be.facts, std::move(env), out);
+    if (s.busy) return false;  // the line stays pending
+    if (s.refused) fail_line(line, *s.refused);  // what the endpoint would have answered
+    else r.inflight[line.line_no] = {std::move(s.gen), std::move(out)};
     r.pending.pop_front();
   }
   return true;

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "http/batch_lines.h"
+#include "http/task_queue.h"
 #include "http/generation.h"
 #include "http/job_store.h"
 #include "http/server_context.h"
@@ -42,7 +43,6 @@ class BatchRunner {
   void stop();  // after the engine has shut down (its last callbacks may still post here)
 
  private:
-  struct Queue;  // tasks for the runner thread; shared with the engine's callbacks
   class LineOut;
   struct Running {
     std::string id, endpoint;
@@ -75,7 +75,7 @@ class BatchRunner {
 
   ServerContext& ctx_;
   JobStore& store_;
-  std::shared_ptr<Queue> q_;
+  std::shared_ptr<TaskQueue> q_;  // tasks for the runner thread; shared with the engine's callbacks
   std::map<std::string, Running> running_;  // only touched on the runner thread
   std::chrono::steady_clock::time_point last_renew_{};
   std::thread thread_;
