@@ -8,11 +8,13 @@
 #include <cmath>
 #include <map>
 
+#include "actors/calibration.h"
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"
+#include "tests/inplace_driver.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -245,6 +247,36 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         }
         if (mode != Mode::NonSpec && K > 0) CATCH_CHECK(engine.stats().accepted > 0);
       }
+    }
+  }
+}
+
+CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle][inplace]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const auto reqs = sampled_requests(*target, {eos});
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (int64_t B : {1, 3, 8, 16}) {
+    for (int64_t K : {0, 1, 3, 5, -1}) {
+      test::InplaceConfig c;
+      c.batch_size = B;
+      c.max_sequences = B + (B % 3) * 2;
+      c.chunk_tokens = B % 2 ? 4 : 64;
+      c.k = std::max<int64_t>(K, 0);
+      EngineConfig ec;
+      if (K < 0) c.policy = make_policy(ec, *target, draft.get(), false);
+      test::InplaceRunner runner(target, K == 0 ? nullptr : draft, c);
+      auto got = runner.run(reqs);
+      CATCH_INFO("B " << B << ", K " << K);
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        CATCH_CHECK(got[i].tokens == want[i].tokens);
+        CATCH_CHECK(got[i].finish == want[i].finish);
+        CATCH_REQUIRE(got[i].logprobs.size() == want[i].logprobs.size());
+        for (size_t j = 0; j < want[i].logprobs.size(); ++j)
+          CATCH_CHECK(std::abs(got[i].logprobs[j].logprob - want[i].logprobs[j].logprob) < 1e-9);
+      }
+      if (K > 0) CATCH_CHECK(runner.stats().accepted > 0);
     }
   }
 }
