@@ -40,20 +40,33 @@ int64_t draft_lag(const InplaceModels& m, const InplaceSeq& s) {
 
 int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t budget) {
   if (budget < 1) throw std::invalid_argument("prefill_chunk: the token budget must be >= 1");
+  std::vector<const InplaceSeq*> todo;
+  std::vector<int64_t> rem;
+  for (const InplaceSeq* s : rows) {
+    const int64_t r = prefill_remaining(m, *s);
+    if (r > 0) todo.push_back(s), rem.push_back(r);
+  }
+  // The first n rows with width T_n = min(their longest remaining, budget / n): the n that
+  // stores the most tokens (a long prompt alone, or many short ones side by side).
+  int64_t best_n = 0, best_T = 0, best_tokens = 0, longest = 0;
+  for (int64_t n = 1; n <= static_cast<int64_t>(todo.size()) && n <= budget; ++n) {
+    longest = std::max(longest, rem[n - 1]);
+    const int64_t T = std::min(longest, budget / n);
+    int64_t tokens = 0;
+    for (int64_t i = 0; i < n; ++i) tokens += std::min(rem[i], T);
+    if (tokens > best_tokens) best_n = n, best_T = T, best_tokens = tokens;
+  }
+  if (best_n == 0) return 0;
   std::vector<std::vector<int64_t>> runs;
   std::vector<int64_t> slots, counts;
-  int64_t T = 0;
-  for (const InplaceSeq* s : rows) {
-    const int64_t rem = prefill_remaining(m, *s);
-    if (rem <= 0) continue;
-    if (T == 0) T = std::min(rem, budget);
-    else if ((static_cast<int64_t>(runs.size()) + 1) * T > budget) break;
-    const int64_t from = m.target_store->length(s->slot), n = std::min(rem, T);
+  const int64_t T = best_T;
+  for (int64_t i = 0; i < best_n; ++i) {
+    const InplaceSeq* s = todo[i];
+    const int64_t from = m.target_store->length(s->slot), n = std::min(rem[i], T);
     runs.emplace_back(s->tokens.begin() + from, s->tokens.begin() + from + n);
     slots.push_back(s->slot);
     counts.push_back(n);
   }
-  if (runs.empty()) return 0;
   at::Tensor ids = right_padded(runs, T);
   m.target->forward_slots(ids, counts, *m.target_store, slots, Decoder::Logits::None);
   if (m.draft) {
@@ -78,7 +91,7 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const Inplace
   std::vector<int64_t> counts;
   int64_t T = 0;
   for (const InplaceSeq* s : rows) {
-    if (prefill_remaining(m, *s) > 0) throw std::logic_error("draft_inplace: a row is still prefilling");
+    if (m.target_store && prefill_remaining(m, *s) > 0) throw std::logic_error("draft_inplace: a row is still prefilling");
     runs.emplace_back(s->tokens.begin() + m.draft_store->length(s->slot), s->tokens.end());
     counts.push_back(static_cast<int64_t>(runs.back().size()));
     T = std::max(T, counts.back());
@@ -117,11 +130,11 @@ void commit_inplace(const InplaceModels& m, const std::vector<InplaceSeq*>& rows
   auto acc = v.accepted.accessor<int64_t, 1>();
   for (size_t b = 0; b < rows.size(); ++b) {
     InplaceSeq& s = *rows[b];
-    const int64_t a = acc[static_cast<int64_t>(b)], before = pending_count(s);
+    const int64_t a = acc[static_cast<int64_t>(b)], before = pending_count(s), after = before + a + 1;
     // Target: [pending, d_1..d_K] were written after `before`; pending and d_1..d_a stay.
-    m.target_store->set_length(s.slot, before + a + 1);
-    // Draft: its last forward left [pending, d_1..d_{K-1}] after `before`; keep what was accepted.
-    if (m.draft_store && k > 0) m.draft_store->set_length(s.slot, before + std::min(a + 1, k));
+    m.target_store->set_length(s.slot, after);
+    // Draft: its last forward left [pending, d_1..d_{K-1}] after `before`; it keeps what was accepted.
+    if (m.draft_store && k > 0) m.draft_store->set_length(s.slot, after - lag_after_step(draft_lag(m, s), k, a));
     const int64_t* row = tokens.data_ptr<int64_t>() + static_cast<int64_t>(b) * tokens.size(1);
     s.tokens.insert(s.tokens.end(), row, row + a + 1);
   }

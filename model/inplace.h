@@ -37,20 +37,26 @@ struct InplaceModels {
   KVStore* draft_store = nullptr;
 };
 
+// The draft's lag after a step that drafted k tokens of which a were accepted: with k = 0 the
+// draft was fed nothing (pending joins its lag); otherwise it holds pending and d_1..d_min(a, k-1),
+// which leaves d_k unfed when every draft was accepted. The one statement of this rule.
+inline int64_t lag_after_step(int64_t lag, int64_t k, int64_t a) { return k == 0 ? lag + 1 : (a == k ? 1 : 0); }
+
 // Prompt tokens the target has yet to store (0: the sequence can decode).
 int64_t prefill_remaining(const InplaceModels& m, const InplaceSeq& s);
 // Tokens the draft must catch up before it can draft for this sequence.
 int64_t draft_lag(const InplaceModels& m, const InplaceSeq& s);
 
-// One prefill forward of at most `budget` token positions (padding included) per model: the
-// first row still prefilling (in the given order) sets the chunk width T = min(its remaining,
-// budget); further prefilling rows join while the rectangle B x T fits the budget, each with
-// min(its remaining, T) tokens. The draft, when there is one, stores the same chunk (so a long
-// prompt never lands on the draft in one piece later). Returns the prompt tokens stored.
+// One prefill forward of at most `budget` token positions (padding included) per model, over
+// the first n rows still prefilling (in the given order, so earlier arrivals go first), each
+// storing min(its remaining, T) tokens with T = min(the longest remaining, budget / n): n is
+// the count that stores the most tokens. The draft, when there is one, stores the same chunk
+// (the actor pipeline passes none: its draft catches up lazily). Returns the tokens stored.
 int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t budget);
 
 // The draft's K greedy tokens for each row ([B, K] CPU int64; [B, 0] when k == 0): its first
 // forward feeds each row's lag and pending (right-padded), then K - 1 one-token forwards.
+// m.target / m.target_store may be null (the drafter of the actor pipeline has only the draft).
 at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t k);
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
@@ -59,8 +65,8 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Inpl
                             const std::vector<RowSampling>& sampling = {});
 
 // Keeps what was accepted: row b's tokens gain d_1..d_a and the bonus; the target's length
-// becomes tokens - 1 (its rejected positions are overwritten later); the draft keeps pending and
-// d_1..d_min(a, K-1). Nothing is copied.
+// becomes tokens - 1 (its rejected positions are overwritten later); the draft's length follows
+// lag_after_step (when m.draft_store is set). Nothing is copied.
 void commit_inplace(const InplaceModels& m, const std::vector<InplaceSeq*>& rows, const VerifyResult& v, int64_t k);
 
 }  // namespace exspec

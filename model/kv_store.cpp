@@ -10,7 +10,7 @@ namespace exspec {
 
 KVStore::KVStore(int64_t num_layers, int64_t slots, int64_t kv_heads, int64_t head_dim, int64_t capacity,
                  at::ScalarType dtype, at::Device device)
-    : length_(slots, 0), used_(slots, false), capacity_(capacity) {
+    : length_(slots, 0), capacity_(capacity) {
   if (slots < 1 || capacity < 1) throw std::invalid_argument("KVStore: slots and capacity must be >= 1");
   // Zeroed, not empty: a position beyond a row's length is read with weight exactly 0, and
   // 0 * NaN (uninitialised memory) would still poison the row.
@@ -26,24 +26,6 @@ int64_t KVStore::bytes() const {
   for (const auto* bufs : {&k_, &v_})
     for (const auto& b : *bufs) n += b.numel() * static_cast<int64_t>(b.element_size());
   return n;
-}
-
-int64_t KVStore::acquire() {
-  for (int64_t s = 0; s < slots(); ++s) {
-    if (used_[s]) continue;
-    used_[s] = true;
-    length_[s] = 0;
-    ++live_;
-    return s;
-  }
-  return -1;
-}
-
-void KVStore::release(int64_t slot) {
-  if (!used_.at(slot)) throw std::logic_error("KVStore::release: slot " + std::to_string(slot) + " is free");
-  used_[slot] = false;
-  length_[slot] = 0;
-  --live_;
 }
 
 void KVStore::set_length(int64_t slot, int64_t n) {
@@ -63,7 +45,7 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   std::vector<int64_t> wslot, wpos, wtok;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s = slots[b];
-    if (s < 0 || s >= this->slots() || !used_[s]) throw std::invalid_argument("KVStore::plan: slot not in use");
+    if (s < 0 || s >= this->slots()) throw std::invalid_argument("KVStore::plan: no such slot");
     if (counts[b] < 1 || counts[b] > T) throw std::invalid_argument("KVStore::plan: a row's count is outside 1..T");
     if (length_[s] + counts[b] > capacity_) throw std::length_error("KVStore::plan: a sequence outgrows its slot");
     if (std::count(slots.begin(), slots.begin() + b, s)) throw std::invalid_argument("KVStore::plan: a slot twice");

@@ -9,8 +9,8 @@
 // whole prefix), which is the cost this store exists to remove. A slot is contiguous, so a batch
 // whose slots are consecutive reads its keys as a view; any other subset reads them with one
 // index_select of the prefix (a read of what attention reads anyway, no write-back). Slots are
-// handed out lowest first, so the live sequences of a continuous batch stay consecutive. The
-// price is memory: each slot is sized for the longest context, whether used or not.
+// handed out lowest first (model/slot_table.h), so the live sequences of a continuous batch stay
+// consecutive. The price is memory: each slot is sized for the longest context, used or not.
 //
 // Lengths: a slot's length counts the positions that hold content. A forward writes its new
 // positions after the length and advances it by what it wrote; the caller then sets the length
@@ -49,15 +49,11 @@ class KVStore {
   int64_t num_layers() const { return static_cast<int64_t>(k_.size()); }
   int64_t slots() const { return static_cast<int64_t>(length_.size()); }
   int64_t capacity() const { return capacity_; }
-  int64_t live() const { return live_; }
   // Bytes held by the store's tensors (what its sizing costs).
   int64_t bytes() const;
 
-  // The lowest free slot, with length 0; -1 when every slot is taken.
-  int64_t acquire();
-  void release(int64_t slot);
-  bool in_use(int64_t slot) const { return used_.at(slot); }
-
+  // Which slots are taken is not the store's business (model/slot_table.h): a slot given to a
+  // new sequence starts with set_length(slot, 0).
   int64_t length(int64_t slot) const { return length_.at(slot); }
   // Keeps the first n positions of the slot as content (n <= capacity).
   void set_length(int64_t slot, int64_t n);
@@ -78,8 +74,7 @@ class KVStore {
  private:
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
   std::vector<int64_t> length_;
-  std::vector<bool> used_;
-  int64_t capacity_ = 0, live_ = 0;
+  int64_t capacity_ = 0;
 };
 
 }  // namespace exspec

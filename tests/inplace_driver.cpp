@@ -41,12 +41,12 @@ InplaceRunner::InplaceRunner(std::shared_ptr<const Decoder> target, std::shared_
 }
 
 void InplaceRunner::admit(const std::vector<SeqRequest>& requests, std::vector<Live>& live, std::vector<size_t>& waiting) {
-  while (!waiting.empty() && tstore_.live() < tstore_.slots()) {
+  while (!waiting.empty() && !slots_.full()) {
     Live l;
     l.req = waiting.front();
-    l.seq.slot = tstore_.acquire();
-    // Both stores hand out the lowest free slot and release together: the same index.
-    if (draft_ && dstore_.acquire() != l.seq.slot) throw std::logic_error("InplaceRunner: the stores' slots diverged");
+    l.seq.slot = slots_.acquire();  // the same slot in both stores, empty
+    tstore_.set_length(l.seq.slot, 0);
+    if (draft_) dstore_.set_length(l.seq.slot, 0);
     stats_.slot_reuses += slot_used_before_[l.seq.slot];
     slot_used_before_[l.seq.slot] = true;
     l.seq.tokens = requests[l.req].prompt;
@@ -120,13 +120,12 @@ void InplaceRunner::decode(const std::vector<SeqRequest>& requests, std::vector<
       if (!v.logprobs.empty() && !v.logprobs[b].empty()) r.logprobs.push_back(v.logprobs[b][j]);
       r.finish = finish_after(q, r.tokens.back(), static_cast<int64_t>(r.tokens.size()));
     }
-    if (c_.policy) c_.policy->learn(l.acceptance, lags[b], K, acc[b], temperature_band(q.sampling.temperature));
+    if (c_.policy) c_.policy->learn(l.acceptance, K, acc[b], temperature_band(q.sampling.temperature));
     l.last_step = step_;
   }
   for (size_t i = live.size(); i-- > 0;) {
     if (out[live[i].req].finish == FinishReason::None) continue;
-    tstore_.release(live[i].seq.slot);
-    if (draft_) dstore_.release(live[i].seq.slot);
+    slots_.release(live[i].seq.slot);
     live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
@@ -145,6 +144,7 @@ std::vector<SeqResult> InplaceRunner::run(const std::vector<SeqRequest>& request
   tstore_ = target_->new_store(c_.max_sequences, capacity);
   if (draft_) dstore_ = draft_->new_store(c_.max_sequences, capacity);
   models_ = InplaceModels{target_.get(), &tstore_, draft_.get(), draft_ ? &dstore_ : nullptr};
+  slots_ = SlotTable(c_.max_sequences);
   slot_used_before_.assign(c_.max_sequences, false);
   stats_ = InplaceStats{};
 
@@ -165,8 +165,7 @@ std::vector<SeqResult> InplaceRunner::run(const std::vector<SeqRequest>& request
       waiting.erase(std::remove(waiting.begin(), waiting.end(), req), waiting.end());
       for (size_t i = 0; i < live.size(); ++i) {
         if (live[i].req != req) continue;
-        tstore_.release(live[i].seq.slot);
-        if (draft_) dstore_.release(live[i].seq.slot);
+        slots_.release(live[i].seq.slot);
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
         break;
       }

@@ -12,6 +12,7 @@
 
 #include "model/generation.h"
 #include "model/inplace.h"
+#include "model/slot_table.h"
 
 namespace exspec {
 
@@ -62,6 +63,7 @@ class InplaceRunner {
   std::shared_ptr<const Decoder> target_, draft_;
   InplaceConfig c_;
   KVStore tstore_, dstore_;
+  SlotTable slots_;
   InplaceModels models_;
   InplaceStats stats_;
   std::vector<bool> slot_used_before_;

@@ -14,6 +14,7 @@
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/inplace.h"
+#include "model/slot_table.h"
 #include "tests/inplace_driver.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
@@ -74,13 +75,14 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   auto target = load64(test::model_dir("llama"));
   auto draft = load64(truncated_draft());
   KVStore ts = target->new_store(6, 80), ds = draft->new_store(6, 80);
+  SlotTable slots(6);
   InplaceModels m{target.get(), &ts, draft.get(), &ds};
   auto prompts = test::mixed_prompts(6, 1, 14, target->config().vocab_size, 17);
   std::vector<InplaceSeq> seqs;
   auto join = [&](const std::vector<int64_t>& prompt) {
     InplaceSeq s;
-    s.slot = ts.acquire();
-    CATCH_REQUIRE(ds.acquire() == s.slot);
+    s.slot = slots.acquire();
+    ts.set_length(s.slot, 0), ds.set_length(s.slot, 0);
     s.tokens = prompt;
     seqs.push_back(s);
   };
@@ -106,7 +108,7 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   const int64_t ks[] = {1, 2, 3, 0, 0, 2, 1, 3, 0, 0, 0, 3, 2, 1};
   for (int step = 0; step < 14; ++step) {
     if (step == 4) {  // a sequence leaves, another joins its slot mid-run and is prefilled in chunks
-      ts.release(seqs[1].slot), ds.release(seqs[1].slot);
+      slots.release(seqs[1].slot);  // its stale contents stay, and are overwritten
       seqs.erase(seqs.begin() + 1);
       join(prompts[4]);
       join(prompts[5]);
@@ -135,12 +137,15 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
 CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
   auto target = load64(test::model_dir("llama"));
   KVStore ts = target->new_store(2, 8);
-  CATCH_CHECK(ts.acquire() == 0);
-  CATCH_CHECK(ts.acquire() == 1);
-  CATCH_CHECK(ts.acquire() == -1);  // full: admission waits
-  CATCH_CHECK(ts.live() == 2);
-  ts.release(0);
-  CATCH_CHECK(ts.acquire() == 0);  // the lowest free slot again
+  SlotTable slots(2);
+  CATCH_CHECK(slots.acquire() == 0);
+  CATCH_CHECK(slots.acquire() == 1);
+  CATCH_CHECK(slots.acquire() == -1);  // full: admission waits
+  CATCH_CHECK(slots.full());
+  slots.release(0);
+  CATCH_CHECK(slots.acquire() == 0);  // the lowest free slot again
+  slots.release(0);
+  CATCH_CHECK_THROWS_AS(slots.release(0), std::logic_error);  // a slot is released once
   InplaceModels m{target.get(), &ts};
   InplaceSeq s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 64), std::length_error);
