@@ -8,11 +8,11 @@
 namespace exspec {
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route) {
+                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store) {
   return {
       [=](draft_atom, StepPtr w) {
         apply_thread_settings();
-        draft_phase(*model, *w);
+        draft_phase(*model, *w, store.get());
         self->send(route->verifier, verify_atom::value, std::move(w));
       },
   };

@@ -32,6 +32,8 @@ void publish(PoolManagerState& st) {
   e.submitted = s.submitted();
   e.finished = s.finished();
   e.cancelled = s.cancelled();
+  e.slots = s.slots().slots();
+  e.slots_used = s.slots().used();
   if (s.policy()) e.speculation = s.policy()->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
   st.settings.board->stats = e;

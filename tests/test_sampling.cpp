@@ -223,7 +223,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
   const auto batched = greedy_generate(*target, reqs, 5);  // batched plain sampling too
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(batched[i].tokens == want[i].tokens);
 
-  for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
+  for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
     for (int64_t B : {1, 3, 8, 16}) {
       for (int64_t K : {1, 3, 5, -1}) {
         if (mode == Mode::NonSpec && K != 1) continue;
@@ -233,6 +233,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
         c.window = B + (B % 3) * 2;
+        c.prefill_chunk = B % 2 ? 4 : 64;
         SequentialDriver engine(target, draft, c);
         auto got = engine.run(reqs);
         CATCH_INFO("mode " << mode_name(mode) << ", B " << B << ", K " << K);
@@ -311,7 +312,7 @@ CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs 
   const auto want = greedy_generate(*target, reqs, 1);
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, false}, Case{Mode::ExSpec, 4, 3, true},
-                 Case{Mode::ExSpec, 8, -1, true}}) {
+                 Case{Mode::ExSpec, 8, -1, true}, Case{Mode::InPlace, 4, 3, true}, Case{Mode::InPlace, 8, -1, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K);
     EngineOptions o;
     o.model_dir = test::model_dir("llama");
