@@ -15,6 +15,12 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
         draft_phase(*model, *w, store.get());
         self->send(route->verifier, verify_atom::value, std::move(w));
       },
+      // In place: the draft stores each prompt chunk too, before the target does.
+      [=](prefill_atom, PrefillPtr w) {
+        apply_thread_settings();
+        draft_prefill_phase(*model, *w, store.get());
+        self->send(route->verifier, prefill_atom::value, std::move(w));
+      },
   };
 }
 

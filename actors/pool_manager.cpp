@@ -61,7 +61,10 @@ void pump(Self self) {
   auto& st = self->state;
   for (Work w = st.scheduler->next(); !std::holds_alternative<std::monostate>(w); w = st.scheduler->next()) {
     if (auto* p = std::get_if<PrefillPlan>(&w)) {
-      self->send(st.route->verifier, prefill_atom::value, std::make_shared<PrefillWork>(PrefillWork{std::move(*p), {}}));
+      // In place with a draft, the chunk goes through the drafter first (it owns the draft's store).
+      auto work = std::make_shared<PrefillWork>(PrefillWork{std::move(*p), {}});
+      if (work->plan.chunk > 0 && work->plan.with_draft) self->send(st.route->drafter, prefill_atom::value, std::move(work));
+      else self->send(st.route->verifier, prefill_atom::value, std::move(work));
     } else {
       auto step = std::make_shared<StepWork>();
       step->plan = std::move(std::get<StepPlan>(w));

@@ -34,7 +34,8 @@ Work Scheduler::next_in_place() {
       s.slot = slots_.acquire();
       if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
       s.stored = 0;
-      s.draft_lag = static_cast<int64_t>(s.request.prompt.size()) - 1;  // the draft's slot is empty
+      // The draft's slot is empty; with a draft it stores each prompt chunk with the target.
+      s.draft_lag = static_cast<int64_t>(s.request.prompt.size()) - 1;
     }
     prefill_due = prefill_due || (!s.busy && !prefilled_in_place(s));
   }

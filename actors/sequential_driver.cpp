@@ -46,6 +46,7 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     Work w = scheduler.next();
     if (auto* p = std::get_if<PrefillPlan>(&w)) {
       PrefillWork prefill{std::move(*p), {}};
+      if (dstore && prefill.plan.with_draft) draft_prefill_phase(*draft_, prefill, dstore.get());
       prefill_phase(*target_, prefill, tstore.get());
       scheduler.prefilled(std::move(prefill.outcome));
     } else if (auto* s = std::get_if<StepPlan>(&w)) {

@@ -46,14 +46,15 @@ std::vector<const InplaceSeq*> pointers(const std::vector<InplaceSeq>& seqs) {
   return p;
 }
 
-// The target stores the next chunk of the prompts; the draft catches up lazily, in its first
-// drafting step (as in the paper's modes).
+// The target stores the next chunk of the prompts. The draft's lag is what the drafter's
+// phase left (it stored the same chunk), or, without it, unchanged.
 void prefill_in_place(const Decoder& target, KVStore& store, PrefillWork& w) {
   std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
   prefill_chunk(InplaceModels{&target, &store}, pointers(seqs), w.plan.chunk);
+  const bool drafted = !w.outcome.draft_lag.empty();
   for (const SlotRow& r : w.plan.slot_rows) {
     w.outcome.stored.push_back(store.length(r.slot));
-    w.outcome.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len);
+    if (!drafted) w.outcome.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len);
   }
 }
 
@@ -98,6 +99,22 @@ void prefill_phase(const Decoder& target, PrefillWork& w, KVStore* store) {
       o.draft_lag.push_back(static_cast<int64_t>(s->draft_lag.size()));
       o.states.push_back(std::move(s));
     }
+  });
+}
+
+void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store) {
+  PrefillOutcome& o = w.outcome;
+  o.serial = w.plan.serial;
+  timed(o.error, o.seconds, "draft prefill", [&] {
+    if (!store) throw std::logic_error("an in-place prefill without the draft's store");
+    for (const SlotRow& r : w.plan.slot_rows)
+      if (r.draft_len != r.target_len) throw std::logic_error("the draft's slot is not where the target's is");
+    // The draft's store in the target's place: the chunk rule sees the same lengths, so it
+    // picks the same chunk the verifier will.
+    std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, *store, false);
+    prefill_chunk(InplaceModels{&draft, store}, pointers(seqs), w.plan.chunk);
+    for (const SlotRow& r : w.plan.slot_rows)
+      o.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - store->length(r.slot));
   });
 }
 

@@ -34,6 +34,9 @@ struct StepWork {
 // drafter the draft's. Each sets its rows' lengths in the store from the plan, then writes in
 // place; assemble and split have nothing to do (alignment time 0 by construction).
 void prefill_phase(const Decoder& target, PrefillWork& w, KVStore* store = nullptr);
+// In place with a draft: the draft stores the same chunk as the target (eagerly, so that its
+// first drafting step has no whole prompt to catch up); before prefill_phase.
+void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store);
 void assemble_phase(StepWork& w);
 void draft_phase(const Decoder& draft, StepWork& w, KVStore* store = nullptr);
 // BatchVerify (Algorithm 1) and commit.

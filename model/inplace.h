@@ -51,7 +51,8 @@ int64_t draft_lag(const InplaceModels& m, const InplaceSeq& s);
 // the first n rows still prefilling (in the given order, so earlier arrivals go first), each
 // storing min(its remaining, T) tokens with T = min(the longest remaining, budget / n): n is
 // the count that stores the most tokens. The draft, when there is one, stores the same chunk
-// (the actor pipeline passes none: its draft catches up lazily). Returns the tokens stored.
+// (the actor pipeline runs the draft's chunk on the drafter, passing it as the only model: the
+// rule then sees the same lengths and picks the same chunk). Returns the tokens stored.
 int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t budget);
 
 // The draft's K greedy tokens for each row ([B, K] CPU int64; [B, 0] when k == 0): its first

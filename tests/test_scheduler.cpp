@@ -272,7 +272,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, prefill chunks and steps take turn
   StepPlan st2 = take_step(s);  // the least recently stepped first, then in slot order
   CATCH_CHECK(st2.ids == std::vector<SeqId>{a, b});
   CATCH_CHECK(st2.slot_rows[0].target_len == 5);  // every token but pending
-  CATCH_CHECK(st2.slot_rows[0].draft_len == 0);   // the draft catches up lazily
+  CATCH_CHECK(st2.slot_rows[0].draft_len == 0);   // as these hand-made outcomes said: nothing stored
   CATCH_CHECK(st2.shape.lag == 5);
   s.complete(verified(st2, {2, 0}));  // a reaches max_tokens: its slot is free
   auto ev = s.take_events();
