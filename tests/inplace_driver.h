@@ -3,7 +3,9 @@
 // at given steps, wait while the store is full, take a slot, are prefilled in chunks interleaved
 // with decode steps (one prefill forward, then one decode step), decode in batches of at most B
 // of whichever sequences are ready, and leave at EOS, max_tokens or cancellation, freeing their
-// slot for the next. Until the pipeline's Scheduler runs this mode, this loop is its only driver.
+// slot for the next. The Scheduler runs the same model functions in --mode inplace (and the
+// oracle sweeps test it there); this loop adds what those sweeps cannot schedule: arrivals and
+// cancellations at chosen steps, and the draft's eager prefill through prefill_chunk itself.
 #pragma once
 #include <cstdint>
 #include <map>
