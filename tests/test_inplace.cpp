@@ -249,7 +249,7 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   CATCH_CHECK(runner.stats().decode_during_prefill >= 10);
 }
 
-CATCH_TEST_CASE("in place: a full store makes sequences wait; cancelled ones free their slot", "[inplace][oracle][cancel]") {
+CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones free their slot", "[inplace][oracle][cancel]") {
   auto target = load64(test::model_dir("llama"));
   auto draft = load64(truncated_draft());
   auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
