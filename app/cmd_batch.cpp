@@ -21,9 +21,11 @@
 #include "app/engine_flags.h"
 #include "app/commands.h"
 #include "http/api_error.h"
+#include "http/backend.h"
 #include "http/batch_lines.h"
 #include "http/chat_template.h"
 #include "http/generation.h"
+#include "http/task_queue.h"
 #include "http/server_config.h"
 
 namespace exspec {
@@ -62,20 +64,6 @@ std::set<std::string> answered_ids(const std::string& path, std::set<int64_t>& l
   }
   return ids;
 }
-
-// Tasks from the engine's callbacks, run on the main thread.
-struct Queue {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> tasks;
-  void push(std::function<void()> f) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      tasks.push_back(std::move(f));
-    }
-    cv.notify_one();
-  }
-};
 
 class Progress {
  public:
@@ -187,27 +175,12 @@ int cmd_batch(int argc, char** argv, int first) {
   if (already) std::cerr << "exspec batch: resuming: " << already << " lines already in " << output << "\n";
 
   // The models, as exspec serve loads them.
-  auto engine = Engine::start(http::engine_options(c));
-  std::optional<Tokenizer> tok;
-  std::optional<http::ChatTemplate> chat;
-  std::string why = "the model directory has no tokenizer.json, so chat completions are not available";
-  if (fs::exists(fs::path(c.model) / "tokenizer.json")) {
-    tok = Tokenizer::load(c.model);
-    chat = http::choose_chat_template(*tok, c.chat_template, why);
-  }
-  std::string dir = c.model;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  http::ModelFacts facts;
-  facts.tokenizer = tok ? &*tok : nullptr;
-  facts.chat = chat ? &*chat : nullptr;
-  facts.chat_error = why;
-  facts.context = engine->info().max_position_embeddings;
-  facts.vocab = engine->info().vocab_size;
-  facts.limits = c.limits;
-  const std::string served = c.served_model_name.empty() ? fs::path(dir).filename().string() : c.served_model_name;
-  facts.model_names = {served, c.model, dir};
+  const std::unique_ptr<http::Backend> backend = http::load_backend(c, "exspec batch");
+  Engine* engine = backend->engine.get();
+  const http::ModelFacts& facts = backend->facts;
+  const std::string& served = backend->served_name;
 
-  auto q = std::make_shared<Queue>();
+  auto q = std::make_shared<http::TaskQueue>();  // the engine's callbacks, run on this thread
   const size_t cap = a.has("in-flight") ? static_cast<size_t>(a.get_int("in-flight", 1))
                                         : static_cast<size_t>(2 * engine->options().decoding.window);
   std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
@@ -227,7 +200,7 @@ int cmd_batch(int argc, char** argv, int first) {
         http::GenRequest g = line.url == "/v1/chat/completions" ? http::parse_chat_request(line.body, facts)
                                                                 : http::parse_completion_request(line.body, facts);
         http::GenerationEnv env;
-        env.engine = engine.get();
+        env.engine = engine;
         env.tokenizer = facts.tokenizer;
         env.model_name = served;
         env.model_eos = engine->info().eos_ids;
@@ -246,13 +219,7 @@ int cmd_batch(int argc, char** argv, int first) {
       }
       todo.pop_front();
     }
-    std::deque<std::function<void()>> tasks;
-    {
-      std::unique_lock<std::mutex> lock(q->mu);
-      q->cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !q->tasks.empty(); });
-      tasks.swap(q->tasks);
-    }
-    for (auto& t : tasks) t();
+    for (auto& t : q->wait(std::chrono::milliseconds(100)).tasks) t();
   }
   engine->shutdown(true);
   std::cerr << "exspec batch: done: " << p.total() << " lines, output in " << output << "\n";

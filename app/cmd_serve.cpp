@@ -37,7 +37,7 @@ void ensure_demo_pair(const std::string& cache, std::string& model, std::string&
 
 int cmd_serve(int argc, char** argv, int first) {
   std::set<std::string> flags = engine_flag_names();
-  flags.insert({"host", "port", "api-key", "data-dir", "http-threads", "max-body-bytes", "max-tokens",
+  flags.insert({"host", "port", "api-key", "data-dir", "job-store", "replica", "batch-lease-ms", "http-threads", "max-body-bytes", "max-tokens",
                 "max-connections"});
   Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
@@ -52,6 +52,8 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
            "             [--max-connections N]  (0: the file limit less 64; beyond: 503 at once)\n"
            "             [--data-dir DIR]  (turns on /v1/files and /v1/batches, kept in DIR)\n"
+           "             [--job-store postgresql://...]  (instead: kept in PostgreSQL, shared by replicas)\n"
+           "             [--replica NAME] [--batch-lease-ms N]  (a replica label on /metrics; batch line lease)\n"
            "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"
            "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
            "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
@@ -65,6 +67,10 @@ int cmd_serve(int argc, char** argv, int first) {
   c.port = static_cast<int>(a.get_int("port", c.port));
   c.api_key = a.get("api-key", c.api_key);
   c.data_dir = a.get("data-dir", c.data_dir);
+  c.job_store = a.get("job-store", c.job_store);
+  c.replica = a.get("replica", c.replica);
+  c.batch_lease_ms = a.get_int("batch-lease-ms", c.batch_lease_ms);
+  if (c.batch_lease_ms < 100) throw std::invalid_argument("--batch-lease-ms must be >= 100");
   c.http_threads = static_cast<int>(a.get_int("http-threads", c.http_threads));
   c.limits.max_body_bytes =
       static_cast<size_t>(a.get_int("max-body-bytes", static_cast<int64_t>(c.limits.max_body_bytes)));

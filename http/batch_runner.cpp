@@ -67,6 +67,14 @@ void BatchRunner::stop() {
   q_->cv.notify_all();
   if (thread_.joinable()) thread_.join();
   running_.clear();  // Generations: with the engine stopped they cancel nothing
+  // What we still held goes back at once, not after the lease: the other replicas go on now.
+  if (LineLeases* l = store_.leases()) {
+    try {
+      l->release_all();
+    } catch (const std::exception& e) {
+      std::cerr << "exspec serve: batch runner: releasing leases: " << e.what() << std::endl;
+    }
+  }
 }
 
 void BatchRunner::loop() {
@@ -109,6 +117,9 @@ size_t BatchRunner::in_flight() const {
 }
 
 void BatchRunner::tick() {
+  // Leases are renewed while draining too: the lines still running here are ours until answered.
+  LineLeases* leases = store_.leases();
+  if (leases) renew_leases();
   // Nothing new is started while loading, draining or failed; answers still arrive as tasks.
   if (ctx_.state.load() != ServerState::Ready) return;
   Backend* be = ctx_.backend.load();
@@ -133,11 +144,17 @@ void BatchRunner::tick() {
       b = store_.batch(id);
     }
     if (b->status == "in_progress") {
+      if (leases && !engine_full) claim_more(r, cap);
       if (!engine_full) engine_full = !fill(r, *be, cap);
       b = store_.batch(id);  // fill may have answered lines (invalid bodies)
       // Every line must end in the output or the error file before the batch completes.
       const int64_t missing = b->total - b->completed - b->failed;
-      if (r.pending.empty() && r.inflight.empty() && missing > 0)
+      if (leases) {
+        // Lines left in the store are running elsewhere (or wait for a dead replica's lease).
+        if (r.pending.empty() && r.inflight.empty() && leases->open_lines(id) == 0)
+          store_.transition(id, {"in_progress"}, "finalizing");
+        b = store_.batch(id);
+      } else if (r.pending.empty() && r.inflight.empty() && missing > 0)
         fail_batch(*b, "lines_unanswered", std::to_string(missing) + " lines of the input file were never answered");
       else if (r.pending.empty() && r.inflight.empty() && store_.transition(id, {"in_progress"}, "finalizing"))
         b = store_.batch(id);
@@ -146,15 +163,22 @@ void BatchRunner::tick() {
       finalize(*b, "completed");
     } else if (b->status == "cancelling") {
       for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
+      if (leases) leases->release(id, held(r));
       r.inflight.clear();
       r.pending.clear();
       finalize(*b, "cancelled");
     }
   }
-  // Batches that failed validation (or finished elsewhere) need no state here.
+  // Batches that failed validation or finished elsewhere (another replica finalized a cancel, a
+  // failure, or lines we ran again after a lease ran out) need no state here, and what still
+  // runs for them would count for nothing: it is cancelled.
   for (auto it = running_.begin(); it != running_.end();) {
-    const bool listed = std::find(ids.begin(), ids.end(), it->first) != ids.end();
-    it = !listed && it->second.inflight.empty() ? running_.erase(it) : std::next(it);
+    if (std::find(ids.begin(), ids.end(), it->first) != ids.end()) {
+      ++it;
+      continue;
+    }
+    for (auto& [line, g] : it->second.inflight) g.first->abort();
+    it = running_.erase(it);
   }
 }
 
@@ -169,6 +193,13 @@ void BatchRunner::validate(Running&, const BatchRec& b) {
   if (!p.fatal.is_null()) return fail(p.fatal);
   // Malformed lines are answered now (error file); recording is idempotent if validation reruns.
   for (const auto& a : p.invalid) store_.record_answer(b.id, a);
+  if (LineLeases* leases = store_.leases()) {
+    // The lines to run and in_progress in one transaction: whichever replica validates first.
+    std::vector<int64_t> nos;
+    for (const auto& line : p.lines) nos.push_back(line.line_no);
+    leases->start_lines(b.id, nos, p.total());
+    return;
+  }
   store_.set_total(b.id, p.total());
   store_.transition(b.id, {"validating"}, "in_progress");
 }
@@ -177,6 +208,11 @@ void BatchRunner::load(Running& r, const BatchRec& b) {
   const std::optional<std::string> content = input_of(b);
   if (!content) return;  // failed: the lines not yet answered cannot run
   const ParsedBatch p = parse_batch_file(*content, b.endpoint, SIZE_MAX);
+  if (store_.leases()) {  // what runs here is what we claim
+    for (const auto& line : p.lines) r.lines[line.line_no] = line;
+    r.loaded = true;
+    return;
+  }
   const std::set<int64_t> done = store_.answered_lines(b.id);
   for (const auto& line : p.lines)
     if (!done.count(line.line_no) && !r.inflight.count(line.line_no)) r.pending.push_back(line);
@@ -224,7 +260,10 @@ void BatchRunner::write_output_files(const BatchRec& b) {
   std::string out_id, err_id;
   if (!ok.empty()) out_id = store_.add_file("batch_output", b.id + "_output.jsonl", ok).id;
   if (!bad.empty()) err_id = store_.add_file("batch_output", b.id + "_error.jsonl", bad).id;
-  store_.set_output_files(b.id, out_id, err_id);
+  if (store_.set_output_files(b.id, out_id, err_id)) return;
+  // Another replica finalized the same batch first (the same answers): keep its files only.
+  if (!out_id.empty()) store_.delete_file(out_id);
+  if (!err_id.empty()) store_.delete_file(err_id);
 }
 
 bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
@@ -265,13 +304,25 @@ bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
 }
 
 void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record) {
-  if (record) store_.record_answer(batch_id, a);  // committed before the count moves (same transaction)
+  bool kept = !record;  // true: the answer is committed, or there was none to commit
+  if (record) {
+    try {
+      store_.record_answer(batch_id, a);  // committed before the count moves (same transaction)
+      kept = true;
+    } catch (const std::exception& e) {  // the store failed (disk, database down): run the line again
+      std::cerr << "exspec serve: batch " << batch_id << " line " << line_no << ": answer not recorded: " << e.what()
+                << std::endl;
+    }
+  }
+  const bool again = !record || !kept;
   // The Generation is inside its own call: release it after, from a later task.
-  q_->push([this, batch_id, line_no, record, a] {
+  q_->push([this, batch_id, line_no, again] {
     auto it = running_.find(batch_id);
     if (it == running_.end()) return;
-    it->second.inflight.erase(line_no);
-    if (!record && ctx_.state.load() == ServerState::Ready) {
+    it->second.inflight.erase(line_no);  // no longer renewed: its lease runs out if the release fails
+    if (again && store_.leases()) {
+      store_.leases()->release(batch_id, {line_no});  // another replica (or we, later) runs it again
+    } else if (again && ctx_.state.load() == ServerState::Ready) {
       // Not expected while serving (503 means shutting down), but never lose the line.
       // Its body is gone here: reload the batch's pending lines from the file.
       it->second.loaded = false;
@@ -279,6 +330,43 @@ void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const A
     }
   });
   q_->wake();
+}
+
+std::vector<int64_t> BatchRunner::held(const Running& r) {
+  std::vector<int64_t> out;
+  for (const auto& line : r.pending) out.push_back(line.line_no);
+  for (const auto& [line_no, g] : r.inflight) out.push_back(line_no);
+  return out;
+}
+
+void BatchRunner::claim_more(Running& r, size_t cap) {
+  const size_t busy = in_flight() + r.pending.size();
+  if (busy >= cap) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto claimed = store_.leases()->claim(r.id, cap - busy);
+  int64_t reclaimed = 0;
+  for (const auto& c : claimed) {
+    auto it = r.lines.find(c.line_no);
+    reclaimed += c.reclaimed;
+    if (it != r.lines.end()) {
+      r.pending.push_back(it->second);
+    } else {  // not a well-formed line of the file we read: cannot happen unless the store was edited
+      store_.record_answer(r.id, AnswerRec{c.line_no, "", 0, "", ordered_json{{"code", "line_not_found"},
+                           {"message", "line " + std::to_string(c.line_no) + " is not in the input file"}}.dump()});
+    }
+  }
+  if (!claimed.empty())
+    ctx_.metrics.batch_lines_claimed(static_cast<int64_t>(claimed.size()), reclaimed,
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void BatchRunner::renew_leases() {
+  LineLeases* leases = store_.leases();
+  const auto now = std::chrono::steady_clock::now();
+  // A third of the lease: two renewals may fail (a slow database) before a line is lost to others.
+  if (now - last_renew_ < std::chrono::milliseconds(leases->lease_ms() / 3)) return;
+  last_renew_ = now;
+  for (const auto& [id, r] : running_) leases->renew(id, held(r));
 }
 
 void BatchRunner::finalize(const BatchRec& b, const std::string& to) {

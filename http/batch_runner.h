@@ -9,7 +9,14 @@
 // the output and error files at finalizing. On start, unfinished batches resume: lines already
 // answered are skipped, so every line is answered exactly once across kills and restarts.
 // A line cut short by shutdown (503) is not recorded: it runs again after the restart.
+//
+// With a shared store (PostgreSQL: store.leases() is not null) several replicas run the same
+// batches: each claims lines in chunks of its free capacity, with a lease it renews while the
+// lines run here; lines of a replica that died are claimed again by the others once the lease
+// has expired; the batch moves on when no line is left to answer, whoever answered them. The
+// answer's uniqueness in the store makes each line answered once, whatever races.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -41,6 +48,7 @@ class BatchRunner {
     std::string id, endpoint;
     bool loaded = false;
     std::deque<BatchLine> pending;
+    std::map<int64_t, BatchLine> lines;  // shared store: the input file's lines, to run what we claim
     std::map<int64_t, std::pair<std::shared_ptr<Generation>, std::shared_ptr<LineOut>>> inflight;
   };
 
@@ -59,11 +67,17 @@ class BatchRunner {
   void answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record);
   void finalize(const BatchRec& b, const std::string& to);
   size_t in_flight() const;
+  // Shared store: claims lines up to the free capacity into r.pending.
+  void claim_more(Running& r, size_t cap);
+  void renew_leases();  // extends the leases of every line pending or running here
+  // The lines pending or running here (whose leases we hold).
+  static std::vector<int64_t> held(const Running& r);
 
   ServerContext& ctx_;
   JobStore& store_;
   std::shared_ptr<Queue> q_;
   std::map<std::string, Running> running_;  // only touched on the runner thread
+  std::chrono::steady_clock::time_point last_renew_{};
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include "http/json_body.h"
 #include "http/batch_runner.h"
 #include "http/files_api.h"
+#include "http/random_id.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -75,7 +76,7 @@ Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
     throw ApiError(429, "there are already " + std::to_string(ctx.cfg.limits.max_active_batches) +
                             " batches running (limits.max_active_batches); retry when one has finished",
                    "", "batch_limit_reached");
-  b.id = JobStore::new_id("batch_");
+  b.id = random_id("batch_");
   b.status = "validating";
   b.created_at = JobStore::now();
   b.expires_at = b.created_at + 24 * 3600;

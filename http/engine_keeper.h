@@ -4,14 +4,12 @@
 // stats() now reads a snapshot the pool-manager publishes (no actor round trip; tested in
 // tests/test_pipeline.cpp), and keeping these calls on one thread costs nothing.
 #pragma once
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <future>
-#include <mutex>
+#include <memory>
 #include <thread>
 
 #include "actors/engine.h"
+#include "http/task_queue.h"
 
 namespace exspec::http {
 
@@ -19,11 +17,7 @@ class EngineKeeper {
  public:
   EngineKeeper() : thread_([this] { loop(); }) {}
   ~EngineKeeper() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    q_.stop();
     thread_.join();
   }
 
@@ -32,31 +26,19 @@ class EngineKeeper {
   auto call(F f) -> decltype(f()) {
     auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
     auto fut = task->get_future();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      tasks_.emplace_back([task] { (*task)(); });
-    }
-    cv_.notify_all();
+    q_.push([task] { (*task)(); });
     return fut.get();
   }
 
  private:
   void loop() {
-    std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      auto t = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      t();
-      lock.lock();
+      TaskQueue::Taken t = q_.wait();
+      for (auto& task : t.tasks) task();
+      if (t.stopped) return;
     }
   }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
+  TaskQueue q_;
   std::thread thread_;
 };
 

@@ -12,7 +12,7 @@ JobStore& need_jobs(ServerContext& ctx) {
   if (!ctx.jobs)
     throw ApiError(404,
                    "the Files and Batches APIs need a data directory: start the server with --data-dir DIR "
-                   "(or set \"data_dir\" in the config file)",
+                   "(or set \"data_dir\" in the config file), or a shared store with --job-store postgresql://...",
                    "", "not_found");
   return *ctx.jobs;
 }

@@ -1,26 +1,17 @@
 #include "http/generation.h"
 
-#include <random>
-
 #include <nlohmann/json.hpp>
 
 #include "http/api_error.h"
 #include "http/logprobs_json.h"
 #include "http/metrics.h"
+#include "http/random_id.h"
 
 namespace exspec::http {
 namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-std::string random_id(const char* prefix) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string s = prefix;
-  for (int i = 0; i < 24; ++i) s += hex[rng() % 16];
-  return s;
-}
 
 double seconds(Generation::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 

@@ -1,23 +1,21 @@
-// Durable state of the Files and Batches APIs: one SQLite database (WAL) plus the file contents
-// under a data directory. Every answered batch line is committed together with its count, so a
-// kill -9 at any moment loses nothing that was counted and a restart never answers a line twice
-// (UNIQUE(batch_id, line_no)). One connection behind a mutex: the calls are short, and callers
-// are the HTTP strands and the batch runner's thread. Torch-free.
+// Durable state of the Files and Batches APIs, behind one interface with two implementations:
+// SQLite in a data directory (http/sqlite_job_store.h, the embedded default: one process) and
+// PostgreSQL (http/pg_job_store.h: every replica behind a load balancer shares it). Every answered
+// batch line is committed under UNIQUE(batch_id, line_no), so a line is answered exactly once
+// whatever kills or races happen. Torch-free.
 #pragma once
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-struct sqlite3;
-
 namespace exspec::http {
 
 struct FileRec {
   std::string id, purpose, filename;
-  std::string path;  // where the content is: DIR/files/ID (the store records it relative to DIR)
+  std::string path;  // SQLite: where the content is (DIR/files/ID); PostgreSQL: empty (content in the database)
   int64_t bytes = 0, created_at = 0;
 };
 
@@ -39,55 +37,80 @@ struct AnswerRec {
   std::string error;    // JSON text {code, message}, or empty
 };
 
+// Work distribution for a store that several replicas share: the lines of a batch are rows that
+// a replica claims with a lease (SELECT ... FOR UPDATE SKIP LOCKED), renews while it runs them,
+// and that vanish when their answer commits. A replica that dies stops renewing; its lines are
+// claimed again by the others once the lease has expired. All lease times are the database's.
+class LineLeases {
+ public:
+  struct Claimed {
+    int64_t line_no = 0;
+    bool reclaimed = false;  // someone held it before and its lease expired
+  };
+  virtual ~LineLeases() = default;
+  // validating -> in_progress with the lines to run and the batch's total, in one transaction, so
+  // that no replica ever sees an in_progress batch without its lines. false: another replica did it.
+  virtual bool start_lines(const std::string& batch_id, const std::vector<int64_t>& line_nos, int64_t total) = 0;
+  // At most n unanswered lines whose lease has expired (or that nobody held), now leased to us.
+  virtual std::vector<Claimed> claim(const std::string& batch_id, size_t n) = 0;
+  // Extends our leases on these lines (the ones still running here).
+  virtual void renew(const std::string& batch_id, const std::vector<int64_t>& line_nos) = 0;
+  // Gives lines back at once (shutdown, a line cut short): another replica may claim them now.
+  virtual void release(const std::string& batch_id, const std::vector<int64_t>& line_nos) = 0;
+  virtual void release_all() = 0;
+  virtual int64_t open_lines(const std::string& batch_id) = 0;  // not yet answered
+  virtual int64_t lease_ms() const = 0;
+};
+
 class JobStore {
  public:
-  // Opens (creating) DIR/exspec.db and DIR/files/, after PRAGMA quick_check: a damaged database
-  // throws std::runtime_error naming the file and what to do, and nothing is written to it.
-  explicit JobStore(const std::string& data_dir);
-  // What does not match between the store and DIR/files/: files the store does not know (its
-  // database was deleted or replaced) and files whose content is missing. One line each kind.
-  std::vector<std::string> audit();
-  ~JobStore();
-  JobStore(const JobStore&) = delete;
-  JobStore& operator=(const JobStore&) = delete;
+  virtual ~JobStore() = default;
 
   static int64_t now();
-  static std::string new_id(const char* prefix);
 
-  // Files. The content is written (and fsync'ed) before the row exists, so a row always has its file.
-  FileRec add_file(const std::string& purpose, const std::string& filename, const std::string& content);
-  std::optional<FileRec> file(const std::string& id);
-  std::vector<FileRec> files();
-  bool delete_file(const std::string& id);
-  std::string read_content(const FileRec& f);
+  // Problems found at start-up (one line each), printed as warnings.
+  virtual std::vector<std::string> audit() { return {}; }
+  // Where the state lives, for messages.
+  virtual std::string where() const = 0;
+
+  // Files. The content is durable before the row exists, so a row always has its content.
+  virtual FileRec add_file(const std::string& purpose, const std::string& filename, const std::string& content) = 0;
+  virtual std::optional<FileRec> file(const std::string& id) = 0;
+  virtual std::vector<FileRec> files() = 0;
+  virtual bool delete_file(const std::string& id) = 0;
+  virtual std::string read_content(const FileRec& f) = 0;
 
   // Batches.
-  void add_batch(const BatchRec& b);
-  std::optional<BatchRec> batch(const std::string& id);
+  virtual void add_batch(const BatchRec& b) = 0;
+  virtual std::optional<BatchRec> batch(const std::string& id) = 0;
   // Newest first; `after` is the id of the last batch of the previous page.
-  std::vector<BatchRec> batches(int64_t limit, const std::string& after, bool* has_more);
-  std::vector<std::string> unfinished_batches();  // validating, in_progress, finalizing, cancelling; oldest first
-  int64_t active_batch_count();
+  virtual std::vector<BatchRec> batches(int64_t limit, const std::string& after, bool* has_more) = 0;
+  // validating, in_progress, finalizing, cancelling; oldest first.
+  virtual std::vector<std::string> unfinished_batches() = 0;
+  virtual int64_t active_batch_count() = 0;
   // Moves a batch to `to` (stamping its timestamp) only if its status is one of `from`.
-  bool transition(const std::string& id, const std::vector<std::string>& from, const std::string& to);
-  void set_total(const std::string& id, int64_t total);
-  void set_errors(const std::string& id, const std::string& errors_json);
-  void set_output_files(const std::string& id, const std::string& output_file_id, const std::string& error_file_id);
+  virtual bool transition(const std::string& id, const std::vector<std::string>& from, const std::string& to) = 0;
+  virtual void set_total(const std::string& id, int64_t total) = 0;
+  virtual void set_errors(const std::string& id, const std::string& errors_json) = 0;
+  // Records the output files only if none are recorded yet; false: another writer was first
+  // (the caller deletes the files it made).
+  virtual bool set_output_files(const std::string& id, const std::string& output_file_id,
+                                const std::string& error_file_id) = 0;
 
-  // Answers. Inserts the line and bumps the batch's count in one transaction; false (and nothing
+  // Answers. Inserts the line and moves the batch's count in one transaction; false (and nothing
   // changes) when the line was already answered.
-  bool record_answer(const std::string& batch_id, const AnswerRec& a);
-  std::set<int64_t> answered_lines(const std::string& batch_id);
-  std::vector<AnswerRec> answers(const std::string& batch_id);  // in line order
+  virtual bool record_answer(const std::string& batch_id, const AnswerRec& a) = 0;
+  virtual std::set<int64_t> answered_lines(const std::string& batch_id) = 0;
+  virtual std::vector<AnswerRec> answers(const std::string& batch_id) = 0;  // in line order
 
-  const std::string& dir() const { return dir_; }
-
- private:
-  void exec(const char* sql);
-  void check_integrity(const std::string& db);
-  std::string dir_;
-  sqlite3* db_ = nullptr;
-  std::mutex mu_;
+  // Shared stores hand lines out with leases; a store of one process returns null and the batch
+  // runner runs every unanswered line itself.
+  virtual LineLeases* leases() { return nullptr; }
 };
+
+// "postgresql://..." or "postgres://...": PostgreSQL (replica names this process in leases and
+// answers); otherwise SQLite in the data directory. Throws std::runtime_error saying what failed.
+std::unique_ptr<JobStore> open_job_store(const std::string& job_store, const std::string& data_dir,
+                                         const std::string& replica, int64_t lease_ms);
 
 }  // namespace exspec::http

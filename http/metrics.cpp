@@ -65,6 +65,41 @@ void Metrics::client_disconnected() {
   ++disconnects_;
 }
 
+void Metrics::batch_lines_claimed(int64_t lines, int64_t reclaimed, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  claimed_ += lines;
+  reclaimed_ += reclaimed;
+  claim_time_.observe(seconds);
+}
+
+std::string with_label(const std::string& text, const std::string& label, const std::string& value) {
+  std::string escaped;
+  for (char c : value) {
+    if (c == '\\' || c == '"') escaped += '\\';
+    if (c == '\n') escaped += "\\n";
+    else escaped += c;
+  }
+  const std::string pair = label + "=\"" + escaped + "\"";
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty() || line[0] == '#') {
+      out += line + "\n";
+      continue;
+    }
+    const size_t brace = line.find('{'), space = line.find(' ');
+    if (brace != std::string::npos && brace < space)  // name{a="b"} v -> name{replica="r",a="b"} v
+      out += line.substr(0, brace + 1) + pair + "," + line.substr(brace + 1) + "\n";
+    else  // name v -> name{replica="r"} v
+      out += line.substr(0, space) + "{" + pair + "}" + line.substr(space) + "\n";
+  }
+  return out;
+}
+
 std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& served_name,
                             const std::string& mode, const std::string& draft_tokens, int64_t inflight) const {
   std::string out;
@@ -89,6 +124,13 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
            static_cast<double>(completion_tokens_));
     metric(out, "exspec_client_disconnects_total", "counter", "Requests whose client went away (sequences cancelled).",
            static_cast<double>(disconnects_));
+    metric(out, "exspec_batch_lines_claimed_total", "counter",
+           "Batch lines this replica claimed from the shared job store (PostgreSQL).", static_cast<double>(claimed_));
+    metric(out, "exspec_batch_lines_reclaimed_total", "counter",
+           "Claimed batch lines whose previous holder's lease had expired (a replica died or stalled).",
+           static_cast<double>(reclaimed_));
+    head(out, "exspec_batch_claim_seconds", "histogram", "Time of one claim of batch lines in the shared job store.");
+    claim_time_.write(out, "exspec_batch_claim_seconds", "");
   }
   metric(out, "exspec_requests_in_flight", "gauge", "Generation requests being served.", static_cast<double>(inflight));
   metric(out, "exspec_ready", "gauge", "1 when the models are loaded and requests are served.", e ? 1 : 0);

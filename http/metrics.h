@@ -32,6 +32,9 @@ class Metrics {
   void generation_done(int64_t prompt_tokens, int64_t completion_tokens, double ttft_s, double engine_s,
                        double overhead_s);
   void client_disconnected();
+  // A shared job store handed this replica `lines` batch lines (`reclaimed` of them after another
+  // holder's lease expired) in one claim that took `seconds`.
+  void batch_lines_claimed(int64_t lines, int64_t reclaimed, double seconds);
 
   // Prometheus text format 0.0.4. `engine` may be null (still loading). /metrics is not behind the
   // API key: the model is labelled with its served name (the draft with its directory's last
@@ -44,7 +47,12 @@ class Metrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
   Histogram ttft_, overhead_, engine_time_;
-  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0;
+  Histogram claim_time_;
+  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0, claimed_ = 0, reclaimed_ = 0;
 };
+
+// The exposition with label="value" added to every sample (a replica's name, so that the samples
+// of several replicas stay apart where they are collected together).
+std::string with_label(const std::string& text, const std::string& label, const std::string& value);
 
 }  // namespace exspec::http

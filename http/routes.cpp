@@ -109,10 +109,12 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
     if (path == "/health") {
       need_method(req, bhttp::verb::get, "GET");
       switch (ctx.state.load()) {
-        case ServerState::Ready:
-          r.response = json_response(200, ordered_json{{"status", "ok"}, {"model", ctx.backend.load()->served_name}}.dump(),
-                                     v, ka);
+        case ServerState::Ready: {
+          ordered_json h{{"status", "ok"}, {"model", ctx.backend.load()->served_name}};
+          if (!ctx.cfg.replica.empty()) h["replica"] = ctx.cfg.replica;  // which replica a balancer reached
+          r.response = json_response(200, h.dump(), v, ka);
           break;
+        }
         case ServerState::Loading: r.response = json_response(503, R"({"status":"loading"})", v, ka); break;
         case ServerState::Draining: r.response = json_response(503, R"({"status":"shutting_down"})", v, ka); break;
         default: r.response = json_response(503, R"({"status":"failed"})", v, ka);
@@ -122,9 +124,10 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
       Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
       EngineStats st;
       if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
-      const std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode,
-                                                      b->draft_tokens, ctx.inflight.load())
-                                 : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+      std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode,
+                                                b->draft_tokens, ctx.inflight.load())
+                           : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+      if (!ctx.cfg.replica.empty()) text = with_label(text, "replica", ctx.cfg.replica);
       r.response = json_response(200, text, v, ka);
       r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {

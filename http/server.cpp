@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "http/accept_loop.h"
+#include "http/backend.h"
 #include "http/batch_runner.h"
 #include "http/job_store.h"
 #include "http/server_context.h"
@@ -20,41 +21,6 @@ namespace exspec::http {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-namespace {
-
-std::unique_ptr<Backend> load_backend(const ServerConfig& cfg) {
-  auto b = std::make_unique<Backend>();
-  const EngineOptions eo = engine_options(cfg);
-  b->engine = Engine::start(eo);
-  const ModelInfo& info = b->engine->info();
-  namespace fs = std::filesystem;
-  std::string why;
-  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
-    b->tokenizer = Tokenizer::load(cfg.model);
-    b->chat = choose_chat_template(*b->tokenizer, cfg.chat_template, why);
-    if (!b->chat) std::cerr << "exspec serve: warning: chat completions are off: " << why << "\n";
-  } else {
-    why = "the model directory has no tokenizer.json, so chat completions are not available";
-    std::cerr << "exspec serve: warning: " << why << "; prompts must be token ids\n";
-  }
-  std::string dir = cfg.model;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
-  b->mode = mode_name(eo.decoding.mode);
-  b->draft_tokens = draft_tokens_name(eo.decoding);
-  ModelFacts& f = b->facts;
-  f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
-  f.chat = b->chat ? &*b->chat : nullptr;
-  f.chat_error = why;
-  f.context = info.max_position_embeddings;
-  f.vocab = info.vocab_size;
-  f.limits = cfg.limits;
-  f.model_names = {b->served_name, cfg.model, dir};
-  return b;
-}
-
-}  // namespace
-
 int serve(const ServerConfig& cfg) {
   ServerContext ctx;
   ctx.cfg = cfg;
@@ -62,13 +28,19 @@ int serve(const ServerConfig& cfg) {
   std::atomic<bool> hurry{false}, failed{false};
   // Files/Batches state; the runner resumes unfinished batches once the models are loaded.
   std::unique_ptr<JobStore> jobs;
-  if (!cfg.data_dir.empty()) {
+  if (!cfg.data_dir.empty() || !cfg.job_store.empty()) {
     try {
-      jobs = std::make_unique<JobStore>(cfg.data_dir);
+      jobs = open_job_store(cfg.job_store, cfg.data_dir, cfg.replica, cfg.batch_lease_ms);
     } catch (const std::exception& e) {
-      std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
+      if (cfg.job_store.empty())
+        std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
+      else
+        std::cerr << "exspec serve: cannot open the job store: " << e.what() << "\n";
       return 1;
     }
+    if (!cfg.job_store.empty())
+      std::cerr << "exspec serve: job store: " << jobs->where() << ", replica " << cfg.replica << ", batch lease "
+                << cfg.batch_lease_ms << " ms" << std::endl;
     ctx.jobs = jobs.get();
     for (const std::string& w : jobs->audit()) std::cerr << "exspec serve: warning: " << w << std::endl;
   }
@@ -96,7 +68,7 @@ int serve(const ServerConfig& cfg) {
 
   std::thread loader([&] {
     try {
-      auto b = load_backend(cfg);
+      auto b = load_backend(cfg, "exspec serve");
       backend = std::move(b);
       ctx.backend = backend.get();
       ServerState expected = ServerState::Loading;

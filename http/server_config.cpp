@@ -60,7 +60,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   }
   if (!j.is_object()) throw std::invalid_argument(path + ": the top level must be a JSON object");
   Reader r{path};
-  r.known(j, "", {"host", "port", "model", "draft", "served_model_name", "cache_dir", "data_dir", "api_key", "chat_template",
+  r.known(j, "", {"host", "port", "model", "draft", "served_model_name", "cache_dir", "data_dir", "job_store", "replica",
+                  "batch_lease_ms", "api_key", "chat_template",
                   "dtype", "device", "engine", "threads", "limits"});
   r.get(j, "host", "host", c.host);
   r.get(j, "port", "port", c.port);
@@ -69,6 +70,9 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   r.get(j, "served_model_name", "served_model_name", c.served_model_name);
   r.get(j, "cache_dir", "cache_dir", c.cache_dir);
   r.get(j, "data_dir", "data_dir", c.data_dir);
+  r.get(j, "job_store", "job_store", c.job_store);
+  r.get(j, "replica", "replica", c.replica);
+  r.get(j, "batch_lease_ms", "batch_lease_ms", c.batch_lease_ms);
   r.get(j, "api_key", "api_key", c.api_key);
   r.get(j, "chat_template", "chat_template", c.chat_template);
   r.get(j, "dtype", "dtype", c.dtype);

@@ -32,6 +32,9 @@ struct ServerConfig {
   std::string served_model_name;     // empty: the model directory's name
   std::string cache_dir;             // empty: $XDG_CACHE_HOME/exspec or ~/.cache/exspec
   std::string data_dir;              // Files/Batches state (SQLite + files); empty: those APIs are off
+  std::string job_store;             // "postgresql://...": Files/Batches shared by replicas (data_dir unused)
+  std::string replica;               // this replica's name: a label on /metrics, the owner of its leases
+  int64_t batch_lease_ms = 30000;    // shared store: a claimed batch line is ours this long without renewal
   std::string api_key;               // empty: no authentication
   std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
   std::string dtype = "float32", device = "cpu";

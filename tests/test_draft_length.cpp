@@ -188,7 +188,7 @@ CATCH_TEST_CASE("a probe pays its catch-up from a budget: rows whose draft lags 
   CATCH_CHECK(b.size() < a.size());
 }
 
-CATCH_TEST_CASE("fixed K ignores the model; an untrained auto starts at its configured K", "[policy][choose]") {
+CATCH_TEST_CASE("fixed K ignores the model, an untrained auto starts at its configured K", "[policy][choose]") {
   DraftLengthSettings fixed;
   fixed.adaptive = false;
   fixed.fixed_k = 5;

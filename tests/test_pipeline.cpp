@@ -169,7 +169,7 @@ CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others g
   }
 }
 
-CATCH_TEST_CASE("a burst beyond the queue bound fails fast; nothing is lost", "[pipeline]") {
+CATCH_TEST_CASE("a burst beyond the queue bound fails fast, nothing is lost", "[pipeline]") {
   EngineOptions o = options(Mode::ExSpec, 2, 3, true);
   o.max_queue = 5;
   auto engine = Engine::start(o);

@@ -33,7 +33,7 @@ CATCH_TEST_CASE("write-back stops exactly at EOS or max_tokens and frees the cac
   CATCH_CHECK_THROWS(pool.write_back(b, toks, 1));
 }
 
-CATCH_TEST_CASE("waiting order: priority, then arrival or prompt length; cancel frees", "[policy][pool]") {
+CATCH_TEST_CASE("waiting order: priority, then arrival or prompt length, cancel frees", "[policy][pool]") {
   SequencePool pool;
   SeqId long_prompt = pool.admit(req(30, 5));
   SeqId short_prompt = pool.admit(req(2, 5));

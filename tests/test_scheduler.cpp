@@ -73,7 +73,7 @@ StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
 
 }  // namespace
 
-CATCH_TEST_CASE("exspec: prefill a batch's worth, then groups; the rows they were cut from are reused", "[scheduler]") {
+CATCH_TEST_CASE("exspec: prefill a batch's worth, then groups, the rows they were cut from are reused", "[scheduler]") {
   Scheduler s(config(Mode::ExSpec, 2, 3, 2), fixed_k(2), 1);
   const SeqId a = s.admit(req(4, 8)), b = s.admit(req(4, 8)), c = s.admit(req(6, 8));
   PrefillPlan p1 = take_prefill(s);
@@ -127,7 +127,7 @@ CATCH_TEST_CASE("exspec: the rows of the last step, in its order, are reused wit
   CATCH_CHECK(s.stats().reused_steps == 1);
 }
 
-CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary; producers hear once", "[scheduler]") {
+CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary, producers hear once", "[scheduler]") {
   Scheduler s(config(Mode::ExSpec, 3, 3, 1), fixed_k(1), 1);
   const SeqId a = s.admit(req(3, 2)), b = s.admit(req(3, 9)), c = s.admit(req(3, 9));
   const SeqId none = s.admit(req(3, 0));  // max_tokens 0: ends at once
@@ -169,7 +169,7 @@ CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary;
   CATCH_CHECK(s.stats().steps == 1);  // a failed step is not counted as run
 }
 
-CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch; finished rows are dropped from it", "[scheduler]") {
+CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch, finished rows are dropped from it", "[scheduler]") {
   Scheduler s(config(Mode::EqSpec, 3, 3, 3), fixed_k(3), 2);
   const SeqId a = s.admit(req(3, 9, {100})), b = s.admit(req(5, 9)), c = s.admit(req(4, 9)), d = s.admit(req(4, 9));
   PrefillPlan p = take_prefill(s);
@@ -201,7 +201,7 @@ CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch; finished rows are 
   CATCH_CHECK(ev[2].finished->finish == FinishReason::None);
 }
 
-CATCH_TEST_CASE("two pieces of work in flight never share a row; cancel_all ends everything", "[scheduler]") {
+CATCH_TEST_CASE("two pieces of work in flight never share a row, cancel_all ends everything", "[scheduler]") {
   Scheduler s(config(Mode::ExSpec, 2, 4, 2), fixed_k(2), 2);
   std::vector<SeqId> ids;
   for (size_t n : {3, 3, 5, 7}) ids.push_back(s.admit(req(n, 9)));

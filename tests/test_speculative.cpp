@@ -274,7 +274,7 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   CATCH_CHECK(engine.stats().reused_steps > 0);  // W = 2B: the same rows line up again, no copy
 }
 
-CATCH_TEST_CASE("calibration: timings grow with the work; the overlap share is a share", "[calibration]") {
+CATCH_TEST_CASE("calibration: timings grow with the work, the overlap share is a share", "[calibration]") {
   auto m = Decoder::load(test::model_dir("llama"), {at::kFloat, test::device()});
   const double one = time_forward(*m, 1, 1, 16), many = time_forward(*m, 16, 64, 16);
   CATCH_CHECK(one > 0);

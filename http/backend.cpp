@@ -1,0 +1,39 @@
+#include "http/backend.h"
+
+#include <filesystem>
+#include <iostream>
+
+namespace exspec::http {
+
+std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string& who) {
+  auto b = std::make_unique<Backend>();
+  const EngineOptions eo = engine_options(cfg);
+  b->engine = Engine::start(eo);
+  const ModelInfo& info = b->engine->info();
+  namespace fs = std::filesystem;
+  std::string why;
+  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
+    b->tokenizer = Tokenizer::load(cfg.model);
+    b->chat = choose_chat_template(*b->tokenizer, cfg.chat_template, why);
+    if (!b->chat) std::cerr << who << ": warning: chat completions are off: " << why << "\n";
+  } else {
+    why = "the model directory has no tokenizer.json, so chat completions are not available";
+    std::cerr << who << ": warning: " << why << "; prompts must be token ids\n";
+  }
+  std::string dir = cfg.model;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
+  b->mode = mode_name(eo.decoding.mode);
+  b->draft_tokens = draft_tokens_name(eo.decoding);
+  ModelFacts& f = b->facts;
+  f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
+  f.chat = b->chat ? &*b->chat : nullptr;
+  f.chat_error = why;
+  f.context = info.max_position_embeddings;
+  f.vocab = info.vocab_size;
+  f.limits = cfg.limits;
+  f.model_names = {b->served_name, cfg.model, dir};
+  return b;
+}
+
+}  // namespace exspec::http
