@@ -8,12 +8,18 @@
 namespace exspec {
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route) {
+                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store) {
   return {
       [=](draft_atom, StepPtr w) {
         apply_thread_settings();
-        draft_phase(*model, *w);
+        draft_phase(*model, *w, store.get());
         self->send(route->verifier, verify_atom::value, std::move(w));
+      },
+      // In place: the draft stores each prompt chunk too, before the target does.
+      [=](prefill_atom, PrefillPtr w) {
+        apply_thread_settings();
+        draft_prefill_phase(*model, *w, store.get());
+        self->send(route->verifier, prefill_atom::value, std::move(w));
       },
   };
 }

@@ -102,8 +102,12 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   std::shared_ptr<const Route> route = impl->route;
   // Drafter and verifier block their threads for whole forward passes: detached, so that they
   // run concurrently with each other and never stall the scheduler's workers.
-  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route);
-  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route);
+  // In place, each store belongs to the role that runs its model: one writer per store.
+  if (impl->draft)
+    impl->route->drafter =
+        sys.spawn<caf::detached>(drafter, impl->draft, route, make_store(d, *impl->target, impl->draft.get()));
+  impl->route->verifier =
+      sys.spawn<caf::detached>(verifier, impl->target, route, make_store(d, *impl->target, impl->target.get()));
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;
@@ -118,14 +122,14 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
 namespace {
 
 // Validates a request (filling in the model's EOS ids) and returns why it cannot be served.
-std::string invalid_reason(const Decoder& target, const ModelInfo& info, SeqRequest& request) {
+std::string invalid_reason(const Decoder& target, const ModelInfo& info, const EngineConfig& c, SeqRequest& request) {
   if (request.eos_ids.empty()) request.eos_ids = info.eos_ids;
   try {
     validate_request(target, request);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  return "";
+  return slot_misfit(c, target, request);
 }
 
 }  // namespace
@@ -141,7 +145,7 @@ static bool reserve_queue(std::atomic<size_t>& queued, size_t n, size_t max_queu
 
 SubmitResult Engine::submit(SeqRequest request, int priority, std::shared_ptr<TokenSink> sink) {
   if (impl_->closing) return {SubmitStatus::ShuttingDown, 0, "the server is shutting down"};
-  std::string why = invalid_reason(*impl_->target, impl_->info, request);
+  std::string why = invalid_reason(*impl_->target, impl_->info, impl_->options.decoding, request);
   if (!why.empty()) return {SubmitStatus::Invalid, 0, why};
   if (!reserve_queue(*impl_->queued, 1, impl_->options.max_queue))
     return {SubmitStatus::Overloaded, 0,
@@ -165,7 +169,7 @@ std::vector<SubmitResult> Engine::submit_many(std::vector<SeqRequest> requests, 
   };
   if (impl_->closing) return fail_all(SubmitStatus::ShuttingDown, "the server is shutting down");
   for (size_t i = 0; i < requests.size(); ++i) {
-    std::string why = invalid_reason(*impl_->target, impl_->info, requests[i]);
+    std::string why = invalid_reason(*impl_->target, impl_->info, impl_->options.decoding, requests[i]);
     if (!why.empty()) return fail_all(SubmitStatus::Invalid, "request " + std::to_string(i) + ": " + why);
   }
   if (!reserve_queue(*impl_->queued, requests.size(), impl_->options.max_queue))

@@ -1,5 +1,6 @@
 #include "actors/engine_config.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace exspec {
@@ -8,7 +9,8 @@ Mode parse_mode(const std::string& n) {
   if (n == "nonspec") return Mode::NonSpec;
   if (n == "eqspec") return Mode::EqSpec;
   if (n == "exspec") return Mode::ExSpec;
-  throw std::invalid_argument("unknown mode \"" + n + "\" (nonspec, eqspec, exspec)");
+  if (n == "inplace") return Mode::InPlace;
+  throw std::invalid_argument("unknown mode \"" + n + "\" (nonspec, eqspec, exspec, inplace)");
 }
 
 const char* mode_name(Mode m) {
@@ -16,6 +18,7 @@ const char* mode_name(Mode m) {
     case Mode::NonSpec: return "nonspec";
     case Mode::EqSpec: return "eqspec";
     case Mode::ExSpec: return "exspec";
+    case Mode::InPlace: return "inplace";
   }
   return "?";
 }
@@ -43,9 +46,17 @@ std::string draft_tokens_name(const EngineConfig& c) {
   return c.adaptive_k ? "auto" : std::to_string(c.draft_tokens);
 }
 
+int64_t largest_k(const EngineConfig& c) {
+  if (c.mode == Mode::NonSpec) return 0;
+  return c.adaptive_k ? std::max(c.draft_tokens, c.max_draft_tokens) : c.draft_tokens;
+}
+
 void validate(const EngineConfig& c) {
   if (c.batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
-  if (c.mode == Mode::ExSpec && c.window < c.batch_size) throw std::invalid_argument("window must be >= batch size");
+  if ((c.mode == Mode::ExSpec || c.mode == Mode::InPlace) && c.window < c.batch_size)
+    throw std::invalid_argument("window must be >= batch size");
+  if (c.context < 0) throw std::invalid_argument("context must be >= 0");
+  if (c.prefill_chunk < 1) throw std::invalid_argument("prefill_chunk must be >= 1");
   if (c.mode == Mode::NonSpec) return;
   if (!c.adaptive_k && (c.draft_tokens < 1 || c.draft_tokens > 32))
     throw std::invalid_argument("draft_tokens must be between 1 and 32");

@@ -5,8 +5,10 @@
 
 namespace exspec {
 
-enum class Mode { NonSpec, EqSpec, ExSpec };
-Mode parse_mode(const std::string& name);  // nonspec | eqspec | exspec
+// nonspec, eqspec and exspec are the paper's modes (the baselines); inplace keeps every sequence
+// in its own slot of a KV store per model (model/kv_store.h): no realignment, continuous batching.
+enum class Mode { NonSpec, EqSpec, ExSpec, InPlace };
+Mode parse_mode(const std::string& name);  // nonspec | eqspec | exspec | inplace
 const char* mode_name(Mode m);
 
 struct EngineConfig;
@@ -15,6 +17,9 @@ void parse_draft_tokens(const std::string& value, EngineConfig& c);
 std::string draft_tokens_name(const EngineConfig& c);
 // Throws std::invalid_argument naming the setting that is out of range.
 void validate(const EngineConfig& c);
+// The largest K a step of this configuration may draft (0 in nonspec mode): what the caches
+// and the in-place slots must hold beyond a sequence's tokens.
+int64_t largest_k(const EngineConfig& c);
 
 struct EngineConfig {
   Mode mode = Mode::ExSpec;
@@ -22,10 +27,13 @@ struct EngineConfig {
   bool adaptive_k = true;       // draft_tokens "auto": K chosen per step (actors/draft_length.h)
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
   int64_t batch_size = 8;       // B
-  int64_t window = 16;          // W (exspec): active sequences batches are formed from; >= B
+  int64_t window = 16;          // W (exspec): active sequences batches are formed from; >= B.
+                                // inplace: the slots of each store (live sequences at most)
   bool sort_by_length = false;  // exspec: admit waiting sequences shortest prompt first
   double min_group_fill = 0.5;  // exspec: smallest same-length group worth running, as a share of B
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
+  int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
+  int64_t prefill_chunk = 256;  // inplace: prompt token positions per prefill forward
 };
 
 }  // namespace exspec

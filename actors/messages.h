@@ -5,7 +5,9 @@
 //   --split--> realigner --step_done--> pool-manager
 // (K = 0 goes from the realigner straight to the verifier.) A prefill of new sequences:
 //   pool-manager --prefill--> verifier --prefilled--> pool-manager
-// (the draft catches up lazily, in its first drafting step: model/spec_batch.h).
+// (the draft catches up lazily, in its first drafting step: model/spec_batch.h), except in place, where a
+// prompt chunk goes through the drafter first, which stores it in the draft's slot:
+//   pool-manager --prefill--> drafter --prefill--> verifier --prefilled--> pool-manager
 #pragma once
 #include <caf/all.hpp>
 
@@ -47,7 +49,7 @@ using pool_manager_actor = caf::typed_actor<
     caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
 using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, StepPtr>, caf::reacts_to<split_atom, StepPtr>>;
-using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, StepPtr>>;
+using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, StepPtr>, caf::reacts_to<prefill_atom, PrefillPtr>>;
 using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, PrefillPtr>, caf::reacts_to<verify_atom, StepPtr>>;
 
 }  // namespace exspec

@@ -15,4 +15,21 @@ void check_models(Mode mode, const Decoder& target, const Decoder* draft) {
                                 " vs " + std::to_string(target.config().vocab_size) + ")");
 }
 
+int64_t slot_capacity(const EngineConfig& c, const Decoder& target) {
+  return (c.context > 0 ? c.context : target.config().max_position_embeddings) + largest_k(c);
+}
+
+std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqRequest& r) {
+  if (c.mode != Mode::InPlace) return "";
+  const int64_t need = static_cast<int64_t>(r.prompt.size()) + r.max_tokens, room = slot_capacity(c, target) - largest_k(c);
+  if (need <= room) return "";
+  return "prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" + std::to_string(r.max_tokens) +
+         ") exceeds the engine's context of " + std::to_string(room) + " tokens";
+}
+
+std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& target, const Decoder* model) {
+  if (c.mode != Mode::InPlace || !model) return nullptr;
+  return std::make_shared<KVStore>(model->new_store(c.window, slot_capacity(c, target)));
+}
+
 }  // namespace exspec

@@ -20,12 +20,24 @@ struct SeqTensors;
 struct SpecBatch;
 using SeqId = uint64_t;
 
+// In place (Mode::InPlace): a sequence's slot in each model's store (model/kv_store.h), its
+// tokens and how many positions of its slot each store holds. The scheduler owns these facts;
+// a phase sets the stores' lengths from them before its forward.
+struct SlotRow {
+  int64_t slot = -1;
+  std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
+  int64_t target_len = 0, draft_len = 0;
+};
+
 // Prefill the target caches of sequences that joined (their draft catches up lazily).
+// In place: one chunk of at most `chunk` positions over `slot_rows` (model/inplace.h).
 struct PrefillPlan {
   int64_t serial = 0;
   std::vector<SeqId> ids;
   std::vector<std::vector<int64_t>> prompts;  // whole prompts; the last token becomes pending
   bool with_draft = false;                    // speculative modes: the draft follows them
+  std::vector<SlotRow> slot_rows;             // in place: ids' slots (prompts unused)
+  int64_t chunk = 0;
 };
 
 struct PrefillOutcome {
@@ -33,6 +45,7 @@ struct PrefillOutcome {
   std::string error;  // non-empty: every sequence of the prefill fails with it
   std::vector<std::shared_ptr<SeqTensors>> states;  // per sequence, in plan order
   std::vector<int64_t> draft_lag;                   // per sequence: tokens the draft lacks
+  std::vector<int64_t> stored;                      // in place: positions the target's slot holds
   double seconds = 0;
 };
 
@@ -42,6 +55,7 @@ enum class Assembly {
   Reuse,     // the rows are exactly the batch they were cut from, in order: no copy
   Stack,     // a same-length group: the rows' caches stacked, no padding
   Repad,     // mixed lengths: left-padded to the longest (ExSpec's realignment cost)
+  InPlace,   // rows live in their store slots: nothing is put together, nothing copied
 };
 const char* assembly_name(Assembly a);
 
@@ -59,6 +73,7 @@ struct StepPlan {
   std::vector<int64_t> drop_rows;  // Continue: rows of `batch` that left it (ascending)
   bool keep_batch = false;         // fixed batch: the batch comes back whole, not cut into rows
   std::vector<RowSampling> sampling;  // per row (empty: every row plain greedy, no logprobs)
+  std::vector<SlotRow> slot_rows;     // InPlace: each row's slot, in slot order
 };
 
 struct StepTimes {

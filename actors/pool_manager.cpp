@@ -32,6 +32,8 @@ void publish(PoolManagerState& st) {
   e.submitted = s.submitted();
   e.finished = s.finished();
   e.cancelled = s.cancelled();
+  e.slots = s.slots().slots();
+  e.slots_used = s.slots().used();
   if (s.policy()) e.speculation = s.policy()->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
   st.settings.board->stats = e;
@@ -59,7 +61,10 @@ void pump(Self self) {
   auto& st = self->state;
   for (Work w = st.scheduler->next(); !std::holds_alternative<std::monostate>(w); w = st.scheduler->next()) {
     if (auto* p = std::get_if<PrefillPlan>(&w)) {
-      self->send(st.route->verifier, prefill_atom::value, std::make_shared<PrefillWork>(PrefillWork{std::move(*p), {}}));
+      // In place with a draft, the chunk goes through the drafter first (it owns the draft's store).
+      auto work = std::make_shared<PrefillWork>(PrefillWork{std::move(*p), {}});
+      if (work->plan.chunk > 0 && work->plan.with_draft) self->send(st.route->drafter, prefill_atom::value, std::move(work));
+      else self->send(st.route->verifier, prefill_atom::value, std::move(work));
     } else {
       auto step = std::make_shared<StepWork>();
       step->plan = std::move(std::get<StepPlan>(w));

@@ -8,12 +8,14 @@
 namespace exspec {
 
 class Decoder;
+class KVStore;
 struct Route;
 
+// store: the model's in-place KV store (Mode::InPlace; null otherwise), written only by this role.
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route);
+                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route);
+                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
 realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route);
 
 }  // namespace exspec

@@ -13,19 +13,10 @@ const char* assembly_name(Assembly a) {
     case Assembly::Reuse: return "reuse";
     case Assembly::Stack: return "stack";
     case Assembly::Repad: return "repad";
+    case Assembly::InPlace: return "inplace";
   }
   return "?";
 }
-
-namespace {
-
-// The largest K a step of this configuration may draft (0 in nonspec mode).
-int64_t largest_k(const EngineConfig& c) {
-  if (c.mode == Mode::NonSpec) return 0;
-  return c.adaptive_k ? std::max(c.draft_tokens, c.max_draft_tokens) : c.draft_tokens;
-}
-
-}  // namespace
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : config_(config),
@@ -35,7 +26,8 @@ Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> pol
       // regrowing on the next append (the spare room is allocated, never copied).
       reserve_(largest_k(config) + 2),
       window_(static_cast<size_t>(config.window), config.sort_by_length),
-      former_(static_cast<size_t>(config.batch_size), config.min_group_fill, config.max_wait) {
+      former_(static_cast<size_t>(config.batch_size), config.min_group_fill, config.max_wait),
+      slots_(config.mode == Mode::InPlace ? config.window : 0) {
   validate(config_);
   if (config_.mode != Mode::NonSpec && !policy_)
     throw std::invalid_argument(std::string(mode_name(config_.mode)) + " needs a draft-length policy");
@@ -69,6 +61,7 @@ void Scheduler::cancel_all() {
 
 Work Scheduler::next() {
   if (in_flight_.size() >= max_in_flight_) return {};
+  if (in_place()) return next_in_place();
   // A fixed batch goes on as soon as its last step is back: it holds its place in the pipeline.
   if (!ready_fixed_.empty()) return plan_fixed_step();
   if (!prefilling_) {
@@ -209,7 +202,9 @@ void Scheduler::prefilled(PrefillOutcome o) {
       continue;
     }
     s.draft_lag = o.draft_lag[i];
-    if (fixed_batches()) {
+    if (in_place()) {
+      s.stored = o.stored[i];
+    } else if (fixed_batches()) {
       s.busy = true;  // the fixed batch holds it from now on
       fb.ids.push_back(ids[i]);
       fb.rows.push_back(std::move(o.states[i]));
@@ -284,8 +279,10 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
     return false;
   }
   if (!f.fixed) {
-    s.tensors = o.rows[b];
-    s.cut_step = o.serial, s.cut_row = static_cast<int64_t>(b), s.cut_rows = static_cast<int64_t>(f.ids.size());
+    if (!f.in_place) {
+      s.tensors = o.rows[b];
+      s.cut_step = o.serial, s.cut_row = static_cast<int64_t>(b), s.cut_rows = static_cast<int64_t>(f.ids.size());
+    }
     s.busy = false;
   }
   return true;
@@ -300,6 +297,7 @@ SeqEvent& Scheduler::event_for(SeqId id) {
 void Scheduler::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
   if (s.status == SeqStatus::Waiting) ++dequeued_;
+  if (s.slot >= 0) slots_.release(s.slot);  // not inside a step: nothing writes the slot now
   if (s.status != SeqStatus::Finished) pool_.cancel(id);
   window_.remove(id);
   SeqResult r;

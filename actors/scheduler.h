@@ -24,6 +24,7 @@
 #include "actors/run_stats.h"
 #include "actors/sequence_pool.h"
 #include "actors/window.h"
+#include "model/slot_table.h"
 
 namespace exspec {
 
@@ -56,6 +57,8 @@ class Scheduler {
   size_t finished() const { return finished_; }
   size_t cancelled() const { return cancelled_; }
   const std::shared_ptr<DraftLengthPolicy>& policy() const { return policy_; }
+  // In place: the stores' slots (each store has this many) and how many are taken.
+  const SlotTable& slots() const { return slots_; }
 
  private:
   // A fixed batch (nonspec, EqSpec) between its steps: it lives until all its rows finish.
@@ -68,12 +71,20 @@ class Scheduler {
   // What the scheduler remembers of a piece of work until its outcome returns.
   struct InFlight {
     std::vector<SeqId> ids;
-    bool prefill = false, fixed = false, grouped = false;
+    bool prefill = false, fixed = false, grouped = false, in_place = false;
     int64_t k = 0;
     StepShape shape;
   };
 
-  bool fixed_batches() const { return config_.mode != Mode::ExSpec; }
+  bool fixed_batches() const { return config_.mode == Mode::NonSpec || config_.mode == Mode::EqSpec; }
+  bool in_place() const { return config_.mode == Mode::InPlace; }
+  // In place (actors/scheduler_inplace.cpp): continuous batching over store slots, prompts
+  // prefilled in chunks between decode steps.
+  Work next_in_place();
+  PrefillPlan plan_inplace_prefill();
+  StepPlan plan_inplace_step();
+  SlotRow slot_row(const Sequence& s) const;
+  bool prefilled_in_place(const Sequence& s) const;
   PrefillPlan plan_prefill();
   StepPlan plan_fixed_step();
   StepPlan plan_pool_step();
@@ -99,6 +110,8 @@ class Scheduler {
   std::deque<FixedBatch> ready_fixed_;
   std::map<int64_t, InFlight> in_flight_;  // by serial
   bool prefilling_ = false;
+  SlotTable slots_;               // in place
+  bool last_was_prefill_ = false;  // in place: prefill chunks and decode steps take turns
   int64_t serial_ = 0, step_ = 0;
 
   RunStats stats_;

@@ -36,6 +36,9 @@ struct Sequence {
   bool cancel_pending = false;
   FinishReason cancel_reason = FinishReason::None;
   int64_t cut_step = -1, cut_row = -1, cut_rows = 0;
+  // In place: its slot in the stores (-1: none yet) and the prompt positions the target's slot
+  // holds so far (prefilled when it reaches prompt - 1).
+  int64_t slot = -1, stored = 0;
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
 };
 

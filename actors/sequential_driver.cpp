@@ -10,6 +10,7 @@
 #include "actors/step_phases.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/kv_store.h"
 
 namespace exspec {
 
@@ -23,7 +24,14 @@ SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::s
 }
 
 std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests) {
-  for (const auto& r : requests) validate_request(*target_, r);
+  for (const auto& r : requests) {
+    validate_request(*target_, r);
+    const std::string misfit = slot_misfit(config_, *target_, r);
+    if (!misfit.empty()) throw std::invalid_argument(misfit);
+  }
+  // In place: each model's store, for this run (null in the paper's modes).
+  std::shared_ptr<KVStore> tstore = make_store(config_, *target_, target_.get());
+  std::shared_ptr<KVStore> dstore = make_store(config_, *target_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
   Scheduler scheduler(config_, policy_, /*max_in_flight=*/1);
   std::unordered_map<SeqId, size_t> index;
@@ -38,14 +46,15 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     Work w = scheduler.next();
     if (auto* p = std::get_if<PrefillPlan>(&w)) {
       PrefillWork prefill{std::move(*p), {}};
-      prefill_phase(*target_, prefill);
+      if (dstore && prefill.plan.with_draft) draft_prefill_phase(*draft_, prefill, dstore.get());
+      prefill_phase(*target_, prefill, tstore.get());
       scheduler.prefilled(std::move(prefill.outcome));
     } else if (auto* s = std::get_if<StepPlan>(&w)) {
       StepWork step;
       step.plan = std::move(*s);
       assemble_phase(step);
-      if (step.plan.k > 0) draft_phase(*draft_, step);
-      verify_phase(*target_, step);
+      if (step.plan.k > 0) draft_phase(*draft_, step, dstore.get());
+      verify_phase(*target_, step, tstore.get());
       split_phase(step);
       scheduler.complete(std::move(step.outcome));
     } else {

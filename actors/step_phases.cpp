@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
+#include "model/inplace.h"
 
 namespace exspec {
 namespace {
@@ -29,11 +30,63 @@ std::vector<int64_t> lag_counts(const SpecBatch& b) {
   return std::vector<int64_t>(n.data_ptr<int64_t>(), n.data_ptr<int64_t>() + n.numel());
 }
 
+// The plan's rows as sequences of one model's store, their lengths in it set from the plan.
+std::vector<InplaceSeq> slot_seqs(const std::vector<SlotRow>& rows, KVStore& store, bool target) {
+  std::vector<InplaceSeq> out;
+  for (const SlotRow& r : rows) {
+    store.set_length(r.slot, target ? r.target_len : r.draft_len);
+    out.push_back(InplaceSeq{r.slot, r.tokens});
+  }
+  return out;
+}
+
+std::vector<const InplaceSeq*> pointers(const std::vector<InplaceSeq>& seqs) {
+  std::vector<const InplaceSeq*> p;
+  for (const InplaceSeq& s : seqs) p.push_back(&s);
+  return p;
+}
+
+// The target stores the next chunk of the prompts. The draft's lag is what the drafter's
+// phase left (it stored the same chunk), or, without it, unchanged.
+void prefill_in_place(const Decoder& target, KVStore& store, PrefillWork& w) {
+  std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
+  prefill_chunk(InplaceModels{&target, &store}, pointers(seqs), w.plan.chunk);
+  const bool drafted = !w.outcome.draft_lag.empty();
+  for (const SlotRow& r : w.plan.slot_rows) {
+    w.outcome.stored.push_back(store.length(r.slot));
+    if (!drafted) w.outcome.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len);
+  }
+}
+
+// Verification in place: the outcome straight from the accepted counts, nothing to split.
+void verify_in_place(const Decoder& target, KVStore& store, StepWork& w) {
+  std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
+  w.verified = verify_inplace(InplaceModels{&target, &store}, pointers(seqs), w.drafts, w.plan.sampling);
+  StepOutcome& o = w.outcome;
+  const int64_t B = static_cast<int64_t>(seqs.size()), K = w.drafts.size(1);
+  at::Tensor toks = w.verified.tokens.contiguous();
+  auto acc = w.verified.accepted.accessor<int64_t, 1>();
+  o.committed.assign(B, {});
+  o.accepted.assign(B, 0);
+  o.logprobs = std::move(w.verified.logprobs);
+  for (int64_t b = 0; b < B; ++b) {
+    const SlotRow& r = w.plan.slot_rows[b];
+    o.accepted[b] = acc[b];
+    o.committed[b].assign(toks[b].data_ptr<int64_t>(), toks[b].data_ptr<int64_t>() + acc[b] + 1);
+    o.draft_lag.push_back(lag_after_step(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len, K, acc[b]));
+  }
+  // The target's rejected positions need no truncation: the next step's plan sets the length.
+}
+
 }  // namespace
 
-void prefill_phase(const Decoder& target, PrefillWork& w) {
+void prefill_phase(const Decoder& target, PrefillWork& w, KVStore* store) {
   PrefillOutcome& o = w.outcome;
   o.serial = w.plan.serial;
+  if (store) {
+    timed(o.error, o.seconds, "prefill", [&] { prefill_in_place(target, *store, w); });
+    return;
+  }
   timed(o.error, o.seconds, "prefill", [&] {
     std::vector<std::vector<int64_t>> prefixes;
     for (const auto& p : w.plan.prompts) {
@@ -49,9 +102,26 @@ void prefill_phase(const Decoder& target, PrefillWork& w) {
   });
 }
 
+void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store) {
+  PrefillOutcome& o = w.outcome;
+  o.serial = w.plan.serial;
+  timed(o.error, o.seconds, "draft prefill", [&] {
+    if (!store) throw std::logic_error("an in-place prefill without the draft's store");
+    for (const SlotRow& r : w.plan.slot_rows)
+      if (r.draft_len != r.target_len) throw std::logic_error("the draft's slot is not where the target's is");
+    // The draft's store in the target's place: the chunk rule sees the same lengths, so it
+    // picks the same chunk the verifier will.
+    std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, *store, false);
+    prefill_chunk(InplaceModels{&draft, store}, pointers(seqs), w.plan.chunk);
+    for (const SlotRow& r : w.plan.slot_rows)
+      o.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - store->length(r.slot));
+  });
+}
+
 void assemble_phase(StepWork& w) {
   StepPlan& p = w.plan;
   w.outcome.serial = p.serial;
+  if (p.assembly == Assembly::InPlace) return;  // the rows are in their slots already
   timed(w.outcome.error, w.outcome.times.align_s, "assembling the batch", [&] {
     if (p.assembly == Assembly::Continue) {
       w.batch = std::move(*p.batch);
@@ -73,12 +143,26 @@ void assemble_phase(StepWork& w) {
   });
 }
 
-void draft_phase(const Decoder& draft, StepWork& w) {
-  timed(w.outcome.error, w.outcome.times.draft_s, "drafting", [&] { w.drafts = draft_tokens(draft, w.batch, w.plan.k); });
+void draft_phase(const Decoder& draft, StepWork& w, KVStore* store) {
+  timed(w.outcome.error, w.outcome.times.draft_s, "drafting", [&] {
+    if (w.plan.assembly != Assembly::InPlace) {
+      w.drafts = draft_tokens(draft, w.batch, w.plan.k);
+      return;
+    }
+    if (!store) throw std::logic_error("an in-place step without the draft's store");
+    std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, *store, false);
+    w.drafts = draft_inplace(InplaceModels{nullptr, nullptr, &draft, store}, pointers(seqs), w.plan.k);
+  });
 }
 
-void verify_phase(const Decoder& target, StepWork& w) {
+void verify_phase(const Decoder& target, StepWork& w, KVStore* store) {
   timed(w.outcome.error, w.outcome.times.verify_s, "verification", [&] {
+    if (w.plan.assembly == Assembly::InPlace) {
+      if (!store) throw std::logic_error("an in-place step without the target's store");
+      if (!w.drafts.defined()) w.drafts = at::empty({static_cast<int64_t>(w.plan.ids.size()), 0}, at::kLong);
+      verify_in_place(target, *store, w);
+      return;
+    }
     if (!w.drafts.defined()) w.drafts = at::empty({w.batch.batch(), 0}, at::kLong);
     w.verified = verify(target, w.batch, w.drafts, w.plan.sampling);
     commit(w.batch, w.verified, w.drafts);
@@ -87,6 +171,7 @@ void verify_phase(const Decoder& target, StepWork& w) {
 
 void split_phase(StepWork& w) {
   StepOutcome& o = w.outcome;
+  if (w.plan.assembly == Assembly::InPlace) return;  // verify_phase wrote the outcome
   timed(o.error, o.times.align_s, "realignment", [&] {
     realign(w.batch.target, w.plan.reserve);
     realign(w.batch.draft, w.plan.reserve);

@@ -13,6 +13,7 @@
 namespace exspec {
 
 class Decoder;
+class KVStore;
 
 struct PrefillWork {
   PrefillPlan plan;
@@ -28,11 +29,18 @@ struct StepWork {
   StepOutcome outcome;
 };
 
-void prefill_phase(const Decoder& target, PrefillWork& w);
+// In place (Assembly::InPlace, PrefillPlan::slot_rows): the phases take the model's KV store
+// (model/kv_store.h), owned by the role that runs the model: the verifier the target's, the
+// drafter the draft's. Each sets its rows' lengths in the store from the plan, then writes in
+// place; assemble and split have nothing to do (alignment time 0 by construction).
+void prefill_phase(const Decoder& target, PrefillWork& w, KVStore* store = nullptr);
+// In place with a draft: the draft stores the same chunk as the target (eagerly, so that its
+// first drafting step has no whole prompt to catch up); before prefill_phase.
+void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store);
 void assemble_phase(StepWork& w);
-void draft_phase(const Decoder& draft, StepWork& w);
+void draft_phase(const Decoder& draft, StepWork& w, KVStore* store = nullptr);
 // BatchVerify (Algorithm 1) and commit.
-void verify_phase(const Decoder& target, StepWork& w);
+void verify_phase(const Decoder& target, StepWork& w, KVStore* store = nullptr);
 // Unpad-append-repad, then each row's results (and state, unless the batch is kept whole).
 void split_phase(StepWork& w);
 

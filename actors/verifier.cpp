@@ -8,16 +8,16 @@
 namespace exspec {
 
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route) {
+                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store) {
   return {
       [=](prefill_atom, PrefillPtr w) {
         apply_thread_settings();
-        prefill_phase(*model, *w);
+        prefill_phase(*model, *w, store.get());
         self->send(route->pool_manager, prefilled_atom::value, std::move(w));
       },
       [=](verify_atom, StepPtr w) {
         apply_thread_settings();
-        verify_phase(*model, *w);
+        verify_phase(*model, *w, store.get());
         self->send(route->realigner, split_atom::value, std::move(w));
       },
   };

@@ -4,7 +4,7 @@ namespace exspec {
 
 const std::set<std::string>& engine_flag_names() {
   static const std::set<std::string> names{"config", "model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window",
-                                           "min-group-fill", "max-wait", "dtype", "device", "served-model-name",
+                                           "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device", "served-model-name",
                                            "chat-template", "cache-dir", "threads", "torch-threads", "max-queue"};
   return names;
 }
@@ -26,6 +26,8 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.window = a.get_int("window", c.window);
   if (a.has("min-group-fill")) c.min_group_fill = std::stod(a.get("min-group-fill", ""));
   c.max_wait = a.get_int("max-wait", c.max_wait);
+  c.context = a.get_int("context", c.context);
+  c.prefill_chunk = a.get_int("prefill-chunk", c.prefill_chunk);
   if (a.has("sort-by-length")) c.sort_by_length = true;
   if (a.has("no-overlap")) c.overlap = false;
   c.dtype = a.get("dtype", c.dtype);

@@ -18,6 +18,7 @@
 #include "model/greedy.h"
 #include "model/io_util.h"
 #include "model/runtime.h"
+#include "bench/gap.h"
 
 namespace exspec {
 namespace fs = std::filesystem;
@@ -37,6 +38,7 @@ BenchConfig BenchConfig::quick() {
   c.adaptive_batch_sizes = {1, 8};
   c.adaptive_k_values = {3};
   c.adaptive_prompts = 8;
+  c.inplace_batch_sizes = {8};
   return c;
 }
 
@@ -54,6 +56,7 @@ void BenchConfig::apply_json(const std::string& text) {
   take("torch_threads", torch_threads), take("sweeps", sweeps), take("low_model", low_model);
   take("low_draft", low_draft), take("adaptive_batch_sizes", adaptive_batch_sizes);
   take("adaptive_k_values", adaptive_k_values), take("adaptive_prompts", adaptive_prompts);
+  take("inplace_batch_sizes", inplace_batch_sizes), take("prefill_chunk", prefill_chunk);
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!json::parse(to_json()).contains(it.key())) throw std::invalid_argument("unknown bench config key \"" + it.key() + "\"");
 }
@@ -71,7 +74,8 @@ std::string BenchConfig::to_json() const {
          {"torch_threads", torch_threads}, {"sweeps", sweeps},
          {"low_model", low_model},   {"low_draft", low_draft},
          {"adaptive_batch_sizes", adaptive_batch_sizes}, {"adaptive_k_values", adaptive_k_values},
-         {"adaptive_prompts", adaptive_prompts}};
+         {"adaptive_prompts", adaptive_prompts}, {"inplace_batch_sizes", inplace_batch_sizes},
+         {"prefill_chunk", prefill_chunk}};
   return j.dump(2);
 }
 
@@ -127,6 +131,9 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
   o.decoding.draft_tokens = s.k > 0 ? s.k : 1;
   o.decoding.adaptive_k = s.k == kAuto;
   o.decoding.window = s.window > 0 ? s.window : 2 * s.batch;
+  o.decoding.prefill_chunk = cfg.prefill_chunk;
+  for (const auto& p : *s.prompts)  // in place: slots as long as this set's longest sequence
+    o.decoding.context = std::max<int64_t>(o.decoding.context, static_cast<int64_t>(p.size()) + s.max_tokens);
   o.overlap = cfg.overlap;
   o.max_queue = s.prompts->size() + 16;
   o.blas_threads = cfg.blas_threads;
@@ -198,7 +205,7 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
               {"mean_draft_tokens", st.mean_k()},
               {"k_steps", st.k_steps},
               {"estimates", estimates},
-              {"window", s.mode == "exspec" ? o.decoding.window : 0},
+              {"window", s.mode == "exspec" || s.mode == "inplace" ? o.decoding.window : 0},
               {"prompts", results.size()},
               {"max_tokens", s.max_tokens},
               {"tokens_per_s", med},
@@ -275,7 +282,7 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
     if (W >= cfg.sweep_batch) add("window", "mixed", "exspec", cfg.dtype, cfg.sweep_batch, cfg.draft_tokens, W, &mixed, cfg.max_tokens, cfg.repeats);
   for (int64_t K : cfg.k_values) add("draft_tokens", "mixed", "exspec", cfg.dtype, cfg.sweep_batch, K, 0, &mixed, cfg.max_tokens, cfg.repeats);
   for (int64_t B : cfg.f64_batch_sizes)
-    for (const char* mode : {"nonspec", "eqspec", "exspec"})
+    for (const char* mode : {"nonspec", "eqspec", "exspec", "inplace"})
       add("float64", "mixed", mode, "float64", B, std::string(mode) == "nonspec" ? 0 : cfg.draft_tokens, 0, &f64,
           cfg.f64_max_tokens, 1);
 
@@ -289,6 +296,13 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
         if (!settings.empty() && settings.back().sweep == "adaptive") settings.back().pair = pair;
       }
     }
+
+  for (int64_t B : cfg.inplace_batch_sizes) {
+    add("inplace", "adaptive", "nonspec", cfg.dtype, B, 0, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+    add("inplace", "adaptive", "exspec", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+    add("inplace", "adaptive", "inplace", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+    add("inplace", "adaptive", "inplace", cfg.dtype, B, kAuto, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+  }
 
   // The oracle of every (pair, prompt set, dtype) that a setting needs.
   std::map<std::string, std::vector<SeqResult>> oracles;
@@ -313,6 +327,10 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
     progress(++done, total, i + 1 < settings.size() ? settings[i + 1].label() : "writing the report");
   }
   json results{{"machine", machine(cfg)}, {"config", json::parse(cfg.to_json())}, {"runs", runs}};
+  if (wanted("gap")) {
+    progress(done, total, "gap: a 1000-token prompt joining 8 decoding sequences");
+    results["gap"] = run_gap(cfg);
+  }
   add_derived(results);
   write_text_file(out_dir + "/results.json", results.dump(2) + "\n");
   write_text_file(out_dir + "/summary.md", summary_markdown(results));

@@ -107,6 +107,7 @@ std::string summary_markdown(const json& res) {
       << fmt(r["tokens_per_verification"], 2) << " | " << pct(r["grouping_rate"]) << " | " << pct(r["overhead_share"]) << " |\n";
   }
   o << adaptive_markdown(res);
+  o << inplace_markdown(res);
   o << "\nEvery figure is also in results.json (one object per mode, batch size and setting).\n";
   return o.str();
 }

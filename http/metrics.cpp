@@ -149,6 +149,10 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   }
   metric(out, "exspec_queue_depth", "gauge", "Sequences waiting for the window.", static_cast<double>(e->queued));
   metric(out, "exspec_active_sequences", "gauge", "Sequences in the window.", static_cast<double>(e->active));
+  if (e->slots > 0) {  // in place: the KV stores' occupancy (a full store makes admission wait)
+    metric(out, "exspec_kv_slots", "gauge", "Slots of each in-place KV store.", static_cast<double>(e->slots));
+    metric(out, "exspec_kv_slots_used", "gauge", "Slots held by live sequences.", static_cast<double>(e->slots_used));
+  }
   metric(out, "exspec_sequences_submitted_total", "counter", "Sequences submitted.", static_cast<double>(e->submitted));
   metric(out, "exspec_sequences_finished_total", "counter", "Sequences finished.", static_cast<double>(e->finished));
   metric(out, "exspec_sequences_cancelled_total", "counter", "Sequences cancelled (stop strings, disconnects).",

@@ -81,7 +81,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     const json& e = j["engine"];
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
     r.known(e, "engine.", {"mode", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
-                           "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue"});
+                           "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
+                           "prefill_chunk"});
     r.get(e, "mode", "engine.mode", c.mode);
     if (e.contains("draft_tokens")) {
       const json& k = e["draft_tokens"];
@@ -95,6 +96,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(e, "window", "engine.window", c.window);
     r.get(e, "min_group_fill", "engine.min_group_fill", c.min_group_fill);
     r.get(e, "max_wait", "engine.max_wait", c.max_wait);
+    r.get(e, "context", "engine.context", c.context);
+    r.get(e, "prefill_chunk", "engine.prefill_chunk", c.prefill_chunk);
     r.get(e, "sort_by_length", "engine.sort_by_length", c.sort_by_length);
     r.get(e, "overlap", "engine.overlap", c.overlap);
     r.get(e, "max_queue", "engine.max_queue", c.max_queue);
@@ -152,6 +155,8 @@ EngineOptions engine_options(const ServerConfig& c) {
   d.window = c.window > 0 ? c.window : 2 * c.batch;
   d.min_group_fill = c.min_group_fill;
   d.max_wait = c.max_wait;
+  d.context = c.context;
+  d.prefill_chunk = c.prefill_chunk;
   d.sort_by_length = c.sort_by_length;
   return o;
 }

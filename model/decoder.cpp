@@ -84,25 +84,11 @@ int64_t Decoder::num_parameters() const {
   return n;
 }
 
-at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
-                            const at::Tensor& attention_mask, KVCache& cache, int64_t num_logits) const {
-  at::NoGradGuard no_grad;
-  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv) const {
+  const int64_t B = positions.size(0), T = positions.size(1);
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
-  const int64_t cached = cache.length();
-  if (cache.num_layers() != config_.num_layers || (cached > 0 && cache.batch() != B))
-    throw std::invalid_argument("Decoder::forward: KV cache does not match the batch");
-  if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B || attention_mask.size(1) != cached + T)
-    throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
-
-  at::Tensor ids = input_ids.to(device_, at::kLong);
-  at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
-  auto [cos, sin] = rope_.tables(position_ids.to(device_), dtype_);
-  at::Tensor blocked = attention_blocked(attention_mask, cached, T);
-  if (blocked.defined()) blocked = blocked.to(device_);
+  auto [cos, sin] = rope_.tables(positions.to(device_), dtype_);
   cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [B, T, 1, D]: one table for all heads
-  cache.reserve(T);
-
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
     at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps);
@@ -114,7 +100,7 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps);
     qk = rope_.apply(qk, cos, sin);
     at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
-    auto [keys, values] = cache.append(i, qk.narrow(2, H, Hkv).transpose(1, 2), v.transpose(1, 2));
+    auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
     at::Tensor a = attention(q, keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
     at::Tensor attn_out = l.o(a);
     if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
@@ -126,10 +112,55 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps);
     h.add_(mlp_out);
   }
+  return h;
+}
+
+at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                            const at::Tensor& attention_mask, KVCache& cache, int64_t num_logits) const {
+  at::NoGradGuard no_grad;
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  const int64_t cached = cache.length();
+  if (cache.num_layers() != config_.num_layers || (cached > 0 && cache.batch() != B))
+    throw std::invalid_argument("Decoder::forward: KV cache does not match the batch");
+  if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B || attention_mask.size(1) != cached + T)
+    throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
+
+  at::Tensor ids = input_ids.to(device_, at::kLong);
+  at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
+  at::Tensor blocked = attention_blocked(attention_mask, cached, T);
+  if (blocked.defined()) blocked = blocked.to(device_);
+  cache.reserve(T);
+  h = layers(h, position_ids, blocked, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
+    return cache.append(i, k.transpose(1, 2), v.transpose(1, 2));
+  });
   cache.advance(T);
 
   h = h.view({B, T, h.size(-1)});
   if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
+  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
+}
+
+KVStore Decoder::new_store(int64_t slots, int64_t capacity) const {
+  return KVStore(config_.num_layers, slots, config_.num_kv_heads, config_.head_dim, capacity, dtype_, device_);
+}
+
+at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
+                                  const std::vector<int64_t>& slots, Logits logits) const {
+  at::NoGradGuard no_grad;
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
+  if (static_cast<int64_t>(slots.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one slot per row");
+  const SlotForward f = store.plan(slots, counts, T);
+  at::Tensor h = at::embedding(embed_, input_ids.to(device_, at::kLong).view({B * T}));
+  h = layers(h, f.positions, f.blocked,
+             [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); });
+  store.advance(f);
+  if (logits == Logits::None) return {};
+  h = h.view({B, T, h.size(-1)});
+  if (logits == Logits::Last) {  // each row's last content position
+    at::Tensor last = (at::tensor(counts, at::kLong) - 1).to(device_).view({B, 1, 1}).expand({B, 1, h.size(-1)});
+    h = h.gather(1, last);
+  }
   return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
 }
 

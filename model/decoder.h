@@ -4,12 +4,14 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "model/checkpoint.h"
 #include "model/kv_cache.h"
+#include "model/kv_store.h"
 #include "model/linear.h"
 #include "model/model_config.h"
 #include "model/rope.h"
@@ -38,6 +40,16 @@ class Decoder {
 
   KVCache new_cache(int64_t batch, int64_t capacity = 0) const;
 
+  // In place (model/kv_store.h): row b of input_ids [B, T] (right-padded) feeds its first
+  // counts[b] tokens to the sequence in slot slots[b], at positions store.length(slot) ...; the
+  // slots' lengths advance by their counts. Logits: every position ([B, T, vocab]), only each
+  // row's last content position ([B, 1, vocab]), or none (an undefined tensor).
+  enum class Logits { All, Last, None };
+  at::Tensor forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
+                           const std::vector<int64_t>& slots, Logits logits) const;
+  // A store for up to `slots` sequences of up to `capacity` positions each.
+  KVStore new_store(int64_t slots, int64_t capacity) const;
+
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }
   at::Device device() const { return device_; }
@@ -56,6 +68,11 @@ class Decoder {
     Linear down;     // [hidden, intermediate]
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
   };
+  // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
+  // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
+  // ([B, kv_heads, S, D]) under `blocked` (model/attention.h). Returns the final hidden states.
+  using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
+  at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv) const;
   ModelConfig config_;
   bool onednn_ = true;  // LoadOptions::pack_weights
   at::ScalarType dtype_;

@@ -74,27 +74,32 @@ VerifyResult verify(const Decoder& target, SpecBatch& b, const at::Tensor& draft
   at::Tensor pos = (b.lengths - 1).view({B, 1}) + at::arange(K + 1, at::kLong).view({1, K + 1});
   append_mask(b.target, at::ones({B, K + 1}, at::kLong));
   at::Tensor logits = target.forward(ids, pos, b.target.mask, b.target.cache);       // [B, K+1, V]
+  return accept(logits, drafts, b.lengths, rows);
+}
+
+VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
+                    const std::vector<RowSampling>& rows) {
+  const int64_t B = logits.size(0), K = drafts.size(1);
   at::Tensor pred = logits.argmax(-1).to(at::kCPU).contiguous();                     // [B, K+1]
   if (!rows.empty() && static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("verify: one RowSampling per row");
   const bool host = needs_host(rows);
   std::vector<at::Tensor> host_rows(host ? B : 0);
-  at::Tensor d = drafts.to(at::kLong).contiguous();
+  at::Tensor d = drafts.to(at::kCPU, at::kLong).contiguous();
   if (host) {
     for (int64_t r = 0; r < B; ++r) {
       if (rows[r].params.plain_greedy() && rows[r].params.logprobs < 0) continue;
       host_rows[r] = host_row(logits, r);
       if (!rows[r].params.plain_greedy())
-        sample_row(host_rows[r], rows[r], d.data_ptr<int64_t>() + r * K, K, b.lengths[r].item<int64_t>(),
+        sample_row(host_rows[r], rows[r], d.data_ptr<int64_t>() + r * K, K, lengths[r].item<int64_t>(),
                    pred.data_ptr<int64_t>() + r * (K + 1));
     }
   }
   VerifyResult v;
   // Vectorised first mismatch: the count of leading matches is the accepted prefix length.
-  at::Tensor matches = pred.narrow(1, 0, K).eq(drafts.to(at::kLong));
+  at::Tensor matches = pred.narrow(1, 0, K).eq(d);
   v.accepted = matches.to(at::kLong).cumprod(1).sum(1);                              // [B]
   v.bonus = pred.gather(1, v.accepted.view({B, 1})).view({B});                       // the TARGET's token
-  v.tokens = ids.narrow(1, 1, K).clone();
-  v.tokens = at::cat({v.tokens, at::zeros({B, 1}, at::kLong)}, 1);
+  v.tokens = at::cat({d, at::zeros({B, 1}, at::kLong)}, 1);
   v.tokens.scatter_(1, v.accepted.view({B, 1}), v.bonus.view({B, 1}));
   if (host) {
     v.logprobs.resize(B);

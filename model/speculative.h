@@ -32,6 +32,13 @@ struct VerifyResult {
 VerifyResult verify(const Decoder& target, SpecBatch& b, const at::Tensor& drafts,
                     const std::vector<RowSampling>& rows = {});
 
+// The acceptance rule of verify(), from the target's logits [B, K+1, vocab] over
+// [pending, d_1..d_K] per row; lengths [B] (CPU int64): each row's tokens so far, pending
+// included (column j samples the token at absolute position lengths + j). Shared by every mode
+// that verifies, so that all of them accept and sample alike.
+VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
+                    const std::vector<RowSampling>& rows = {});
+
 // Commits the verification: rows keep pending + accepted drafts in both caches (rejected
 // positions become holes in the mask, or are truncated away when every row accepted the same
 // count), the bonus becomes pending, lengths grow by accepted + 1.

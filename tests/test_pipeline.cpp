@@ -46,6 +46,7 @@ EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap, const std::
   o.decoding.adaptive_k = K < 0;  // -1: auto; -2: random K per step (set o.policy)
   if (K == -2 && mode != Mode::NonSpec) o.policy = std::make_shared<test::RandomDraftLength>(B * 13 + 1, 4);
   o.decoding.window = 2 * B;
+  o.decoding.prefill_chunk = 6;  // in place: prompts stored in chunks between decode steps
   o.overlap = overlap;
   o.blas_threads = 1;
   return o;
@@ -94,7 +95,8 @@ void pipeline_oracle(const std::string& arch) {
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, true}, Case{Mode::ExSpec, 4, 3, true},
                  Case{Mode::ExSpec, 8, 5, false}, Case{Mode::EqSpec, 8, 1, false}, Case{Mode::ExSpec, 4, -1, true},
-                 Case{Mode::ExSpec, 4, -2, true}, Case{Mode::EqSpec, 3, -2, false}}) {
+                 Case{Mode::ExSpec, 4, -2, true}, Case{Mode::EqSpec, 3, -2, false}, Case{Mode::InPlace, 4, 3, true},
+                 Case{Mode::InPlace, 8, 5, false}, Case{Mode::InPlace, 4, -1, true}, Case{Mode::InPlace, 3, -2, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
     auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap, arch));
     auto sink = std::make_shared<Collector>();
@@ -142,7 +144,7 @@ CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a GLM-4 pair, every
 }
 
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {
-  for (Mode mode : {Mode::ExSpec, Mode::EqSpec}) {
+  for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));
     auto keep = std::make_shared<Collector>();
     auto cancel = std::make_shared<CancellingSink>(engine.get(), 5);
@@ -229,7 +231,7 @@ CATCH_TEST_CASE("stats read from other threads, then shutdown from this one: no 
 }
 
 CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every sink once", "[pipeline]") {
-  for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::NonSpec}) {
+  for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::NonSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));
     auto sink = std::make_shared<Collector>();
     for (int i = 0; i < 20; ++i) engine->submit(SeqRequest{{5, 6, static_cast<int64_t>(i)}, 200, {}}, 0, sink);

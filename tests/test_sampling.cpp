@@ -8,11 +8,13 @@
 #include <cmath>
 #include <map>
 
+#include "actors/calibration.h"
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"
+#include "tests/inplace_driver.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -221,7 +223,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
   const auto batched = greedy_generate(*target, reqs, 5);  // batched plain sampling too
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(batched[i].tokens == want[i].tokens);
 
-  for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
+  for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
     for (int64_t B : {1, 3, 8, 16}) {
       for (int64_t K : {1, 3, 5, -1}) {
         if (mode == Mode::NonSpec && K != 1) continue;
@@ -231,6 +233,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
         c.window = B + (B % 3) * 2;
+        c.prefill_chunk = B % 2 ? 4 : 64;
         SequentialDriver engine(target, draft, c);
         auto got = engine.run(reqs);
         CATCH_INFO("mode " << mode_name(mode) << ", B " << B << ", K " << K);
@@ -245,6 +248,36 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         }
         if (mode != Mode::NonSpec && K > 0) CATCH_CHECK(engine.stats().accepted > 0);
       }
+    }
+  }
+}
+
+CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle][inplace]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const auto reqs = sampled_requests(*target, {eos});
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (int64_t B : {1, 3, 8, 16}) {
+    for (int64_t K : {0, 1, 3, 5, -1}) {
+      test::InplaceConfig c;
+      c.batch_size = B;
+      c.max_sequences = B + (B % 3) * 2;
+      c.chunk_tokens = B % 2 ? 4 : 64;
+      c.k = std::max<int64_t>(K, 0);
+      EngineConfig ec;
+      if (K < 0) c.policy = make_policy(ec, *target, draft.get(), false);
+      test::InplaceRunner runner(target, K == 0 ? nullptr : draft, c);
+      auto got = runner.run(reqs);
+      CATCH_INFO("B " << B << ", K " << K);
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        CATCH_CHECK(got[i].tokens == want[i].tokens);
+        CATCH_CHECK(got[i].finish == want[i].finish);
+        CATCH_REQUIRE(got[i].logprobs.size() == want[i].logprobs.size());
+        for (size_t j = 0; j < want[i].logprobs.size(); ++j)
+          CATCH_CHECK(std::abs(got[i].logprobs[j].logprob - want[i].logprobs[j].logprob) < 1e-9);
+      }
+      if (K > 0) CATCH_CHECK(runner.stats().accepted > 0);
     }
   }
 }
@@ -279,7 +312,7 @@ CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs 
   const auto want = greedy_generate(*target, reqs, 1);
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, false}, Case{Mode::ExSpec, 4, 3, true},
-                 Case{Mode::ExSpec, 8, -1, true}}) {
+                 Case{Mode::ExSpec, 8, -1, true}, Case{Mode::InPlace, 4, 3, true}, Case{Mode::InPlace, 8, -1, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K);
     EngineOptions o;
     o.model_dir = test::model_dir("llama");

@@ -220,3 +220,81 @@ CATCH_TEST_CASE("two pieces of work in flight never share a row, cancel_all ends
   for (const auto& e : ev) CATCH_CHECK(e.finished->finish == FinishReason::None);
   CATCH_CHECK(s.idle());
 }
+
+namespace {
+
+// In place: a prefill's outcome as the model's chunk rule would give it (`stored`: per row, the
+// positions its target slot holds now).
+void prefill_in_place(Scheduler& s, const PrefillPlan& p, std::vector<int64_t> stored) {
+  PrefillOutcome o;
+  o.serial = p.serial;
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    o.stored.push_back(stored[i]);
+    o.draft_lag.push_back(static_cast<int64_t>(p.slot_rows[i].tokens.size()) - 1 - p.slot_rows[i].draft_len);
+  }
+  s.prefilled(std::move(o));
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("inplace: slots lowest first, prefill chunks and steps take turns, a finished slot is reused",
+                "[scheduler][inplace]") {
+  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
+  c.prefill_chunk = 4;
+  Scheduler s(c, fixed_k(2), 1);
+  const SeqId a = s.admit(req(6, 2)), b = s.admit(req(3, 8)), d1 = s.admit(req(1, 8)), d2 = s.admit(req(2, 8));
+  PrefillPlan p1 = take_prefill(s);
+  CATCH_CHECK(s.take_dequeued() == 3);  // the window is the slots: the fourth waits
+  CATCH_CHECK(s.slots().used() == 3);
+  CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // d1's prompt is one token: nothing to store
+  CATCH_CHECK(p1.chunk == 4);
+  CATCH_REQUIRE(p1.slot_rows.size() == 2);
+  CATCH_CHECK(p1.slot_rows[0].slot == 0);
+  CATCH_CHECK(p1.slot_rows[1].slot == 1);
+  CATCH_CHECK(p1.slot_rows[0].target_len == 0);
+  prefill_in_place(s, p1, {4, 0});  // a's first chunk; b did not fit beside it
+
+  StepPlan st = take_step(s);  // a step between two chunks: d1 is ready
+  CATCH_CHECK(st.ids == std::vector<SeqId>{d1});
+  CATCH_CHECK(st.assembly == Assembly::InPlace);
+  CATCH_REQUIRE(st.slot_rows.size() == 1);
+  CATCH_CHECK(st.slot_rows[0].slot == 2);
+  CATCH_CHECK(st.slot_rows[0].target_len == 0);
+  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // one piece of work at a time
+  s.complete(verified(st, {2}));
+  CATCH_CHECK(s.take_events().at(0).tokens.size() == 3);  // d1: two drafts and the bonus
+
+  PrefillPlan p2 = take_prefill(s);
+  CATCH_CHECK(p2.ids == std::vector<SeqId>{a, b});
+  CATCH_CHECK(p2.slot_rows[0].target_len == 4);  // where the first chunk ended
+  prefill_in_place(s, p2, {5, 2});
+
+  StepPlan st2 = take_step(s);  // the least recently stepped first, then in slot order
+  CATCH_CHECK(st2.ids == std::vector<SeqId>{a, b});
+  CATCH_CHECK(st2.slot_rows[0].target_len == 5);  // every token but pending
+  CATCH_CHECK(st2.slot_rows[0].draft_len == 0);   // as these hand-made outcomes said: nothing stored
+  CATCH_CHECK(st2.shape.lag == 5);
+  s.complete(verified(st2, {2, 0}));  // a reaches max_tokens: its slot is free
+  auto ev = s.take_events();
+  CATCH_REQUIRE(ev.size() == 2);
+  CATCH_CHECK(ev[0].finished);
+  CATCH_CHECK(ev[0].tokens.size() == 2);
+
+  PrefillPlan p3 = take_prefill(s);  // d2 joined the window in a's slot, the lowest free
+  CATCH_CHECK(p3.ids == std::vector<SeqId>{d2});
+  CATCH_CHECK(p3.slot_rows[0].slot == 0);
+  CATCH_CHECK(s.slots().used() == 3);
+  prefill_in_place(s, p3, {1});
+
+  StepPlan st3 = take_step(s);  // d2 never stepped, d1 longest ago; in slot order
+  CATCH_CHECK(st3.ids == std::vector<SeqId>{d2, d1});
+  s.complete(verified(st3, {1, 1}));
+  StepPlan st4 = take_step(s);
+  CATCH_CHECK(st4.ids == std::vector<SeqId>{b, d1});
+  CATCH_CHECK(st4.slot_rows[0].target_len == 3);
+  CATCH_CHECK(st4.slot_rows[0].draft_len == 3);  // K = 2, a = 0: the draft holds up to pending
+  s.complete(verified(st4, {2, 0}));
+  s.cancel(b, FinishReason::None);  // not inside a step: its slot is free at once
+  CATCH_CHECK(s.slots().used() == 2);
+  CATCH_CHECK(s.cancelled() == 1);
+}

@@ -204,7 +204,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
   CATCH_REQUIRE(stops < 16);
 
   for (const auto& d : drafts) {
-    for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec}) {
+    for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
       for (int64_t B : {1, 2, 3, 8, 16}) {
         // K: fixed 1, 3, 5; -1 = auto (the calibrated policy); -2 = random K per step, 0 included.
         for (int64_t K : {1, 3, 5, -1, -2}) {
@@ -215,6 +215,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
           c.draft_tokens = std::max<int64_t>(K, 1);
           c.adaptive_k = K < 0;
           c.window = B + (B % 3) * 2;  // W >= B, sometimes W == B
+          c.prefill_chunk = (B + K) % 2 ? 5 : 64;  // in place: prompts stored in chunks, or whole
           SequentialDriver engine(target, d.model, c);
           if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));
           auto got = engine.run(reqs);

@@ -1,0 +1,55 @@
+// The in-place sweep's part of the report (issue 18): tokens/s by batch size for nonspec, exspec
+// at the configured K, inplace at that K and inplace auto, measured in the same run, with the
+// ratios the issue asks for and each mode's alignment share of its step time.
+#include <map>
+#include <sstream>
+
+#include "bench/report.h"
+
+namespace exspec {
+using json = nlohmann::ordered_json;
+
+std::string inplace_markdown(const json& res) {
+  std::map<int64_t, std::map<std::string, const json*>> rows;  // B -> column -> run
+  for (const auto& r : res["runs"]) {
+    if (r["sweep"] != "inplace") continue;
+    const std::string col = r["mode"].get<std::string>() + (r.value("adaptive", false) ? " auto" : "");
+    rows[r["batch_size"].get<int64_t>()][col] = &r;
+  }
+  std::ostringstream o;
+  if (res.contains("gap")) {
+    o << "\n## A long prompt joining decoding sequences (issue 18)\n\n"
+         "8 sequences decode; a long prompt arrives. Their longest gap between two token deliveries, median of "
+         "the repeats, without and with it, against the forward of one prefill chunk and of the whole prompt.\n\n"
+         "| mode | prompt | chunk | longest gap without (ms) | with (ms) | rise (ms) | one chunk's forward (ms) | whole prompt's forward (ms) |\n"
+         "|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& g : res["gap"])
+      o << "| " << g["mode"].get<std::string>() << " | " << g["long_prompt"] << " | " << g["prefill_chunk"] << " | "
+        << fixed_point(1000 * g["longest_gap_s_without"].get<double>()) << " | "
+        << fixed_point(1000 * g["longest_gap_s_with"].get<double>()) << " | " << fixed_point(1000 * g["rise_s"].get<double>())
+        << " | " << fixed_point(1000 * g["chunk_forward_s"].get<double>()) << " | "
+        << fixed_point(1000 * g["whole_prompt_forward_s"].get<double>()) << " |\n";
+  }
+  if (rows.empty()) return o.str();
+  auto tps = [](const json* r) { return r ? (*r)["tokens_per_s"].get<double>() : 0.0; };
+  auto cell = [&](const json* r) {
+    return r ? fixed_point(tps(r)) + " (" + fixed_point(100 * (*r)["spread"].get<double>(), 0) + " %)" : std::string("-");
+  };
+  auto ratio = [&](const json* a, const json* b) { return a && b && tps(b) > 0 ? fixed_point(tps(a) / tps(b), 2) : "-"; };
+  auto align = [](const json* r) { return r ? fixed_point(100 * (*r)["overhead_share"].get<double>(), 1) + " %" : "-"; };
+  const std::string K = std::to_string(res["config"]["draft_tokens"].get<int64_t>());
+  o << "\n## In place: KV slots, continuous batching (issue 18)\n\n"
+       "tokens/s (median; spread in parentheses), same run. align: the alignment share of step time (realignment and "
+       "batch assembly; 0 by construction in place).\n\n"
+       "| B | nonspec | exspec K=" << K << " | inplace K=" << K << " | inplace auto | inplace/exspec (K=" << K
+    << ") | inplace auto/nonspec | align exspec | align inplace |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& [B, c] : rows) {
+    auto get = [&](const char* k) { auto it = c.find(k); return it == c.end() ? nullptr : it->second; };
+    const json *ns = get("nonspec"), *ex = get("exspec"), *ip = get("inplace"), *ia = get("inplace auto");
+    o << "| " << B << " | " << cell(ns) << " | " << cell(ex) << " | " << cell(ip) << " | " << cell(ia) << " | "
+      << ratio(ip, ex) << " | " << ratio(ia, ns) << " | " << align(ex) << " | " << align(ip) << " |\n";
+  }
+  return o.str();
+}
+
+}  // namespace exspec

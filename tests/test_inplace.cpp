@@ -1,0 +1,284 @@
+// The in-place mode (issue 18): the store checked row by row against each row recomputed alone,
+// and the float64 oracle (batch-1 nonspec greedy decoding, token for token) for every batch size,
+// K (fixed, auto, random), EOS and max_tokens mid-batch, sequences joining a running batch,
+// chunked prefill of long prompts, a full store and cancellation.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <mutex>
+
+#include "actors/calibration.h"
+#include "actors/engine_config.h"
+#include "model/decoder.h"
+#include "model/greedy.h"
+#include "model/inplace.h"
+#include "model/slot_table.h"
+#include "tests/inplace_driver.h"
+#include "tests/random_draft_length.h"
+#include "tests/support.h"
+
+using namespace exspec;
+
+namespace {
+
+std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
+
+std::string truncated_draft(const std::string& arch = "llama") {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& dir = made[arch];
+  if (dir.empty()) {
+    dir = test::scratch_dir() + "/inplace-" + arch + "-draft1";
+    make_draft(test::model_dir(arch), 1, dir);
+  }
+  return dir;
+}
+
+// Keys and values of `tokens` computed by `m` alone (one row, no padding): per layer [Hkv, T, 2D].
+std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  KVCache c = m.new_cache(1);
+  if (T > 0)
+    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+              at::ones({1, T}, at::kLong), c, 0);
+  std::vector<at::Tensor> out;
+  for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
+  return out;
+}
+
+// The slot's content equals the first `n` tokens of the sequence recomputed alone. Keys carry
+// rope: equal keys also prove the positions were the row's own.
+void check_slot(const Decoder& m, const KVStore& store, const InplaceSeq& s, int64_t n) {
+  CATCH_REQUIRE(store.length(s.slot) == n);
+  if (n == 0) return;
+  auto want = alone_kv(m, std::vector<int64_t>(s.tokens.begin(), s.tokens.begin() + n));
+  for (int64_t l = 0; l < store.num_layers(); ++l) {
+    at::Tensor got = at::cat({store.keys(l, s.slot), store.values(l, s.slot)}, -1).to(at::kCPU);
+    CATCH_REQUIRE(got.sizes() == want[l].sizes());
+    CATCH_CHECK((got - want[l]).abs().max().item<double>() < 1e-9);
+  }
+}
+
+std::vector<SeqRequest> requests_of(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens,
+                                    std::vector<int64_t> eos = {}) {
+  std::vector<SeqRequest> r;
+  for (const auto& p : prompts) r.push_back(SeqRequest{p, max_tokens, eos});
+  return r;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row recomputed alone", "[inplace]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  KVStore ts = target->new_store(6, 80), ds = draft->new_store(6, 80);
+  SlotTable slots(6);
+  InplaceModels m{target.get(), &ts, draft.get(), &ds};
+  auto prompts = test::mixed_prompts(6, 1, 14, target->config().vocab_size, 17);
+  std::vector<InplaceSeq> seqs;
+  auto join = [&](const std::vector<int64_t>& prompt) {
+    InplaceSeq s;
+    s.slot = slots.acquire();
+    ts.set_length(s.slot, 0), ds.set_length(s.slot, 0);
+    s.tokens = prompt;
+    seqs.push_back(s);
+  };
+  for (int i = 0; i < 4; ++i) join(prompts[i]);
+  auto check_all = [&] {
+    for (const InplaceSeq& s : seqs) {
+      check_slot(*target, ts, s, ts.length(s.slot));
+      check_slot(*draft, ds, s, ds.length(s.slot));
+      CATCH_CHECK(ds.length(s.slot) <= ts.length(s.slot));
+    }
+  };
+  auto prefill_all = [&](int64_t budget) {
+    for (int guard = 0; guard < 100; ++guard) {
+      std::vector<const InplaceSeq*> rows;
+      for (auto& s : seqs) rows.push_back(&s);
+      if (prefill_chunk(m, rows, budget) == 0) break;
+      check_all();  // mid-prompt too: a chunk lands at each row's own offset
+    }
+    for (auto& s : seqs) CATCH_CHECK(prefill_remaining(m, s) == 0);
+  };
+  prefill_all(5);
+  bool ragged = false, gathered = false, deep_lag = false;
+  const int64_t ks[] = {1, 2, 3, 0, 0, 2, 1, 3, 0, 0, 0, 3, 2, 1};
+  for (int step = 0; step < 14; ++step) {
+    if (step == 4) {  // a sequence leaves, another joins its slot mid-run and is prefilled in chunks
+      slots.release(seqs[1].slot);  // its stale contents stay, and are overwritten
+      seqs.erase(seqs.begin() + 1);
+      join(prompts[4]);
+      join(prompts[5]);
+      prefill_all(4);
+    }
+    // Odd steps decode a non-consecutive subset (the gathered read), even steps every row.
+    std::vector<InplaceSeq*> rows;
+    for (size_t i = 0; i < seqs.size(); ++i)
+      if (step % 2 == 0 || i % 2 == 0) rows.push_back(&seqs[i]);
+    std::vector<const InplaceSeq*> crows(rows.begin(), rows.end());
+    for (size_t i = 1; i < rows.size(); ++i) gathered |= rows[i]->slot != rows[i - 1]->slot + 1;
+    for (const InplaceSeq* s : crows) deep_lag |= draft_lag(m, *s) > 1;
+    const int64_t K = ks[step];
+    at::Tensor drafts = draft_inplace(m, crows, K);
+    VerifyResult v = verify_inplace(m, crows, drafts);
+    commit_inplace(m, rows, v, K);
+    ragged |= v.accepted.min().item<int64_t>() != v.accepted.max().item<int64_t>();
+    for (const InplaceSeq& s : seqs) CATCH_CHECK(ts.length(s.slot) == static_cast<int64_t>(s.tokens.size()) - 1);
+    check_all();
+  }
+  CATCH_CHECK(ragged);    // rows really advanced by different counts
+  CATCH_CHECK(gathered);  // and a batch of non-consecutive slots ran
+  CATCH_CHECK(deep_lag);  // and the draft caught up more than one token in a forward
+}
+
+CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
+  auto target = load64(test::model_dir("llama"));
+  KVStore ts = target->new_store(2, 8);
+  SlotTable slots(2);
+  CATCH_CHECK(slots.acquire() == 0);
+  CATCH_CHECK(slots.acquire() == 1);
+  CATCH_CHECK(slots.acquire() == -1);  // full: admission waits
+  CATCH_CHECK(slots.full());
+  slots.release(0);
+  CATCH_CHECK(slots.acquire() == 0);  // the lowest free slot again
+  slots.release(0);
+  CATCH_CHECK_THROWS_AS(slots.release(0), std::logic_error);  // a slot is released once
+  InplaceModels m{target.get(), &ts};
+  InplaceSeq s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
+  CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 64), std::length_error);
+  CATCH_CHECK(ts.length(1) == 0);  // nothing was written
+  CATCH_CHECK(prefill_chunk(m, {&s}, 8) == 8);  // in chunks it fills the slot exactly
+  CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 8), std::length_error);
+}
+
+namespace {
+
+struct DraftCase {
+  const char* name;
+  std::shared_ptr<const Decoder> model;  // null: plain target steps in place
+};
+
+// Every batch size and K (fixed, auto, random per step) with each draft yields exactly the
+// tokens of batch-1 nonspec greedy decoding, finish reasons included; half of the runs have
+// sequences joining a running batch, and the prompts are prefilled in chunks of 5 or 64.
+void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts) {
+  auto prompts = test::mixed_prompts(16, 1, 20, target->config().vocab_size, 23);
+  const int64_t eos = greedy_generate(*target, requests_of(prompts, 24), 1)[1].tokens.at(3);
+  std::vector<SeqRequest> reqs;
+  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
+  auto want = greedy_generate(*target, reqs, 1);
+  int stops = 0;
+  for (auto& w : want) stops += w.finish == FinishReason::Stop;
+  CATCH_REQUIRE(stops > 0);
+  CATCH_REQUIRE(stops < 16);
+
+  for (const auto& d : drafts) {
+    for (int64_t B : {1, 2, 3, 8, 16}) {
+      for (int64_t K : {1, 3, 5, -1, -2}) {
+        if (!d.model && K != 1) continue;
+        test::InplaceConfig c;
+        c.batch_size = B;
+        c.max_sequences = B + (B % 3) * 2;  // slots >= B, sometimes == B
+        c.chunk_tokens = (B + K) % 2 ? 5 : 64;
+        c.k = std::max<int64_t>(K, 1);
+        EngineConfig ec;
+        ec.adaptive_k = true;
+        if (K == -1 && d.model) c.policy = make_policy(ec, *target, d.model.get(), false);
+        if (K == -2) c.policy = std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5);
+        test::InplaceEvents ev;
+        if ((B + K) % 3 != 0)  // every fourth request joins later, while others decode
+          for (size_t i = 0; i < reqs.size(); ++i) ev.arrive_at.push_back(i % 4 == 3 ? static_cast<int64_t>(2 * i) : -1);
+        test::InplaceRunner runner(target, d.model, c);
+        auto got = runner.run(reqs, ev);
+        CATCH_INFO("draft " << d.name << ", B " << B << ", K " << K);
+        for (size_t i = 0; i < reqs.size(); ++i) {
+          CATCH_CHECK(got[i].tokens == want[i].tokens);
+          CATCH_CHECK(got[i].finish == want[i].finish);
+        }
+        CATCH_CHECK(runner.stats().max_live <= c.max_sequences);
+        if (K == -2 && d.model) {  // the random policy really mixed K = 0 and K > 0
+          CATCH_CHECK(runner.stats().k_steps.size() > 1);
+          CATCH_CHECK(runner.stats().k_steps.count(0) == 1);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in float64 (the oracle)", "[inplace][oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  oracle_sweep(target, {{"none (plain steps)", nullptr},
+                        {"identical", target},
+                        {"layer-truncated", load64(truncated_draft())},
+                        {"unrelated", load64(test::model_dir("llama", "tiny", 77))}});
+}
+
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {
+  auto target = load64(test::model_dir("glm4"));
+  oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},
+                        {"unrelated", load64(test::model_dir("glm4", "tiny", 77))}});
+}
+
+CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled in chunks between their steps",
+                "[inplace][oracle][chunked]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  auto prompts = test::mixed_prompts(8, 2, 9, target->config().vocab_size, 41);
+  prompts.push_back(test::mixed_prompts(1, 300, 300, target->config().vocab_size, 43)[0]);
+  auto reqs = requests_of(prompts, 40);
+  reqs.back().max_tokens = 12;
+  auto want = greedy_generate(*target, reqs, 1);
+  test::InplaceConfig c;
+  c.batch_size = 8;
+  c.max_sequences = 9;
+  c.chunk_tokens = 32;
+  c.k = 3;
+  test::InplaceEvents ev;
+  ev.arrive_at.assign(reqs.size(), -1);
+  ev.arrive_at.back() = 4;  // the long prompt arrives while the eight decode
+  test::InplaceRunner runner(target, draft, c);
+  auto got = runner.run(reqs, ev);
+  for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+  // 299 prompt tokens in chunks of 32: ten forwards, each followed by a decode step of the eight.
+  CATCH_CHECK(runner.stats().prefill_forwards >= 10 + 1);
+  CATCH_CHECK(runner.stats().decode_during_prefill >= 10);
+}
+
+CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones free their slot", "[inplace][oracle][cancel]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
+  auto reqs = requests_of(prompts, 20);
+  auto want = greedy_generate(*target, reqs, 1);
+  test::InplaceConfig c;
+  c.batch_size = 3;
+  c.max_sequences = 4;
+  c.chunk_tokens = 6;
+  c.k = 2;
+  test::InplaceEvents ev;
+  ev.cancel_at[1] = 6;  // live, mid-decode
+  ev.cancel_at[8] = 2;  // still waiting for a slot
+  test::InplaceRunner runner(target, draft, c);
+  auto got = runner.run(reqs, ev);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    CATCH_INFO("request " << i);
+    if (ev.cancel_at.count(i)) {
+      CATCH_CHECK(got[i].finish == FinishReason::None);
+      CATCH_CHECK(got[i].tokens.size() < want[i].tokens.size());
+      CATCH_CHECK(std::equal(got[i].tokens.begin(), got[i].tokens.end(), want[i].tokens.begin()));
+    } else {
+      CATCH_CHECK(got[i].tokens == want[i].tokens);
+      CATCH_CHECK(got[i].finish == want[i].finish);
+    }
+  }
+  CATCH_CHECK(got[1].tokens.size() > 0);  // it was decoding when it went away
+  CATCH_CHECK(got[8].tokens.empty());
+  CATCH_CHECK(runner.stats().max_live == 4);
+  CATCH_CHECK(runner.stats().max_waiting >= 6);
+  CATCH_CHECK(runner.stats().slot_reuses >= 5);  // 8 sequences through 4 slots
+}
