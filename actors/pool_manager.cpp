@@ -42,6 +42,7 @@ struct PoolManagerState {
   // was full of steps then.
   std::chrono::steady_clock::time_point last_done;
   bool last_full = false;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // for the trace
 };
 
 namespace {
@@ -130,15 +131,21 @@ void trace_choice(const DraftLengthPolicy& policy, const std::vector<RowOutlook>
   std::fprintf(stderr, " -> %lld\n", static_cast<long long>(chosen));
 }
 
-void trace_step(const DraftLengthPolicy& policy, const StepJob& job) {
-  const StepCostModel& c = policy.costs();
+// Milliseconds since the engine started: where the wall time goes between steps and prefills.
+double trace_ms(const PoolManagerState& st) {
+  return 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
+}
+
+void trace_step(const PoolManagerState& st, const StepJob& job) {
+  const StepCostModel* c = st.settings.policy ? &st.settings.policy->costs() : nullptr;
   const StepShape& s = job.shape;
-  std::fprintf(stderr, "step B %lld K %lld S %lld L %lld | ms predicted/measured: draft %.1f/%.1f verify %.1f/%.1f "
+  auto pred = [&](double (StepCostModel::*f)(const StepShape&) const) { return c ? 1e3 * (c->*f)(s) : 0.0; };
+  std::fprintf(stderr, "step t %.1f B %zu K %lld S %lld L %lld | ms predicted/measured: draft %.1f/%.1f verify %.1f/%.1f "
                "align %.1f/%.1f | grouped %d reused %d\n",
-               static_cast<long long>(s.rows), static_cast<long long>(s.k), static_cast<long long>(s.context),
-               static_cast<long long>(s.lag), 1e3 * c.predict_draft(s), 1e3 * job.draft_s, 1e3 * c.predict_verify(s),
-               1e3 * job.verify_s, 1e3 * c.predict_align(s), 1e3 * job.align_s, static_cast<int>(job.grouped),
-               static_cast<int>(job.reused));
+               trace_ms(st), job.ids.size(), static_cast<long long>(job.k), static_cast<long long>(s.context),
+               static_cast<long long>(s.lag), pred(&StepCostModel::predict_draft), 1e3 * job.draft_s,
+               pred(&StepCostModel::predict_verify), 1e3 * job.verify_s, pred(&StepCostModel::predict_align),
+               1e3 * job.align_s, static_cast<int>(job.grouped), static_cast<int>(job.reused));
 }
 
 // K for a step over job.ids (adaptive: the policy's choice for these rows; else fixed), and the
@@ -249,6 +256,8 @@ void on_prefilled(Self self, JobPtr job) {
     states.push_back(t);
   }
   st.totals.prefill_s += job->prefill_s;
+  if (kTrace)
+    std::fprintf(stderr, "prefill t %.1f rows %zu ms %.1f\n", trace_ms(st), job->ids.size(), 1e3 * job->prefill_s);
   if (fixed_batches(st) && !live.empty()) {
     // The fixed batch lives on as one job until all its rows finish.
     JobPtr step = new_job(st, StepJob::Kind::Step, live);
@@ -287,8 +296,8 @@ void on_step_done(Self self, JobPtr job) {
     st.totals.row_verifications += static_cast<int64_t>(job->ids.size());
     st.totals.drafted += static_cast<int64_t>(job->ids.size()) * job->k;
     st.totals.count_k(job->k);
+    if (kTrace) trace_step(st, *job);
     if (st.settings.policy) {
-      if (kTrace) trace_step(*st.settings.policy, *job);
       st.settings.policy->observe_step(job->shape, job->draft_s, job->verify_s, job->align_s);
     }
   }
@@ -373,6 +382,10 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
     st.settings = settings;
     st.route = route;
     const auto& c = settings.decoding;
+    if (kTrace)
+      std::fprintf(stderr, "engine mode %d B %lld W %lld adaptive %d K %lld\n", static_cast<int>(c.mode),
+                   static_cast<long long>(c.batch_size), static_cast<long long>(c.window), static_cast<int>(c.adaptive_k),
+                   static_cast<long long>(c.draft_tokens));
     if (c.mode == Mode::ExSpec) {
       st.window = std::make_unique<Window>(static_cast<size_t>(c.window), c.sort_by_length);
       st.former = std::make_unique<BatchFormer>(static_cast<size_t>(c.batch_size), c.min_group_fill, c.max_wait);
