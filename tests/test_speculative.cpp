@@ -283,3 +283,16 @@ CATCH_TEST_CASE("calibration: timings grow with the work; the overlap share is a
   CATCH_CHECK(s >= 0);
   CATCH_CHECK(s <= 1);
 }
+
+CATCH_TEST_CASE("calibration: a draft's agreement with the target's own greedy text", "[calibration]") {
+  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
+  auto other = Decoder::load(test::model_dir("llama", "tiny", 7), {at::kDouble, test::device()});
+  // The target as its own draft agrees at every generated position.
+  const AgreementSample self = measure_agreement(*m, *m, 2, 6, 16);
+  CATCH_CHECK(self.positions == 2 * 16);
+  CATCH_CHECK(self.agreed == self.positions);
+  // An unrelated model of the same shape (another seed) rarely predicts the target's token.
+  const AgreementSample unrelated = measure_agreement(*m, *other, 2, 6, 16);
+  CATCH_CHECK(unrelated.positions == 2 * 16);
+  CATCH_CHECK(unrelated.agreed < unrelated.positions / 4);
+}
