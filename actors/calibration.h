@@ -1,6 +1,6 @@
 // Seeds the step cost model before the first request: a few forwards and copies at the corners
 // of the shapes the engine will run (1 and B rows, 1 and K_max+1 tokens, short and long
-// context). About a second on the demo pair on 2 cores; the online fit takes over from there.
+// context), once per engine start; the online fit takes over from there.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -165,11 +165,10 @@ void DraftLengthPolicy::seed_acceptance(double agreed, double positions) {
   global_ = bands_[0] = AcceptanceEstimate{agreed * w, positions * w};
 }
 
-void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a, int band) {
+void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band) {
   observe_row(k, a);
   bands_[band].observe(k, a, kGlobalDecay);
   row.observe(k, a, kRowDecay);
-  draft_lag = k == 0 ? draft_lag + 1 : (a == k ? 1 : 0);
 }
 
 SpeculationEstimates DraftLengthPolicy::estimates() const {

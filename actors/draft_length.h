@@ -106,9 +106,8 @@ class DraftLengthPolicy {
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
   // What a verified row tells: the engine-wide, its temperature band's and the row's own
-  // acceptance, and how far the row's draft now lags (the rule of commit() in
-  // model/speculative.cpp).
-  void learn(AcceptanceEstimate& row, int64_t& draft_lag, int64_t k, int64_t a, int band = 0);
+  // acceptance. (How far the row's draft now lags is what the step itself reports.)
+  void learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band = 0);
   // A row's outlook, its own estimate shrunk towards its temperature band's.
   RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining, int band = 0) const;
   // The band's estimate: a hot sequence starts from what hot sequences got, not from the greedy

@@ -10,6 +10,7 @@
 
 #include "actors/calibration.h"
 #include "actors/messages.h"
+#include "actors/model_pair.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
 #include "actors/route.h"
@@ -76,11 +77,8 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
     throw std::invalid_argument(std::string(mode_name(d.mode)) + " needs a draft model");
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
-  if (d.mode != Mode::NonSpec) {
-    impl->draft = Decoder::load(o.draft_dir, lo);
-    if (impl->draft->config().vocab_size != impl->target->config().vocab_size)
-      throw std::invalid_argument("draft and target vocabularies differ");
-  }
+  if (d.mode != Mode::NonSpec) impl->draft = Decoder::load(o.draft_dir, lo);
+  check_models(d.mode, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;
   info.model_dir = o.model_dir;
   info.draft_dir = d.mode != Mode::NonSpec ? o.draft_dir : "";

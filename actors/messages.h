@@ -1,8 +1,11 @@
-// The message protocol of the pipeline, as typed actor interfaces. One ExSpec step:
+// The message protocol of the pipeline, as typed actor interfaces. Messages carry the
+// Scheduler's work items (actors/step_phases.h): a PrefillWork or a StepWork, each held by
+// exactly one actor at a time. One step:
 //   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
 //   --split--> realigner --step_done--> pool-manager
-// Prefill of new sequences: pool-manager --prefill--> drafter --prefill--> verifier
-//   --prefilled--> pool-manager. Nonspec skips the drafter.
+// (K = 0 goes from the realigner straight to the verifier.) A prefill of new sequences:
+//   pool-manager --prefill--> verifier --prefilled--> pool-manager
+// (the draft catches up lazily, in its first drafting step: model/spec_batch.h).
 #pragma once
 #include <caf/all.hpp>
 
@@ -12,8 +15,10 @@
 
 namespace exspec {
 
-struct StepJob;
-using JobPtr = std::shared_ptr<StepJob>;
+struct PrefillWork;
+struct StepWork;
+using PrefillPtr = std::shared_ptr<PrefillWork>;
+using StepPtr = std::shared_ptr<StepWork>;
 
 // A submit from a producer, already validated and counted against the queue bound.
 struct SubmitMsg {
@@ -38,15 +43,16 @@ using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
 using pool_manager_actor = caf::typed_actor<
     caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>,
     caf::reacts_to<submit_many_atom, std::shared_ptr<std::vector<SubmitMsg>>>, caf::reacts_to<cancel_atom, SeqId, int>,
-    caf::reacts_to<prefilled_atom, JobPtr>, caf::reacts_to<step_done_atom, JobPtr>,
+    caf::reacts_to<prefilled_atom, PrefillPtr>, caf::reacts_to<step_done_atom, StepPtr>,
     caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
-using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, JobPtr>, caf::reacts_to<split_atom, JobPtr>>;
-using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, JobPtr>>;
-using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, JobPtr>, caf::reacts_to<verify_atom, JobPtr>>;
+using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, StepPtr>, caf::reacts_to<split_atom, StepPtr>>;
+using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, StepPtr>>;
+using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, PrefillPtr>, caf::reacts_to<verify_atom, StepPtr>>;
 
 }  // namespace exspec
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::JobPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::PrefillPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::StepPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<exspec::SubmitMsg>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<std::vector<exspec::SubmitMsg>>)

@@ -1,6 +1,7 @@
-// pool-manager: owns the SequencePool and the window; admits, forms batches, routes them
-// through realigner -> drafter -> verifier -> realigner, writes results back, emits deltas to
-// sinks, refills the window. Holds no tensors itself: only the opaque per-sequence states.
+// pool-manager: the actor around the Scheduler (actors/scheduler.h). It turns producer messages
+// into admit/cancel calls, the scheduler's plans into messages to the roles, and their
+// outcomes back into prefilled/complete calls; then it publishes the stats and tells the
+// sinks. It decides nothing itself.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -23,11 +24,11 @@ struct StatsBoard {
 
 struct PoolManagerSettings {
   EngineConfig decoding;
-  bool overlap = true;
+  bool overlap = true;  // two pieces of work in flight: draft batch t+1 while t is verified
   // Shared with the engine front: sequences admitted but not yet in the window (queue bound).
   std::shared_ptr<std::atomic<size_t>> queued;
   std::shared_ptr<StatsBoard> board;
-  // Chooses K per step (null in nonspec mode). Used by the pool-manager alone.
+  // Chooses K per step (null in nonspec mode); the scheduler's alone.
   std::shared_ptr<DraftLengthPolicy> policy;
 };
 

@@ -9,7 +9,6 @@ namespace exspec {
 
 class Decoder;
 struct Route;
-struct PoolManagerSettings;
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
                                      std::shared_ptr<const Route> route);

@@ -1,4 +1,5 @@
-// What one run (or the server since start) measured: the figures of DESIGN.md "What is measured".
+// What one run (or the server since start) measured: the figures `--stats`, /metrics and
+// `exspec bench` report (README, "Benchmarks: exspec bench").
 #pragma once
 #include <array>
 #include <cstdint>

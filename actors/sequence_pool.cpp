@@ -79,6 +79,14 @@ std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vect
   return rows;
 }
 
+std::vector<SeqId> SequencePool::unfinished_ids() const {
+  std::vector<SeqId> ids;
+  for (const auto& [id, s] : seqs_)
+    if (s.status != SeqStatus::Finished) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 void SequencePool::cancel(SeqId id) {
   Sequence& s = at(id);
   if (s.status == SeqStatus::Finished) return;

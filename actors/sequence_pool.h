@@ -29,7 +29,13 @@ struct Sequence {
   std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
   int64_t last_step = -1;               // the step that last advanced it (fairness)
   AcceptanceEstimate acceptance;        // of its drafts (adaptive K)
-  int64_t draft_lag = 0;                // tokens the draft has not seen yet (SeqTensors::draft_lag)
+  int64_t draft_lag = 0;                // tokens the draft lacks, as the last step reported it
+  // Scheduling (actors/scheduler.h): inside a prefill or a step; a cancellation that waits for
+  // that to end; the step whose batch `tensors` was cut from (row `cut_row` of `cut_rows`).
+  bool busy = false;
+  bool cancel_pending = false;
+  FinishReason cancel_reason = FinishReason::None;
+  int64_t cut_step = -1, cut_row = -1, cut_rows = 0;
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
 };
 
@@ -59,6 +65,9 @@ class SequencePool {
   void cancel(SeqId id);
   // Forgets a finished sequence entirely.
   void erase(SeqId id) { seqs_.erase(id); }
+
+  // Every sequence not finished yet, by id.
+  std::vector<SeqId> unfinished_ids() const;
 
   size_t waiting() const { return waiting_.size(); }
   size_t unfinished() const { return unfinished_; }

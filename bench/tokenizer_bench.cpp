@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "model/io_util.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -25,18 +26,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> default_documents(const fs::path& test_dir) {
   std::vector<std::string> docs;
   const fs::path corpus = test_dir / "corpus.json";
   if (fs::exists(corpus))
-    for (const auto& s : nlohmann::json::parse(read_file(corpus))) docs.push_back(s.get<std::string>());
+    for (const auto& s : nlohmann::json::parse(exspec::read_text_file(corpus))) docs.push_back(s.get<std::string>());
   std::vector<fs::path> files;
   if (fs::exists("/usr/share/common-licenses"))
     for (const auto& e : fs::directory_iterator("/usr/share/common-licenses"))
@@ -46,7 +40,7 @@ std::vector<std::string> default_documents(const fs::path& test_dir) {
     for (const auto& e : fs::directory_iterator(src))
       if (e.path().extension() == ".cpp" || e.path().extension() == ".h") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) docs.push_back(read_file(f));
+  for (const auto& f : files) docs.push_back(exspec::read_text_file(f));
   return docs;
 }
 
@@ -60,7 +54,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--tokenizer" && i + 1 < argc) path = argv[++i];
-    else if (a == "--file" && i + 1 < argc) docs.push_back(read_file(argv[++i]));
+    else if (a == "--file" && i + 1 < argc) docs.push_back(exspec::read_text_file(argv[++i]));
     else if (a == "--seconds" && i + 1 < argc) seconds = std::stod(argv[++i]);
     else {
       std::cerr << "usage: tokenizer_bench [--tokenizer PATH_OR_DIR] [--file TEXT_FILE]... [--seconds S]\n";

@@ -1,7 +1,7 @@
-// The sampler that keeps speculative decoding output-equivalent (DESIGN.md, "Sampling that stays
-// equivalent"): the token at absolute position t of a sequence is a pure function of the target's
-// logits at t, the sequence's tokens before t, its SamplingParams and a uniform number that
-// depends only on (seed, choice, t). Verification and plain decoding call the same function, so
+// The sampler that keeps speculative decoding output-equivalent: the token at absolute
+// position t of a sequence is a pure function of the target's logits at t, the sequence's
+// tokens before t, its SamplingParams and a uniform number that depends only on (seed, choice,
+// t). Verification and plain decoding call the same function, so
 // they draw the same token from the same prefix, whatever the batch around the row.
 // Plain C++ over one row of logits in float64 (no tensors): the same on every device.
 #pragma once

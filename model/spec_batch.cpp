@@ -113,8 +113,9 @@ SeqTensors new_sequence(SeqCache target, const std::vector<int64_t>& prompt, boo
   return s;
 }
 
-bool reuses_parked(const std::vector<const SeqTensors*>& seqs) {
-  if (seqs.empty()) return false;
+namespace {
+
+bool is_parked_batch(const std::vector<const SeqTensors*>& seqs) {
   const SpecBatch* parked = seqs[0]->parked.get();
   bool same = parked && parked->batch() == static_cast<int64_t>(seqs.size());
   for (size_t i = 0; same && i < seqs.size(); ++i)
@@ -122,15 +123,15 @@ bool reuses_parked(const std::vector<const SeqTensors*>& seqs) {
   return same;
 }
 
-SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused) {
+}  // namespace
+
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool reuse) {
   if (seqs.empty()) throw std::invalid_argument("assemble: no sequences");
-  if (reused) *reused = false;
-  if (reuses_parked(seqs)) {
-    const SpecBatch* parked = seqs[0]->parked.get();
+  if (reuse) {
+    if (!is_parked_batch(seqs)) throw std::logic_error("assemble: the rows are not the batch they were cut from");
     // Shallow copy: the buffers are shared, and only this batch appends to them (beyond every
     // row view cut from them).
-    if (reused) *reused = true;
-    return *parked;
+    return *seqs[0]->parked;
   }
   SpecBatch b;
   const at::Device dev = device_of(*seqs[0]);
@@ -215,7 +216,7 @@ std::vector<SeqTensors> cut_rows(const SpecBatch& b, int64_t first, int64_t coun
   std::vector<SeqTensors> out(count);
   for (auto [state, target] : {std::make_pair(&b.target, true), std::make_pair(&b.draft, false)}) {
     if (state->cache.empty()) continue;
-    if (!is_aligned(*state)) throw std::logic_error("row_state: realign the batch first");
+    if (!is_aligned(*state)) throw std::logic_error("split_rows: realign the batch first");
     const std::vector<int64_t> n = to_vector(state->mask.sum(1));
     for (int64_t r = 0; r < count; ++r) (target ? out[r].target : out[r].draft) = row_cache(*state, first + r, n[first + r]);
   }
@@ -244,7 +245,5 @@ std::vector<SeqTensors> split_rows(const SpecBatch& b) {
   }
   return out;
 }
-
-SeqTensors row_state(const SpecBatch& b, int64_t row) { return std::move(cut_rows(b, row, 1)[0]); }
 
 }  // namespace exspec

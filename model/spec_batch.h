@@ -2,7 +2,7 @@
 // paper (Algorithm 2, Fig. 3): unpad-append-repad of input ids, attention mask, position ids
 // and both models' KV caches.
 //
-// Invariant (DESIGN.md): each model's cache covers every token of a sequence except the last
+// Invariant: each model's cache covers every token of a sequence except the last
 // one, the pending token, which is fed at the next forward. The draft may lag further behind
 // (`draft_lag`): when all K drafts were accepted, d_K was never fed to the draft, and a step
 // with K = 0 (a plain target step) feeds nothing to the draft. The next drafting step feeds the
@@ -73,16 +73,13 @@ std::vector<SeqTensors> prefill(const Decoder& target, const Decoder* draft,
 
 // Repad: builds a rectangular batch from sequences with minimal left padding. When all rows have
 // the same count (a same-length group) the caches are simply stacked: no padding, all-ones mask.
-// `reserve` is spare capacity for the coming appends. When the sequences are exactly the rows
-// of the batch they were cut from, in order, that batch is returned as is (`reused` set).
-SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool* reused = nullptr);
-// True when assemble() would reuse the batch these rows were cut from (no copy).
-bool reuses_parked(const std::vector<const SeqTensors*>& seqs);
-// Cuts a realigned batch into per-row states that remember it (for reuse by assemble()).
+// `reserve` is spare capacity for the coming appends. reuse: the sequences are exactly the rows
+// of the batch they were cut from, in order (the scheduler knows; this checks it), and that
+// batch is returned as is, with no copy.
+SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, bool reuse = false);
+// Cuts a realigned batch into per-row states (views into its buffers) that remember it, for
+// reuse by assemble().
 std::vector<SeqTensors> split_rows(const SpecBatch& b);
-
-// Unpad: the state of row i as a sequence (views into the batch's buffers; rows must be realigned).
-SeqTensors row_state(const SpecBatch& b, int64_t row);
 
 // Unpad-append-repad of one model's cache: every row's content (mask == 1) is moved to the right
 // end in order, with the minimal left padding (columns that are padding in every row vanish).

@@ -272,9 +272,8 @@ CATCH_TEST_CASE("acceptance per temperature band: a hot sequence gets a smaller 
   // Greedy rows accept their drafts; rows at temperature 1.5 mostly do not (p(d) is small).
   for (int i = 0; i < 100; ++i) {
     AcceptanceEstimate greedy, hot;
-    int64_t lag = 0;
-    p.learn(greedy, lag, 4, 4, temperature_band(0.0));
-    p.learn(hot, lag, 4, 0, temperature_band(1.5));
+    p.learn(greedy, 4, 4, temperature_band(0.0));
+    p.learn(hot, 4, 0, temperature_band(1.5));
   }
   CATCH_CHECK(temperature_band(0.0) == 0);
   CATCH_CHECK(temperature_band(0.7) == 2);

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "actors/collector.h"
-#include "actors/spec_engine.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"
@@ -231,7 +231,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
         c.window = B + (B % 3) * 2;
-        SpecEngine engine(target, draft, c);
+        SequentialDriver engine(target, draft, c);
         auto got = engine.run(reqs);
         CATCH_INFO("mode " << mode_name(mode) << ", B " << B << ", K " << K);
         for (size_t i = 0; i < reqs.size(); ++i) {

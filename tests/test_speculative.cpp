@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "actors/spec_engine.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/calibrate.h"
 #include "model/greedy.h"
@@ -215,7 +215,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
           c.draft_tokens = std::max<int64_t>(K, 1);
           c.adaptive_k = K < 0;
           c.window = B + (B % 3) * 2;  // W >= B, sometimes W == B
-          SpecEngine engine(target, d.model, c);
+          SequentialDriver engine(target, d.model, c);
           if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));
           auto got = engine.run(reqs);
           CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K);
@@ -266,7 +266,7 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   c.batch_size = 4;
   c.window = 8;
   c.draft_tokens = 3;
-  SpecEngine engine(target, target, c);  // identical draft: uniform acceptance keeps lengths equal
+  SequentialDriver engine(target, target, c);  // identical draft: uniform acceptance keeps lengths equal
   auto got = engine.run(reqs);
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
   CATCH_CHECK(engine.stats().grouping_rate() == 1.0);

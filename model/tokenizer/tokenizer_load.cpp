@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/io_util.h"
 #include "model/tokenizer/json_util.h"
 #include "model/tokenizer/post_processor.h"
 #include "model/tokenizer/tokenizer_impl.h"
@@ -13,17 +14,9 @@ namespace exspec::tok {
 namespace fs = std::filesystem;
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("tokenizer: cannot open " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 nlohmann::json read_json(const fs::path& p) {
   try {
-    return nlohmann::json::parse(read_file(p));
+    return nlohmann::json::parse(read_text_file(p.string()));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error("tokenizer: " + p.string() + " is not valid JSON: " + e.what());
   }
@@ -125,7 +118,7 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::string& path_or_d
     if (fs::exists(dir / "tokenizer_config.json")) cfg = read_json(dir / "tokenizer_config.json");
     read_config(cfg, j, *t);
     if (t->chat_template.empty() && fs::exists(dir / "chat_template.jinja"))
-      t->chat_template = read_file(dir / "chat_template.jinja");
+      t->chat_template = read_text_file((dir / "chat_template.jinja").string());
     if (fs::exists(dir / "generation_config.json")) {
       const nlohmann::json g = read_json(dir / "generation_config.json");
       std::vector<int64_t> ids;

