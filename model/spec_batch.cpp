@@ -144,6 +144,7 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
   auto cache = [&](const SeqTensors& s, bool target) -> const SeqCache* {
     const int64_t n = target ? s.parked_target : s.parked_draft;
     if (n < 0) return target ? &s.target : &s.draft;
+    if (!s.parked) throw std::logic_error("assemble: a row's caches are in a batch it no longer holds");
     return &cut.emplace_back(row_cache(target ? s.parked->target : s.parked->draft, s.parked_row, n));
   };
   std::vector<int64_t> pending, lengths;

@@ -130,11 +130,8 @@ CATCH_TEST_CASE("after ragged verification both caches hold every token but the 
     if (step == 5) {  // a round trip through per-sequence states (what the SequencePool holds)
       std::vector<SeqTensors> rows = split_rows(b);
       std::vector<const SeqTensors*> back;
-      for (auto& r : rows) {
-        r.parked.reset();  // force a real repad instead of reusing the batch
-        back.push_back(&r);
-      }
-      b = assemble(back, 5);
+      for (auto& r : rows) back.push_back(&r);
+      b = assemble(back, 5);  // reuse false: a real repad, the rows' caches cut from their batch
     }
     std::vector<std::vector<int64_t>> tcached, dcached;
     const int64_t L = b.draft_lag.size(1);
