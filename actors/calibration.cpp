@@ -46,6 +46,8 @@ std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Deco
   auto p = std::make_shared<DraftLengthPolicy>(s);
   if (s.adaptive) {
     calibrate(p->costs(), target, *draft, c.batch_size, s.k_max);
+    const AgreementSample a = measure_agreement(target, *draft);
+    p->seed_acceptance(static_cast<double>(a.agreed), static_cast<double>(a.positions));
     if (pipelined)
       p->seed_serial_share(overlap_serial_share(target, *draft, std::max<int64_t>(1, c.batch_size),
                                                 std::clamp<int64_t>(c.draft_tokens, 1, std::max<int64_t>(1, s.k_max)),

@@ -1,6 +1,8 @@
 // Seeds the step cost model before the first request: a few forwards and copies at the corners
 // of the shapes the engine will run (1 and B rows, 1 and K_max+1 tokens, short and long
-// context), once per engine start; the online fit takes over from there.
+// context), once per engine start; the online fit takes over from there. make_policy also
+// seeds the acceptance estimate with the draft's measured agreement with the target
+// (model/calibrate.h, measure_agreement): a fresh engine starts from the pair's real rate.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -158,6 +158,13 @@ void DraftLengthPolicy::observe_step(const StepShape& s, double draft_s, double 
 
 void DraftLengthPolicy::observe_row(int64_t k, int64_t a) { global_.observe(k, a, kGlobalDecay); }
 
+void DraftLengthPolicy::seed_acceptance(double agreed, double positions) {
+  if (!(positions > 0) || agreed < 0 || agreed > positions) return;
+  const double w = std::min(1.0, kSeedTrials / positions);
+  // Greedy text: the greedy band's evidence, and (every band shrinks towards it) the engine's.
+  global_ = bands_[0] = AcceptanceEstimate{agreed * w, positions * w};
+}
+
 void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band) {
   observe_row(k, a);
   bands_[band].observe(k, a, kGlobalDecay);

@@ -38,7 +38,7 @@ struct DraftLengthSettings {
   // catch-up is paid at once and only repaid if the probe leads to drafting: at B = 16 on the
   // demo pair, a probe of rows that never drafted (their lag is the prompt) costs as much as
   // seven plain steps, and one such probe in a short run cost 8 % of its throughput.
-  double probe_budget = 0.05;
+  double probe_budget = 0.03;
   // Two batches in flight (EngineOptions::overlap): one batch's drafting and realignment run
   // while the other is verified. How much that hides depends on the machine (on 2 cores the
   // phases share the cores), so it is learned: see observe_interval().
@@ -98,6 +98,11 @@ class DraftLengthPolicy {
   double serial_share() const { return serial_; }
   // The start-up measurement of it (calibration), in place of the cautious 1.
   void seed_serial_share(double s) { serial_ = std::clamp(s, 0.0, 1.0); }
+  // The start-up measurement of acceptance (the draft's agreement with the target's own greedy
+  // text, actors/calibration.h), in place of the 0.5 prior: a cold engine then neither bets on
+  // drafts it has never seen verified nor pays whole-prompt catch-ups to find out. It counts as
+  // at most kSeedTrials verified drafts, so that the workload's own rows soon outweigh it.
+  void seed_acceptance(double agreed, double positions);
   // One row of a step: k drafts, a accepted. Updates the engine-wide estimate.
   void observe_row(int64_t k, int64_t a);
   // What a verified row tells: the engine-wide, its temperature band's and the row's own
@@ -136,6 +141,7 @@ class DraftLengthPolicy {
   static constexpr double kPriorRate = 0.5, kPriorTrials = 4;
   // Verified drafts the engine-wide estimate needs before probes wait for their schedule.
   static constexpr double kColdTrials = 16;
+  static constexpr double kSeedTrials = 32;
   // Per-row decay of its acceptance evidence, per step.
   static constexpr double kRowDecay = 0.9;
   DraftLengthSettings s_;

@@ -31,6 +31,8 @@ Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> pol
   validate(config_);
   if (config_.mode != Mode::NonSpec && !policy_)
     throw std::invalid_argument(std::string(mode_name(config_.mode)) + " needs a draft-length policy");
+  if (trace_enabled())
+    trace_engine(mode_name(config_.mode), config_.batch_size, config_.window, config_.adaptive_k, config_.draft_tokens);
 }
 
 SeqId Scheduler::admit(SeqRequest request, int priority, SeqId id) {
@@ -193,6 +195,7 @@ void Scheduler::prefilled(PrefillOutcome o) {
   prefilling_ = false;
   last_full_ = false;  // the pipeline held a prefill: the next interval is not a step's pace
   stats_.prefill_s += o.seconds;
+  if (trace_enabled()) trace_prefill(ids.size(), o.seconds);
   FixedBatch fb;
   for (size_t i = 0; i < ids.size(); ++i) {
     Sequence& s = pool_.at(ids[i]);
@@ -245,8 +248,8 @@ void Scheduler::count_step(const InFlight& f, const StepOutcome& o) {
   stats_.row_verifications += static_cast<int64_t>(f.ids.size());
   stats_.drafted += static_cast<int64_t>(f.ids.size()) * f.k;
   stats_.count_k(f.k);
+  if (trace_enabled()) trace_step(policy_.get(), f.shape, o.times, f.grouped);
   if (!policy_) return;
-  if (trace_enabled()) trace_step(*policy_, f.shape, o.times, f.grouped);
   policy_->observe_step(f.shape, o.times.draft_s, o.times.verify_s, o.times.align_s);
 }
 

@@ -1,9 +1,17 @@
 #include "actors/step_trace.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 namespace exspec {
+namespace {
+std::chrono::steady_clock::time_point& started() {
+  static std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  return t;
+}
+double since_ms() { return 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - started()).count(); }
+}  // namespace
 
 bool trace_enabled() {
   static const bool on = std::getenv("EXSPEC_TRACE") != nullptr;
@@ -23,14 +31,25 @@ void trace_choice(const DraftLengthPolicy& policy, const BatchOutlook& o, bool r
   std::fprintf(stderr, " -> %lld\n", static_cast<long long>(chosen));
 }
 
-void trace_step(const DraftLengthPolicy& policy, const StepShape& s, const StepTimes& t, bool grouped) {
-  const StepCostModel& c = policy.costs();
-  std::fprintf(stderr, "step B %lld K %lld S %lld L %lld | ms predicted/measured: draft %.1f/%.1f verify %.1f/%.1f "
+void trace_step(const DraftLengthPolicy* policy, const StepShape& s, const StepTimes& t, bool grouped) {
+  const StepCostModel* c = policy ? &policy->costs() : nullptr;
+  auto predicted = [&](double (StepCostModel::*f)(const StepShape&) const) { return c ? 1e3 * (c->*f)(s) : 0.0; };
+  std::fprintf(stderr, "step t %.1f B %lld K %lld S %lld L %lld | ms predicted/measured: draft %.1f/%.1f verify %.1f/%.1f "
                "align %.1f/%.1f | grouped %d reused %d\n",
-               static_cast<long long>(s.rows), static_cast<long long>(s.k), static_cast<long long>(s.context),
-               static_cast<long long>(s.lag), 1e3 * c.predict_draft(s), 1e3 * t.draft_s, 1e3 * c.predict_verify(s),
-               1e3 * t.verify_s, 1e3 * c.predict_align(s), 1e3 * t.align_s, static_cast<int>(grouped),
-               static_cast<int>(s.reused));
+               since_ms(), static_cast<long long>(s.rows), static_cast<long long>(s.k), static_cast<long long>(s.context),
+               static_cast<long long>(s.lag), predicted(&StepCostModel::predict_draft), 1e3 * t.draft_s,
+               predicted(&StepCostModel::predict_verify), 1e3 * t.verify_s, predicted(&StepCostModel::predict_align),
+               1e3 * t.align_s, static_cast<int>(grouped), static_cast<int>(s.reused));
+}
+
+void trace_engine(const char* mode, int64_t batch, int64_t window, bool adaptive, int64_t k) {
+  started() = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "engine %s B %lld W %lld adaptive %d K %lld\n", mode, static_cast<long long>(batch),
+               static_cast<long long>(window), static_cast<int>(adaptive), static_cast<long long>(k));
+}
+
+void trace_prefill(size_t rows, double seconds) {
+  std::fprintf(stderr, "prefill t %.1f rows %zu ms %.1f\n", since_ms(), rows, 1e3 * seconds);
 }
 
 }  // namespace exspec

@@ -10,6 +10,11 @@ namespace exspec {
 
 bool trace_enabled();
 void trace_choice(const DraftLengthPolicy& policy, const BatchOutlook& o, bool reused, int64_t chosen);
-void trace_step(const DraftLengthPolicy& policy, const StepShape& s, const StepTimes& t, bool grouped);
+// policy null (nonspec): measured times only. Every line of a step or prefill carries the
+// milliseconds since the engine's scheduler started (trace_engine), so that a trace shows
+// where a pass's wall time goes.
+void trace_step(const DraftLengthPolicy* policy, const StepShape& s, const StepTimes& t, bool grouped);
+void trace_engine(const char* mode, int64_t batch, int64_t window, bool adaptive, int64_t k);
+void trace_prefill(size_t rows, double seconds);
 
 }  // namespace exspec

@@ -8,7 +8,10 @@
 #include <limits>
 #include <thread>
 
+#include <random>
+
 #include "model/decoder.h"
+#include "model/greedy.h"
 #include "model/spec_batch.h"
 
 namespace exspec {
@@ -107,6 +110,39 @@ double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps) {
     realign(c, 4);
     return c.cache.keys(0).narrow(2, 0, 1);
   });
+}
+
+AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, int64_t rows, int64_t prompt,
+                                  int64_t tokens, uint64_t seed) {
+  const int64_t vocab = std::min(target.config().vocab_size, draft.config().vocab_size);
+  tokens = std::min(tokens, target.config().max_position_embeddings - prompt);
+  AgreementSample out;
+  if (vocab <= 0 || rows <= 0 || prompt <= 0 || tokens <= 0) return out;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> id(0, vocab - 1);
+  std::vector<SeqRequest> reqs(static_cast<size_t>(rows));
+  for (SeqRequest& r : reqs) {
+    for (int64_t i = 0; i < prompt; ++i) r.prompt.push_back(id(rng));
+    r.max_tokens = tokens;
+  }
+  const std::vector<SeqResult> got = greedy_generate(target, reqs, rows);
+  for (size_t r = 0; r < reqs.size(); ++r) {
+    std::vector<int64_t> seq = reqs[r].prompt;
+    seq.insert(seq.end(), got[r].tokens.begin(), got[r].tokens.end());
+    const int64_t T = static_cast<int64_t>(seq.size());
+    KVCache cache = draft.new_cache(1, T);
+    const at::Tensor ids = at::tensor(seq, at::kLong).view({1, T});
+    const at::Tensor pos = at::arange(T, at::kLong).view({1, T});
+    const at::Tensor mask = at::ones({1, T}, at::kLong).to(draft.device());
+    // The draft's prediction at position p - 1 is its guess for token p.
+    const at::Tensor guess = draft.forward(ids, pos, mask, cache).argmax(-1).to(at::kCPU).view({T});
+    const auto g = guess.accessor<int64_t, 1>();
+    for (int64_t p = prompt; p < T; ++p) {
+      out.agreed += g[p - 1] == seq[static_cast<size_t>(p)];
+      ++out.positions;
+    }
+  }
+  return out;
 }
 
 }  // namespace exspec

@@ -21,4 +21,14 @@ double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps = 
 double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t rows, int64_t k, int64_t context,
                             int reps = 2);
 
+// How often the draft predicts the target's next token, measured on the target's own greedy text:
+// `rows` seeded random prompts of `prompt` tokens, `tokens` target tokens generated after each,
+// then one draft forward over each whole sequence. `agreed` of `positions` generated tokens were
+// the draft's argmax too: the per-token acceptance alpha of greedy drafting, before any request.
+struct AgreementSample {
+  int64_t agreed = 0, positions = 0;
+};
+AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, int64_t rows = 4, int64_t prompt = 8,
+                                  int64_t tokens = 32, uint64_t seed = 1);
+
 }  // namespace exspec

@@ -84,8 +84,11 @@ CacheState stack(const std::vector<const SeqCache*>& rows, int64_t reserve, at::
 }
 
 at::Device device_of(const SeqTensors& s) {
+  if (s.parked_target >= 0) return s.parked->target.cache.keys(0).device();
   return s.target.empty() ? at::Device(at::kCPU) : s.target.keys(0).device();
 }
+
+SeqCache row_cache(const CacheState& state, int64_t row, int64_t n);
 
 }  // namespace
 
@@ -136,14 +139,22 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
   SpecBatch b;
   const at::Device dev = device_of(*seqs[0]);
   std::vector<const SeqCache*> t, d;
+  std::vector<SeqCache> cut;  // the caches of rows still only in their parked batch
+  cut.reserve(2 * seqs.size());
+  auto cache = [&](const SeqTensors& s, bool target) -> const SeqCache* {
+    const int64_t n = target ? s.parked_target : s.parked_draft;
+    if (n < 0) return target ? &s.target : &s.draft;
+    if (!s.parked) throw std::logic_error("assemble: a row's caches are in a batch it no longer holds");
+    return &cut.emplace_back(row_cache(target ? s.parked->target : s.parked->draft, s.parked_row, n));
+  };
   std::vector<int64_t> pending, lengths;
   size_t lag = 0;
   for (const SeqTensors* s : seqs) lag = std::max(lag, s->draft_lag.size());
   std::vector<int64_t> lags(seqs.size() * lag, -1);  // right-aligned rows
   for (size_t r = 0; r < seqs.size(); ++r) {
     const SeqTensors* s = seqs[r];
-    t.push_back(&s->target);
-    d.push_back(&s->draft);
+    t.push_back(cache(*s, true));
+    d.push_back(cache(*s, false));
     pending.push_back(s->pending);
     lengths.push_back(s->length);
     std::copy(s->draft_lag.begin(), s->draft_lag.end(), lags.begin() + ((r + 1) * lag - s->draft_lag.size()));
@@ -211,14 +222,15 @@ std::vector<int64_t> to_vector(const at::Tensor& t) {
 
 // Rows [first, first + count) as sequence states. Per-batch work (alignment checks, content
 // counts, moving small tensors to the host) is done once, not once a row: a step of a plain
-// batch of 32 spends its realignment time here.
+// batch of 32 spends its realignment time here. The caches stay in the batch: each row's content
+// count is recorded, and assemble() cuts them out when another batch needs them.
 std::vector<SeqTensors> cut_rows(const SpecBatch& b, int64_t first, int64_t count) {
   std::vector<SeqTensors> out(count);
   for (auto [state, target] : {std::make_pair(&b.target, true), std::make_pair(&b.draft, false)}) {
     if (state->cache.empty()) continue;
     if (!is_aligned(*state)) throw std::logic_error("split_rows: realign the batch first");
     const std::vector<int64_t> n = to_vector(state->mask.sum(1));
-    for (int64_t r = 0; r < count; ++r) (target ? out[r].target : out[r].draft) = row_cache(*state, first + r, n[first + r]);
+    for (int64_t r = 0; r < count; ++r) (target ? out[r].parked_target : out[r].parked_draft) = n[first + r];
   }
   const std::vector<int64_t> lengths = to_vector(b.lengths), pending = to_vector(b.pending);
   const int64_t L = b.draft_lag.size(1);

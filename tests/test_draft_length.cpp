@@ -173,12 +173,12 @@ CATCH_TEST_CASE("a probe pays its catch-up from a budget: rows whose draft lags 
     return at;
   };
   const std::vector<int> a = probes(near, 1), b = probes(far, 50);
-  // The first probe comes once the plain steps before it have earned its extra cost 20 times
-  // over (and not before the schedule's 4th step).
+  // The first probe comes once the plain steps before it have earned its extra cost
+  // 1 / probe_budget times over (and not before the schedule's 4th step).
   auto first = [&](int64_t lag) {
     const double plain = far.step_cost(StepShape{16, 0, 200, 0, true});
     const double extra = far.step_cost(StepShape{16, 1, 200, lag, true}) - plain;
-    return std::max(3, static_cast<int>(std::ceil(extra / (0.05 * plain))) - 1);
+    return std::max(3, static_cast<int>(std::ceil(extra / (cfg.probe_budget * plain))) - 1);
   };
   CATCH_REQUIRE(a.size() >= 2);
   CATCH_REQUIRE(!b.empty());
@@ -186,6 +186,28 @@ CATCH_TEST_CASE("a probe pays its catch-up from a budget: rows whose draft lags 
   CATCH_CHECK(std::abs(b[0] - first(50)) <= 1);
   CATCH_CHECK(b[0] > 5 * a[0]);
   CATCH_CHECK(b.size() < a.size());
+}
+
+CATCH_TEST_CASE("a seeded acceptance estimate: no cold probes, and a draft that agrees drafts at once", "[policy][choose]") {
+  DraftLengthSettings cfg;
+  cfg.probe_every = 5;
+  DraftLengthPolicy bad(cfg), good(cfg);
+  for (auto* p : {&bad, &good}) teach(p->costs(), 0.010, 0.00002, 0.1);
+  bad.seed_acceptance(0, 128);
+  good.seed_acceptance(115, 128);
+  CATCH_CHECK(bad.acceptance() < 0.1);
+  CATCH_CHECK(good.acceptance() > 0.8);
+  CATCH_CHECK(bad.acceptance(2) == bad.acceptance());  // a hot band without evidence starts there too
+  // Seeded, the engine is not cold: plain steps until the probe schedule's 5th step.
+  std::vector<int64_t> ks;
+  for (int i = 0; i < 5; ++i) ks.push_back(bad.choose(rows(4, bad.acceptance()), 64).k);
+  CATCH_CHECK(ks == std::vector<int64_t>{0, 0, 0, 0, 1});
+  CATCH_CHECK(good.choose(rows(1, good.acceptance()), 64).k > 0);
+  // The seed counts as 32 verified drafts at most: the workload's own rows soon outweigh it.
+  for (int i = 0; i < 64; ++i) good.observe_row(1, 0);
+  CATCH_CHECK(good.acceptance() < 0.5);
+  bad.seed_acceptance(5, 0);  // nothing measured: ignored
+  CATCH_CHECK(bad.acceptance() < 0.1);
 }
 
 CATCH_TEST_CASE("fixed K ignores the model, an untrained auto starts at its configured K", "[policy][choose]") {

@@ -244,3 +244,48 @@ CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every si
     CATCH_CHECK(cut > 0);
   }
 }
+
+// Issue 22: with a draft that never agrees, speculation must cost nothing. The calibration
+// measures the draft's agreement at start-up, so the engine starts at K = 0; it then runs what
+// nonspec runs (full batches of the same rows, one token a row a step), and the only drafting
+// steps are the policy's probes: K = 1, at most one per probe_every (16) plain steps before it
+// (the 3 % time budget makes them rarer still). Steps are counted, not timed.
+CATCH_TEST_CASE("a draft that never agrees: plain steps over full batches, probes within their share", "[pipeline][adaptive]") {
+  const int64_t B = 4, max_tokens = 40;
+  EngineOptions o = options(Mode::ExSpec, B, -1, true);
+  o.draft_dir = test::model_dir("llama", "tiny", 7);  // same shape, unrelated weights
+  auto engine = Engine::start(o);
+  auto target = Decoder::load(o.model_dir, {at::kDouble, test::device()});
+  // Equal prompt lengths and no stop token (999 is outside the vocabulary): every row runs its
+  // max_tokens, so every batch can stay a full same-length group, as nonspec's do.
+  std::vector<SeqRequest> reqs;
+  for (int i = 0; i < 16; ++i)
+    reqs.push_back(SeqRequest{{7, 3, static_cast<int64_t>(i), 5, 11, static_cast<int64_t>(2 * i)}, max_tokens, {999}});
+  auto run = [&](std::vector<SeqRequest> r) {
+    auto sink = std::make_shared<Collector>();
+    std::vector<SeqId> ids;
+    for (const auto& s : engine->submit_many(r, 0, sink)) ids.push_back(s.id);
+    CATCH_REQUIRE(sink->wait_for(ids.size(), 120s));
+    auto got = sink->results();
+    std::vector<SeqResult> out;
+    for (SeqId id : ids) out.push_back(got.at(id));
+    return out;
+  };
+  run(std::vector<SeqRequest>(reqs.begin(), reqs.begin() + B));  // warm-up
+  const RunStats before = engine->stats().totals;
+  const std::vector<SeqResult> got = run(reqs);
+  const RunStats d = diff(engine->stats().totals, before);
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+
+  CATCH_CHECK(engine->stats().speculation.acceptance < 0.25);
+  CATCH_CHECK(d.committed == 16 * max_tokens);
+  CATCH_CHECK(d.row_verifications == B * d.steps);  // full batches only
+  CATCH_CHECK(d.steps == 16 * max_tokens / B);       // one token a row a step: no step wasted
+  const int64_t plain = d.k_steps.at(0), probes = d.steps - plain;
+  CATCH_CHECK(d.k_steps.size() <= 2);  // drafting steps are probes of one draft
+  CATCH_CHECK(probes * 16 <= plain);
+  CATCH_CHECK(d.drafted == B * probes);
+  CATCH_CHECK(d.reused_steps >= d.steps - 2 * 16 / B);  // the same rows go on, no copy
+  engine->shutdown(true);
+}

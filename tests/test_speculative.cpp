@@ -130,11 +130,8 @@ CATCH_TEST_CASE("after ragged verification both caches hold every token but the 
     if (step == 5) {  // a round trip through per-sequence states (what the SequencePool holds)
       std::vector<SeqTensors> rows = split_rows(b);
       std::vector<const SeqTensors*> back;
-      for (auto& r : rows) {
-        r.parked.reset();  // force a real repad instead of reusing the batch
-        back.push_back(&r);
-      }
-      b = assemble(back, 5);
+      for (auto& r : rows) back.push_back(&r);
+      b = assemble(back, 5);  // reuse false: a real repad, the rows' caches cut from their batch
     }
     std::vector<std::vector<int64_t>> tcached, dcached;
     const int64_t L = b.draft_lag.size(1);
@@ -283,4 +280,17 @@ CATCH_TEST_CASE("calibration: timings grow with the work, the overlap share is a
   const double s = overlap_serial_share(*m, *m, 4, 3, 32);
   CATCH_CHECK(s >= 0);
   CATCH_CHECK(s <= 1);
+}
+
+CATCH_TEST_CASE("calibration: a draft's agreement with the target's own greedy text", "[calibration]") {
+  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
+  auto other = Decoder::load(test::model_dir("llama", "tiny", 7), {at::kDouble, test::device()});
+  // The target as its own draft agrees at every generated position.
+  const AgreementSample self = measure_agreement(*m, *m, 2, 6, 16);
+  CATCH_CHECK(self.positions == 2 * 16);
+  CATCH_CHECK(self.agreed == self.positions);
+  // An unrelated model of the same shape (another seed) rarely predicts the target's token.
+  const AgreementSample unrelated = measure_agreement(*m, *other, 2, 6, 16);
+  CATCH_CHECK(unrelated.positions == 2 * 16);
+  CATCH_CHECK(unrelated.agreed < unrelated.positions / 4);
 }
