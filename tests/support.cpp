@@ -1,6 +1,9 @@
 #include "tests/support.h"
 
+#include "model/decoder.h"
 #include "model/runtime.h"
+
+#include <ATen/ATen.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -77,6 +80,31 @@ std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len,
     p.resize(len(rng));
     for (auto& t : p) t = tok(rng);
   }
+  return out;
+}
+
+std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, device()}); }
+
+std::string truncated_draft(const std::string& arch) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& dir = made[arch];
+  if (dir.empty()) {
+    dir = scratch_dir() + "/" + arch + "-tiny-draft1";
+    make_draft(model_dir(arch), 1, dir);
+  }
+  return dir;
+}
+
+std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  KVCache c = m.new_cache(1);
+  if (T > 0)
+    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+              at::ones({1, T}, at::kLong), c, 0);
+  std::vector<at::Tensor> out;
+  for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
   return out;
 }
 

@@ -1,11 +1,17 @@
 // Generated checkpoints for tests: made once per test process under a temporary directory.
 #pragma once
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/make_model.h"
+
+namespace exspec {
+class Decoder;
+}
 
 namespace exspec::test {
 
@@ -19,6 +25,14 @@ std::string scratch_dir();
 // The directory of a generated model with these options (made on first use, then reused).
 std::string model_dir(const MakeModelOptions& opts);
 std::string model_dir(const std::string& arch, const std::string& preset = "tiny", uint64_t seed = 1);
+
+// A model loaded in float64 on the test device: the oracle's dtype.
+std::shared_ptr<const Decoder> load64(const std::string& dir);
+// The first layer of the tiny target of `arch` (seed 1) as a draft, made once per process.
+std::string truncated_draft(const std::string& arch = "llama");
+// The keys and values of `tokens` computed by `m` alone (one row, no padding), on the CPU:
+// per layer [kv_heads, T, 2 * head_dim].
+std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens);
 
 // Deterministic prompts of mixed lengths in [min_len, max_len] over ids [0, vocab).
 std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len, int64_t vocab, uint64_t seed);

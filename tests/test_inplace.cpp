@@ -23,31 +23,11 @@ using namespace exspec;
 
 namespace {
 
-std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
+using test::load64;
 
-std::string truncated_draft(const std::string& arch = "llama") {
-  static std::mutex mu;
-  static std::map<std::string, std::string> made;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& dir = made[arch];
-  if (dir.empty()) {
-    dir = test::scratch_dir() + "/inplace-" + arch + "-draft1";
-    make_draft(test::model_dir(arch), 1, dir);
-  }
-  return dir;
-}
+using test::truncated_draft;
 
-// Keys and values of `tokens` computed by `m` alone (one row, no padding): per layer [Hkv, T, 2D].
-std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
-  if (T > 0)
-    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-              at::ones({1, T}, at::kLong), c, 0);
-  std::vector<at::Tensor> out;
-  for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
-  return out;
-}
+using test::alone_kv;
 
 // The slot's content equals the first `n` tokens of the sequence recomputed alone. Keys carry
 // rope: equal keys also prove the positions were the row's own.

@@ -21,7 +21,7 @@ using namespace exspec;
 
 namespace {
 
-std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
+using test::load64;
 
 const std::string& truncated_draft() {
   static const std::string dir = [] {

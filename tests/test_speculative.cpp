@@ -20,32 +20,11 @@ using namespace exspec;
 
 namespace {
 
-std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, test::device()}); }
+using test::load64;
 
-// The first layer of the tiny target of `arch` (seed 1), made once per process.
-std::string truncated_draft(const std::string& arch = "llama") {
-  static std::mutex mu;
-  static std::map<std::string, std::string> made;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& dir = made[arch];
-  if (dir.empty()) {
-    dir = test::scratch_dir() + "/" + arch + "-tiny-draft1";
-    make_draft(test::model_dir(arch), 1, dir);
-  }
-  return dir;
-}
+using test::truncated_draft;
 
-// The cache of `tokens` computed by `m` alone (no padding, no batching): per layer [H, T, D].
-std::vector<at::Tensor> alone_keys(const Decoder& m, const std::vector<int64_t>& tokens) {
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
-  if (T > 0)
-    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-              at::ones({1, T}, at::kLong), c, 0);
-  std::vector<at::Tensor> out;
-  for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1));
-  return out;
-}
+using test::alone_kv;
 
 // Checks the invariants of one model's realigned cache against each row's own token list.
 void check_cache(const Decoder& m, const CacheState& s, const std::vector<std::vector<int64_t>>& cached_tokens) {
@@ -57,9 +36,9 @@ void check_cache(const Decoder& m, const CacheState& s, const std::vector<std::v
     longest = std::max(longest, n);
     CATCH_CHECK(s.mask[b].sum().item<int64_t>() == n);               // content = every token but pending
     CATCH_CHECK(s.mask[b].narrow(0, S - n, n).all().item<bool>());   // right-aligned, left padding only
-    auto want = alone_keys(m, cached_tokens[b]);
+    auto want = alone_kv(m, cached_tokens[b]);
     for (int64_t l = 0; l < s.cache.num_layers(); ++l) {
-      at::Tensor got = at::cat({s.cache.keys(l)[b], s.cache.values(l)[b]}, -1).narrow(1, S - n, n);
+      at::Tensor got = at::cat({s.cache.keys(l)[b], s.cache.values(l)[b]}, -1).narrow(1, S - n, n).to(at::kCPU);
       // Keys carry rope: equal keys also prove the positions were content positions.
       CATCH_CHECK((got - want[l]).abs().max().item<double>() < 1e-9);
     }
