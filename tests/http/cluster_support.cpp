@@ -53,6 +53,11 @@ int spawn(const std::vector<std::string>& args, const std::string& log) {
   dup2(fd, 1);
   dup2(fd, 2);
   if (pw && (setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)) _exit(126);
+  // The test's own directory may be closed to that user (a clone under a mode-0700 mktemp -d),
+  // and HAProxy refuses to start where it cannot return to its starting directory: start in
+  // the part's directory (the log's), which the user owns, else in /.
+  const std::string home = log.substr(0, log.rfind('/'));
+  if (chdir(home.c_str()) != 0 && chdir("/") != 0) _exit(125);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
