@@ -58,22 +58,31 @@ void prefill_in_place(const Decoder& target, KVStore& store, PrefillWork& w) {
   }
 }
 
+// Each row's accepted count, committed tokens (accepted drafts, then the bonus) and logprobs.
+void take_verified(VerifyResult& v, StepOutcome& o) {
+  const int64_t B = v.accepted.size(0);
+  at::Tensor toks = v.tokens.contiguous();
+  auto acc = v.accepted.accessor<int64_t, 1>();
+  o.committed.assign(B, {});
+  o.accepted.assign(B, 0);
+  o.logprobs = std::move(v.logprobs);
+  for (int64_t b = 0; b < B; ++b) {
+    o.accepted[b] = acc[b];
+    const int64_t* t = toks[b].data_ptr<int64_t>();
+    o.committed[b].assign(t, t + acc[b] + 1);
+  }
+}
+
 // Verification in place: the outcome straight from the accepted counts, nothing to split.
 void verify_in_place(const Decoder& target, KVStore& store, StepWork& w) {
   std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
   w.verified = verify_inplace(InplaceModels{&target, &store}, pointers(seqs), w.drafts, w.plan.sampling);
   StepOutcome& o = w.outcome;
-  const int64_t B = static_cast<int64_t>(seqs.size()), K = w.drafts.size(1);
-  at::Tensor toks = w.verified.tokens.contiguous();
-  auto acc = w.verified.accepted.accessor<int64_t, 1>();
-  o.committed.assign(B, {});
-  o.accepted.assign(B, 0);
-  o.logprobs = std::move(w.verified.logprobs);
-  for (int64_t b = 0; b < B; ++b) {
+  const int64_t K = w.drafts.size(1);
+  take_verified(w.verified, o);
+  for (size_t b = 0; b < seqs.size(); ++b) {
     const SlotRow& r = w.plan.slot_rows[b];
-    o.accepted[b] = acc[b];
-    o.committed[b].assign(toks[b].data_ptr<int64_t>(), toks[b].data_ptr<int64_t>() + acc[b] + 1);
-    o.draft_lag.push_back(lag_after_step(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len, K, acc[b]));
+    o.draft_lag.push_back(lag_after_step(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len, K, o.accepted[b]));
   }
   // The target's rejected positions need no truncation: the next step's plan sets the length.
 }
@@ -175,17 +184,7 @@ void split_phase(StepWork& w) {
   timed(o.error, o.times.align_s, "realignment", [&] {
     realign(w.batch.target, w.plan.reserve);
     realign(w.batch.draft, w.plan.reserve);
-    const int64_t B = w.batch.batch();
-    at::Tensor toks = w.verified.tokens.contiguous();
-    auto acc = w.verified.accepted.accessor<int64_t, 1>();
-    o.committed.assign(B, {});
-    o.accepted.assign(B, 0);
-    o.logprobs = std::move(w.verified.logprobs);
-    for (int64_t b = 0; b < B; ++b) {
-      o.accepted[b] = acc[b];
-      const int64_t* t = toks[b].data_ptr<int64_t>();
-      o.committed[b].assign(t, t + acc[b] + 1);
-    }
+    take_verified(w.verified, o);
     o.draft_lag = lag_counts(w.batch);
     if (w.plan.keep_batch) {
       o.batch = std::make_shared<SpecBatch>(std::move(w.batch));
