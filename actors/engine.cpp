@@ -194,7 +194,7 @@ void Engine::cancel(SeqId id, FinishReason reason) {
 }
 
 EngineStats Engine::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->board->mu);
+  std::lock_guard<std::mutex> lock(impl_->board->mu);  // the queue and the window move together under it
   EngineStats s = impl_->board->stats;
   s.queued = impl_->queued->load();
   return s;

@@ -23,11 +23,12 @@ namespace {
 
 using Self = pool_manager_actor::stateful_pointer<PoolManagerState>;
 
+// The queue's count drops by what the window took in the same critical section that publishes the
+// window's new size, so a reader (Engine::stats) never sees a sequence in neither gauge.
 void publish(PoolManagerState& st) {
-  const Scheduler& s = *st.scheduler;
+  Scheduler& s = *st.scheduler;
   EngineStats e;
   e.totals = s.stats();
-  e.queued = st.settings.queued->load();
   e.active = s.active();
   e.submitted = s.submitted();
   e.finished = s.finished();
@@ -36,6 +37,8 @@ void publish(PoolManagerState& st) {
   e.slots_used = s.slots().used();
   if (s.policy()) e.speculation = s.policy()->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
+  const size_t taken = s.take_dequeued();
+  e.queued = st.settings.queued->fetch_sub(taken) - taken;
   st.settings.board->stats = e;
 }
 
@@ -71,7 +74,6 @@ void pump(Self self) {
       self->send(st.route->realigner, assemble_atom::value, std::move(step));
     }
   }
-  st.settings.queued->fetch_sub(st.scheduler->take_dequeued());
   publish(st);
   tell_sinks(st);
   if (st.shutting_down && st.promise_pending && st.scheduler->idle()) {

@@ -308,13 +308,22 @@ std::vector<int64_t> bytes_of(const std::string& text) {
   return ids;
 }
 
-double metric(int port, const std::string& name) {
+std::vector<double> metrics(int port, const std::vector<std::string>& names) {
   const HttpResult r = request(port, "GET", "/metrics");
+  std::vector<double> values(names.size(), -1);
   std::istringstream in(r.body);
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  return -1;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (line.rfind(names[i] + " ", 0) == 0) values[i] = std::stod(line.substr(names[i].size() + 1));
+  return values;
+}
+
+double metric(int port, const std::string& name) { return metrics(port, {name})[0]; }
+
+double engine_holds(int port) {
+  const auto v = metrics(port, {"exspec_active_sequences", "exspec_queue_depth"});
+  return v[0] + v[1];
 }
 
 }  // namespace exspec::httptest

@@ -83,5 +83,10 @@ std::vector<Sampled> sampled_oracle(const std::vector<int64_t>& prompt, int64_t 
 
 // Polls GET /metrics for `name` (an unlabelled sample); -1 when absent.
 double metric(int port, const std::string& name);
+// Several unlabelled samples from one /metrics answer (one engine snapshot), in the order named.
+std::vector<double> metrics(int port, const std::vector<std::string>& names);
+// Sequences the engine holds, queued or in the window, from one snapshot: read from two answers,
+// a sequence moving from the queue into the window between them would be missed by both.
+double engine_holds(int port);
 
 }  // namespace exspec::httptest
