@@ -7,7 +7,10 @@
 //
 //   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16]
 //                 [--paths plain,packed] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
-//                 [--profile B,T]
+//                 [--profile B,T] [--slots 1]
+// --slots 1 adds, for each packed row, the in-place forward (Decoder::forward_slots, issue 18) of
+// the same shape: over B consecutive slots of a 2B-slot store (keys read as a view), and over
+// every other slot (keys gathered with index_select), against the rectangular cache's forward.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -22,6 +25,7 @@
 #include "bench/forward_case.h"
 #include "bench/forward_profile.h"
 #include "model/decoder.h"
+#include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/runtime.h"
 
@@ -40,6 +44,7 @@ struct Options {
   std::vector<int64_t> tokens{1, 4, 6};
   int reps = 7;
   int64_t profile_b = 0, profile_t = 0;
+  bool slots = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -69,6 +74,7 @@ Options parse(int argc, char** argv) {
     else if (k == "--batches") o.batches = split_ints(v);
     else if (k == "--tokens") o.tokens = split_ints(v);
     else if (k == "--reps") o.reps = std::stoi(v);
+    else if (k == "--slots") o.slots = v == "1";
     else if (k == "--profile") {
       auto bt = split_ints(v);
       o.profile_b = bt.at(0), o.profile_t = bt.at(1);
@@ -127,6 +133,24 @@ Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int rep
   return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+// The in-place forward of the same shape: B rows in slots 0..B-1 (consecutive) or 0, 2, ...
+// (scattered) of a 2B-slot store, each holding ctx positions; lengths are put back every run.
+Timing time_slots(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps, bool scattered) {
+  exspec::KVStore store = m.new_store(2 * b, ctx + t);
+  std::vector<int64_t> slots, counts(static_cast<size_t>(b), t);
+  for (int64_t i = 0; i < b; ++i) slots.push_back(scattered ? 2 * i : i);
+  const at::Tensor ids = at::randint(m.config().vocab_size, {b, t}, at::kLong);
+  std::vector<double> ms;
+  for (int r = 0; r <= reps; ++r) {
+    for (int64_t s : slots) store.set_length(s, ctx);
+    auto t0 = std::chrono::steady_clock::now();
+    m.forward_slots(ids, counts, store, slots, Decoder::Logits::All);
+    if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -154,14 +178,20 @@ int main(int argc, char** argv) try {
       for (int64_t b : o.batches)
         for (int64_t t : o.tokens) {
           const double gbs = probe.measure().best_gbs;
-          const Timing tm = time_forward(*m, b, t, o.context, o.reps);
           const double mem = forward_bytes(m->config(), elem, b, t, o.context) / (gbs * 1e9) * 1e3;
           const double cmp = forward_flops(m->config(), b, t, o.context) / peak * 1e3;
           const double floor = std::max(mem, cmp);
-          std::printf("%-9s %-7s %5lld %6lld %11.2f %7.2f-%-7.2f %6.1f %9.2f %8.2f %8s\n", dname.c_str(), path.c_str(),
-                      (long long)b, (long long)t, tm.median, tm.lo, tm.hi, gbs, floor, tm.median / floor,
-                      mem >= cmp ? "memory" : "compute");
-          std::fflush(stdout);
+          auto row = [&](const std::string& what, const Timing& tm) {
+            std::printf("%-9s %-7s %5lld %6lld %11.2f %7.2f-%-7.2f %6.1f %9.2f %8.2f %8s\n", dname.c_str(), what.c_str(),
+                        (long long)b, (long long)t, tm.median, tm.lo, tm.hi, gbs, floor, tm.median / floor,
+                        mem >= cmp ? "memory" : "compute");
+            std::fflush(stdout);
+          };
+          row(path, time_forward(*m, b, t, o.context, o.reps));
+          if (o.slots && path == "packed") {
+            row("slots", time_slots(*m, b, t, o.context, o.reps, false));
+            row("scatter", time_slots(*m, b, t, o.context, o.reps, true));
+          }
         }
     }
   }

@@ -56,7 +56,10 @@ void BenchConfig::apply_json(const std::string& text) {
   take("torch_threads", torch_threads), take("sweeps", sweeps), take("low_model", low_model);
   take("low_draft", low_draft), take("adaptive_batch_sizes", adaptive_batch_sizes);
   take("adaptive_k_values", adaptive_k_values), take("adaptive_prompts", adaptive_prompts);
+  take("adaptive_modes", adaptive_modes);
   take("inplace_batch_sizes", inplace_batch_sizes), take("prefill_chunk", prefill_chunk);
+  for (const std::string& m : adaptive_modes)
+    if (parse_mode(m) == Mode::NonSpec) throw std::invalid_argument("adaptive_modes: \"" + m + "\" has no draft length to adapt");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!json::parse(to_json()).contains(it.key())) throw std::invalid_argument("unknown bench config key \"" + it.key() + "\"");
 }
@@ -74,7 +77,8 @@ std::string BenchConfig::to_json() const {
          {"torch_threads", torch_threads}, {"sweeps", sweeps},
          {"low_model", low_model},   {"low_draft", low_draft},
          {"adaptive_batch_sizes", adaptive_batch_sizes}, {"adaptive_k_values", adaptive_k_values},
-         {"adaptive_prompts", adaptive_prompts}, {"inplace_batch_sizes", inplace_batch_sizes},
+         {"adaptive_prompts", adaptive_prompts}, {"adaptive_modes", adaptive_modes},
+         {"inplace_batch_sizes", inplace_batch_sizes},
          {"prefill_chunk", prefill_chunk}};
   return j.dump(2);
 }
@@ -120,9 +124,41 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// One setting: a fresh engine, a warm-up, then `repeats` timed passes over the prompt set.
-json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<SeqResult>& oracle) {
+// One setting's engine between its timed passes. The settings that one table compares (same
+// sweep, pair, batch size and prompts) live at once and take their passes in turn, round by
+// round: on a shared machine, load that comes and goes then falls on every setting alike, and
+// each round gives a ratio taken at one time (same_run_ratio in bench/report.h).
+struct Live {
+  const Setting* s = nullptr;
   EngineOptions o;
+  std::unique_ptr<Engine> engine;
+  std::vector<double> tps;
+  std::vector<RunStats> runs;
+  std::vector<SeqResult> results;  // of the first pass
+};
+
+// Submits the first n prompts and waits for every result.
+std::vector<SeqResult> pass(Live& l, size_t n, int64_t max_tokens) {
+  auto sink = std::make_shared<Collector>();
+  std::vector<SeqId> ids;
+  std::vector<SeqRequest> reqs;
+  for (size_t i = 0; i < n; ++i) reqs.push_back(SeqRequest{(*l.s->prompts)[i], max_tokens, {}});
+  for (const SubmitResult& r : l.engine->submit_many(std::move(reqs), 0, sink)) {
+    if (r.status != SubmitStatus::Ok) throw std::runtime_error(l.s->label() + ": " + r.message);
+    ids.push_back(r.id);
+  }
+  if (!sink->wait_for(ids.size(), std::chrono::hours(1))) throw std::runtime_error(l.s->label() + ": timed out");
+  std::vector<SeqResult> out;
+  auto got = sink->results();
+  for (SeqId id : ids) out.push_back(got.at(id));
+  return out;
+}
+
+// A fresh engine for the setting, warmed up with one short pass.
+Live start_setting(const BenchConfig& cfg, const Setting& s) {
+  Live l;
+  l.s = &s;
+  EngineOptions& o = l.o;
   o.model_dir = model_of(cfg, s.pair);
   o.draft_dir = s.mode == "nonspec" ? "" : draft_of(cfg, s.pair);
   o.dtype = s.dtype;
@@ -138,42 +174,33 @@ json run_setting(const BenchConfig& cfg, const Setting& s, const std::vector<Seq
   o.max_queue = s.prompts->size() + 16;
   o.blas_threads = cfg.blas_threads;
   o.torch_threads = cfg.torch_threads;
-  auto engine = Engine::start(o);
-  auto pass = [&](size_t n, int64_t max_tokens, std::vector<SeqResult>* out) {
-    auto sink = std::make_shared<Collector>();
-    std::vector<SeqId> ids;
-    std::vector<SeqRequest> reqs;
-    for (size_t i = 0; i < n; ++i) reqs.push_back(SeqRequest{(*s.prompts)[i], max_tokens, {}});
-    for (const SubmitResult& r : engine->submit_many(std::move(reqs), 0, sink)) {
-      if (r.status != SubmitStatus::Ok) throw std::runtime_error(s.label() + ": " + r.message);
-      ids.push_back(r.id);
-    }
-    if (!sink->wait_for(ids.size(), std::chrono::hours(1))) throw std::runtime_error(s.label() + ": timed out");
-    if (out) {
-      auto got = sink->results();
-      for (SeqId id : ids) out->push_back(got.at(id));
-    }
-  };
-  pass(std::min<size_t>(s.prompts->size(), static_cast<size_t>(s.batch)), 4, nullptr);  // warm-up
+  l.engine = Engine::start(o);
+  pass(l, std::min<size_t>(s.prompts->size(), static_cast<size_t>(s.batch)), 4);  // warm-up
+  return l;
+}
 
-  std::vector<double> tps;
-  std::vector<RunStats> runs;
-  std::vector<SeqResult> results;
-  for (int r = 0; r < s.repeats; ++r) {
-    const RunStats before = engine->stats().totals;
-    std::vector<SeqResult> got;
-    const auto t0 = Clock::now();
-    pass(s.prompts->size(), s.max_tokens, &got);
-    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    RunStats d = engine->stats().totals;
-    d = diff(d, before);
-    d.wall_s = wall;
-    tps.push_back(d.tokens_per_s());
-    runs.push_back(d);
-    if (r == 0) results = std::move(got);
-  }
-  const SpeculationEstimates est = engine->stats().speculation;
-  engine->shutdown(true);
+// One timed pass over the whole prompt set.
+void timed_pass(Live& l) {
+  const RunStats before = l.engine->stats().totals;
+  const auto t0 = Clock::now();
+  std::vector<SeqResult> got = pass(l, l.s->prompts->size(), l.s->max_tokens);
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  RunStats d = diff(l.engine->stats().totals, before);
+  d.wall_s = wall;
+  l.tps.push_back(d.tokens_per_s());
+  l.runs.push_back(d);
+  if (l.results.empty()) l.results = std::move(got);
+}
+
+json finish_setting(Live& l, const std::vector<SeqResult>& oracle) {
+  const Setting& s = *l.s;
+  const EngineOptions& o = l.o;
+  const std::vector<double>& tps = l.tps;
+  const std::vector<RunStats>& runs = l.runs;
+  const std::vector<SeqResult>& results = l.results;
+  const SpeculationEstimates est = l.engine->stats().speculation;
+  l.engine->shutdown(true);
+  l.engine.reset();
 
   const double med = median(tps);
   const RunStats& st = runs[std::min_element(tps.begin(), tps.end(), [&](double a, double b) {
@@ -290,9 +317,11 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
     for (int64_t B : cfg.adaptive_batch_sizes) {
       std::vector<int64_t> ks{0};
       ks.insert(ks.end(), cfg.adaptive_k_values.begin(), cfg.adaptive_k_values.end());
-      ks.push_back(kAuto);
-      for (int64_t K : ks) {
-        add("adaptive", "adaptive", K == 0 ? "nonspec" : "exspec", cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+      std::vector<std::pair<std::string, int64_t>> modes;  // mode, K
+      for (int64_t K : ks) modes.emplace_back(K == 0 ? "nonspec" : "exspec", K);
+      for (const std::string& mode : cfg.adaptive_modes) modes.emplace_back(mode, kAuto);
+      for (const auto& [mode, K] : modes) {
+        add("adaptive", "adaptive", mode, cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats);
         if (!settings.empty() && settings.back().sweep == "adaptive") settings.back().pair = pair;
       }
     }
@@ -322,9 +351,23 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
   progress(done, total, settings.empty() ? "" : settings[0].label());
 
   json runs = json::array();
-  for (size_t i = 0; i < settings.size(); ++i) {
-    runs.push_back(run_setting(cfg, settings[i], oracles.at(key(settings[i]))));
-    progress(++done, total, i + 1 < settings.size() ? settings[i + 1].label() : "writing the report");
+  auto same_table = [](const Setting& a, const Setting& b) {
+    return a.sweep == b.sweep && a.pair == b.pair && a.batch == b.batch && a.prompt_set == b.prompt_set &&
+           a.dtype == b.dtype && a.repeats == b.repeats;
+  };
+  for (size_t i = 0; i < settings.size();) {
+    size_t end = i + 1;
+    while (end < settings.size() && same_table(settings[i], settings[end])) ++end;
+    std::vector<Live> group;
+    for (size_t j = i; j < end; ++j) group.push_back(start_setting(cfg, settings[j]));
+    const size_t n = group.size();
+    for (int r = 0; r < settings[i].repeats; ++r)  // each round starts one setting later
+      for (size_t j = 0; j < n; ++j) timed_pass(group[(j + static_cast<size_t>(r)) % n]);
+    for (size_t j = 0; j < n; ++j) {
+      runs.push_back(finish_setting(group[j], oracles.at(key(settings[i + j]))));
+      progress(++done, total, i + j + 1 < settings.size() ? settings[i + j + 1].label() : "writing the report");
+    }
+    i = end;
   }
   json results{{"machine", machine(cfg)}, {"config", json::parse(cfg.to_json())}, {"runs", runs}};
   if (wanted("gap")) {

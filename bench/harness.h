@@ -25,13 +25,14 @@ struct BenchConfig {
   int f64_prompts = 6;              // the float64 subset (must match the oracle 100 %)
   int64_t f64_max_tokens = 12;
   std::vector<int64_t> f64_batch_sizes{1, 4};
-  // Adaptive K (issue 9): nonspec, exspec at fixed K and exspec auto, on the demo pair and on a
-  // pair whose draft is rarely accepted (made on first use like the demo pair).
+  // Adaptive K (issue 9): nonspec, exspec at fixed K and auto in each of adaptive_modes, on the
+  // demo pair and on a pair whose draft is rarely accepted (made on first use like the demo pair).
   std::vector<std::string> sweeps{"main", "grouping", "window", "draft_tokens", "float64", "adaptive", "inplace", "gap"};
   std::string low_model = "models/demo-low", low_draft = "models/demo-low-draft";
   std::vector<int64_t> adaptive_batch_sizes{1, 2, 4, 8, 16, 32};
   std::vector<int64_t> adaptive_k_values{1, 3, 5, 8};
   int adaptive_prompts = 32;
+  std::vector<std::string> adaptive_modes{"exspec", "inplace"};
   // In place (issue 18): nonspec, exspec at draft_tokens, inplace at draft_tokens and auto, at
   // these batch sizes, on the adaptive prompt set; the stores hold that set's longest sequence.
   std::vector<int64_t> inplace_batch_sizes{8, 16, 32};

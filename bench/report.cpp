@@ -1,10 +1,12 @@
 #include "bench/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "model/io_util.h"
 
@@ -28,6 +30,23 @@ std::string fixed_point(double v, int prec) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
   return b;
+}
+
+double same_run_ratio(const json& a, const json& b) {
+  const auto& ra = a["tokens_per_s_runs"];
+  const auto& rb = b["tokens_per_s_runs"];
+  if (ra.size() == rb.size() && !ra.empty()) {
+    std::vector<double> r;
+    for (size_t i = 0; i < ra.size(); ++i)
+      if (rb[i].get<double>() > 0) r.push_back(ra[i].get<double>() / rb[i].get<double>());
+    if (r.size() == ra.size()) {
+      std::sort(r.begin(), r.end());
+      const size_t n = r.size();
+      return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+    }
+  }
+  const double tb = b["tokens_per_s"].get<double>();
+  return tb > 0 ? a["tokens_per_s"].get<double>() / tb : 0;
 }
 
 void add_derived(json& results) {

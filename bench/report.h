@@ -7,6 +7,10 @@ namespace exspec {
 
 // v with prec digits after the point ("%.*f").
 std::string fixed_point(double v, int prec = 1);
+// a's tokens/s over b's: the median of the per-round ratios when both ran the same number of
+// rounds (settings of one table take their passes in turn, bench/harness.cpp), else the ratio of
+// their medians; 0 when b has none.
+double same_run_ratio(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
 // Adds speedup (vs batch-1 nonspec) and scaling (vs the same mode at batch 1) to each main run.
 void add_derived(nlohmann::ordered_json& results);
 std::string summary_markdown(const nlohmann::ordered_json& results);

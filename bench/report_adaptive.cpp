@@ -1,5 +1,6 @@
 // The adaptive-K sweep's part of the report: per pair, tokens/s by batch size for nonspec,
-// exspec at each fixed K and exspec auto, with auto's margin over nonspec and the best fixed K.
+// exspec at each fixed K and auto in each of adaptive_modes, with each auto's margin over
+// nonspec and over the best fixed K.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -15,10 +16,13 @@ namespace {
 
 std::string fmt(double v, int prec = 1) { return fixed_point(v, prec); }
 
-// The column of a run: "nonspec", "K=3", "auto".
+// The column of an auto run in this mode: "auto" (exspec, the paper's mode) or "inplace auto".
+std::string auto_column(const std::string& mode) { return mode == "exspec" ? "auto" : mode + " auto"; }
+
+// The column of a run: "nonspec", "K=3", "auto", "inplace auto".
 std::string column(const json& r) {
   if (r["mode"] == "nonspec") return "nonspec";
-  if (r.value("adaptive", false)) return "auto";
+  if (r.value("adaptive", false)) return auto_column(r["mode"].get<std::string>());
   return "K=" + std::to_string(r["draft_tokens"].get<int64_t>());
 }
 
@@ -34,10 +38,16 @@ std::map<std::string, std::map<int64_t, Row>> table(const json& runs) {
   return t;
 }
 
+std::vector<std::string> auto_columns(const json& config) {
+  std::vector<std::string> c;
+  for (const auto& m : config.value("adaptive_modes", json::array({"exspec"}))) c.push_back(auto_column(m.get<std::string>()));
+  return c;
+}
+
 std::vector<std::string> columns(const json& config) {
   std::vector<std::string> c{"nonspec"};
   for (const auto& k : config["adaptive_k_values"]) c.push_back("K=" + std::to_string(k.get<int64_t>()));
-  c.push_back("auto");
+  for (const std::string& m : auto_columns(config)) c.push_back(m);
   return c;
 }
 
@@ -46,16 +56,18 @@ std::vector<std::string> columns(const json& config) {
 std::string adaptive_markdown(const json& res) {
   const auto t = table(res["runs"]);
   if (t.empty()) return "";
-  const auto cols = columns(res["config"]);
+  const auto cols = columns(res["config"]), autos = auto_columns(res["config"]);
   std::ostringstream o;
   o << "\n## Adaptive draft length (issue 9)\n\n"
-       "tokens/s (median; spread in parentheses). auto/nonspec and auto/best: auto's throughput over nonspec's and over "
-       "the best fixed K's at that batch size. mean K: the K auto chose, averaged over its steps.\n";
+       "tokens/s (median; spread in parentheses); the settings of a row take their passes in turn. auto: exspec auto. "
+       "X/nonspec: the median of the per-round ratios; X/best: over the best fixed K's median. mean K: the K auto "
+       "chose, averaged over its steps.\n";
   for (const auto& [pair, rows] : t) {
     o << "\n### " << pair << " pair\n\n| B |";
     for (const auto& c : cols) o << " " << c << " |";
-    o << " auto/nonspec | auto/best fixed | mean K (auto) | acceptance (K=3) |\n|--:|";
-    for (size_t i = 0; i < cols.size() + 4; ++i) o << "--:|";
+    for (const auto& a : autos) o << " " << a << "/nonspec | " << a << "/best fixed | mean K (" << a << ") |";
+    o << " acceptance (K=3) |\n|--:|";
+    for (size_t i = 0; i < cols.size() + 3 * autos.size() + 1; ++i) o << "--:|";
     o << "\n";
     for (const auto& [B, row] : rows) {
       o << "| " << B << " |";
@@ -70,12 +82,16 @@ std::string adaptive_markdown(const json& res) {
         if (c.rfind("K=", 0) == 0) best_fixed = std::max(best_fixed, tps);
         o << " " << fmt(tps) << " (" << fmt(100 * (*it->second)["spread"].get<double>(), 0) << " %) |";
       }
-      auto get = [&](const char* c) { auto it = row.cells.find(c); return it == row.cells.end() ? nullptr : it->second; };
-      const json *a = get("auto"), *n = get("nonspec"), *k3 = get("K=3");
-      const double at = a ? (*a)["tokens_per_s"].get<double>() : 0;
-      o << " " << (a && n ? fmt(at / (*n)["tokens_per_s"].get<double>(), 2) : "") << " | "
-        << (a && best_fixed > 0 ? fmt(at / best_fixed, 2) : "") << " | " << (a ? fmt((*a)["mean_draft_tokens"], 2) : "")
-        << " | " << (k3 ? fmt(100 * (*k3)["acceptance_rate"].get<double>(), 1) + " %" : "") << " |\n";
+      auto get = [&](const std::string& c) { auto it = row.cells.find(c); return it == row.cells.end() ? nullptr : it->second; };
+      const json *n = get("nonspec"), *k3 = get("K=3");
+      for (const auto& col : autos) {
+        const json* a = get(col);
+        const double at = a ? (*a)["tokens_per_s"].get<double>() : 0;
+        o << " " << (a && n ? fmt(same_run_ratio(*a, *n), 2) : "") << " | "
+          << (a && best_fixed > 0 ? fmt(at / best_fixed, 2) : "") << " | " << (a ? fmt((*a)["mean_draft_tokens"], 2) : "")
+          << " |";
+      }
+      o << " " << (k3 ? fmt(100 * (*k3)["acceptance_rate"].get<double>(), 1) + " %" : "") << " |\n";
     }
   }
   return o.str();
@@ -103,7 +119,7 @@ std::string adaptive_plots(const json& res, const std::string& dir) {
           " pair)\"\nset ylabel \"tokens/s\"\nset yrange [*:*]\nplot ";
     for (size_t i = 0; i < cols.size(); ++i)
       gp += std::string(i ? ", " : "") + "\"adaptive-" + pair + ".dat\" u 1:" + std::to_string(i + 2) + " w lp t \"" +
-            cols[i] + "\"" + (cols[i] == "auto" ? " lw 3" : "");
+            cols[i] + "\"" + (cols[i].find("auto") != std::string::npos ? " lw 3" : "");
     gp += "\n";
   }
   return gp;

@@ -20,8 +20,9 @@ std::string inplace_markdown(const json& res) {
   if (res.contains("gap")) {
     o << "\n## A long prompt joining decoding sequences (issue 18)\n\n"
          "8 sequences decode; a long prompt arrives. Their longest gap between two token deliveries, median of "
-         "the repeats, without and with it, against the forward of one prefill chunk and of the whole prompt.\n\n"
-         "| mode | prompt | chunk | longest gap without (ms) | with (ms) | rise (ms) | one chunk's forward (ms) | whole prompt's forward (ms) |\n"
+         "the repeats, without and with it, against the target's forward of the prompt's last chunk (the dearest: it "
+         "attends over the most positions) and of the whole prompt.\n\n"
+         "| mode | prompt | chunk | longest gap without (ms) | with (ms) | rise (ms) | last chunk's forward (ms) | whole prompt's forward (ms) |\n"
          "|---|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& g : res["gap"])
       o << "| " << g["mode"].get<std::string>() << " | " << g["long_prompt"] << " | " << g["prefill_chunk"] << " | "
@@ -35,11 +36,12 @@ std::string inplace_markdown(const json& res) {
   auto cell = [&](const json* r) {
     return r ? fixed_point(tps(r)) + " (" + fixed_point(100 * (*r)["spread"].get<double>(), 0) + " %)" : std::string("-");
   };
-  auto ratio = [&](const json* a, const json* b) { return a && b && tps(b) > 0 ? fixed_point(tps(a) / tps(b), 2) : "-"; };
+  auto ratio = [&](const json* a, const json* b) { return a && b && tps(b) > 0 ? fixed_point(same_run_ratio(*a, *b), 2) : "-"; };
   auto align = [](const json* r) { return r ? fixed_point(100 * (*r)["overhead_share"].get<double>(), 1) + " %" : "-"; };
   const std::string K = std::to_string(res["config"]["draft_tokens"].get<int64_t>());
   o << "\n## In place: KV slots, continuous batching (issue 18)\n\n"
-       "tokens/s (median; spread in parentheses), same run. align: the alignment share of step time (realignment and "
+       "tokens/s (median; spread in parentheses), same run, the settings of a row taking their passes in turn; "
+       "ratios are medians of the per-round ratios. align: the alignment share of step time (realignment and "
        "batch assembly; 0 by construction in place).\n\n"
        "| B | nonspec | exspec K=" << K << " | inplace K=" << K << " | inplace auto | inplace/exspec (K=" << K
     << ") | inplace auto/nonspec | align exspec | align inplace |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
