@@ -8,7 +8,8 @@
 
 namespace exspec {
 
-void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k) {
+void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k,
+               bool in_place) {
   const int64_t max_pos = std::max<int64_t>(16, target.config().max_position_embeddings);
   const int64_t long_ctx = std::min<int64_t>(256, max_pos / 2), short_ctx = std::min<int64_t>(32, long_ctx / 2);
   const int64_t rows_hi = std::max<int64_t>(1, max_rows), tokens_hi = std::max<int64_t>(2, max_k + 1);
@@ -26,7 +27,9 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft
         if (tokens < tokens_hi) costs.observe_target_forward(rows, tokens, ctx, time_forward(target, rows, tokens, ctx));
       // The draft catching up a prompt's worth of tokens (lazy draft prefill, after plain steps).
       costs.observe_draft_forward(rows, catch_up, ctx, time_forward(draft, rows, catch_up, ctx));
-      // Both models' caches are copied by a repad and gathered by a realignment.
+      // Both models' caches are copied by a repad and gathered by a realignment; in place there
+      // is neither, and seeding their cost would make every drafting step look dearer than it is.
+      if (in_place) continue;
       costs.observe_copy(rows, ctx, time_repad(target, rows, ctx) + time_repad(draft, rows, ctx));
       costs.observe_gather(rows, ctx, time_realign(target, rows, ctx) + time_realign(draft, rows, ctx));
     }
@@ -45,7 +48,7 @@ std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Deco
   s.pipelined = pipelined;
   auto p = std::make_shared<DraftLengthPolicy>(s);
   if (s.adaptive) {
-    calibrate(p->costs(), target, *draft, c.batch_size, s.k_max);
+    calibrate(p->costs(), target, *draft, c.batch_size, s.k_max, c.mode == Mode::InPlace);
     const AgreementSample a = measure_agreement(target, *draft);
     p->seed_acceptance(static_cast<double>(a.agreed), static_cast<double>(a.positions));
     if (pipelined)

@@ -14,7 +14,9 @@ namespace exspec {
 
 class Decoder;
 
-void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k);
+// in_place: the mode has no batch assembly and no realignment (their cost stays 0).
+void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k,
+               bool in_place = false);
 
 // The engine's draft-length policy (calibrated when adaptive); null in nonspec mode.
 // pipelined: two batches in flight (the actor pipeline with overlap on).

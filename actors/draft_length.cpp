@@ -132,6 +132,20 @@ bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t c
   return false;
 }
 
+bool DraftLengthPolicy::drafting_pays(int64_t rows, int64_t context) const {
+  if (!s_.adaptive) return s_.fixed_k > 0;
+  if (costs_.verify().weight() <= 0) return true;  // uncalibrated: nothing to judge by
+  const std::vector<RowOutlook> r(static_cast<size_t>(std::max<int64_t>(1, rows)), RowOutlook{acceptance(), s_.k_max + 1});
+  auto rate = [&](int64_t k) {
+    const DraftChoice c = evaluate(r, context, true, 0, k, 0.0);
+    return c.predicted_s > 0 ? c.expected_tokens / c.predicted_s : 0.0;
+  };
+  const double plain = rate(0);
+  for (int64_t k = std::max<int64_t>(1, s_.k_min); k <= s_.k_max; ++k)
+    if (rate(k) > plain) return true;
+  return false;
+}
+
 bool DraftLengthPolicy::probe_affordable(int64_t rows, int64_t context, bool reused, int64_t lag,
                                          double plain_s) const {
   const double extra = step_cost(StepShape{rows, 1, context, lag, reused}) - plain_s;

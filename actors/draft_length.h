@@ -128,6 +128,11 @@ class DraftLengthPolicy {
   // Whether some K > 0 would beat plain steps (rate plain_rate) if the drafts were good.
   bool could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                  double plain_rate) const;
+  // Whether, at the engine-wide acceptance estimate, some K > 0 is predicted to beat plain steps
+  // of this shape with no lag (no margin): in place, the draft stores prompts as they are
+  // prefilled only then. A pair whose drafts do not pay at this batch size then costs no draft
+  // prefill, and its rare probes catch the prompt up instead.
+  bool drafting_pays(int64_t rows, int64_t context) const;
   // Whether a probe (K = 1, catch-up paid whole) fits the probe budget now.
   bool probe_affordable(int64_t rows, int64_t context, bool reused, int64_t lag, double plain_s) const;
   // Expected tokens and predicted cost (catch-up of the lag included, shared over the steps

@@ -16,6 +16,7 @@
 #include "actors/route.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/runtime.h"
 
@@ -61,6 +62,15 @@ void log_matmul_path(const Decoder& m) {
               << std::endl;
 }
 
+// In place, the stores take their whole size at start: said once, with what sizes them.
+void log_store(const KVStore& target, const KVStore* draft) {
+  const double mib = 1024.0 * 1024.0;
+  std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--window) x " << target.capacity()
+            << " positions (--context + the largest K): " << static_cast<int64_t>(target.bytes() / mib) << " MiB"
+            << (draft ? " + " + std::to_string(static_cast<int64_t>(draft->bytes() / mib)) + " MiB for the draft" : "")
+            << std::endl;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
@@ -103,11 +113,11 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   // Drafter and verifier block their threads for whole forward passes: detached, so that they
   // run concurrently with each other and never stall the scheduler's workers.
   // In place, each store belongs to the role that runs its model: one writer per store.
-  if (impl->draft)
-    impl->route->drafter =
-        sys.spawn<caf::detached>(drafter, impl->draft, route, make_store(d, *impl->target, impl->draft.get()));
-  impl->route->verifier =
-      sys.spawn<caf::detached>(verifier, impl->target, route, make_store(d, *impl->target, impl->target.get()));
+  std::shared_ptr<KVStore> target_store = make_store(d, *impl->target, impl->target.get());
+  std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
+  if (target_store) log_store(*target_store, draft_store.get());
+  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store);
+  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store);
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -19,14 +20,15 @@ namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "dtype", "device",
+         {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
           "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias"},
          {"help", "sort-by-length", "oracle", "no-overlap"});
   if (a.has("help")) {
     std::cout
-        << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec]\n"
+        << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace]\n"
            "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--sort-by-length]\n"
+           "                [--context N] [--prefill-chunk N]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
@@ -36,8 +38,10 @@ int cmd_generate(int argc, char** argv, int first) {
            "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
            "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
            "--prompt-ids, then the file's lines.\n"
-           "Runs on the actor pipeline (the server's engine). mode defaults to exspec with --draft,\n"
+           "Runs on the actor pipeline (the server's engine). mode defaults to inplace with --draft,\n"
            "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
+           "inplace: --context N positions a slot (default: the longest prompt + --max-tokens), prompts\n"
+           "stored --prefill-chunk N positions a forward (default 256).\n"
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
            "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
            "the output equals plain sampling with the same seeds in every mode. --logprobs N adds\n"
@@ -63,7 +67,7 @@ int cmd_generate(int argc, char** argv, int first) {
   eo.overlap = !a.has("no-overlap");
   eo.max_queue = prompts.size() + 1;
   EngineConfig& ec = eo.decoding;
-  ec.mode = parse_mode(a.get("mode", a.has("draft") ? "exspec" : "nonspec"));
+  ec.mode = parse_mode(a.get("mode", a.has("draft") ? "inplace" : "nonspec"));
   if (a.has("draft-tokens")) parse_draft_tokens(a.get("draft-tokens", ""), ec);
   ec.min_draft_tokens = a.get_int("min-draft-tokens", ec.min_draft_tokens);
   ec.max_draft_tokens = a.get_int("max-draft-tokens", ec.max_draft_tokens);
@@ -74,6 +78,11 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.max_wait = a.get_int("max-wait", ec.max_wait);
   if (ec.mode != Mode::NonSpec) eo.draft_dir = a.need("draft");
   const int64_t max_tokens = a.get_int("max-tokens", 32);
+  // In place, the slots need hold no more than the longest sequence this run makes.
+  size_t longest_prompt = 0;
+  for (const auto& p : prompts) longest_prompt = std::max(longest_prompt, p.size());
+  ec.context = a.get_int("context", ec.mode == Mode::InPlace ? static_cast<int64_t>(longest_prompt) + max_tokens : 0);
+  ec.prefill_chunk = a.get_int("prefill-chunk", ec.prefill_chunk);
   SamplingParams sp;
   sp.temperature = a.has("temperature") ? std::stod(a.get("temperature", "")) : 0.0;
   sp.top_p = a.has("top-p") ? std::stod(a.get("top-p", "")) : 1.0;

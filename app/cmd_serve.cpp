@@ -43,8 +43,8 @@ int cmd_serve(int argc, char** argv, int first) {
   if (a.has("help")) {
     std::cout
         << "exspec serve [--config FILE] [--model DIR] [--draft DIR] [--host H] [--port P]\n"
-           "             [--mode nonspec|eqspec|exspec] [--draft-tokens auto|K] [--min-draft-tokens N]\n"
-           "             [--max-draft-tokens N] [--batch B] [--window W]\n"
+           "             [--mode inplace|exspec|eqspec|nonspec] [--draft-tokens auto|K] [--min-draft-tokens N]\n"
+           "             [--max-draft-tokens N] [--batch B] [--window W] [--context N] [--prefill-chunk N]\n"
            "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
            "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"

@@ -146,7 +146,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.torch_threads = c.torch_threads;
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
-  d.mode = parse_mode(c.mode.empty() ? (c.draft.empty() ? "nonspec" : "exspec") : c.mode);
+  d.mode = parse_mode(c.mode.empty() ? (c.draft.empty() ? "nonspec" : "inplace") : c.mode);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;
   parse_draft_tokens(c.draft_tokens, d);
   d.min_draft_tokens = c.min_draft_tokens;

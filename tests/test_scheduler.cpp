@@ -237,7 +237,7 @@ void prefill_in_place(Scheduler& s, const PrefillPlan& p, std::vector<int64_t> s
 
 }  // namespace
 
-CATCH_TEST_CASE("inplace: slots lowest first, prefill chunks and steps take turns, a finished slot is reused",
+CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then chunks and steps take turns",
                 "[scheduler][inplace]") {
   EngineConfig c = config(Mode::InPlace, 2, 3, 2);
   c.prefill_chunk = 4;
@@ -248,29 +248,23 @@ CATCH_TEST_CASE("inplace: slots lowest first, prefill chunks and steps take turn
   CATCH_CHECK(s.slots().used() == 3);
   CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // d1's prompt is one token: nothing to store
   CATCH_CHECK(p1.chunk == 4);
+  CATCH_CHECK(p1.with_draft);  // a fixed K drafts: the draft stores the prompts as they come
   CATCH_REQUIRE(p1.slot_rows.size() == 2);
   CATCH_CHECK(p1.slot_rows[0].slot == 0);
   CATCH_CHECK(p1.slot_rows[1].slot == 1);
   CATCH_CHECK(p1.slot_rows[0].target_len == 0);
+  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // one piece of work at a time
   prefill_in_place(s, p1, {4, 0});  // a's first chunk; b did not fit beside it
 
-  StepPlan st = take_step(s);  // a step between two chunks: d1 is ready
-  CATCH_CHECK(st.ids == std::vector<SeqId>{d1});
-  CATCH_CHECK(st.assembly == Assembly::InPlace);
-  CATCH_REQUIRE(st.slot_rows.size() == 1);
-  CATCH_CHECK(st.slot_rows[0].slot == 2);
-  CATCH_CHECK(st.slot_rows[0].target_len == 0);
-  CATCH_CHECK(std::holds_alternative<std::monostate>(s.next()));  // one piece of work at a time
-  s.complete(verified(st, {2}));
-  CATCH_CHECK(s.take_events().at(0).tokens.size() == 3);  // d1: two drafts and the bonus
-
+  // d1 is ready, but alone it is half a batch and no row has a token yet: the next chunk first.
   PrefillPlan p2 = take_prefill(s);
   CATCH_CHECK(p2.ids == std::vector<SeqId>{a, b});
   CATCH_CHECK(p2.slot_rows[0].target_len == 4);  // where the first chunk ended
   prefill_in_place(s, p2, {5, 2});
 
-  StepPlan st2 = take_step(s);  // the least recently stepped first, then in slot order
+  StepPlan st2 = take_step(s);  // none has stepped: window order, then slot order
   CATCH_CHECK(st2.ids == std::vector<SeqId>{a, b});
+  CATCH_CHECK(st2.assembly == Assembly::InPlace);
   CATCH_CHECK(st2.slot_rows[0].target_len == 5);  // every token but pending
   CATCH_CHECK(st2.slot_rows[0].draft_len == 0);   // as these hand-made outcomes said: nothing stored
   CATCH_CHECK(st2.shape.lag == 5);
@@ -286,15 +280,89 @@ CATCH_TEST_CASE("inplace: slots lowest first, prefill chunks and steps take turn
   CATCH_CHECK(s.slots().used() == 3);
   prefill_in_place(s, p3, {1});
 
-  StepPlan st3 = take_step(s);  // d2 never stepped, d1 longest ago; in slot order
-  CATCH_CHECK(st3.ids == std::vector<SeqId>{d2, d1});
+  // Around the least recently stepped row (d2 and d1 never stepped: d2, the lower slot), with its
+  // neighbour in slot order: consecutive slots.
+  StepPlan st3 = take_step(s);
+  CATCH_CHECK(st3.ids == std::vector<SeqId>{d2, b});
+  CATCH_CHECK(st3.slot_rows[1].slot == 1);
+  CATCH_CHECK(st3.slot_rows[1].target_len == 3);
+  CATCH_CHECK(st3.slot_rows[1].draft_len == 3);  // K = 2, a = 0: the draft holds up to pending
   s.complete(verified(st3, {1, 1}));
-  StepPlan st4 = take_step(s);
+  StepPlan st4 = take_step(s);  // d1 waited longest: it and its neighbour
   CATCH_CHECK(st4.ids == std::vector<SeqId>{b, d1});
-  CATCH_CHECK(st4.slot_rows[0].target_len == 3);
-  CATCH_CHECK(st4.slot_rows[0].draft_len == 3);  // K = 2, a = 0: the draft holds up to pending
+  CATCH_CHECK(st4.slot_rows[1].slot == 2);
+  CATCH_CHECK(st4.slot_rows[1].target_len == 0);
   s.complete(verified(st4, {2, 0}));
   s.cancel(b, FinishReason::None);  // not inside a step: its slot is free at once
   CATCH_CHECK(s.slots().used() == 2);
   CATCH_CHECK(s.cancelled() == 1);
+}
+
+CATCH_TEST_CASE("inplace: with decoding rows, a chunk and a step take turns", "[scheduler][inplace]") {
+  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
+  c.prefill_chunk = 4;
+  Scheduler s(c, fixed_k(2), 1);
+  const SeqId a = s.admit(req(1, 8)), b = s.admit(req(1, 8));
+  StepPlan st = take_step(s);  // one-token prompts: nothing to store
+  CATCH_CHECK(st.ids == std::vector<SeqId>{a, b});
+  s.complete(verified(st, {0, 0}));
+  const SeqId d = s.admit(req(12, 8));  // a long prompt arrives: three chunks
+  for (int chunk = 0; chunk < 3; ++chunk) {
+    PrefillPlan p = take_prefill(s);
+    CATCH_CHECK(p.ids == std::vector<SeqId>{d});
+    prefill_in_place(s, p, {4 * (chunk + 1) - (chunk == 2 ? 1 : 0)});
+    StepPlan between = take_step(s);  // the decoding rows wait one chunk at most
+    CATCH_CHECK(between.ids.size() == 2);
+    s.complete(verified(between, {0, 0}));
+  }
+}
+
+CATCH_TEST_CASE("inplace: with twice B rows ready, steps alternate between blocks of consecutive slots",
+                "[scheduler][inplace]") {
+  Scheduler s(config(Mode::InPlace, 3, 6, 1), fixed_k(1), 1);
+  std::vector<SeqId> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(s.admit(req(1, 8)));  // one-token prompts: all ready
+  const std::vector<SeqId> low{ids[0], ids[1], ids[2]}, high{ids[3], ids[4], ids[5]};
+  for (int round = 0; round < 3; ++round) {
+    StepPlan a = take_step(s);
+    CATCH_CHECK(a.ids == low);
+    CATCH_CHECK(a.slot_rows[0].slot == 0);
+    s.complete(verified(a, {0, 0, 0}));
+    StepPlan b = take_step(s);
+    CATCH_CHECK(b.ids == high);
+    CATCH_CHECK(b.slot_rows[0].slot == 3);
+    s.complete(verified(b, {0, 0, 0}));
+  }
+  s.cancel(ids[4], FinishReason::None);  // a gap: slots 3 and 5 are left of the upper block
+  StepPlan c = take_step(s);  // the lower block stepped longest ago
+  CATCH_CHECK(c.ids == low);
+  s.complete(verified(c, {0, 0, 0}));
+  StepPlan d = take_step(s);  // slot 3 waited longest: it and the next two ready rows
+  CATCH_CHECK(d.ids == std::vector<SeqId>{ids[2], ids[3], ids[5]});
+}
+
+CATCH_TEST_CASE("inplace: the draft stores prompts only where drafting is predicted to pay",
+                "[scheduler][inplace]") {
+  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
+  c.prefill_chunk = 8;
+  DraftLengthSettings ds;  // adaptive
+  auto never = std::make_shared<DraftLengthPolicy>(ds);
+  auto feed = [](DraftLengthPolicy& p, double draft_s) {  // plain steps 10 ms; a K = 1 step: + draft_s
+    for (int i = 0; i < 40; ++i) {
+      p.observe_step(StepShape{2, 0, 8, 0, true}, 0, 0.010, 0);
+      for (int64_t k = 1; k <= 8; ++k) p.observe_step(StepShape{2, k, 8, 0, true}, draft_s * k, 0.010 + 0.002 * k, 0);
+    }
+  };
+  feed(*never, 0.010);
+  never->seed_acceptance(0, 64);  // a draft that never agrees
+  Scheduler s(c, never, 1);
+  s.admit(req(6, 8));
+  CATCH_CHECK_FALSE(take_prefill(s).with_draft);
+
+  auto good = std::make_shared<DraftLengthPolicy>(ds);
+  feed(*good, 0.001);
+  good->seed_acceptance(60, 64);
+  Scheduler t(c, good, 1);
+  t.admit(req(6, 8));
+  CATCH_CHECK(take_prefill(t).with_draft);
 }

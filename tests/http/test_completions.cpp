@@ -52,7 +52,7 @@ TEST_CASE("health, models and metrics") {
   REQUIRE(mj["data"].size() == 1);
   CHECK(mj["data"][0]["id"] == model_name());
   CHECK(mj["data"][0]["object"] == "model");
-  CHECK(mj["data"][0]["settings"]["mode"] == "exspec");
+  CHECK(mj["data"][0]["settings"]["mode"] == "inplace");  // the default with a draft
   CHECK(mj["data"][0]["settings"]["draft_tokens"] == 3);
   CHECK(mj["data"][0]["settings"]["dtype"] == "float64");
   CHECK(mj["data"][0]["draft"]["path"].get<std::string>() == models().draft);
