@@ -3,6 +3,7 @@
 #include "actors/engine.h"
 
 #include <atomic>
+#include <cstdio>
 #include <iostream>
 #include <caf/all.hpp>
 #include <mutex>
@@ -64,11 +65,14 @@ void log_matmul_path(const Decoder& m) {
 
 // In place, the stores take their whole size at start: said once, with what sizes them.
 void log_store(const KVStore& target, const KVStore* draft) {
-  const double mib = 1024.0 * 1024.0;
+  auto mib = [](const KVStore& s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(s.bytes()) / (1024.0 * 1024.0));
+    return std::string(b);
+  };
   std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--window) x " << target.capacity()
-            << " positions (--context + the largest K): " << static_cast<int64_t>(target.bytes() / mib) << " MiB"
-            << (draft ? " + " + std::to_string(static_cast<int64_t>(draft->bytes() / mib)) + " MiB for the draft" : "")
-            << std::endl;
+            << " positions (--context + the largest K): " << mib(target)
+            << (draft ? " + " + mib(*draft) + " for the draft" : "") << std::endl;
 }
 
 }  // namespace
