@@ -140,9 +140,9 @@ bool DraftLengthPolicy::drafting_pays(int64_t rows, int64_t context) const {
     const DraftChoice c = evaluate(r, context, true, 0, k, 0.0);
     return c.predicted_s > 0 ? c.expected_tokens / c.predicted_s : 0.0;
   };
-  const double plain = rate(0);
+  const double plain = rate(0);  // beaten by the margin choose() asks, or it would not draft
   for (int64_t k = std::max<int64_t>(1, s_.k_min); k <= s_.k_max; ++k)
-    if (rate(k) > plain) return true;
+    if (rate(k) > plain * (1 + s_.margin)) return true;
   return false;
 }
 

@@ -129,7 +129,7 @@ class DraftLengthPolicy {
   bool could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                  double plain_rate) const;
   // Whether, at the engine-wide acceptance estimate, some K > 0 is predicted to beat plain steps
-  // of this shape with no lag (no margin): in place, the draft stores prompts as they are
+  // of this shape with no lag, by choose()'s margin: in place, the draft stores prompts as they are
   // prefilled only then. A pair whose drafts do not pay at this batch size then costs no draft
   // prefill, and its rare probes catch the prompt up instead.
   bool drafting_pays(int64_t rows, int64_t context) const;
