@@ -250,9 +250,10 @@ CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every si
 // nonspec runs (full batches of the same rows, one token a row a step), and the only drafting
 // steps are the policy's probes: K = 1, at most one per probe_every (16) plain steps before it
 // (the 3 % time budget makes them rarer still). Steps are counted, not timed.
-CATCH_TEST_CASE("a draft that never agrees: plain steps over full batches, probes within their share", "[pipeline][adaptive]") {
+namespace {
+void never_agrees(Mode mode) {
   const int64_t B = 4, max_tokens = 40;
-  EngineOptions o = options(Mode::ExSpec, B, -1, true);
+  EngineOptions o = options(mode, B, -1, true);
   o.draft_dir = test::model_dir("llama", "tiny", 7);  // same shape, unrelated weights
   auto engine = Engine::start(o);
   auto target = Decoder::load(o.model_dir, {at::kDouble, test::device()});
@@ -288,4 +289,11 @@ CATCH_TEST_CASE("a draft that never agrees: plain steps over full batches, probe
   CATCH_CHECK(d.drafted == B * probes);
   CATCH_CHECK(d.reused_steps >= d.steps - 2 * 16 / B);  // the same rows go on, no copy
   engine->shutdown(true);
+}
+}  // namespace
+
+CATCH_TEST_CASE("a draft that never agrees: plain steps over full batches, probes within their share", "[pipeline][adaptive]") {
+  CATCH_SECTION("exspec") { never_agrees(Mode::ExSpec); }
+  // In place the draft does not even store the prompts (drafting_pays): probes catch them up.
+  CATCH_SECTION("inplace") { never_agrees(Mode::InPlace); }
 }
