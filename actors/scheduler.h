@@ -82,7 +82,9 @@ class Scheduler {
   // prefilled in chunks between decode steps.
   Work next_in_place();
   PrefillPlan plan_inplace_prefill();
-  StepPlan plan_inplace_step();
+  // Whether the B lowest-slot sequences without a token yet are all stored and free to step.
+  bool first_block_stored(std::vector<const Sequence*> fresh) const;
+  StepPlan plan_inplace_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   SlotRow slot_row(const Sequence& s) const;
   bool prefilled_in_place(const Sequence& s) const;
   PrefillPlan plan_prefill();

@@ -25,10 +25,19 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
   return r;
 }
 
+bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
+  std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
+  if (fresh.empty()) return false;
+  const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
+  for (size_t i = 0; i < n; ++i)
+    if (fresh[i]->busy || !prefilled_in_place(*fresh[i])) return false;
+  return true;
+}
+
 Work Scheduler::next_in_place() {
   dequeued_ += window_.refill(pool_).size();
   bool prefill_due = false, storing = false, decoding = false;
-  int64_t ready = 0;
+  std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
     if (s.slot < 0) {  // a newcomer takes the lowest free slot (the window never exceeds the slots)
@@ -40,16 +49,20 @@ Work Scheduler::next_in_place() {
     }
     const bool stored = prefilled_in_place(s);
     storing = storing || !stored;  // in a chunk in flight, or due
+    if (s.generated.empty()) fresh.push_back(&s);
     if (s.busy) continue;
     prefill_due = prefill_due || !stored;
-    ready += stored;
     decoding = decoding || (stored && !s.generated.empty());
   }
   // A prefill chunk and a decode step take turns while both have work, so a decoding sequence
-  // waits at most one chunk between two tokens. But while the step would not be full and none
-  // of its rows has a token yet, chunks go first: a step costs about as much with 3 rows as
-  // with 8, and filling it costs its rows only the wait for their first token.
-  const bool fill_first = storing && !decoding && ready < config_.batch_size;
+  // waits at most one chunk between two tokens. Sequences without a token yet wait until the B
+  // lowest slots among them are all stored, and meanwhile chunks go first if nothing else can
+  // step: a step costs about as much with 3 rows as with 8, waiting costs those rows only their
+  // first token, and their first step is then a block of consecutive slots, which keeps its
+  // keys readable as a view for the rest of its life (and its successors', which take the same
+  // slots when it finishes). Joining a decoding block one by one would split both.
+  const bool hold_fresh = storing && !first_block_stored(fresh);
+  const bool fill_first = hold_fresh && !decoding;
   if (fill_first && prefilling_) return {};  // the chunk in flight brings more rows
   if (prefill_due && !prefilling_ && (!last_was_prefill_ || fill_first)) {
     PrefillPlan p = plan_inplace_prefill();
@@ -58,7 +71,7 @@ Work Scheduler::next_in_place() {
       return p;
     }
   }
-  StepPlan s = plan_inplace_step();
+  StepPlan s = plan_inplace_step(hold_fresh);
   if (!s.ids.empty()) {
     last_was_prefill_ = false;
     return s;
@@ -100,12 +113,12 @@ PrefillPlan Scheduler::plan_inplace_prefill() {
   return p;
 }
 
-StepPlan Scheduler::plan_inplace_step() {
+StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
   StepPlan p;
   std::vector<SeqId> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && prefilled_in_place(s)) ready.push_back(id);
+    if (!s.busy && prefilled_in_place(s) && !(hold_fresh && s.generated.empty())) ready.push_back(id);
   }
   if (ready.empty()) return p;
   // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest

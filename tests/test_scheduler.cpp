@@ -341,6 +341,26 @@ CATCH_TEST_CASE("inplace: with twice B rows ready, steps alternate between block
   CATCH_CHECK(d.ids == std::vector<SeqId>{ids[2], ids[3], ids[5]});
 }
 
+CATCH_TEST_CASE("inplace: the first step is a block of the lowest slots, not the first rows stored",
+                "[scheduler][inplace]") {
+  EngineConfig c = config(Mode::InPlace, 2, 4, 1);
+  c.prefill_chunk = 4;
+  Scheduler s(c, fixed_k(1), 1);
+  const SeqId a = s.admit(req(10, 8)), b = s.admit(req(1, 8)), d1 = s.admit(req(1, 8)), d2 = s.admit(req(1, 8));
+  // b, d1 and d2 have nothing to store, but the first block is slots 0 and 1: a's prompt first.
+  for (int64_t stored : {4, 8, 9}) {
+    PrefillPlan p = take_prefill(s);
+    CATCH_CHECK(p.ids == std::vector<SeqId>{a});
+    prefill_in_place(s, p, {stored});
+  }
+  StepPlan first = take_step(s);
+  CATCH_CHECK(first.ids == std::vector<SeqId>{a, b});
+  s.complete(verified(first, {0, 0}));
+  StepPlan second = take_step(s);
+  CATCH_CHECK(second.ids == std::vector<SeqId>{d1, d2});
+  CATCH_CHECK(second.slot_rows[0].slot == 2);
+}
+
 CATCH_TEST_CASE("inplace: the draft stores prompts only where drafting is predicted to pay",
                 "[scheduler][inplace]") {
   EngineConfig c = config(Mode::InPlace, 2, 3, 2);
