@@ -32,6 +32,13 @@ EngineConfig config(Mode mode, int64_t batch, int64_t window, int64_t k) {
   return c;
 }
 
+// In place, with prompts stored `chunk` positions a forward.
+EngineConfig inplace_config(int64_t batch, int64_t window, int64_t k, int64_t chunk) {
+  EngineConfig c = config(Mode::InPlace, batch, window, k);
+  c.prefill_chunk = chunk;
+  return c;
+}
+
 SeqRequest req(size_t prompt_len, int64_t max_tokens, std::vector<int64_t> eos = {}) {
   return SeqRequest{std::vector<int64_t>(prompt_len, 1), max_tokens, std::move(eos)};
 }
@@ -239,8 +246,7 @@ void prefill_in_place(Scheduler& s, const PrefillPlan& p, std::vector<int64_t> s
 
 CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then chunks and steps take turns",
                 "[scheduler][inplace]") {
-  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
-  c.prefill_chunk = 4;
+  const EngineConfig c = inplace_config(2, 3, 2, 4);
   Scheduler s(c, fixed_k(2), 1);
   const SeqId a = s.admit(req(6, 2)), b = s.admit(req(3, 8)), d1 = s.admit(req(1, 8)), d2 = s.admit(req(2, 8));
   PrefillPlan p1 = take_prefill(s);
@@ -299,8 +305,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
 }
 
 CATCH_TEST_CASE("inplace: with decoding rows, a chunk and a step take turns", "[scheduler][inplace]") {
-  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
-  c.prefill_chunk = 4;
+  const EngineConfig c = inplace_config(2, 3, 2, 4);
   Scheduler s(c, fixed_k(2), 1);
   const SeqId a = s.admit(req(1, 8)), b = s.admit(req(1, 8));
   StepPlan st = take_step(s);  // one-token prompts: nothing to store
@@ -343,8 +348,7 @@ CATCH_TEST_CASE("inplace: with twice B rows ready, steps alternate between block
 
 CATCH_TEST_CASE("inplace: the first step is a block of the lowest slots, not the first rows stored",
                 "[scheduler][inplace]") {
-  EngineConfig c = config(Mode::InPlace, 2, 4, 1);
-  c.prefill_chunk = 4;
+  const EngineConfig c = inplace_config(2, 4, 1, 4);
   Scheduler s(c, fixed_k(1), 1);
   const SeqId a = s.admit(req(10, 8)), b = s.admit(req(1, 8)), d1 = s.admit(req(1, 8)), d2 = s.admit(req(1, 8));
   // b, d1 and d2 have nothing to store, but the first block is slots 0 and 1: a's prompt first.
@@ -363,8 +367,7 @@ CATCH_TEST_CASE("inplace: the first step is a block of the lowest slots, not the
 
 CATCH_TEST_CASE("inplace: the draft stores prompts only where drafting is predicted to pay",
                 "[scheduler][inplace]") {
-  EngineConfig c = config(Mode::InPlace, 2, 3, 2);
-  c.prefill_chunk = 8;
+  const EngineConfig c = inplace_config(2, 3, 2, 8);
   DraftLengthSettings ds;  // adaptive
   auto never = std::make_shared<DraftLengthPolicy>(ds);
   auto feed = [](DraftLengthPolicy& p, double draft_s) {  // plain steps 10 ms; a K = 1 step: + draft_s
