@@ -27,7 +27,6 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
 
 bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
   std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
-  if (fresh.empty()) return false;
   const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
   for (size_t i = 0; i < n; ++i)
     if (fresh[i]->busy || !prefilled_in_place(*fresh[i])) return false;
