@@ -1,6 +1,7 @@
 #include "tests/support.h"
 
 #include "model/decoder.h"
+#include "model/greedy.h"
 #include "model/runtime.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace exspec::test {
@@ -106,6 +108,21 @@ std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& t
   std::vector<at::Tensor> out;
   for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
   return out;
+}
+
+StoppingCase stopping_requests(const Decoder& target) {
+  const auto prompts = mixed_prompts(16, 1, 20, target.config().vocab_size, 23);
+  std::vector<SeqRequest> plain;
+  for (const auto& p : prompts) plain.push_back(SeqRequest{p, 24, {}});
+  const int64_t eos = greedy_generate(target, plain, 1)[1].tokens.at(3);
+  StoppingCase c;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    c.requests.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
+  c.want = greedy_generate(target, c.requests, 1);
+  size_t stops = 0;
+  for (const auto& w : c.want) stops += w.finish == FinishReason::Stop;
+  if (stops == 0 || stops == c.want.size()) throw std::logic_error("stopping_requests: every sequence ends the same way");
+  return c;
 }
 
 }  // namespace exspec::test

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/generation.h"
 #include "model/make_model.h"
 
 namespace exspec {
@@ -36,5 +37,14 @@ std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& t
 
 // Deterministic prompts of mixed lengths in [min_len, max_len] over ids [0, vocab).
 std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len, int64_t vocab, uint64_t seed);
+
+// The oracle sweeps' workload: 16 mixed prompts with max_tokens 6..24 and as stop token one the
+// target emits early for some of them, so sequences end mid-batch by length and by stop; and
+// their batch-1 greedy results. Throws unless both kinds of finish occur.
+struct StoppingCase {
+  std::vector<SeqRequest> requests;
+  std::vector<SeqResult> want;
+};
+StoppingCase stopping_requests(const Decoder& target);
 
 }  // namespace exspec::test

@@ -145,15 +145,7 @@ struct DraftCase {
 // tokens of batch-1 nonspec greedy decoding, finish reasons included; half of the runs have
 // sequences joining a running batch, and the prompts are prefilled in chunks of 5 or 64.
 void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts) {
-  auto prompts = test::mixed_prompts(16, 1, 20, target->config().vocab_size, 23);
-  const int64_t eos = greedy_generate(*target, requests_of(prompts, 24), 1)[1].tokens.at(3);
-  std::vector<SeqRequest> reqs;
-  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
-  auto want = greedy_generate(*target, reqs, 1);
-  int stops = 0;
-  for (auto& w : want) stops += w.finish == FinishReason::Stop;
-  CATCH_REQUIRE(stops > 0);
-  CATCH_REQUIRE(stops < 16);
+  const auto [reqs, want] = test::stopping_requests(*target);
 
   for (const auto& d : drafts) {
     for (int64_t B : {1, 2, 3, 8, 16}) {
@@ -213,11 +205,7 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   auto reqs = requests_of(prompts, 40);
   reqs.back().max_tokens = 12;
   auto want = greedy_generate(*target, reqs, 1);
-  test::InplaceConfig c;
-  c.batch_size = 8;
-  c.max_sequences = 9;
-  c.chunk_tokens = 32;
-  c.k = 3;
+  const test::InplaceConfig c{8, 9, 32, 3, nullptr};  // B, slots, chunk tokens, K
   test::InplaceEvents ev;
   ev.arrive_at.assign(reqs.size(), -1);
   ev.arrive_at.back() = 4;  // the long prompt arrives while the eight decode
@@ -235,11 +223,7 @@ CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones fre
   auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
   auto reqs = requests_of(prompts, 20);
   auto want = greedy_generate(*target, reqs, 1);
-  test::InplaceConfig c;
-  c.batch_size = 3;
-  c.max_sequences = 4;
-  c.chunk_tokens = 6;
-  c.k = 2;
+  const test::InplaceConfig c{3, 4, 6, 2, nullptr};  // B, slots, chunk tokens, K
   test::InplaceEvents ev;
   ev.cancel_at[1] = 6;  // live, mid-decode
   ev.cancel_at[8] = 2;  // still waiting for a slot

@@ -163,21 +163,7 @@ struct DraftCase {
 // Every mode, batch size and K (fixed, auto, random per step) with each draft yields exactly the
 // tokens of batch-1 nonspec greedy decoding of `target`, finish reasons included.
 void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts) {
-  auto prompts = test::mixed_prompts(16, 1, 20, target->config().vocab_size, 23);
-  // EOS: a token the target emits early for some prompts, so sequences stop mid-batch.
-  auto plain = greedy_generate(*target, [&] {
-    std::vector<SeqRequest> r;
-    for (auto& p : prompts) r.push_back(SeqRequest{p, 24, {}});
-    return r;
-  }());
-  const int64_t eos = plain[1].tokens.at(3);
-  std::vector<SeqRequest> reqs;
-  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
-  auto want = greedy_generate(*target, reqs, 1);
-  int stops = 0;
-  for (auto& w : want) stops += w.finish == FinishReason::Stop;
-  CATCH_REQUIRE(stops > 0);
-  CATCH_REQUIRE(stops < 16);
+  const auto [reqs, want] = test::stopping_requests(*target);
 
   for (const auto& d : drafts) {
     for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
