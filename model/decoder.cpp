@@ -84,24 +84,33 @@ int64_t Decoder::num_parameters() const {
   return n;
 }
 
-at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv) const {
+at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
+                           const at::Tensor& content) const {
   const int64_t B = positions.size(0), T = positions.size(1);
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
-  auto [cos, sin] = rope_.tables(positions.to(device_), dtype_);
-  cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [B, T, 1, D]: one table for all heads
+  // Packed, the rows of h are the N content positions of the [B, T] layout; the products, the
+  // norms and the rope run on those alone ([1, N] below), and only attention sees [B, T].
+  const bool packed = content.defined();
+  const int64_t N = packed ? content.size(0) : B * T, Bx = packed ? 1 : B, Tx = packed ? N : T;
+  at::Tensor pos = packed ? positions.reshape({1, B * T}).index_select(1, content) : positions;
+  auto [cos, sin] = rope_.tables(pos.to(device_), dtype_);
+  cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [Bx, Tx, 1, D]: one table for all heads
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
     at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps);
-    at::Tensor qkv = l.qkv(x);  // [B*T, (H + 2 Hkv) D]: q, k, v
+    at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
     // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
     // heads: element for element the same arithmetic, in half the operator calls.
-    at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({B, T, H + Hkv, D});
-    at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({B, T, Hkv, D});
+    at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
+    at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
     if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps);
     qk = rope_.apply(qk, cos, sin);
-    at::Tensor q = qk.narrow(2, 0, H).transpose(1, 2);  // [B, H, T, D]
+    at::Tensor q = qk.narrow(2, 0, H);
+    if (packed)  // padding queries read zeros; their outputs are dropped below
+      q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({N, H, D})).view({B, T, H, D});
     auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
-    at::Tensor a = attention(q, keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
+    at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
+    if (packed) a = a.index_select(0, content);
     at::Tensor attn_out = l.o(a);
     if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
     h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
@@ -151,15 +160,27 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
   if (static_cast<int64_t>(slots.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one slot per row");
   const SlotForward f = store.plan(slots, counts, T);
-  at::Tensor h = at::embedding(embed_, input_ids.to(device_, at::kLong).view({B * T}));
-  h = layers(h, f.positions, f.blocked,
-             [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); });
+  // Right padding is not computed: the layers run packed on the content positions (f.content).
+  at::Tensor ids = input_ids.to(device_, at::kLong).view({B * T});
+  if (f.content.defined()) ids = ids.index_select(0, f.content);
+  at::Tensor h = at::embedding(embed_, ids);  // [N, hidden]
+  h = layers(
+      h, f.positions, f.blocked,
+      [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);
   store.advance(f);
   if (logits == Logits::None) return {};
-  h = h.view({B, T, h.size(-1)});
-  if (logits == Logits::Last) {  // each row's last content position
-    at::Tensor last = (at::tensor(counts, at::kLong) - 1).to(device_).view({B, 1, 1}).expand({B, 1, h.size(-1)});
-    h = h.gather(1, last);
+  const int64_t hidden = h.size(-1);
+  if (logits == Logits::Last) {  // each row's last content position, a row of h
+    std::vector<int64_t> last;
+    int64_t before = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      last.push_back(f.content.defined() ? before + counts[b] - 1 : b * T + counts[b] - 1);
+      before += counts[b];
+    }
+    h = h.index_select(0, at::tensor(last, at::kLong).to(device_)).view({B, 1, hidden});
+  } else {
+    if (f.content.defined()) h = at::zeros({B * T, hidden}, h.options()).index_copy_(0, f.content, h);
+    h = h.view({B, T, hidden});  // padding positions: zeros, logits nobody reads
   }
   return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
 }

@@ -71,8 +71,11 @@ class Decoder {
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
   // ([B, kv_heads, S, D]) under `blocked` (model/attention.h). Returns the final hidden states.
+  // Packed (content [N] defined: the indices b * T + t of the content positions), h is
+  // [N, hidden], kv gets [1, N, kv_heads, D] and the result is [N, hidden].
   using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
-  at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv) const;
+  at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
+                    const at::Tensor& content = {}) const;
   ModelConfig config_;
   bool onednn_ = true;  // LoadOptions::pack_weights
   at::ScalarType dtype_;

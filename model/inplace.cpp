@@ -46,15 +46,25 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq
     const int64_t r = prefill_remaining(m, *s);
     if (r > 0) todo.push_back(s), rem.push_back(r);
   }
-  // The first n rows with width T_n = min(their longest remaining, budget / n): the n that
-  // stores the most tokens (a long prompt alone, or many short ones side by side).
+  // The first n rows at the deepest width T_n that keeps their content within the budget and
+  // their padded positions within twice it (padding is not computed by the products, only by
+  // attention): the n that stores the most tokens, the fewest rows among equals.
   int64_t best_n = 0, best_T = 0, best_tokens = 0, longest = 0;
   for (int64_t n = 1; n <= static_cast<int64_t>(todo.size()) && n <= budget; ++n) {
     longest = std::max(longest, rem[n - 1]);
-    const int64_t T = std::min(longest, budget / n);
-    int64_t tokens = 0;
-    for (int64_t i = 0; i < n; ++i) tokens += std::min(rem[i], T);
-    if (tokens > best_tokens) best_n = n, best_T = T, best_tokens = tokens;
+    auto stores = [&](int64_t T) {
+      int64_t tokens = 0;
+      for (int64_t i = 0; i < n; ++i) tokens += std::min(rem[i], T);
+      return tokens;
+    };
+    int64_t lo = 1, hi = std::min(longest, 2 * budget / n);  // stores(1) = n <= budget
+    while (lo < hi) {
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (stores(mid) <= budget) lo = mid;
+      else hi = mid - 1;
+    }
+    const int64_t tokens = stores(lo);
+    if (tokens > best_tokens) best_n = n, best_T = lo, best_tokens = tokens;
   }
   if (best_n == 0) return 0;
   std::vector<std::vector<int64_t>> runs;

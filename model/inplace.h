@@ -47,9 +47,10 @@ int64_t prefill_remaining(const InplaceModels& m, const InplaceSeq& s);
 // Tokens the draft must catch up before it can draft for this sequence.
 int64_t draft_lag(const InplaceModels& m, const InplaceSeq& s);
 
-// One prefill forward of at most `budget` token positions (padding included) per model, over
-// the first n rows still prefilling (in the given order, so earlier arrivals go first), each
-// storing min(its remaining, T) tokens with T = min(the longest remaining, budget / n): n is
+// One prefill forward of at most `budget` prompt tokens per model, over the first n rows still
+// prefilling (in the given order, so earlier arrivals go first), each storing min(its
+// remaining, T) tokens, T the largest width whose tokens fit the budget and whose n x T padded
+// positions fit twice it (the products run on content only; attention sees the padding): n is
 // the count that stores the most tokens. The draft, when there is one, stores the same chunk
 // (the actor pipeline runs the draft's chunk on the drafter, passing it as the only model: the
 // rule then sees the same lengths and picks the same chunk). Returns the tokens stored.

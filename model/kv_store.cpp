@@ -68,7 +68,7 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   if (!consecutive) f.rows = longs(slots);
   f.write_slot = longs(wslot);
   f.write_pos = longs(wpos);
-  if (!full) f.write_token = longs(wtok);
+  if (!full) f.content = longs(wtok);
   return f;
 }
 
@@ -78,8 +78,7 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
   const int64_t B = f.batch(), H = k.size(2), D = k.size(3);
   std::pair<at::Tensor, at::Tensor> out;
   for (auto [src, store, dst] : {std::make_tuple(&k, &k_[layer], &out.first), std::make_tuple(&v, &v_[layer], &out.second)}) {
-    at::Tensor tokens = src->reshape({B * f.T, H, D});
-    if (f.write_token.defined()) tokens = tokens.index_select(0, f.write_token);  // padding is not stored
+    at::Tensor tokens = src->reshape({-1, H, D});
     store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);                // [N, H, D] at (slot, :, pos)
     at::Tensor w = store->narrow(2, 0, f.window);
     *dst = f.first >= 0 ? w.narrow(0, f.first, B) : w.index_select(0, f.rows);

@@ -36,7 +36,8 @@ struct SlotForward {
   at::Tensor blocked;    // [B, T, window] bool, true where a query may not look; undefined if none
   int64_t first = -1;    // slots are first, first + 1, ...: the keys are a view, no gather
   at::Tensor rows;       // [B] int64 slot indices (for the gather when first < 0)
-  at::Tensor write_slot, write_pos, write_token;  // per content token: slot, position, b * T + t
+  at::Tensor write_slot, write_pos;  // per content token: slot, position
+  at::Tensor content;  // per content token: b * T + t; undefined when no row is padded
   int64_t batch() const { return static_cast<int64_t>(slots.size()); }
 };
 
@@ -65,8 +66,9 @@ class KVStore {
   // The decoder's protocol for one forward: plan() (row b writes counts[b] tokens after its
   // length; T is the padded width), then write_read() per layer, then advance().
   SlotForward plan(const std::vector<int64_t>& slots, const std::vector<int64_t>& counts, int64_t T) const;
-  // k, v [B, T, kv_heads, head_dim]: stores the content tokens, returns the keys and values
-  // attention reads, [B, kv_heads, window, head_dim].
+  // k, v: the content tokens' keys and values, [N, kv_heads, head_dim] in any shape that lists
+  // them in order (b, then t; [B, T, ...] when no row is padded). Stores them; returns the keys
+  // and values attention reads, [B, kv_heads, window, head_dim].
   std::pair<at::Tensor, at::Tensor> write_read(int64_t layer, const SlotForward& f, const at::Tensor& k,
                                                const at::Tensor& v);
   void advance(const SlotForward& f);

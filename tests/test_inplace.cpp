@@ -114,6 +114,33 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   CATCH_CHECK(deep_lag);  // and the draft caught up more than one token in a forward
 }
 
+CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its own logits, padding not computed",
+                "[inplace]") {
+  // The products run on the content positions only (packed); attention alone sees the padding.
+  auto target = load64(test::model_dir("llama"));
+  const auto prompts = test::mixed_prompts(3, 2, 12, target->config().vocab_size, 5);
+  std::vector<int64_t> counts, slots{2, 0, 1};  // not in slot order: the keys are gathered
+  int64_t T = 0;
+  for (const auto& p : prompts) counts.push_back(static_cast<int64_t>(p.size())), T = std::max(T, counts.back());
+  std::vector<int64_t> ids(3 * T, 0);
+  for (size_t b = 0; b < 3; ++b) std::copy(prompts[b].begin(), prompts[b].end(), ids.begin() + b * T);
+  CATCH_REQUIRE(*std::min_element(counts.begin(), counts.end()) < T);  // some row is padded
+  for (Decoder::Logits kind : {Decoder::Logits::All, Decoder::Logits::Last}) {
+    KVStore store = target->new_store(3, 16);
+    at::Tensor got = target->forward_slots(at::tensor(ids, at::kLong).view({3, T}), counts, store, slots, kind);
+    for (size_t b = 0; b < 3; ++b) {
+      const int64_t n = counts[b];
+      KVCache c = target->new_cache(1);
+      at::Tensor want = target->forward(at::tensor(prompts[b], at::kLong).view({1, n}),
+                                        at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
+      at::Tensor row = kind == Decoder::Logits::All ? got[b].narrow(0, 0, n) : got[b];
+      if (kind == Decoder::Logits::Last) want = want.narrow(0, n - 1, 1);
+      CATCH_CHECK((row - want).abs().max().item<double>() < 1e-9);
+      check_slot(*target, store, InplaceSeq{slots[b], prompts[b]}, n);
+    }
+  }
+}
+
 CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
   auto target = load64(test::model_dir("llama"));
   KVStore ts = target->new_store(2, 8);
