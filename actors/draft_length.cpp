@@ -132,12 +132,14 @@ bool DraftLengthPolicy::could_pay(const std::vector<RowOutlook>& rows, int64_t c
   return false;
 }
 
-bool DraftLengthPolicy::drafting_pays(int64_t rows, int64_t context) const {
+bool DraftLengthPolicy::drafting_pays(int64_t rows, int64_t prompt, int64_t max_tokens) const {
   if (!s_.adaptive) return s_.fixed_k > 0;
   if (costs_.verify().weight() <= 0) return true;  // uncalibrated: nothing to judge by
-  const std::vector<RowOutlook> r(static_cast<size_t>(std::max<int64_t>(1, rows)), RowOutlook{acceptance(), s_.k_max + 1});
+  const std::vector<RowOutlook> r(static_cast<size_t>(std::max<int64_t>(1, rows)),
+                                  RowOutlook{acceptance(), std::max<int64_t>(1, max_tokens)});
+  const int64_t lag = std::max<int64_t>(0, prompt - 1);  // every prompt token but pending
   auto rate = [&](int64_t k) {
-    const DraftChoice c = evaluate(r, context, true, 0, k, 0.0);
+    const DraftChoice c = evaluate(r, prompt, true, lag, k, 0.0);
     return c.predicted_s > 0 ? c.expected_tokens / c.predicted_s : 0.0;
   };
   const double plain = rate(0);  // beaten by the margin choose() asks, or it would not draft

@@ -129,10 +129,12 @@ class DraftLengthPolicy {
   bool could_pay(const std::vector<RowOutlook>& rows, int64_t context, bool reused, int64_t lag,
                  double plain_rate) const;
   // Whether, at the engine-wide acceptance estimate, some K > 0 is predicted to beat plain steps
-  // of this shape with no lag, by choose()'s margin: in place, the draft stores prompts as they are
-  // prefilled only then. A pair whose drafts do not pay at this batch size then costs no draft
-  // prefill, and its rare probes catch the prompt up instead.
-  bool drafting_pays(int64_t rows, int64_t context) const;
+  // by choose()'s margin over the life of sequences of this prompt length and max_tokens, the
+  // draft's prefill of the prompt included (a catch-up of the whole prompt, shared by the steps
+  // the sequence has): in place, the draft stores prompts as they are prefilled only then. A pair
+  // whose drafts do not pay at this batch size, or sequences too short to repay the draft's
+  // prefill, then cost no draft prefill, and rare probes catch the prompt up instead.
+  bool drafting_pays(int64_t rows, int64_t prompt, int64_t max_tokens) const;
   // Whether a probe (K = 1, catch-up paid whole) fits the probe budget now.
   bool probe_affordable(int64_t rows, int64_t context, bool reused, int64_t lag, double plain_s) const;
   // Expected tokens and predicted cost (catch-up of the lag included, shared over the steps

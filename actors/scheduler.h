@@ -84,6 +84,7 @@ class Scheduler {
   PrefillPlan plan_inplace_prefill();
   // Whether the B lowest-slot sequences without a token yet are all stored and free to step.
   bool first_block_stored(std::vector<const Sequence*> fresh) const;
+  void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   StepPlan plan_inplace_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   SlotRow slot_row(const Sequence& s) const;
   bool prefilled_in_place(const Sequence& s) const;

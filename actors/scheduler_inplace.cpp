@@ -37,14 +37,16 @@ Work Scheduler::next_in_place() {
   dequeued_ += window_.refill(pool_).size();
   bool prefill_due = false, storing = false, decoding = false;
   std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
+  std::vector<Sequence*> newcomers;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
     if (s.slot < 0) {  // a newcomer takes the lowest free slot (the window never exceeds the slots)
       s.slot = slots_.acquire();
       if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
       s.stored = 0;
-      // The draft's slot is empty; with a draft it stores each prompt chunk with the target.
+      // The draft's slot is empty; it stores the prompt chunks with the target's if drafting pays.
       s.draft_lag = static_cast<int64_t>(s.request.prompt.size()) - 1;
+      newcomers.push_back(&s);
     }
     const bool stored = prefilled_in_place(s);
     storing = storing || !stored;  // in a chunk in flight, or due
@@ -60,6 +62,7 @@ Work Scheduler::next_in_place() {
   // first token, and their first step is then a block of consecutive slots, which keeps its
   // keys readable as a view for the rest of its life (and its successors', which take the same
   // slots when it finishes). Joining a decoding block one by one would split both.
+  decide_draft_prefill(newcomers);
   const bool hold_fresh = storing && !first_block_stored(fresh);
   const bool fill_first = hold_fresh && !decoding;
   if (fill_first && prefilling_) return {};  // the chunk in flight brings more rows
@@ -85,18 +88,30 @@ Work Scheduler::next_in_place() {
   return {};
 }
 
+// Whether the draft stores the prompts of the sequences that took their slots together: one
+// answer for all of them (drafting_pays, at their mean prompt and max_tokens). They step
+// together, and a step catches up its longest lag first, so a block split between stored and
+// unstored prompts would pay the draft's prefill and then not draft anyway.
+void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
+  if (newcomers.empty()) return;
+  int64_t prompt = 0, max_tokens = 0;
+  for (const Sequence* s : newcomers)
+    prompt += static_cast<int64_t>(s->request.prompt.size()), max_tokens += s->request.max_tokens;
+  const int64_t n = static_cast<int64_t>(newcomers.size());
+  const bool pays = policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
+  for (Sequence* s : newcomers) s->draft_prefill = pays;
+}
+
 // Every member still storing its prompt, in window order: the model's chunk rule
 // (prefill_chunk in model/inplace.h) takes the first and whichever fit the budget beside it.
 // A chunk's rows either all go through the draft too or none do (the draft's chunk rule must
-// see the target's lengths); a sequence's first chunk decides which (drafting_pays).
+// see the target's lengths).
 PrefillPlan Scheduler::plan_inplace_prefill() {
   PrefillPlan p;
   p.chunk = config_.prefill_chunk;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
     if (s.busy || prefilled_in_place(s)) continue;
-    if (s.stored == 0)
-      s.draft_prefill = policy_ && policy_->drafting_pays(config_.batch_size, static_cast<int64_t>(s.request.prompt.size()));
     if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
     p.with_draft = s.draft_prefill;
     p.ids.push_back(id);

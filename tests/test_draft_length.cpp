@@ -210,6 +210,23 @@ CATCH_TEST_CASE("a seeded acceptance estimate: no cold probes, and a draft that 
   CATCH_CHECK(bad.acceptance() < 0.1);
 }
 
+CATCH_TEST_CASE("the draft stores a prompt only where the sequences can repay its prefill", "[policy][choose]") {
+  // The draft's prefill of a prompt is a catch-up of the whole prompt (0.1 ms a token a row
+  // here), paid once: long outputs repay it, short ones after a long prompt do not.
+  DraftLengthSettings cfg;
+  DraftLengthPolicy good(cfg), bad(cfg);
+  for (auto* p : {&good, &bad}) teach(p->costs(), 0.010, 0.00002, 0.1, 0.0001);
+  good.seed_acceptance(115, 128);
+  bad.seed_acceptance(0, 128);
+  CATCH_CHECK(good.drafting_pays(8, 1, 4));      // nothing to catch up: the steps decide
+  CATCH_CHECK_FALSE(good.drafting_pays(8, 200, 4));  // 160 ms of draft prefill for 4 tokens a row
+  CATCH_CHECK(good.drafting_pays(8, 200, 2000));
+  CATCH_CHECK_FALSE(bad.drafting_pays(8, 1, 2000));  // drafts that never agree never pay
+  DraftLengthSettings fixed = cfg;
+  fixed.adaptive = false;
+  CATCH_CHECK(DraftLengthPolicy(fixed).drafting_pays(8, 200, 4));  // a fixed K > 0 drafts whatever it costs
+}
+
 CATCH_TEST_CASE("fixed K ignores the model, an untrained auto starts at its configured K", "[policy][choose]") {
   DraftLengthSettings fixed;
   fixed.adaptive = false;

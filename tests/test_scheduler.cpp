@@ -389,3 +389,26 @@ CATCH_TEST_CASE("inplace: the draft stores prompts only where drafting is predic
   t.admit(req(6, 8));
   CATCH_CHECK(take_prefill(t).with_draft);
 }
+
+CATCH_TEST_CASE("inplace: sequences that take their slots together decide the draft's prefill together",
+                "[scheduler][inplace]") {
+  // The draft's prefill costs 1 ms a prompt token a row: a 3-token prompt repays it in 8 tokens,
+  // a 60-token one does not. Apart, the two would go into different chunks (a chunk's rows all
+  // go through the draft or none do), and their steps would catch the long prompt up anyway.
+  const EngineConfig c = inplace_config(2, 2, 2, 64);
+  DraftLengthSettings ds;
+  auto policy = std::make_shared<DraftLengthPolicy>(ds);
+  for (int i = 0; i < 40; ++i)
+    for (int64_t lag : {0, 8, 32}) {
+      policy->observe_step(StepShape{2, 0, 8, 0, true}, 0, 0.010, 0);
+      for (int64_t k = 1; k <= 8; ++k) policy->observe_step(StepShape{2, k, 8, lag, true}, 0.0005 * k + 0.002 * lag, 0.010, 0);
+    }
+  policy->seed_acceptance(60, 64);
+  CATCH_REQUIRE(policy->drafting_pays(2, 3, 8));
+  CATCH_REQUIRE_FALSE(policy->drafting_pays(2, 60, 8));
+  Scheduler s(c, policy, 1);
+  const SeqId a = s.admit(req(3, 8)), b = s.admit(req(60, 8));
+  PrefillPlan p = take_prefill(s);
+  CATCH_CHECK(p.ids == std::vector<SeqId>{a, b});  // one chunk: one answer, at their mean prompt
+  CATCH_CHECK(p.with_draft == policy->drafting_pays(2, 31, 8));
+}
