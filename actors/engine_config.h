@@ -33,7 +33,7 @@ struct EngineConfig {
   double min_group_fill = 0.5;  // exspec: smallest same-length group worth running, as a share of B
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
   int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
-  int64_t prefill_chunk = 256;  // inplace: prompt token positions per prefill forward
+  int64_t prefill_chunk = 256;  // inplace: prompt tokens per prefill forward (padding not counted)
 };
 
 }  // namespace exspec

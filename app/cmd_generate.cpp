@@ -41,7 +41,7 @@ int cmd_generate(int argc, char** argv, int first) {
            "Runs on the actor pipeline (the server's engine). mode defaults to inplace with --draft,\n"
            "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
            "inplace: --context N positions a slot (default: the longest prompt + --max-tokens), prompts\n"
-           "stored --prefill-chunk N positions a forward (default 256).\n"
+           "stored --prefill-chunk N tokens a forward (default 256).\n"
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
            "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
            "the output equals plain sampling with the same seeds in every mode. --logprobs N adds\n"
