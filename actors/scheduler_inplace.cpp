@@ -55,6 +55,7 @@ Work Scheduler::next_in_place() {
     prefill_due = prefill_due || !stored;
     decoding = decoding || (stored && !s.generated.empty());
   }
+  decide_draft_prefill(newcomers);
   // A prefill chunk and a decode step take turns while both have work, so a decoding sequence
   // waits at most one chunk between two tokens. Sequences without a token yet wait until the B
   // lowest slots among them are all stored, and meanwhile chunks go first if nothing else can
@@ -62,7 +63,6 @@ Work Scheduler::next_in_place() {
   // first token, and their first step is then a block of consecutive slots, which keeps its
   // keys readable as a view for the rest of its life (and its successors', which take the same
   // slots when it finishes). Joining a decoding block one by one would split both.
-  decide_draft_prefill(newcomers);
   const bool hold_fresh = storing && !first_block_stored(fresh);
   const bool fill_first = hold_fresh && !decoding;
   if (fill_first && prefilling_) return {};  // the chunk in flight brings more rows
