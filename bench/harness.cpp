@@ -118,12 +118,6 @@ struct Setting {
 std::string model_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_model : cfg.model; }
 std::string draft_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_draft : cfg.draft; }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // One setting's engine between its timed passes. The settings that one table compares (same
 // sweep, pair, batch size and prompts) live at once and take their passes in turn, round by
 // round: on a shared machine, load that comes and goes then falls on every setting alike, and

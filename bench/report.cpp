@@ -32,6 +32,12 @@ std::string fixed_point(double v, int prec) {
   return b;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double same_run_ratio(const json& a, const json& b) {
   const auto& ra = a["tokens_per_s_runs"];
   const auto& rb = b["tokens_per_s_runs"];
@@ -39,11 +45,7 @@ double same_run_ratio(const json& a, const json& b) {
     std::vector<double> r;
     for (size_t i = 0; i < ra.size(); ++i)
       if (rb[i].get<double>() > 0) r.push_back(ra[i].get<double>() / rb[i].get<double>());
-    if (r.size() == ra.size()) {
-      std::sort(r.begin(), r.end());
-      const size_t n = r.size();
-      return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
-    }
+    if (r.size() == ra.size()) return median(std::move(r));
   }
   const double tb = b["tokens_per_s"].get<double>();
   return tb > 0 ? a["tokens_per_s"].get<double>() / tb : 0;

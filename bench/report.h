@@ -2,11 +2,14 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace exspec {
 
 // v with prec digits after the point ("%.*f").
 std::string fixed_point(double v, int prec = 1);
+// The median of v (the mean of the middle two when v has an even count; v not empty).
+double median(std::vector<double> v);
 // a's tokens/s over b's: the median of the per-round ratios when both ran the same number of
 // rounds (settings of one table take their passes in turn, bench/harness.cpp), else the ratio of
 // their medians; 0 when b has none.
