@@ -5,6 +5,7 @@ namespace exspec {
 int cmd_make_model(int argc, char** argv, int first);
 int cmd_generate(int argc, char** argv, int first);
 int cmd_forward(int argc, char** argv, int first);
+int cmd_check(int argc, char** argv, int first);
 int cmd_bench(int argc, char** argv, int first);
 int cmd_batch(int argc, char** argv, int first);
 }  // namespace exspec

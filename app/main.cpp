@@ -16,6 +16,7 @@ void usage(std::ostream& out) {
          "  make-model   write a Hugging Face checkpoint with seeded weights, or a draft of one\n"
          "  generate     greedy decoding or sampling of prompts (--oracle: the reference loop), JSON lines on stdout\n"
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
+         "  check        a checkpoint's incremental decoding on every serving path against its full forward\n"
          "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
          "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     if (cmd == "make-model") return exspec::cmd_make_model(argc, argv, 2);
     if (cmd == "generate") return exspec::cmd_generate(argc, argv, 2);
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);
+    if (cmd == "check") return exspec::cmd_check(argc, argv, 2);
     if (cmd == "bench") return exspec::cmd_bench(argc, argv, 2);
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     if (cmd == "serve") return exspec::cmd_serve(argc, argv, 2);

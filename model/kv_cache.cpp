@@ -91,11 +91,7 @@ KVCache KVCache::stack_right_aligned(const std::vector<const KVCache*>& rows, in
   if (rows.empty()) return c;
   const int64_t B = static_cast<int64_t>(rows.size());
   int64_t L = 0;
-  bool same = true;
-  for (const KVCache* r : rows) {
-    same = same && r->length() == rows[0]->length();
-    L = std::max(L, r->length());
-  }
+  for (const KVCache* r : rows) L = std::max(L, r->length());
   // Rows may be empty caches (a sequence the draft has not seen yet): zero-length rows, shaped
   // like the first row that has tensors.
   const KVCache* shape = nullptr;
@@ -105,25 +101,20 @@ KVCache KVCache::stack_right_aligned(const std::vector<const KVCache*>& rows, in
       break;
     }
   if (!shape) return c;
-  same = same && L > 0;
   const int64_t layers = shape->num_layers();
   for (int64_t l = 0; l < layers; ++l) {
     for (int kv = 0; kv < 2; ++kv) {
       const at::Tensor& proto = kv ? shape->v_[l] : shape->k_[l];
       at::Tensor buf = at::empty({B, proto.size(1), L + reserve, proto.size(3)}, proto.options());
-      if (same) {
-        // A same-length group: one stacking copy, no padding.
-        std::vector<at::Tensor> parts;
-        for (const KVCache* r : rows) parts.push_back(kv ? r->values(l) : r->keys(l));
-        at::Tensor out = buf.narrow(2, 0, L);
-        at::cat_out(out, parts, 0);
-      } else {
-        for (int64_t b = 0; b < B; ++b) {
-          const int64_t n = rows[b]->length();
-          at::Tensor row = buf.narrow(0, b, 1);
-          if (n < L) row.narrow(2, 0, L - n).zero_();
-          if (n > 0) row.narrow(2, L - n, n).copy_(kv ? rows[b]->values(l) : rows[b]->keys(l));
-        }
+      // Row by row with copy_, never at::cat_out into buf's view: with one row and one kv head
+      // the view [1, 1, L, D] counts as contiguous (a size-1 dim's stride is ignored), and
+      // libtorch 1.13's contiguous cat kernel then divides by that stride (the whole buffer's)
+      // and copies nothing, leaving at::empty's memory as the cache of a one-row batch.
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t n = rows[b]->length();
+        at::Tensor row = buf.narrow(0, b, 1);
+        if (n < L) row.narrow(2, 0, L - n).zero_();
+        if (n > 0) row.narrow(2, L - n, n).copy_(kv ? rows[b]->values(l) : rows[b]->keys(l));
       }
       (kv ? c.v_ : c.k_).push_back(buf);
     }

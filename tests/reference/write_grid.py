@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Writes the reference grid: tiny Hugging Face checkpoints for every architecture exspec loads,
+over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
+and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
+with and without attention biases), each with a draft made of its first layer.
+
+Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
+code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
+itself in both.
+
+  write_grid.py --out DIR [--only NAME]
+Writes DIR/NAME (target) and DIR/NAME-draft for each grid entry and DIR/grid.json (the names).
+"""
+import argparse, json, os, struct
+
+import numpy as np
+
+VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
+DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
+CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+           "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM"}
+
+# (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
+# so each of its families meets each value at least once, and 1 kv head meets both head_dims,
+# both biases and both rotary factors. Qwen2's q/k/v always carry a bias (its config has no
+# switch), so "no bias" there is the o_proj it never has.
+SHAPES = [
+    (1, HIDDEN // HEADS, False, True, 0.5),   # the multi-query GLM of the reported fault
+    (2, 16, True, False, 0.5),
+    (HEADS, 16, False, True, 1.0),
+    (1, 16, True, False, 1.0),
+]
+
+
+def grid():
+    """[(name, arch, kv, head_dim, tied, bias, rotary)] in a fixed order."""
+    out = []
+    for arch in CLASSES:
+        for kv, hd, tied, bias, rot in SHAPES:
+            glm = arch in ("glm", "glm4")
+            name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
+            if glm:
+                name += f"-rot{rot:g}"
+            out.append((name, arch, kv, hd, tied, bias, rot if glm else None))
+    return out
+
+
+def config(arch, kv, hd, tied, bias, rot, layers):
+    c = {
+        "architectures": [CLASSES[arch]], "model_type": arch, "hidden_size": HIDDEN,
+        "intermediate_size": INTER, "num_hidden_layers": layers, "num_attention_heads": HEADS,
+        "num_key_value_heads": kv, "head_dim": hd, "vocab_size": VOCAB, "max_position_embeddings": 256,
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "rope_scaling": None, "hidden_act": "silu",
+        "tie_word_embeddings": tied, "torch_dtype": "float32", "bos_token_id": 1, "eos_token_id": 2,
+    }
+    if arch != "qwen2":
+        c["attention_bias"] = bias
+    if rot is not None:
+        c["partial_rotary_factor"] = rot
+    return c
+
+
+def tensors(rng, arch, kv, hd, tied, bias, layers):
+    """{HF tensor name: float32 array}. Norm weights near 1, matrices with a spread that gives the
+    greedy choice clear margins. Layers after the first add little to the residual stream (small
+    o_proj / down_proj), so a draft of the first layer agrees with the target often but not
+    always: verification accepts and rejects."""
+    glm = arch in ("glm", "glm4")
+    qkv_bias = arch == "qwen2" or bias
+    o_bias = arch in ("llama", "qwen3") and bias  # Llama / Qwen3 attention_bias covers o_proj too
+    mat = lambda *s: rng.normal(0.0, 0.25, s)
+    norm = lambda n: 1.0 + rng.normal(0.0, 0.1, (n,))
+    t = {"model.embed_tokens.weight": rng.normal(0.0, 1.0, (VOCAB, HIDDEN))}
+    for i in range(layers):
+        p, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
+        t[p + "input_layernorm.weight"] = norm(HIDDEN)
+        t[p + "post_attention_layernorm.weight"] = norm(HIDDEN)
+        for proj, rows in (("q", HEADS * hd), ("k", kv * hd), ("v", kv * hd)):
+            t[a + proj + "_proj.weight"] = mat(rows, HIDDEN)
+            if qkv_bias:
+                t[a + proj + "_proj.bias"] = rng.normal(0.0, 0.5, (rows,))
+        t[a + "o_proj.weight"] = mat(HIDDEN, HEADS * hd) * (1.0 if i == 0 else DAMP)
+        if o_bias:
+            t[a + "o_proj.bias"] = rng.normal(0.0, 0.5, (HIDDEN,))
+        if arch == "qwen3":
+            t[a + "q_norm.weight"], t[a + "k_norm.weight"] = norm(hd), norm(hd)
+        if glm:
+            t[p + "mlp.gate_up_proj.weight"] = mat(2 * INTER, HIDDEN)
+        else:
+            t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = mat(INTER, HIDDEN), mat(INTER, HIDDEN)
+        t[p + "mlp.down_proj.weight"] = mat(HIDDEN, INTER) * (1.0 if i == 0 else DAMP)
+        if arch == "glm4":
+            t[p + "post_self_attn_layernorm.weight"] = norm(HIDDEN)
+            t[p + "post_mlp_layernorm.weight"] = norm(HIDDEN)
+    t["model.norm.weight"] = norm(HIDDEN)
+    if not tied:
+        t["lm_head.weight"] = mat(VOCAB, HIDDEN)
+    return {k: v.astype(np.float32) for k, v in t.items()}
+
+
+def write_safetensors(path, arrays):
+    """The safetensors layout: u64 header length, JSON header (padded to 8 bytes), raw data."""
+    header, offset, blobs = {}, 0, []
+    for name in sorted(arrays):
+        raw = np.ascontiguousarray(arrays[name]).astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(arrays[name].shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def write_model(out, cfg, arrays):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(out, "model.safetensors"), arrays)
+
+
+def first_layers(arrays, layers):
+    """A draft: the target's first `layers` layers with its embeddings, final norm and head."""
+    keep = lambda n: not n.startswith("model.layers.") or int(n.split(".")[2]) < layers
+    return {n: a for n, a in arrays.items() if keep(n)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", help="write this grid entry alone")
+    args = ap.parse_args()
+    names = []
+    for seed, (name, arch, kv, hd, tied, bias, rot) in enumerate(grid()):
+        if args.only and name != args.only:
+            continue
+        arrays = tensors(np.random.default_rng(1000 + seed), arch, kv, hd, tied, bias, LAYERS)
+        write_model(os.path.join(args.out, name), config(arch, kv, hd, tied, bias, rot, LAYERS), arrays)
+        write_model(os.path.join(args.out, name + "-draft"), config(arch, kv, hd, tied, bias, rot, 1),
+                    first_layers(arrays, 1))
+        names.append(name)
+    if not names:
+        raise SystemExit(f"write_grid.py: no grid entry named {args.only!r}")
+    with open(os.path.join(args.out, "grid.json"), "w") as f:
+        json.dump(names, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
