@@ -68,6 +68,7 @@ void AcceptLoop::on_accept(const boost::system::error_code& ec, tcp::socket s) {
 }
 
 void AcceptLoop::refuse(tcp::socket s) {
+  ctx_.metrics.connection_refused();
   if (may_log(logged_cap_))
     std::cerr << "exspec serve: connection limit reached (limits.max_connections = " << cap_
               << "): new connections are answered 503 until others close" << std::endl;

@@ -110,6 +110,10 @@ void BatchRunner::tick() {
       validate(r, *b);
       b = store_.batch(id);
     }
+    if (b->status == "in_progress" && b->expires_at > 0 && JobStore::now() >= b->expires_at) {
+      expire(r, *b);
+      b = store_.batch(id);
+    }
     if (b->status == "in_progress" && !r.loaded) {
       load(r, *b);
       b = store_.batch(id);
@@ -131,7 +135,7 @@ void BatchRunner::tick() {
         b = store_.batch(id);
     }
     if (b->status == "finalizing") {
-      finalize(*b, "completed");
+      finalize(*b, final_status(*b));
     } else if (b->status == "cancelling") {
       for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
       if (leases) leases->release(id, held(r));
@@ -198,23 +202,32 @@ std::optional<std::string> BatchRunner::input_of(const BatchRec& b) {
     fail_batch(b, "file_not_found", "the input file " + b.input_file_id + " was deleted" + lost);
     return std::nullopt;
   }
+  std::string why;
   try {
     return store_.read_content(*f);
+  } catch (const ContentMissing& e) {  // the id for the batch's errors, the path for the log
+    std::cerr << "exspec serve: batch " << b.id << ": " << e.what() << " (looked for " << e.where() << ")" << std::endl;
+    why = e.what();
   } catch (const std::exception& e) {
     std::cerr << "exspec serve: batch " << b.id << ": " << e.what() << std::endl;
-    fail_batch(b, "file_content_missing",
-               std::string(e.what()) + lost + " (restore the file into the data directory's files/ and create the "
-               "batch again)");
-    return std::nullopt;
+    why = e.what();
   }
+  fail_batch(b, "file_content_missing",
+             why + lost + " (restore the file into the data directory's files/ and create the batch again)");
+  return std::nullopt;
 }
 
 void BatchRunner::fail_batch(const BatchRec& b, const std::string& code, const std::string& message) {
   store_.set_errors(b.id, ordered_json{{"object", "list"},
                                        {"data", {{{"code", code}, {"message", message}, {"param", "input_file_id"},
                                                   {"line", nullptr}}}}}.dump());
-  write_output_files(b);
-  store_.transition(b.id, {"validating", "in_progress"}, "failed");
+  // Through finalizing, as a batch that completes: the store takes no answer from then on, so the
+  // files written next hold every answer the batch counts (another replica's late answer used to
+  // land between the files and "failed"). A restart in between ends it failed too: final_status.
+  if (store_.transition(b.id, {"validating", "in_progress"}, "finalizing")) {
+    write_output_files(b);
+    store_.transition(b.id, {"finalizing"}, "failed");
+  }
   if (auto it = running_.find(b.id); it != running_.end()) {
     for (auto& [line, g] : it->second.inflight) g.first->abort();
     it->second.inflight.clear();
@@ -320,6 +333,34 @@ void BatchRunner::renew_leases() {
   if (now - last_renew_ < std::chrono::milliseconds(leases->lease_ms() / 3)) return;
   last_renew_ = now;
   for (const auto& [id, r] : running_) leases->renew(id, held(r));
+}
+
+void BatchRunner::expire(Running& r, const BatchRec& b) {
+  for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
+  if (LineLeases* leases = store_.leases()) leases->release(b.id, held(r));
+  r.inflight.clear();
+  r.pending.clear();
+  r.loaded = true;
+  const std::optional<std::string> content = input_of(b);
+  if (!content) return;  // failed instead: the lines cannot be named
+  // Every line not answered by now is answered "batch_expired" (OpenAI's error file); an answer
+  // of another replica that lands first wins, one that comes later finds the line answered.
+  const std::set<int64_t> done = store_.answered_lines(b.id);
+  const std::string error = ordered_json{{"code", "batch_expired"},
+      {"message", "This request could not be executed before the completion window expired."}}.dump();
+  int64_t expired = 0;
+  for (const auto& line : parse_batch_file(*content, b.endpoint, SIZE_MAX).lines)
+    if (!done.count(line.line_no)) expired += store_.record_answer(b.id, AnswerRec{line.line_no, line.custom_id, 0, "", error});
+  std::cerr << "exspec serve: batch " << b.id << ": completion window " << b.completion_window << " passed; "
+            << expired << " lines not answered go to the error file as batch_expired" << std::endl;
+  // Every line is answered now: the batch moves to finalizing as one that completes.
+}
+
+std::string BatchRunner::final_status(const BatchRec& b) {
+  if (b.errors != "null" && !b.errors.empty()) return "failed";  // fail_batch, cut short by a restart
+  for (const AnswerRec& a : store_.answers(b.id))
+    if (a.status_code == 0 && a.error.find("\"batch_expired\"") != std::string::npos) return "expired";
+  return "completed";
 }
 
 void BatchRunner::finalize(const BatchRec& b, const std::string& to) {

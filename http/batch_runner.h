@@ -66,6 +66,11 @@ class BatchRunner {
   bool fill(Running& r, Backend& be, size_t cap);  // false: the engine refused (overloaded): retry later
   void answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record);
   void finalize(const BatchRec& b, const std::string& to);
+  // Past its completion window: what runs is dropped, the lines not answered are answered
+  // batch_expired, and the batch ends "expired" with what was answered before.
+  void expire(Running& r, const BatchRec& b);
+  // What a finalizing batch ends as: failed (errors set), expired (a batch_expired line) or completed.
+  std::string final_status(const BatchRec& b);
   size_t in_flight() const;
   // Shared store: claims lines up to the free capacity into r.pending.
   void claim_more(Running& r, size_t cap);

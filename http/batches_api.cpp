@@ -79,7 +79,7 @@ Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
   b.id = random_id("batch_");
   b.status = "validating";
   b.created_at = JobStore::now();
-  b.expires_at = b.created_at + 24 * 3600;
+  b.expires_at = b.created_at + ctx.cfg.limits.batch_window_s;  // "24h" (limits.batch_window_s)
   js.add_batch(b);
   // Answer with the batch as created (status validating), read before the runner may move it on.
   const std::string created = batch_json(need_batch(js, b.id)).dump();

@@ -1,5 +1,7 @@
 #include "http/files_api.h"
 
+#include <iostream>
+
 #include "http/api_error.h"
 #include "http/multipart.h"
 #include "http/safe_text.h"
@@ -97,7 +99,17 @@ Response files_api(ServerContext& ctx, const Request& req, const std::string& pa
   if (content) {
     need_verb(req, bhttp::verb::get);
     const FileRec f = need_file(js, rest);
-    Response res = json_response(200, js.read_content(f), v, ka);
+    std::string body;
+    try {
+      body = js.read_content(f);
+    } catch (const ContentMissing& e) {
+      // The server lost what it had accepted: a server error (500), not the client's. The id is
+      // all a client learns; the path goes to the log.
+      std::cerr << "exspec serve: " << e.what() << " (looked for " << e.where() << ")" << std::endl;
+      throw ApiError(500, std::string(e.what()) + "; an operator must restore it (the server log says where)", "",
+                     "file_content_missing");
+    }
+    Response res = json_response(200, std::move(body), v, ka);
     res.set(bhttp::field::content_type, "application/octet-stream");
     res.set(bhttp::field::content_disposition, content_disposition(f.filename));
     return res;

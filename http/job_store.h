@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,19 @@ struct FileRec {
   std::string id, purpose, filename;
   std::string path;  // SQLite: where the content is (DIR/files/ID); PostgreSQL: empty (content in the database)
   int64_t bytes = 0, created_at = 0;
+};
+
+// A file whose record exists but whose content is gone (removed from the data directory by
+// hand). what() names the file id only, for clients; where() is the path looked at, for the log.
+class ContentMissing : public std::runtime_error {
+ public:
+  ContentMissing(const std::string& id, std::string where)
+      : std::runtime_error("the content of file " + id + " is missing from the server's storage"),
+        where_(std::move(where)) {}
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
 };
 
 struct BatchRec {
@@ -98,7 +112,8 @@ class JobStore {
                                 const std::string& error_file_id) = 0;
 
   // Answers. Inserts the line and moves the batch's count in one transaction; false (and nothing
-  // changes) when the line was already answered.
+  // changes) when the line was already answered or the batch is no longer validating or
+  // in_progress (its files are being written or it has ended).
   virtual bool record_answer(const std::string& batch_id, const AnswerRec& a) = 0;
   virtual std::set<int64_t> answered_lines(const std::string& batch_id) = 0;
   virtual std::vector<AnswerRec> answers(const std::string& batch_id) = 0;  // in line order

@@ -65,6 +65,17 @@ void Metrics::client_disconnected() {
   ++disconnects_;
 }
 
+void Metrics::connection_refused() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++refused_;
+}
+
+std::string model_label(const std::string& dir) {
+  std::string name = dir;
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  return name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+}
+
 void Metrics::batch_lines_claimed(int64_t lines, int64_t reclaimed, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   claimed_ += lines;
@@ -124,6 +135,9 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
            static_cast<double>(completion_tokens_));
     metric(out, "exspec_client_disconnects_total", "counter", "Requests whose client went away (sequences cancelled).",
            static_cast<double>(disconnects_));
+    metric(out, "exspec_http_connections_refused_total", "counter",
+           "Connections answered 503 at once because the server was at limits.max_connections.",
+           static_cast<double>(refused_));
     metric(out, "exspec_batch_lines_claimed_total", "counter",
            "Batch lines this replica claimed from the shared job store (PostgreSQL).", static_cast<double>(claimed_));
     metric(out, "exspec_batch_lines_reclaimed_total", "counter",
@@ -138,9 +152,7 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   const RunStats& t = e->totals;
   if (info) {
     const std::string& model_name = served_name;
-    std::string draft_name = info->draft_dir;
-    while (draft_name.size() > 1 && draft_name.back() == '/') draft_name.pop_back();
-    draft_name = draft_name.substr(draft_name.rfind('/') == std::string::npos ? 0 : draft_name.rfind('/') + 1);
+    const std::string draft_name = model_label(info->draft_dir);
     head(out, "exspec_model_info", "gauge", "The served model pair and settings.");
     sample(out, "exspec_model_info", 1,
            "model=\"" + model_name + "\",draft=\"" + draft_name + "\",architecture=\"" + info->architecture +

@@ -35,6 +35,8 @@ class Metrics {
   // A shared job store handed this replica `lines` batch lines (`reclaimed` of them after another
   // holder's lease expired) in one claim that took `seconds`.
   void batch_lines_claimed(int64_t lines, int64_t reclaimed, double seconds);
+  // A connection answered 503 at once because the server was at limits.max_connections.
+  void connection_refused();
 
   // Prometheus text format 0.0.4. `engine` may be null (still loading). /metrics is not behind the
   // API key: the model is labelled with its served name (the draft with its directory's last
@@ -48,8 +50,12 @@ class Metrics {
   std::map<std::string, Histogram> latency_;
   Histogram ttft_, overhead_, engine_time_;
   Histogram claim_time_;
-  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0, claimed_ = 0, reclaimed_ = 0;
+  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0, claimed_ = 0, reclaimed_ = 0,
+          refused_ = 0;
 };
+
+// What clients see of a model directory: its last component, never the path on the server.
+std::string model_label(const std::string& dir);
 
 // The exposition with label="value" added to every sample (a replica's name, so that the samples
 // of several replicas stay apart where they are collected together).

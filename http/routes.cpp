@@ -72,12 +72,13 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"device", i.device},
                         {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};
   ordered_json draft = nullptr;
-  if (!i.draft_dir.empty()) draft = ordered_json{{"path", i.draft_dir}, {"parameters", i.draft_parameters}};
+  // Names, not paths: a client never learns the server's file system (the log has the paths).
+  if (!i.draft_dir.empty()) draft = ordered_json{{"name", model_label(i.draft_dir)}, {"parameters", i.draft_parameters}};
   return ordered_json{{"id", b.served_name},
                       {"object", "model"},
                       {"created", ctx.started_unix},
                       {"owned_by", "exspec"},
-                      {"root", i.model_dir},
+                      {"root", b.served_name},
                       {"max_model_len", i.max_position_embeddings},
                       {"architecture", i.architecture},
                       {"parameters", i.num_parameters},

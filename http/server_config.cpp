@@ -116,7 +116,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     if (!l.is_object()) throw std::invalid_argument(r.where("limits") + " must be an object");
     r.known(l, "limits.", {"max_body_bytes", "max_prompt_tokens", "max_tokens", "default_max_tokens", "max_prompts",
                            "max_stop", "max_messages", "idle_timeout_s", "shutdown_timeout_s", "max_file_bytes", "max_batch_lines",
-                           "max_active_batches", "batch_in_flight", "max_connections"});
+                           "max_active_batches", "batch_in_flight", "max_connections",
+                           "batch_window_s"});
     Limits& L = c.limits;
     r.get(l, "max_body_bytes", "limits.max_body_bytes", L.max_body_bytes);
     r.get(l, "max_prompt_tokens", "limits.max_prompt_tokens", L.max_prompt_tokens);
@@ -132,6 +133,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(l, "max_active_batches", "limits.max_active_batches", L.max_active_batches);
     r.get(l, "batch_in_flight", "limits.batch_in_flight", L.batch_in_flight);
     r.get(l, "max_connections", "limits.max_connections", L.max_connections);
+    r.get(l, "batch_window_s", "limits.batch_window_s", L.batch_window_s);
+    if (L.batch_window_s < 1) throw std::invalid_argument(r.where("limits.batch_window_s") + " must be at least 1");
   }
 }
 

@@ -23,6 +23,7 @@ struct Limits {
   size_t max_active_batches = 16;     // batches not yet completed/failed/cancelled
   size_t batch_in_flight = 0;         // batch lines submitted at once; 0 = 2 * the engine window
   size_t max_connections = 0;         // open connections; beyond: 503 at once; 0 = the file limit less 64
+  int64_t batch_window_s = 24 * 3600;  // what completion_window "24h" lasts (lower: tests, or stricter)
 };
 
 struct ServerConfig {

@@ -253,7 +253,7 @@ bool SqliteJobStore::delete_file(const std::string& id) {
 
 std::string SqliteJobStore::read_content(const FileRec& f) {
   std::ifstream in(f.path, std::ios::binary);
-  if (!in) throw std::runtime_error("the content of file " + f.id + " is missing from the data directory (" + f.path + ")");
+  if (!in) throw ContentMissing(f.id, f.path);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -344,11 +344,14 @@ bool SqliteJobStore::record_answer(const std::string& batch_id, const AnswerRec&
   std::lock_guard<std::mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
+    // Only while the batch runs: once it is finalizing (its files being written), failed or
+    // cancelled, a late answer would count without being in any file.
     Stmt s(db_,
            "INSERT OR IGNORE INTO answers (batch_id, line_no, custom_id, status_code, body, error) "
-           "VALUES (?,?,?,?,?,?)");
+           "SELECT ?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM batches WHERE id = ? AND status IN "
+           "('validating','in_progress'))");
     s.bind(1, batch_id).bind(2, a.line_no).bind(3, a.custom_id).bind(4, static_cast<int64_t>(a.status_code));
-    s.bind(5, a.body).bind(6, a.error).step();
+    s.bind(5, a.body).bind(6, a.error).bind(7, batch_id).step();
     const bool inserted = sqlite3_changes(db_) == 1;
     if (inserted) {
       const bool ok = a.status_code == 200 && a.error.empty();

@@ -69,11 +69,53 @@ TEST_CASE("reliability: a batch whose input file vanished before a restart ends 
   CHECK(err["param"] == "input_file_id");
   CHECK(err["message"].get<std::string>().find(fid) != std::string::npos);
   CHECK(err["message"].get<std::string>().find(std::to_string(32 - done) + " lines") != std::string::npos);
+  CHECK(err["message"].get<std::string>().find(dir) == std::string::npos);  // never the server's paths
+  // Downloading the lost content: a server error naming the file id only; the log has the path.
+  HttpResult gone = request(s.port(), "GET", "/v1/files/" + fid + "/content");
+  CHECK(gone.status == 500);
+  CHECK(gone.json_body()["error"]["code"] == "file_content_missing");
+  CHECK(gone.body.find(fid) != std::string::npos);
+  CHECK(gone.body.find(dir) == std::string::npos);
+  CHECK(s.log().find(fs::path(dir).filename().string() + "/files/" + fid) != std::string::npos);
   // What was answered before the kill is still delivered, each line once.
   const auto out = download(s.port(), b["output_file_id"]);
   CHECK(static_cast<int64_t>(out.size()) == done);
   const auto seen = check_outputs(out, oracle(l.prompts, 32));
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == seen.size());
+}
+
+TEST_CASE("reliability: a batch past its completion window ends expired, keeping what was answered") {
+  const std::string dir = data_dir("expiry");
+  const std::string cfg = dir + "-config.json";
+  std::ofstream(cfg) << R"({"limits": {"batch_window_s": 2}})";  // "24h" lasts 2 s here
+  ServerProcess s({"--data-dir", dir, "--config", cfg});
+  const int n = 300;
+  const Lines l = completion_lines(n, 32);
+  const json created = create_batch(s.port(), upload(s.port(), l.jsonl)["id"]);
+  CHECK(created["expires_at"].get<int64_t>() - created["created_at"].get<int64_t>() == 2);
+  const json b = wait_final(s.port(), created["id"], 120);
+  INFO(b.dump());
+  REQUIRE(b["status"] == "expired");
+  CHECK(b["expired_at"].is_number());
+  const int64_t done = b["request_counts"]["completed"], failed = b["request_counts"]["failed"];
+  CHECK(done > 0);
+  CHECK(done < n);
+  CHECK(done + failed == n);
+  // The answered lines stay in the output file, the rest are in the error file as batch_expired:
+  // every line exactly once in one of them.
+  const auto out = download(s.port(), b["output_file_id"]);
+  CHECK(static_cast<int64_t>(out.size()) == done);
+  const auto seen = check_outputs(out, oracle(l.prompts, 32));
+  std::set<std::string> all(seen.begin(), seen.end());
+  const auto err = download(s.port(), b["error_file_id"]);
+  CHECK(static_cast<int64_t>(err.size()) == failed);
+  for (const json& e : err) {
+    CHECK(e["error"]["code"] == "batch_expired");
+    CHECK(e["response"].is_null());
+    all.insert(e["custom_id"].get<std::string>());
+  }
+  CHECK(all.size() == static_cast<size_t>(n));
+  CHECK(s.log().find("completion window 24h passed") != std::string::npos);
 }
 
 TEST_CASE("reliability: a data directory moved after kill -9 serves its files and finishes its batch") {
@@ -191,6 +233,8 @@ TEST_CASE("reliability: at the connection cap new connections get a quick 503 an
   idle.clear();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CHECK(request(s.port(), "GET", "/health", "", {}, 10).status == 200);
+  // Refusals are counted (the /health above was one).
+  CHECK(metric(s.port(), "exspec_http_connections_refused_total") >= 1);
 }
 
 TEST_CASE("reliability: out of file descriptors the accept loop backs off instead of spinning") {
