@@ -129,7 +129,7 @@ int cmd_batch(int argc, char** argv, int first) {
                  "response: {status_code, request_id, body}, error}, appended as soon as it is answered.\n"
                  "Re-running with the same --output skips the custom_ids already there (resume). Progress\n"
                  "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the demo pair\n"
-                 "that exspec serve generates into the cache directory.\n";
+                 "that exspec serve generates into the cache directory. See docs/batch-jobs.md.\n";
     return 0;
   }
   http::ServerConfig c;

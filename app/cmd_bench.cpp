@@ -19,7 +19,8 @@ int cmd_bench(int argc, char** argv, int first) {
     std::cout << "exspec bench [--config FILE.json] [--quick] --out DIR [--model DIR --draft DIR]\n"
                  "runs every mode and batch size on the prompt sets; writes DIR/results.json, DIR/summary.md\n"
                  "and plots. Defaults: the demo pair (models/demo, made on first use), ~10 minutes on 2\n"
-                 "cores; --quick ~1 minute. Config keys: see bench/README.md.\n";
+                 "cores; --quick ~1 minute. Config keys: see bench/README.md; figures and how to reproduce\n"
+                 "them: docs/performance.md.\n";
     return 0;
   }
   BenchConfig cfg = a.has("quick") ? BenchConfig::quick() : BenchConfig{};

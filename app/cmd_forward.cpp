@@ -18,7 +18,9 @@ int cmd_forward(int argc, char** argv, int first) {
   Args a(argc, argv, first, {"model", "dtype", "device", "prompt-ids", "prompts-file", "out", "threads", "torch-threads"}, {"help"});
   if (a.has("help")) {
     std::cout << "exspec forward --model DIR --out LOGITS.safetensors [--dtype float64|float32|...]\n"
-                 "               (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n";
+                 "               (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
+                 "One left-padded prefill; logits.{i} [T_i, vocab] per prompt, for the reference tests\n"
+                 "(docs/testing.md). To check a checkpoint's decoding, run exspec check (docs/models.md).\n";
     return 0;
   }
   configure_threads(static_cast<int>(a.get_int("torch-threads", 1)), static_cast<int>(a.get_int("threads", 0)));

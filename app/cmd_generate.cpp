@@ -45,7 +45,7 @@ int cmd_generate(int argc, char** argv, int first) {
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
            "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
            "the output equals plain sampling with the same seeds in every mode. --logprobs N adds\n"
-           "\"logprobs\" (the target's log-softmax, top N) to each line.\n";
+           "\"logprobs\" (the target's log-softmax, top N) to each line. See docs/speculation.md.\n";
     return 0;
   }
   const std::string model_dir = a.need("model");

@@ -20,7 +20,8 @@ const char* kUsage =
     "  --allow-special          let TEXT produce special tokens such as <|im_end|>\n"
     "  --no-add-special         do not add BOS/EOS (default: as the tokenizer config says)\n"
     "  --skip-special           --decode: leave special tokens out of the text\n"
-    "  --json                   --decode: print the text as a JSON string\n";
+    "  --json                   --decode: print the text as a JSON string\n"
+    "See docs/models.md.\n";
 
 std::vector<int64_t> parse_ids(const std::string& s) {
   std::vector<int64_t> ids;

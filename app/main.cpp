@@ -21,7 +21,8 @@ void usage(std::ostream& out) {
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
          "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n"
          "  batch        OpenAI Batch API JSONL files offline, resumable (exspec batch --help)\n\n"
-         "run `exspec <command> --help` for the flags of a command\n";
+         "run `exspec <command> --help` for the flags of a command; README.md and docs/ (one page a\n"
+         "topic) for the rest\n";
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""The README's "Talk to it" snippets, taken from the markdown itself so they cannot drift.
+
+  readme_snippets.py extract README.md DIR PORT   writes DIR/NAME.sh|.mjs|.py for each
+      `<!-- snippet: NAME -->` block, localhost:8000 replaced by 127.0.0.1:PORT
+  readme_snippets.py judge DIR                    checks what the snippets printed (DIR/NAME.out)
+Exit status: 0 fine, 1 a snippet missing or its output wrong (printed)."""
+import json, os, re, sys
+
+EXT = {"sh": ".sh", "js": ".mjs", "python": ".py"}
+WANT = ["curl-completion", "curl-chat", "curl-chat-stream", "node-chat-stream", "python-chat-stream"]
+
+
+def extract(readme, out, port):
+    with open(readme) as f:
+        text = f.read()
+    found = re.findall(r"<!-- snippet: ([\w-]+) -->\n```(\w+)\n(.*?)```", text, re.S)
+    names = [n for n, _, _ in found]
+    if sorted(names) != sorted(WANT):
+        print(f"snippets in {readme}: {names}, expected {WANT}")
+        return 1
+    for name, lang, body in found:
+        with open(os.path.join(out, name + EXT[lang]), "w") as f:
+            f.write(body.replace("localhost:8000", f"127.0.0.1:{port}"))
+    return 0
+
+
+def judge(out):
+    read = lambda n: open(os.path.join(out, n + ".out")).read()
+    problems = []
+    c = json.loads(read("curl-completion"))
+    if c.get("object") != "text_completion" or c["usage"]["completion_tokens"] not in range(1, 17):
+        problems.append(f"curl-completion: {c}")
+    chat = json.loads(read("curl-chat"))
+    answer = chat["choices"][0]["message"]
+    if chat.get("object") != "chat.completion" or answer["role"] != "assistant" or not answer["content"]:
+        problems.append(f"curl-chat: {chat}")
+    events = [l[len("data: "):] for l in read("curl-chat-stream").splitlines() if l.startswith("data: ")]
+    streamed = "".join(json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events[:-1])
+    if not events or events[-1] != "[DONE]" or streamed != answer["content"]:
+        problems.append(f"curl-chat-stream: {len(events)} events, text {streamed!r}, chat {answer['content']!r}")
+    # Greedy: the client's streamed answer is the chat answer, byte for byte.
+    if read("node-chat-stream") != answer["content"]:
+        problems.append(f"node-chat-stream: {read('node-chat-stream')!r}, chat {answer['content']!r}")
+    for p in problems:
+        print("WRONG " + p)
+    print(f"snippets: {4 - len(problems)} passed, {len(problems)} failed (python-chat-stream compiled only)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "extract":
+        sys.exit(extract(sys.argv[2], sys.argv[3], sys.argv[4]))
+    sys.exit(judge(sys.argv[2]))
