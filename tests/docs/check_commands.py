@@ -8,7 +8,7 @@ anything (an unknown flag or subcommand exits non-zero).
 Exit status: 0 all accepted, 1 a command refused (each one printed with the binary's words)."""
 import os, re, shlex, subprocess, sys
 
-from check_links import PAGES
+from check_links import pages, report
 
 
 def code_lines(text):
@@ -50,9 +50,8 @@ def commands(line):
 
 def main():
     exspec, root = sys.argv[1], sys.argv[2]
-    pages = PAGES + sorted("docs/" + p for p in os.listdir(os.path.join(root, "docs")) if p.endswith(".md"))
     refused, count = [], 0
-    for page in pages:
+    for page in pages(root):
         with open(os.path.join(root, page)) as f:
             text = f.read()
         for line in code_lines(text):
@@ -63,10 +62,7 @@ def main():
                 r = subprocess.run([exspec] + args + ["--help"], capture_output=True, text=True, timeout=60)
                 if r.returncode != 0:
                     refused.append(f"{page}: exspec {' '.join(args)}: {r.stderr.strip().splitlines()[-1:]}")
-    for r in refused:
-        print("REFUSED " + r)
-    print(f"commands: {count - len(refused)} accepted, {len(refused)} refused in {len(pages)} pages")
-    return 1 if refused or count == 0 else 0
+    return report("commands", "accepted", "refused", refused, count, len(pages(root)))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,19 @@ def prose(text):
             yield line
 
 
+def pages(root):
+    """The README, config/ and bench/ READMEs, and every docs/ page (paths relative to root)."""
+    return PAGES + sorted("docs/" + p for p in os.listdir(os.path.join(root, "docs")) if p.endswith(".md"))
+
+
+def report(what, good, bad, problems, count, n_pages):
+    """Prints each problem and the count line; the exit status (1 also when nothing was found)."""
+    for p in problems:
+        print(bad.upper() + " " + p)
+    print(f"{what}: {count - len(problems)} {good}, {len(problems)} {bad} in {n_pages} pages")
+    return 1 if problems or count == 0 else 0
+
+
 def slug(heading):
     """GitHub's anchor of a heading: lowercase, punctuation dropped, spaces to '-'."""
     s = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -33,9 +46,8 @@ def anchors(path):
 
 def main():
     root = sys.argv[1]
-    pages = PAGES + sorted("docs/" + p for p in os.listdir(os.path.join(root, "docs")) if p.endswith(".md"))
     broken, count = [], 0
-    for page in pages:
+    for page in pages(root):
         path = os.path.join(root, page)
         with open(path) as f:
             lines = list(prose(f.read()))
@@ -50,10 +62,7 @@ def main():
                     broken.append(f"{page}: {target}: no such file")
                 elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
                     broken.append(f"{page}: {target}: no heading with anchor #{anchor}")
-    for b in broken:
-        print("BROKEN " + b)
-    print(f"links: {count - len(broken)} resolve, {len(broken)} broken in {len(pages)} pages")
-    return 1 if broken or count == 0 else 0
+    return report("links", "resolve", "broken", broken, count, len(pages(root)))
 
 
 if __name__ == "__main__":
