@@ -137,7 +137,7 @@ namespace {
 
 // Validates a request (filling in the model's EOS ids) and returns why it cannot be served.
 std::string invalid_reason(const Decoder& target, const ModelInfo& info, const EngineConfig& c, SeqRequest& request) {
-  if (request.eos_ids.empty()) request.eos_ids = info.eos_ids;
+  if (request.eos_ids.empty() && request.model_eos) request.eos_ids = info.eos_ids;
   try {
     validate_request(target, request);
   } catch (const std::invalid_argument& e) {
@@ -215,6 +215,11 @@ EngineStats Engine::stats() const {
 }
 
 const ModelInfo& Engine::info() const { return impl_->info; }
+
+std::vector<TokenLogprob> Engine::prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const {
+  apply_thread_settings();
+  return exspec::prompt_logprobs(*impl_->target, prompt, top);
+}
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 void Engine::shutdown(bool drain) {

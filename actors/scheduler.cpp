@@ -262,6 +262,7 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
   }
   const int64_t a = o.accepted[b];
   stats_.accepted += a;
+  s.drafted += f.k, s.accepted += a;
   const int band = temperature_band(s.request.sampling.temperature);
   stats_.count_band(band, f.k, a);
   if (policy_) policy_->learn(s.acceptance, f.k, a, band);
@@ -308,6 +309,7 @@ void Scheduler::end(SeqId id, FinishReason reason, const std::string& error) {
   r.logprobs = s.logprobs;
   r.finish = s.finish != FinishReason::None ? s.finish : reason;
   r.error = error;
+  r.drafted = s.drafted, r.accepted = s.accepted;
   if (r.finish == FinishReason::None) ++cancelled_;
   else ++finished_;
   event_for(id).finished = std::move(r);

@@ -30,6 +30,7 @@ struct Sequence {
   int64_t last_step = -1;               // the step that last advanced it (fairness)
   AcceptanceEstimate acceptance;        // of its drafts (adaptive K)
   int64_t draft_lag = 0;                // tokens the draft lacks, as the last step reported it
+  int64_t drafted = 0, accepted = 0;    // its draft tokens verified, and accepted (usage details)
   // Scheduling (actors/scheduler.h): inside a prefill or a step; a cancellation that waits for
   // that to end; the step whose batch `tensors` was cut from (row `cut_row` of `cut_rows`).
   bool busy = false;

@@ -22,8 +22,9 @@ int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
-          "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias"},
-         {"help", "sort-by-length", "oracle", "no-overlap"});
+          "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias",
+          "min-tokens", "stop-token-ids"},
+         {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos"});
   if (a.has("help")) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace]\n"
@@ -34,6 +35,7 @@ int cmd_generate(int argc, char** argv, int first) {
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
            "                [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--seed S] [--n N] [--logprobs N]\n"
            "                [--presence-penalty P] [--frequency-penalty F] [--repetition-penalty R] [--logit-bias \"ID:B,...\"]\n"
+           "                [--ignore-eos] [--min-tokens N] [--stop-token-ids \"ID,...\"]  (vLLM's stop rules)\n"
            "                (--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
            "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
            "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
@@ -108,11 +110,15 @@ int cmd_generate(int argc, char** argv, int first) {
       for (size_t j = 0; j < n; ++j) all.push_back(p);
     prompts = std::move(all);
   }
-  auto request = [&](const std::vector<int64_t>& p, size_t i, std::vector<int64_t> eos) {
-    SeqRequest r{p, max_tokens, std::move(eos)};
+  const bool ignore_eos = a.has("ignore-eos");
+  const int64_t min_tokens = a.get_int("min-tokens", 0);
+  const std::vector<int64_t> stop_ids = parse_id_list(a.get("stop-token-ids", ""));
+  auto request = [&](const std::vector<int64_t>& p, size_t i, std::vector<int64_t> model_eos) {
+    SeqRequest r{p, max_tokens, {}};
     r.sampling = sp;
     r.sampling.seed = seed + i / n;
     r.sampling.choice = i % n;
+    set_stop_rules(r, std::move(model_eos), ignore_eos, stop_ids, min_tokens);
     return r;
   };
 
@@ -138,7 +144,7 @@ int cmd_generate(int argc, char** argv, int first) {
     std::vector<SeqId> ids;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<SeqRequest> reqs;
-    for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(request(prompts[i], i, {}));
+    for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(request(prompts[i], i, engine->info().eos_ids));
     // One message for all: fixed (nonspec/eqspec) batches are full from the first step.
     for (const SubmitResult& r : engine->submit_many(std::move(reqs), 0, sink)) {
       if (r.status != SubmitStatus::Ok) throw std::invalid_argument(r.message);

@@ -54,8 +54,8 @@ Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<Generati
     Choice& c = choices_[i];
     c.prompt = req_.prompts[i / n];
     c.index = i % n;
-    if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, /*skip_special_tokens=*/true);
-    c.stop = StopScanner(req_.stop);
+    if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, req_.skip_special_tokens);
+    c.stop = StopScanner(req_.stop, req_.include_stop_str_in_output);
   }
   req_.prompts.clear();
 }
@@ -71,18 +71,19 @@ void Generation::abort() {
 }
 
 void Generation::start() {
-  std::vector<int64_t> eos;
-  if (!req_.extra_eos.empty()) {
-    eos = env_.model_eos;
-    eos.insert(eos.end(), req_.extra_eos.begin(), req_.extra_eos.end());
-  }
+  std::vector<int64_t> eos = env_.model_eos;  // the model's, and the chat template's end of turn
+  eos.insert(eos.end(), req_.extra_eos.begin(), req_.extra_eos.end());
+  // echo with logprobs (evaluation harnesses' log-likelihood): the target's prefill of each prompt.
+  if (req_.echo && req_.sampling.params.logprobs >= 0)
+    for (size_t i = 0; i < choices_.size(); ++i) score_prompt(i);
   submitted_ = Clock::now();
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
     auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
-    SeqRequest q{choices_[i].prompt.ids, req_.max_tokens, eos};
+    SeqRequest q{choices_[i].prompt.ids, req_.max_tokens, {}};
     q.sampling = req_.sampling.params;
     q.sampling.choice = choices_[i].index;
+    set_stop_rules(q, eos, req_.ignore_eos, req_.stop_token_ids, req_.min_tokens);
     SubmitResult r = env_.engine->submit(std::move(q), env_.priority, sink);
     if (r.status != SubmitStatus::Ok) {
       abort();
@@ -99,7 +100,8 @@ void Generation::start() {
   if (auto out = out_.lock()) {
     for (size_t i = 0; i < choices_.size(); ++i) {
       if (req_.chat) out->send_event(chunk(i, "", nullptr, true));
-      else if (req_.echo && !choices_[i].prompt.text.empty()) out->send_event(chunk(i, choices_[i].prompt.text, nullptr, false));
+      else if (req_.echo && !choices_[i].prompt.text.empty())
+        out->send_event(chunk(i, choices_[i].prompt.text, nullptr, false, with_prompt_logprobs(i, nullptr)));
     }
   }
 }
@@ -109,7 +111,10 @@ void Generation::take_tokens(size_t i, const std::vector<int64_t>& ids, size_t f
   std::string text;
   for (size_t k = from; k < ids.size() && !c.stop.stopped(); ++k) {
     c.tokens.push_back(ids[k]);
-    if (c.decoder) text += c.stop.feed(c.decoder->push(ids[k]));
+    if (!c.decoder) continue;
+    // Stop strings count from min_tokens on (vLLM): the text before is not scanned.
+    const std::string piece = c.decoder->push(ids[k]);
+    text += static_cast<int64_t>(c.tokens.size()) <= req_.min_tokens ? piece : c.stop.feed(piece);
   }
   c.received += ids.size() - std::min(from, ids.size());
   if (c.stop.stopped() && c.finish == FinishReason::None && !c.done) {
@@ -143,6 +148,30 @@ nlohmann::ordered_json Generation::take_logprobs(size_t i) {
   return j;
 }
 
+void Generation::score_prompt(size_t i) {
+  Choice& c = choices_[i];
+  if (c.index > 0) {  // the n choices of one prompt share it
+    c.prompt_logprobs = choices_[i - 1].prompt_logprobs;
+    c.text_offset = choices_[i - 1].text_offset;
+    return;
+  }
+  if (c.prompt.ids.empty()) return;
+  std::vector<TokenLogprob> entries{TokenLogprob{c.prompt.ids[0], 0, {}}};  // a place for the first token
+  for (auto& e : env_.engine->prompt_logprobs(c.prompt.ids, req_.sampling.params.logprobs)) entries.push_back(std::move(e));
+  c.prompt_logprobs = logprobs_json(entries, 0, entries.size(), false, env_.tokenizer, c.text_offset);
+  c.prompt_logprobs["token_logprobs"][0] = nullptr;  // nothing precedes it (OpenAI, vLLM)
+  c.prompt_logprobs["top_logprobs"][0] = nullptr;
+}
+
+nlohmann::ordered_json Generation::with_prompt_logprobs(size_t i, nlohmann::ordered_json generated) const {
+  ordered_json j = choices_[i].prompt_logprobs;
+  if (j.is_null()) return generated;
+  if (generated.is_null()) return j;
+  for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "text_offset"})
+    for (auto& v : generated[key]) j[key].push_back(std::move(v));
+  return j;
+}
+
 void Generation::on_finish(size_t i, const SeqResult& r) {
   Choice& c = choices_[i];
   if (aborted_ || finished_ || c.done) return;
@@ -155,6 +184,7 @@ void Generation::on_finish(size_t i, const SeqResult& r) {
   tail += c.stop.finish();
   if (c.stop.stopped()) c.finish = FinishReason::Stop;
   if (c.finish == FinishReason::None) c.finish = r.finish;
+  c.drafted = r.drafted, c.accepted = r.accepted;
   if (!r.error.empty()) c.error = r.error;
   else if (c.finish == FinishReason::None) c.error = "the sequence was cancelled (the server is shutting down)";
   c.done = true;
@@ -200,12 +230,17 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
 }
 
 std::string Generation::usage_json() const {
-  int64_t p = 0, c = 0;
+  int64_t p = 0, c = 0, drafted = 0, accepted = 0;
   for (const auto& ch : choices_) {
     if (ch.index == 0) p += static_cast<int64_t>(ch.prompt.ids.size());  // a prompt counts once, whatever n
     c += static_cast<int64_t>(ch.tokens.size());
+    drafted += ch.drafted, accepted += ch.accepted;
   }
-  return ordered_json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}}.dump();
+  // OpenAI's Predicted Outputs fields, filled from this request's drafts: the draft tokens the
+  // target verified and accepted, and those it rejected.
+  const ordered_json details{{"accepted_prediction_tokens", accepted}, {"rejected_prediction_tokens", drafted - accepted}};
+  return ordered_json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c},
+                      {"completion_tokens_details", details}}.dump();
 }
 
 void Generation::complete() {
@@ -258,7 +293,7 @@ void Generation::complete() {
     } else {
       ch["text"] = req_.echo ? c.prompt.text + c.text : c.text;
     }
-    ch["logprobs"] = take_logprobs(i);
+    ch["logprobs"] = req_.chat ? take_logprobs(i) : with_prompt_logprobs(i, take_logprobs(i));
     ch["finish_reason"] = to_string(c.finish);
     if (req_.return_token_ids) {
       ch["prompt_token_ids"] = c.prompt.ids;

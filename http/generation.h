@@ -71,6 +71,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
     FinishReason finish = FinishReason::None;
     std::string error;
     std::vector<TokenLogprob> logprobs;  // as received (logprobs requested)
+    nlohmann::ordered_json prompt_logprobs;  // echo with logprobs: the prompt's entries (else null)
+    int64_t drafted = 0, accepted = 0;   // its draft tokens, and the accepted ones (from the result)
     size_t logprobs_sent = 0, text_offset = 0;  // streaming: entries already sent
   };
   class Sink;
@@ -79,6 +81,11 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void on_logprobs(size_t i, const std::vector<TokenLogprob>& delta);
   // The logprobs of choice i's counted tokens not sent yet, as JSON (null when not asked for).
   nlohmann::ordered_json take_logprobs(size_t i);
+  // echo with logprobs: the target's logprobs of choice i's prompt (the first token's logprob and
+  // top are null), into prompt_logprobs; the generated entries' text_offset then follows them.
+  void score_prompt(size_t i);
+  // The prompt's entries (if any) followed by `generated` (take_logprobs' JSON, or null).
+  nlohmann::ordered_json with_prompt_logprobs(size_t i, nlohmann::ordered_json generated) const;
   void on_finish(size_t i, const SeqResult& r);
   void take_tokens(size_t i, const std::vector<int64_t>& ids, size_t from);
   void emit_text(size_t i, const std::string& text, const char* finish);

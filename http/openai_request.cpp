@@ -31,16 +31,34 @@ void reject_unknown(const json& body, const std::set<std::string>& known) {
       throw bad_param(it.key(), "Unrecognized request argument supplied: " + it.key(), "unknown_parameter");
 }
 
+// vLLM's stop and detokenizing extensions (both endpoints, batch lines too).
+void parse_stop_extensions(const json& body, const ModelFacts& m, GenRequest& g) {
+  g.ignore_eos = get_bool(body, "ignore_eos", false);
+  g.include_stop_str_in_output = get_bool(body, "include_stop_str_in_output", false);
+  g.skip_special_tokens = get_bool(body, "skip_special_tokens", true);
+  if (const json* ids = field(body, "stop_token_ids")) {
+    if (!ids->is_array()) throw bad_param("stop_token_ids", "'stop_token_ids' must be an array of token ids", "invalid_type");
+    for (const auto& v : *ids) {
+      if (!v.is_number_integer())
+        throw bad_param("stop_token_ids", "'stop_token_ids' must be an array of token ids", "invalid_type");
+      const int64_t id = v.get<int64_t>();
+      if (id < 0 || id >= m.vocab)
+        throw bad_param("stop_token_ids", "stop token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                              std::to_string(m.vocab) + ")");
+      g.stop_token_ids.push_back(id);
+    }
+    if (g.stop_token_ids.size() > 64) throw bad_param("stop_token_ids", "at most 64 stop token ids are allowed");
+  }
+  if (std::optional<int64_t> mt = get_int(body, "min_tokens")) {
+    if (*mt < 0) throw bad_param("min_tokens", "'min_tokens' must be >= 0");
+    g.min_tokens = *mt;
+  }
+}
+
 // The fields both endpoints share.
 void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
-  const json* model = field(body, "model");
-  if (!model) throw bad_param("model", "'model' is required", "missing_required_parameter");
-  if (!model->is_string()) throw bad_param("model", "'model' must be a string", "invalid_type");
-  bool known = false;
-  for (const auto& n : m.model_names) known = known || n == model->get<std::string>();
-  if (!known)
-    throw ApiError(404, "The model '" + model->get<std::string>() + "' does not exist; this server serves '" +
-                            m.model_names.front() + "'", "model", "model_not_found");
+  check_model(body, m);
+  parse_stop_extensions(body, m, g);
   g.sampling = parse_sampling(body, g.chat, m.vocab);
   if (const json* u = field(body, "user"); u && !u->is_string())
     throw bad_param("user", "'user' must be a string", "invalid_type");
@@ -110,6 +128,9 @@ void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int
                     "requested " + std::to_string(longest + g.max_tokens) + " tokens (" + std::to_string(longest) +
                     " in the prompt, " + std::to_string(g.max_tokens) + " for the completion).",
                     "context_length_exceeded");
+  if (g.min_tokens > g.max_tokens)
+    throw bad_param("min_tokens", "'min_tokens' (" + std::to_string(g.min_tokens) + ") must not exceed the " +
+                                      "completion's length (" + std::to_string(g.max_tokens) + " tokens)");
 }
 
 std::vector<int64_t> ids_from(const json& arr, const ModelFacts& m, const char* what) {
@@ -145,63 +166,18 @@ PromptIn from_ids(std::vector<int64_t> ids, const ModelFacts& m) {
 
 }  // namespace
 
-GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
-  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
-  reject_unknown(body, {"model", "prompt", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "suffix",
-                        "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
-                        "stream_options", "user", "return_token_ids", "top_k", "min_p", "repetition_penalty"});
-  GenRequest g;
-  check_common(body, m, g);
-  if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
-    throw bad_param("suffix", "suffix is not supported", "unsupported_value");
-  g.echo = get_bool(body, "echo", false);
-  if (g.echo && g.sampling.params.logprobs >= 0)
-    throw bad_param("echo", "echo together with logprobs (the prompt's logprobs) is not supported", "unsupported_value");
-
-  const json* p = field(body, "prompt");
-  if (!p) throw bad_param("prompt", "'prompt' is required", "missing_required_parameter");
-  const char* shape = "'prompt' must be a string, an array of strings, an array of token ids or an array of arrays "
-                      "of token ids";
-  if (p->is_string()) {
-    g.prompts.push_back(from_text(p->get<std::string>(), m));
-  } else if (p->is_array()) {
-    if (p->empty()) throw bad_param("prompt", "'prompt' must not be an empty array");
-    if ((*p)[0].is_number()) {
-      g.prompts.push_back(from_ids(ids_from(*p, m, "a token-id prompt"), m));
-    } else {
-      if (p->size() > m.limits.max_prompts)
-        throw bad_param("prompt", "at most " + std::to_string(m.limits.max_prompts) + " prompts per request");
-      for (const auto& e : *p) {
-        if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m));
-        else if (e.is_array()) g.prompts.push_back(from_ids(ids_from(e, m, "each token-id prompt"), m));
-        else throw bad_param("prompt", shape, "invalid_type");
-      }
-    }
-  } else {
-    throw bad_param("prompt", shape, "invalid_type");
-  }
-  settle_max_tokens(body, m, g, m.limits.default_max_tokens, "max_tokens");
-  return g;
+void check_model(const json& body, const ModelFacts& m) {
+  const json* model = field(body, "model");
+  if (!model) return;  // the server serves one model (as vLLM and llama.cpp do)
+  if (!model->is_string()) throw bad_param("model", "'model' must be a string", "invalid_type");
+  bool known = false;
+  for (const auto& n : m.model_names) known = known || n == model->get<std::string>();
+  if (!known)
+    throw ApiError(404, "The model '" + model->get<std::string>() + "' does not exist; this server serves '" +
+                            m.model_names.front() + "'", "model", "model_not_found");
 }
 
-GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
-  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
-  reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
-                        "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
-                        "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
-                        "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
-                        "repetition_penalty"});
-  GenRequest g;
-  g.chat = true;
-  check_common(body, m, g);
-  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
-    throw bad_param("tools", "tools / function calling are not supported", "unsupported_value");
-  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))
-    throw bad_param("tool_choice", "tools / function calling are not supported", "unsupported_value");
-  if (const json* rf = field(body, "response_format")) {
-    if (!rf->is_object() || !rf->contains("type") || (*rf)["type"] != "text")
-      throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
-  }
+std::vector<ChatMessage> parse_messages(const json& body, const ModelFacts& m) {
   const json* msgs = field(body, "messages");
   if (!msgs) throw bad_param("messages", "'messages' is required", "missing_required_parameter");
   if (!msgs->is_array()) throw bad_param("messages", "'messages' must be an array", "invalid_type");
@@ -242,6 +218,10 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
     }
     conv.push_back(std::move(cm));
   }
+  return conv;
+}
+
+PromptIn chat_prompt(const std::vector<ChatMessage>& conv, const ModelFacts& m) {
   if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
   if (!m.tokenizer) throw bad_param("messages", "this model has no tokenizer.json: chat needs one", "unsupported_value");
   PromptIn p;
@@ -249,7 +229,68 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
   // As transformers' apply_chat_template: the rendered text holds the BOS itself, and its special
   // tokens are parsed as such.
   p.ids = m.tokenizer->encode(p.text, /*add_special_tokens=*/false, /*allow_special=*/true);
-  g.prompts.push_back(std::move(p));
+  return p;
+}
+
+GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
+  reject_unknown(body, {"model", "prompt", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "suffix",
+                        "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
+                        "stream_options", "user", "return_token_ids", "top_k", "min_p", "repetition_penalty",
+                        "ignore_eos", "min_tokens", "stop_token_ids", "include_stop_str_in_output",
+                        "skip_special_tokens"});
+  GenRequest g;
+  check_common(body, m, g);
+  if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
+    throw bad_param("suffix", "suffix is not supported", "unsupported_value");
+  g.echo = get_bool(body, "echo", false);  // with logprobs: the prompt's logprobs too
+
+  const json* p = field(body, "prompt");
+  if (!p) throw bad_param("prompt", "'prompt' is required", "missing_required_parameter");
+  const char* shape = "'prompt' must be a string, an array of strings, an array of token ids or an array of arrays "
+                      "of token ids";
+  if (p->is_string()) {
+    g.prompts.push_back(from_text(p->get<std::string>(), m));
+  } else if (p->is_array()) {
+    if (p->empty()) throw bad_param("prompt", "'prompt' must not be an empty array");
+    if ((*p)[0].is_number()) {
+      g.prompts.push_back(from_ids(ids_from(*p, m, "a token-id prompt"), m));
+    } else {
+      if (p->size() > m.limits.max_prompts)
+        throw bad_param("prompt", "at most " + std::to_string(m.limits.max_prompts) + " prompts per request");
+      for (const auto& e : *p) {
+        if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m));
+        else if (e.is_array()) g.prompts.push_back(from_ids(ids_from(e, m, "each token-id prompt"), m));
+        else throw bad_param("prompt", shape, "invalid_type");
+      }
+    }
+  } else {
+    throw bad_param("prompt", shape, "invalid_type");
+  }
+  settle_max_tokens(body, m, g, m.limits.default_max_tokens, "max_tokens");
+  return g;
+}
+
+GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
+  reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
+                        "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
+                        "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
+                        "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
+                        "repetition_penalty", "ignore_eos", "min_tokens", "stop_token_ids",
+                        "include_stop_str_in_output", "skip_special_tokens"});
+  GenRequest g;
+  g.chat = true;
+  check_common(body, m, g);
+  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
+    throw bad_param("tools", "tools / function calling are not supported", "unsupported_value");
+  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))
+    throw bad_param("tool_choice", "tools / function calling are not supported", "unsupported_value");
+  if (const json* rf = field(body, "response_format")) {
+    if (!rf->is_object() || !rf->contains("type") || (*rf)["type"] != "text")
+      throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
+  }
+  g.prompts.push_back(chat_prompt(parse_messages(body, m), m));
   g.extra_eos = m.chat->end_ids;
   for (const auto& s : m.chat->end_stops)
     if (g.stop.size() < m.limits.max_stop + m.chat->end_stops.size()) g.stop.push_back(s);

@@ -31,6 +31,12 @@ struct GenRequest {
   std::vector<std::string> stop;
   std::vector<int64_t> extra_eos;  // the chat template's end-of-turn token
   bool stream = false, include_usage = false, echo = false, return_token_ids = false;
+  // vLLM's extensions: EOS does not stop (ignore_eos); these ids do (stop_token_ids); neither
+  // they, EOS nor stop strings before min_tokens tokens; the stop string kept in the text; special
+  // tokens kept in the text (skip_special_tokens false).
+  bool ignore_eos = false, include_stop_str_in_output = false, skip_special_tokens = true;
+  std::vector<int64_t> stop_token_ids;
+  int64_t min_tokens = 0;
 };
 
 // What validation needs to know about the served model.
@@ -46,5 +52,12 @@ struct ModelFacts {
 
 GenRequest parse_completion_request(const nlohmann::json& body, const ModelFacts& m);
 GenRequest parse_chat_request(const nlohmann::json& body, const ModelFacts& m);
+
+// A request's "messages", validated (each error names messages[i].field).
+std::vector<ChatMessage> parse_messages(const nlohmann::json& body, const ModelFacts& m);
+// The conversation through the chat template, ending with the assistant's turn, and its ids.
+PromptIn chat_prompt(const std::vector<ChatMessage>& conv, const ModelFacts& m);
+// A known "model" or none (the server serves one); 404 model_not_found otherwise.
+void check_model(const nlohmann::json& body, const ModelFacts& m);
 
 }  // namespace exspec::http

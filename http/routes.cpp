@@ -6,6 +6,7 @@
 #include "http/files_api.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
+#include "http/tokenize_api.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -90,7 +91,7 @@ std::string endpoint_of(const std::string& path) {
   for (const char* e : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
     if (path == e) return e;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
-  if (path == "/v1/files" || path == "/v1/batches") return path;
+  if (path == "/v1/files" || path == "/v1/batches" || path == "/tokenize" || path == "/detokenize") return path;
   if (path.rfind("/v1/files/", 0) == 0) return "/v1/files/{id}";
   if (path.rfind("/v1/batches/", 0) == 0) return "/v1/batches/{id}";
   return "other";
@@ -156,6 +157,9 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
                                               std::move(out), received);
       gen->start();
       r.generation = std::move(gen);
+    } else if (path == "/tokenize" || path == "/detokenize") {
+      need_auth(ctx, req);
+      r.response = tokenize_api(need_ready(ctx), req, path, ka);
     } else if (path == "/v1/files" || path.rfind("/v1/files/", 0) == 0) {
       need_auth(ctx, req);
       r.response = files_api(ctx, req, path, ka);
@@ -165,7 +169,7 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
     } else {
       throw ApiError(404, "no such endpoint: " + std::string(req.method_string()) + " " + path +
                               " (served: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, "
-                              "GET /metrics, /v1/files, /v1/batches)", "", "not_found");
+                              "GET /metrics, /v1/files, /v1/batches, POST /tokenize, POST /detokenize)", "", "not_found");
     }
   } catch (const ApiError& e) {
     r.generation.reset();

@@ -1,6 +1,7 @@
 // Stop strings over streamed text: feed() returns the text that can be sent now. Text that could
 // still become the start of a stop string is held back until it cannot; once a stop string
-// appears, everything from it on is dropped (OpenAI does not return the stop text).
+// appears, everything from it on is dropped (OpenAI does not return the stop text), or everything
+// after it (keep_stop: vLLM's include_stop_str_in_output).
 #pragma once
 #include <string>
 #include <vector>
@@ -9,7 +10,8 @@ namespace exspec::http {
 
 class StopScanner {
  public:
-  explicit StopScanner(std::vector<std::string> stops = {}) : stops_(std::move(stops)) {}
+  explicit StopScanner(std::vector<std::string> stops = {}, bool keep_stop = false)
+      : stops_(std::move(stops)), keep_stop_(keep_stop) {}
 
   bool stopped() const { return stopped_; }
 
@@ -17,14 +19,14 @@ class StopScanner {
     if (stopped_) return "";
     pending_ += text;
     if (stops_.empty()) return take(pending_.size());
-    size_t first = std::string::npos;
+    size_t first = std::string::npos, end = 0;
     for (const auto& s : stops_) {
       const size_t at = pending_.find(s);
-      if (at < first) first = at;
+      if (at < first) first = at, end = at + s.size();
     }
     if (first != std::string::npos) {
       stopped_ = true;
-      std::string out = pending_.substr(0, first);
+      std::string out = pending_.substr(0, keep_stop_ ? end : first);
       pending_.clear();
       return out;
     }
@@ -52,6 +54,7 @@ class StopScanner {
     return out;
   }
   std::vector<std::string> stops_;
+  bool keep_stop_ = false;
   std::string pending_;
   bool stopped_ = false;
 };

@@ -18,13 +18,26 @@ struct SeqRequest {
   int64_t max_tokens = 16;
   std::vector<int64_t> eos_ids;  // generation stops right after any of these (it is kept)
   SamplingParams sampling;       // default: greedy
+  bool model_eos = true;         // the engine fills empty eos_ids with the model's (false: as given)
 };
+
+// vLLM's stop rules: the model's EOS ids (none with ignore_eos) and stop_token_ids end the
+// sequence; min_tokens masks all of them until that many tokens are generated.
+inline void set_stop_rules(SeqRequest& r, std::vector<int64_t> model_eos, bool ignore_eos,
+                           const std::vector<int64_t>& stop_token_ids, int64_t min_tokens) {
+  r.eos_ids = ignore_eos ? std::vector<int64_t>{} : std::move(model_eos);
+  r.eos_ids.insert(r.eos_ids.end(), stop_token_ids.begin(), stop_token_ids.end());
+  r.model_eos = false;
+  r.sampling.min_tokens = min_tokens;
+  r.sampling.min_tokens_masked = r.eos_ids;
+}
 
 struct SeqResult {
   std::vector<int64_t> tokens;  // generated ids only, the EOS that stopped it included
   FinishReason finish = FinishReason::None;
   std::string error;  // set when the engine failed this sequence (finish stays None)
   std::vector<TokenLogprob> logprobs;  // one per token when sampling.logprobs >= 0
+  int64_t drafted = 0, accepted = 0;   // draft tokens verified for it, and those accepted
 };
 
 // True when `token`, just generated as the n-th token, ends the sequence.

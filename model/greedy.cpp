@@ -25,6 +25,8 @@ void validate_request(const Decoder& model, const SeqRequest& r) {
   if (s.top_k < 0) throw std::invalid_argument("top_k must be >= 0");
   if (!(s.min_p >= 0 && s.min_p <= 1)) throw std::invalid_argument("min_p must be in [0, 1]");
   if (!(s.repetition_penalty > 0)) throw std::invalid_argument("repetition_penalty must be > 0");
+  if (s.min_tokens < 0 || s.min_tokens > r.max_tokens)
+    throw std::invalid_argument("min_tokens must be in [0, max_tokens]");
   for (const auto& [id, bias] : s.logit_bias)
     if (id < 0 || id >= c.vocab_size) throw std::invalid_argument("logit_bias token id " + std::to_string(id) + " is outside the vocabulary");
   const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
@@ -116,6 +118,24 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
 }
 
 }  // namespace
+
+std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vector<int64_t>& prompt, int64_t top) {
+  const int64_t T = static_cast<int64_t>(prompt.size()), chunk = 256;
+  std::vector<TokenLogprob> out;
+  if (T < 2) return out;
+  KVCache cache = model.new_cache(1, T);
+  for (int64_t from = 0; from + 1 < T; from += chunk) {
+    const int64_t n = std::min(chunk, T - 1 - from);  // positions from .. from + n - 1 predict from + 1 ..
+    std::vector<int64_t> piece(prompt.begin() + from, prompt.begin() + from + n);
+    at::Tensor ids = at::tensor(piece, at::kLong).view({1, n}).to(model.device());
+    at::Tensor pos = at::arange(from, from + n, at::kLong).view({1, n}).to(model.device());
+    at::Tensor logits = model.forward(ids, pos, at::ones({1, from + n}, at::kLong), cache).to(at::kCPU, at::kDouble).contiguous();
+    const int64_t V = logits.size(2);
+    for (int64_t t = 0; t < n; ++t)
+      out.push_back(token_logprob(logits.data_ptr<double>() + t * V, V, prompt[from + t + 1], top));
+  }
+  return out;
+}
 
 std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size) {

@@ -15,6 +15,11 @@ class Decoder;
 std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size = 1);
 
+// log p(prompt[t] | prompt[0..t)) for t = 1 .. T-1 under the model, with the `top` most likely
+// tokens at each position (model/sampling.h's token_logprob, float64 on the host). The prompt
+// goes through in chunks of 256 positions, so the logits held at once stay bounded.
+std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vector<int64_t>& prompt, int64_t top);
+
 // Throws std::invalid_argument when a request cannot be served by this model (empty prompt,
 // ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings, sampling
 // parameters out of range).

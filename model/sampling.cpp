@@ -23,6 +23,9 @@ std::vector<double> adjusted_logits(const double* logits, int64_t vocab, const S
   std::vector<double> x(logits, logits + vocab);
   for (const auto& [id, bias] : p.logit_bias)
     if (id >= 0 && id < vocab) x[id] += bias;
+  if (p.masks_stops() && static_cast<int64_t>(h.generated_len + h.extra_len) < p.min_tokens)
+    for (int64_t id : p.min_tokens_masked)
+      if (id >= 0 && id < vocab) x[id] = -INFINITY;
   if (!p.penalized()) return x;
   std::vector<int64_t> gen(h.generated, h.generated + h.generated_len);
   gen.insert(gen.end(), h.extra, h.extra + h.extra_len);
@@ -148,7 +151,7 @@ RowSampling row_sampling(const SamplingParams& p, const std::vector<int64_t>& pr
                          const std::vector<int64_t>& generated) {
   RowSampling r;
   r.params = p;
-  if (p.penalized()) {
+  if (p.needs_history()) {
     r.prompt = prompt;
     r.generated = generated;
   }

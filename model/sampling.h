@@ -28,7 +28,7 @@ struct TokenHistory {
 // counter = t. A counter-based generator: no state, no stream shared between sequences.
 double sampling_uniform(uint64_t seed, uint64_t choice, int64_t t);
 
-// The processed distribution: logit_bias, penalties, temperature, top-k, top-p, min-p applied,
+// The processed distribution: logit_bias, the min_tokens mask, penalties, temperature, top-k, top-p, min-p applied,
 // normalised. Returns (token, probability) pairs in ascending token order (the fixed order of
 // the inverse CDF). temperature must be > 0.
 std::vector<std::pair<int64_t, double>> processed_distribution(const double* logits, int64_t vocab,
@@ -42,7 +42,7 @@ int64_t sample_token(const double* logits, int64_t vocab, const SamplingParams& 
 // tokens it has so far (penalties count them).
 struct RowSampling {
   SamplingParams params;
-  std::vector<int64_t> prompt, generated;  // filled only when params.penalized()
+  std::vector<int64_t> prompt, generated;  // filled only when params.needs_history()
   TokenHistory history(const int64_t* extra = nullptr, size_t extra_len = 0) const {
     return TokenHistory{prompt.data(), prompt.size(), generated.data(), generated.size(), extra, extra_len};
   }

@@ -18,10 +18,17 @@ struct SamplingParams {
   uint64_t seed = 0;
   uint64_t choice = 0;   // n > 1: the choices of one request differ only by this index
   int64_t logprobs = -1;  // -1: none; N >= 0: the chosen token's logprob and the N most likely
+  // vLLM's min_tokens: until this many tokens are generated, the stop token ids (EOS and
+  // stop_token_ids: min_tokens_masked) cannot be chosen (their logits are -inf).
+  int64_t min_tokens = 0;
+  std::vector<int64_t> min_tokens_masked;
 
   bool penalized() const { return presence_penalty != 0 || frequency_penalty != 0 || repetition_penalty != 1; }
+  bool masks_stops() const { return min_tokens > 0 && !min_tokens_masked.empty(); }
+  // Penalties count the tokens so far, and min_tokens how many were generated.
+  bool needs_history() const { return penalized() || masks_stops(); }
   // The logits are used as they are: argmax of the raw logits, today's greedy path.
-  bool plain_greedy() const { return temperature == 0 && logit_bias.empty() && !penalized(); }
+  bool plain_greedy() const { return temperature == 0 && logit_bias.empty() && !penalized() && !masks_stops(); }
 };
 
 // One generated token's log-probability under the TARGET's log-softmax of its raw logits, and the

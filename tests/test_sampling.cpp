@@ -196,6 +196,13 @@ std::vector<SeqRequest> sampled_requests(const Decoder& target, const std::vecto
     s.logprobs = i % 3 == 0 ? 2 : -1;
     reqs.push_back(r);
   }
+  {  // min_tokens: prompt 1's sampling again with EOS masked for its first 6 tokens
+    SeqRequest r = reqs[1];
+    r.max_tokens = 12;
+    r.sampling.min_tokens = 6;
+    r.sampling.min_tokens_masked = eos;
+    reqs.push_back(r);
+  }
   for (uint64_t choice : {0, 1, 2}) {  // n = 3: one prompt, one seed, three choices
     SeqRequest r{prompts[3], 12, eos};
     r.sampling.temperature = 1.0;
@@ -220,6 +227,10 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
   CATCH_REQUIRE(stops > 0);
   const size_t n0 = reqs.size() - 3;
   CATCH_CHECK((want[n0].tokens != want[n0 + 1].tokens || want[n0].tokens != want[n0 + 2].tokens));  // choices differ
+  // The mask bites: prompt 1 stops at its EOS early; with min_tokens 6 it cannot before 6 tokens.
+  CATCH_REQUIRE(want[1].tokens.size() < 6);
+  CATCH_CHECK(want[n0 - 1].tokens.size() >= 6);
+  for (size_t j = 0; j < 6 && j < want[n0 - 1].tokens.size(); ++j) CATCH_CHECK(want[n0 - 1].tokens[j] != eos);
   const auto batched = greedy_generate(*target, reqs, 5);  // batched plain sampling too
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(batched[i].tokens == want[i].tokens);
 

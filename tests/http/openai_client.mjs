@@ -81,4 +81,12 @@ try {
 } catch (e) {
   out.bad_model = { status: e.status, code: e.code };
 }
+// vLLM's extensions as the client sends them: extra body fields, no "model" needed by the server
+// (the client requires one, so it is given).
+const extra = await client.completions.create({
+  model, prompt: "Hello from node", max_tokens: 6, ignore_eos: true, min_tokens: 6, stop_token_ids: [257],
+  include_stop_str_in_output: true, skip_special_tokens: false, logit_bias: { 257: 100 },
+});
+out.extra = { text: extra.choices[0].text, finish: extra.choices[0].finish_reason, usage: extra.usage };
+
 console.log(JSON.stringify(out));

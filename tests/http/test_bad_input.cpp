@@ -39,7 +39,8 @@ TEST_CASE("bad input table: right status, OpenAI error object, server keeps serv
   std::vector<Bad> table{
       {"malformed JSON", "POST", C, "{\"model\": \"target\", \"prompt\": ", 400, "invalid_json", ""},
       {"body not an object", "POST", C, "[1, 2]", 400, "invalid_body", ""},
-      {"missing model", "POST", C, completion({{"model", "<remove>"}}), 400, "missing_required_parameter", "model"},
+      // A missing model is served (the one model, issue 37: http:field tools); a wrong type is not.
+      {"model not a string", "POST", C, completion({{"model", 5}}), 400, "invalid_type", "model"},
       {"unknown model", "POST", C, completion({{"model", "gpt-4"}}), 404, "model_not_found", "model"},
       {"missing prompt", "POST", C, completion({{"prompt", "<remove>"}}), 400, "missing_required_parameter", "prompt"},
       {"prompt of the wrong type", "POST", C, completion({{"prompt", 42}}), 400, "invalid_type", "prompt"},
@@ -63,7 +64,8 @@ TEST_CASE("bad input table: right status, OpenAI error object, server keeps serv
       {"min_p 2", "POST", C, completion({{"min_p", 2}}), 400, "", "min_p"},
       {"repetition_penalty 0", "POST", C, completion({{"repetition_penalty", 0}}), 400, "", "repetition_penalty"},
       {"logprobs 6", "POST", C, completion({{"logprobs", 6}}), 400, "", "logprobs"},
-      {"logprobs with echo", "POST", C, completion({{"logprobs", 1}, {"echo", true}}), 400, "unsupported_value", "echo"},
+      // logprobs with echo is served now (the prompt's logprobs, issue 37); out of range is not.
+      {"logprobs with echo out of range", "POST", C, completion({{"logprobs", 9}, {"echo", true}}), 400, "", "logprobs"},
       {"best_of 2", "POST", C, completion({{"best_of", 2}}), 400, "unsupported_value", "best_of"},
       {"frequency_penalty 3", "POST", C, completion({{"frequency_penalty", 3}}), 400, "", "frequency_penalty"},
       {"presence_penalty a string", "POST", C, completion({{"presence_penalty", "x"}}), 400, "invalid_type",

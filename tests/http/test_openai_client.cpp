@@ -42,6 +42,10 @@ TEST_CASE("the official openai npm client gets the oracle's text and our errors"
   CHECK(j["chat"]["role"] == "assistant");
   CHECK(j["chat_stream"]["content"] == j["chat"]["content"]);
   CHECK(j["models"] == json::array({"target"}));
+  // vLLM's extensions through the client's body: </s> pushed up (logit_bias) and a stop token id,
+  // but masked while min_tokens = max_tokens: six other tokens, and the length ends it.
+  CHECK(j["extra"]["usage"]["completion_tokens"] == 6);
+  CHECK(j["extra"]["finish"] == "length");
   CHECK(j["n17"]["status"] == 400);
   CHECK(j["n17"]["param"] == "n");
   // Sampling through the client: three choices, their logprobs, the same texts streamed (the
