@@ -13,9 +13,8 @@
 // With target == 1 (B = 1 or one ready sequence) every batch is a trivial group.
 //  5. Groups exist to spare the realignment after a ragged verification. A plain step (K = 0,
 //     adaptive draft length) is never ragged, so while speculation is off (`ragged` false) only
-//     a full group is taken: a partial one would save nothing and cost a verification. Measured
-//     at B = 4 on the low-acceptance pair: partial groups split 4 + 4 rows into 4 + 2 + 2 steps,
-//     14 % more verifications and 10 % fewer tokens/s than nonspec.
+//     a full group is taken: a partial one would save nothing and cost a verification (partial
+//     groups split 4 + 4 rows into 4 + 2 + 2 steps; docs/speculation.md has the measurement).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -22,7 +22,7 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft
       }
       // Verification of short drafts, where a wrong guess costs most: the step from one token a
       // row to a few is not linear on CPU (matrix-vector to matrix-matrix kernels), and with
-      // only the two ends measured the fit overpredicted K = 3 by 20 % at B = 4.
+      // only the two ends measured the fit overpredicts short drafts.
       for (int64_t tokens : {int64_t{2}, int64_t{4}})
         if (tokens < tokens_hi) costs.observe_target_forward(rows, tokens, ctx, time_forward(target, rows, tokens, ctx));
       // The draft catching up a prompt's worth of tokens (lazy draft prefill, after plain steps).
@@ -39,7 +39,7 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft
 
 std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
                                                bool pipelined) {
-  if (c.mode == Mode::NonSpec || !draft) return nullptr;
+  if (!drafts(c) || !draft) return nullptr;
   DraftLengthSettings s;
   s.adaptive = c.adaptive_k;
   s.fixed_k = c.draft_tokens;

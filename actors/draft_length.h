@@ -35,9 +35,8 @@ struct DraftLengthSettings {
   int64_t probe_every = 16;
   // A probe's predicted extra cost over a plain step, the draft's whole catch-up included, may
   // be at most this share of the predicted time of the plain steps since the last probe. The
-  // catch-up is paid at once and only repaid if the probe leads to drafting: at B = 16 on the
-  // demo pair, a probe of rows that never drafted (their lag is the prompt) costs as much as
-  // seven plain steps, and one such probe in a short run cost 8 % of its throughput.
+  // catch-up is paid at once and only repaid if the probe leads to drafting: a probe of rows
+  // that never drafted (their lag is the prompt) costs several plain steps.
   double probe_budget = 0.03;
   // Two batches in flight (EngineOptions::overlap): one batch's drafting and realignment run
   // while the other is verified. How much that hides depends on the machine (on 2 cores the
@@ -47,7 +46,7 @@ struct DraftLengthSettings {
   // slower than nonspec decoding, while a wrong K > 0 costs drafting and a realignment, and on
   // a 2-core machine the phase times of drafting steps scatter by tens of percent (contention
   // between the drafter, the verifier and the realigner). Where speculation really pays (small
-  // batches: 1.3-1.7x) a 20 % margin does not stand in its way.
+  // batches) its gain is well above the margin.
   double margin = 0.2;
 };
 
@@ -162,13 +161,13 @@ class DraftLengthPolicy {
   // the calibration measures around): the cost model is trusted near the shapes it has seen,
   // and a step of a new K teaches it that K's real cost before a longer one is tried. Up to the
   // configured K it may jump: from K = 0 the way up is often through a K = 1 that does not pay
-  // (a whole realignment for one draft) while K = 3 does; at B = 4 on the demo pair, rising one
-  // at a time kept auto at K = 0 for three steps in four, 10 % behind K = 3.
+  // (a whole realignment for one draft) while K = 3 does, and rising one at a time kept auto
+  // at K = 0 where K = 3 paid.
   int64_t ceiling_ = 0;
   DraftChoice last_;
   // Until calibrated, as if nothing overlapped: the cautious side (favours K = 0). Learning it
   // from the pipeline alone was not enough: while K = 0 is chosen there is no overlap to see,
-  // and at B = 4 on the demo pair the cautious start kept auto at K = 0, 10 % behind K = 3.
+  // so the cautious start kept auto at K = 0 where K = 3 paid.
   double serial_ = 1.0;
 };
 

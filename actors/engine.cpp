@@ -85,17 +85,17 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   LoadOptions lo;
   lo.dtype = parse_dtype(o.dtype);
   lo.device = parse_device(o.device);
-  const auto& d = o.decoding;
+  // Whether there is a draft is the options' draft_dir: without one, in place runs plain steps.
+  EngineConfig& d = impl->options.decoding;
+  d.draft = d.mode != Mode::NonSpec && !o.draft_dir.empty();
   validate(d);
-  if (d.mode != Mode::NonSpec && o.draft_dir.empty())
-    throw std::invalid_argument(std::string(mode_name(d.mode)) + " needs a draft model");
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
-  if (d.mode != Mode::NonSpec) impl->draft = Decoder::load(o.draft_dir, lo);
-  check_models(d.mode, *impl->target, impl->draft.get());
+  if (drafts(d)) impl->draft = Decoder::load(o.draft_dir, lo);
+  check_models(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;
   info.model_dir = o.model_dir;
-  info.draft_dir = d.mode != Mode::NonSpec ? o.draft_dir : "";
+  info.draft_dir = drafts(d) ? o.draft_dir : "";
   info.architecture = impl->target->config().architecture;
   info.dtype = dtype_name(lo.dtype);
   info.device = lo.device.str();
@@ -128,7 +128,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap;
   pm.queued = impl->queued;
   pm.board = impl->board;
-  pm.policy = d.mode == Mode::NonSpec ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
+  pm.policy = !impl->draft ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

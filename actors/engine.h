@@ -30,7 +30,7 @@ class TokenSink {
 };
 
 struct EngineOptions {
-  std::string model_dir, draft_dir;  // draft_dir may be empty in nonspec mode
+  std::string model_dir, draft_dir;  // draft_dir empty: no draft (in place then runs plain steps)
   std::string dtype = "float32";
   std::string device = "cpu";
   EngineConfig decoding;
@@ -91,6 +91,7 @@ class Engine {
   // entries: the first token has none), with the `top` most likely: echo with logprobs. Runs one
   // forward on the calling thread, beside the engine's; thread-safe.
   std::vector<TokenLogprob> prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const;
+  // As started: decoding.draft says whether a draft was loaded.
   const EngineOptions& options() const;
   // Stops admitting; drain = finish everything in flight and queued, else cancel it all.
   // Returns when every sink has been told; idempotent. The destructor calls shutdown(false).

@@ -41,13 +41,15 @@ void parse_draft_tokens(const std::string& v, EngineConfig& c) {
   c.draft_tokens = k;
 }
 
+bool drafts(const EngineConfig& c) { return c.mode != Mode::NonSpec && c.draft; }
+
 std::string draft_tokens_name(const EngineConfig& c) {
-  if (c.mode == Mode::NonSpec) return "0";
+  if (!drafts(c)) return "0";
   return c.adaptive_k ? "auto" : std::to_string(c.draft_tokens);
 }
 
 int64_t largest_k(const EngineConfig& c) {
-  if (c.mode == Mode::NonSpec) return 0;
+  if (!drafts(c)) return 0;
   return c.adaptive_k ? std::max(c.draft_tokens, c.max_draft_tokens) : c.draft_tokens;
 }
 
@@ -57,7 +59,9 @@ void validate(const EngineConfig& c) {
     throw std::invalid_argument("window must be >= batch size");
   if (c.context < 0) throw std::invalid_argument("context must be >= 0");
   if (c.prefill_chunk < 1) throw std::invalid_argument("prefill_chunk must be >= 1");
-  if (c.mode == Mode::NonSpec) return;
+  if (c.mode != Mode::NonSpec && c.mode != Mode::InPlace && !c.draft)
+    throw std::invalid_argument(std::string(mode_name(c.mode)) + " needs a draft model");
+  if (!drafts(c)) return;
   if (!c.adaptive_k && (c.draft_tokens < 1 || c.draft_tokens > 32))
     throw std::invalid_argument("draft_tokens must be between 1 and 32");
   if (c.adaptive_k && (c.min_draft_tokens < 0 || c.max_draft_tokens < c.min_draft_tokens || c.max_draft_tokens > 32))

@@ -17,12 +17,17 @@ void parse_draft_tokens(const std::string& value, EngineConfig& c);
 std::string draft_tokens_name(const EngineConfig& c);
 // Throws std::invalid_argument naming the setting that is out of range.
 void validate(const EngineConfig& c);
-// The largest K a step of this configuration may draft (0 in nonspec mode): what the caches
-// and the in-place slots must hold beyond a sequence's tokens.
+// Whether steps may draft: a speculative mode with a draft model (else every step is plain, K = 0).
+bool drafts(const EngineConfig& c);
+// The largest K a step of this configuration may draft (0 when it never drafts): what the
+// caches and the in-place slots must hold beyond a sequence's tokens.
 int64_t largest_k(const EngineConfig& c);
 
 struct EngineConfig {
-  Mode mode = Mode::ExSpec;
+  Mode mode = Mode::InPlace;    // the default everywhere (serve, generate, bench's subject)
+  bool draft = true;            // a draft model is loaded. Without one, in place runs plain steps
+                                // (K = 0); the paper's speculative modes refuse to start.
+                                // Set where the models are (Engine::start, SequentialDriver).
   int64_t draft_tokens = 3;     // K when fixed
   bool adaptive_k = true;       // draft_tokens "auto": K chosen per step (actors/draft_length.h)
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto

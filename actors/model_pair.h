@@ -12,8 +12,9 @@ namespace exspec {
 
 class Decoder;
 
-// Throws std::invalid_argument saying what is missing or wrong.
-void check_models(Mode mode, const Decoder& target, const Decoder* draft);
+// Throws std::invalid_argument saying what is missing or wrong (a configuration that drafts
+// without a draft, vocabularies that differ).
+void check_models(const EngineConfig& c, const Decoder& target, const Decoder* draft);
 
 // In place: the positions of one slot: the context (0: the target's max_position_embeddings)
 // plus the drafts a verification writes beyond the tokens it keeps (the largest K).

@@ -12,7 +12,7 @@ namespace exspec {
 struct PoolManagerState {
   PoolManagerSettings settings;
   std::shared_ptr<const Route> route;
-  std::unique_ptr<Scheduler> scheduler;
+  std::shared_ptr<Scheduler> scheduler;
   std::unordered_map<SeqId, std::shared_ptr<TokenSink>> sinks;
   bool shutting_down = false;
   caf::typed_response_promise<bool> shutdown_promise;
@@ -91,11 +91,14 @@ void admit(PoolManagerState& st, SubmitMsg& m) {
 
 pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,
                                       std::shared_ptr<const Route> route) {
-  return system.spawn([settings, route](Self self) -> pool_manager_actor::behavior_type {
+  // Made here, on the caller's thread: a configuration it refuses throws from Engine::start,
+  // where an exception inside the actor would leave an engine that never answers.
+  auto scheduler = std::make_shared<Scheduler>(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
+  return system.spawn([settings, route, scheduler](Self self) -> pool_manager_actor::behavior_type {
     auto& st = self->state;
     st.settings = settings;
     st.route = route;
-    st.scheduler = std::make_unique<Scheduler>(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
+    st.scheduler = scheduler;
     return {
         [=](submit_atom, std::shared_ptr<SubmitMsg> m) {
           admit(self->state, *m);

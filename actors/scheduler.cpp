@@ -20,7 +20,7 @@ const char* assembly_name(Assembly a) {
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : config_(config),
-      policy_(config.mode == Mode::NonSpec ? nullptr : std::move(policy)),
+      policy_(drafts(config) ? std::move(policy) : nullptr),
       max_in_flight_(static_cast<size_t>(std::max(1, max_in_flight))),
       // Every step appends at most K + 1 positions a row; one more keeps a realigned cache from
       // regrowing on the next append (the spare room is allocated, never copied).
@@ -29,7 +29,7 @@ Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> pol
       former_(static_cast<size_t>(config.batch_size), config.min_group_fill, config.max_wait),
       slots_(config.mode == Mode::InPlace ? config.window : 0) {
   validate(config_);
-  if (config_.mode != Mode::NonSpec && !policy_)
+  if (drafts(config_) && !policy_)
     throw std::invalid_argument(std::string(mode_name(config_.mode)) + " needs a draft-length policy");
   if (trace_enabled())
     trace_engine(mode_name(config_.mode), config_.batch_size, config_.window, config_.adaptive_k, config_.draft_tokens);

@@ -53,6 +53,7 @@ class Scheduler {
   bool idle() const { return in_flight_.empty() && pool_.unfinished() == 0; }
   const RunStats& stats() const { return stats_; }
   size_t active() const { return pool_.unfinished() - pool_.waiting(); }
+  size_t waiting() const { return pool_.waiting(); }
   size_t submitted() const { return submitted_; }
   size_t finished() const { return finished_; }
   size_t cancelled() const { return cancelled_; }

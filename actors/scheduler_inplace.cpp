@@ -137,8 +137,8 @@ StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
   if (ready.empty()) return p;
   // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest
   // slot among equals): it is always in, so no row waits for long, and rows in consecutive
-  // slots read their keys as a view, where a scattered set gathers them at every layer (on the
-  // demo pair at B = 32, 17 % slower a forward: decoder_bench --slots 1).
+  // slots read their keys as a view, where a scattered set gathers them at every layer
+  // (measured with decoder_bench --slots 1: docs/speculation.md).
   std::sort(ready.begin(), ready.end(), [&](SeqId a, SeqId b) { return pool_.at(a).slot < pool_.at(b).slot; });
   const size_t n = ready.size(), take = std::min(n, static_cast<size_t>(config_.batch_size));
   size_t oldest = 0;

@@ -1,5 +1,6 @@
 #include "actors/sequential_driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <unordered_map>
@@ -17,13 +18,46 @@ namespace exspec {
 SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::shared_ptr<const Decoder> draft,
                                    EngineConfig config)
     : target_(std::move(target)), draft_(std::move(draft)), config_(config) {
-  validate(config_);
   if (config_.mode == Mode::NonSpec) draft_.reset();
-  check_models(config_.mode, *target_, draft_.get());
+  config_.draft = draft_ != nullptr;  // without one, in place runs plain steps
+  validate(config_);
+  check_models(config_, *target_, draft_.get());
   policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
 }
 
-std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests) {
+namespace {
+
+// One piece of work through the step phases, in the order the actor pipeline runs them.
+void run_work(Work& w, Scheduler& scheduler, const Decoder& target, const Decoder* draft, KVStore* tstore,
+              KVStore* dstore) {
+  if (auto* p = std::get_if<PrefillPlan>(&w)) {
+    PrefillWork prefill{std::move(*p), {}};
+    if (dstore && prefill.plan.with_draft) draft_prefill_phase(*draft, prefill, dstore);
+    prefill_phase(target, prefill, tstore);
+    scheduler.prefilled(std::move(prefill.outcome));
+  } else if (auto* s = std::get_if<StepPlan>(&w)) {
+    StepWork step;
+    step.plan = std::move(*s);
+    assemble_phase(step);
+    if (step.plan.k > 0) draft_phase(*draft, step, dstore);
+    verify_phase(target, step, tstore);
+    split_phase(step);
+    scheduler.complete(std::move(step.outcome));
+  }
+}
+
+void count(const Work& w, DriverTrace& t, int64_t& steps_since_prefill) {
+  if (std::holds_alternative<PrefillPlan>(w)) {
+    if (t.prefills++ > 0) t.steps_between_prefills += steps_since_prefill;
+    steps_since_prefill = 0;
+  } else if (std::holds_alternative<StepPlan>(w)) {
+    ++t.steps, ++steps_since_prefill;
+  }
+}
+
+}  // namespace
+
+std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests, const Timeline& timeline) {
   for (const auto& r : requests) {
     validate_request(*target_, r);
     const std::string misfit = slot_misfit(config_, *target_, r);
@@ -34,33 +68,31 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
   std::shared_ptr<KVStore> dstore = make_store(config_, *target_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
   Scheduler scheduler(config_, policy_, /*max_in_flight=*/1);
-  std::unordered_map<SeqId, size_t> index;
-  for (size_t i = 0; i < requests.size(); ++i) index[scheduler.admit(requests[i])] = i;
+  trace_ = DriverTrace{};
   std::vector<SeqResult> out(requests.size());
-  auto collect = [&] {
+  std::vector<SeqId> ids(requests.size(), 0);  // 0: not arrived yet
+  std::unordered_map<SeqId, size_t> index;
+  size_t arrived = 0;
+  int64_t steps_since_prefill = 0;
+  for (int64_t now = 0;; ++now) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const int64_t at = i < timeline.arrive_at.size() ? timeline.arrive_at[i] : 0;
+      if (ids[i] != 0 || at > now) continue;
+      ids[i] = scheduler.admit(requests[i]);
+      index[ids[i]] = i, ++arrived;
+    }
+    for (auto [i, at] : timeline.cancel_at)
+      if (at == now && ids.at(i) != 0) scheduler.cancel(ids[i], FinishReason::None);
     for (SeqEvent& e : scheduler.take_events())
       if (e.finished) out[index.at(e.id)] = std::move(*e.finished);
-  };
-  collect();
-  while (!scheduler.idle()) {
+    if (arrived == requests.size() && scheduler.idle()) break;
     Work w = scheduler.next();
-    if (auto* p = std::get_if<PrefillPlan>(&w)) {
-      PrefillWork prefill{std::move(*p), {}};
-      if (dstore && prefill.plan.with_draft) draft_prefill_phase(*draft_, prefill, dstore.get());
-      prefill_phase(*target_, prefill, tstore.get());
-      scheduler.prefilled(std::move(prefill.outcome));
-    } else if (auto* s = std::get_if<StepPlan>(&w)) {
-      StepWork step;
-      step.plan = std::move(*s);
-      assemble_phase(step);
-      if (step.plan.k > 0) draft_phase(*draft_, step, dstore.get());
-      verify_phase(*target_, step, tstore.get());
-      split_phase(step);
-      scheduler.complete(std::move(step.outcome));
-    } else {
+    trace_.max_active = std::max(trace_.max_active, scheduler.active());
+    trace_.max_waiting = std::max(trace_.max_waiting, scheduler.waiting());
+    if (std::holds_alternative<std::monostate>(w) && arrived == requests.size())
       throw std::logic_error("SequentialDriver: the scheduler has unfinished sequences but no work");
-    }
-    collect();
+    count(w, trace_, steps_since_prefill);
+    run_work(w, scheduler, *target_, draft_.get(), tstore.get(), dstore.get());
   }
   stats_ = scheduler.stats();
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -76,15 +76,20 @@ void take_verified(VerifyResult& v, StepOutcome& o) {
 // Verification in place: the outcome straight from the accepted counts, nothing to split.
 void verify_in_place(const Decoder& target, KVStore& store, StepWork& w) {
   std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
-  w.verified = verify_inplace(InplaceModels{&target, &store}, pointers(seqs), w.drafts, w.plan.sampling);
+  const InplaceModels m{&target, &store};
+  w.verified = verify_inplace(m, pointers(seqs), w.drafts, w.plan.sampling);
   StepOutcome& o = w.outcome;
   const int64_t K = w.drafts.size(1);
+  // The target's slots keep what was accepted (the draft's are the drafter's: its next phase
+  // sets them from the plan, which carries the lag reported here).
+  std::vector<InplaceSeq*> rows;
+  for (InplaceSeq& s : seqs) rows.push_back(&s);
+  commit_inplace(m, rows, w.verified, K);
   take_verified(w.verified, o);
   for (size_t b = 0; b < seqs.size(); ++b) {
     const SlotRow& r = w.plan.slot_rows[b];
     o.draft_lag.push_back(lag_after_step(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len, K, o.accepted[b]));
   }
-  // The target's rejected positions need no truncation: the next step's plan sets the length.
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ int cmd_bench(int argc, char** argv, int first) {
   if (a.has("threads")) cfg.blas_threads = static_cast<int>(a.get_int("threads", 0));
   const std::string out = a.need("out");
   // The generated pairs are made on first use: the demo pair, and the same target shape with
-  // weaker damping, whose 1-layer draft is accepted only ~15 % of the time (adaptive sweep).
+  // weaker damping, whose 1-layer draft is rarely accepted (the adaptive sweep's low pair).
   auto ensure_pair = [](const std::string& model, const std::string& draft, const std::string& default_dir, double damp) {
     if (std::filesystem::exists(model + "/config.json")) return;
     if (model != default_dir) throw std::invalid_argument(model + ": no config.json");

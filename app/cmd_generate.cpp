@@ -40,8 +40,9 @@ int cmd_generate(int argc, char** argv, int first) {
            "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
            "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
            "--prompt-ids, then the file's lines.\n"
-           "Runs on the actor pipeline (the server's engine). mode defaults to inplace with --draft,\n"
-           "nonspec without; --oracle uses the plain greedy loop (model/greedy.cpp) instead.\n"
+           "Runs on the actor pipeline (the server's engine). mode defaults to inplace, with --draft or\n"
+           "without (plain steps, K = 0, batched continuously); --oracle uses the plain loop\n"
+           "(model/greedy.cpp) instead: plain decoding, the definition every mode must equal.\n"
            "inplace: --context N positions a slot (default: the longest prompt + --max-tokens), prompts\n"
            "stored --prefill-chunk N tokens a forward (default 256).\n"
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
@@ -69,7 +70,10 @@ int cmd_generate(int argc, char** argv, int first) {
   eo.overlap = !a.has("no-overlap");
   eo.max_queue = prompts.size() + 1;
   EngineConfig& ec = eo.decoding;
-  ec.mode = parse_mode(a.get("mode", a.has("draft") ? "inplace" : "nonspec"));
+  if (a.has("oracle") && a.has("mode") && a.get("mode", "") != "nonspec")
+    throw std::invalid_argument("--oracle is plain decoding: it takes no --mode (or --mode nonspec)");
+  if (a.has("mode")) ec.mode = parse_mode(a.get("mode", ""));
+  else if (a.has("oracle")) ec.mode = Mode::NonSpec;
   if (a.has("draft-tokens")) parse_draft_tokens(a.get("draft-tokens", ""), ec);
   ec.min_draft_tokens = a.get_int("min-draft-tokens", ec.min_draft_tokens);
   ec.max_draft_tokens = a.get_int("max-draft-tokens", ec.max_draft_tokens);
@@ -78,7 +82,8 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.sort_by_length = a.has("sort-by-length");
   if (a.has("min-group-fill")) ec.min_group_fill = std::stod(a.get("min-group-fill", ""));
   ec.max_wait = a.get_int("max-wait", ec.max_wait);
-  if (ec.mode != Mode::NonSpec) eo.draft_dir = a.need("draft");
+  if (ec.mode != Mode::NonSpec) eo.draft_dir = a.get("draft", "");
+  ec.draft = !eo.draft_dir.empty();
   const int64_t max_tokens = a.get_int("max-tokens", 32);
   // In place, the slots need hold no more than the longest sequence this run makes.
   size_t longest_prompt = 0;
@@ -124,7 +129,7 @@ int cmd_generate(int argc, char** argv, int first) {
 
   std::vector<SeqResult> results(prompts.size());
   RunStats stats;
-  if (ec.mode == Mode::NonSpec && a.has("oracle")) {
+  if (a.has("oracle")) {
     configure_threads(eo.torch_threads, eo.blas_threads);
     check_blas();
     LoadOptions lo;

@@ -58,7 +58,9 @@ int cmd_serve(int argc, char** argv, int first) {
            "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
            "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
            "default (--port 0: any free port, printed on stderr). Without a model it serves the demo pair,\n"
-           "generated into the cache directory on first start. SIGINT/SIGTERM drain and exit.\n"
+           "generated into the cache directory on first start. The mode is inplace unless --mode says\n"
+           "otherwise: continuous batching, and without --draft every step is plain (K = 0).\n"
+           "SIGINT/SIGTERM drain and exit.\n"
            "See docs/serving.md (the API, errors, metrics) and config/README.md (every key).\n";
     return 0;
   }

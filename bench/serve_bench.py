@@ -8,9 +8,10 @@ with --plot, a PNG of the latencies (gnuplot).
 
 usage: bench/serve_bench.py [--url http://127.0.0.1:8000] [--model NAME] [--dataset random|prompts]
            [--num-prompts 64] [--input-len 128] [--output-len 64] [--prompts FILE.jsonl]
-           [--request-rate inf | R] [--max-concurrency N] [--no-ignore-eos] [--seed 0]
+           [--request-rate inf | R] [--interval S] [--max-concurrency N] [--no-ignore-eos] [--seed 0]
            [--vocab 256] [--out result.json] [--plot latencies.png] [--label TEXT]
 random: prompts of --input-len random token ids in [0, --vocab) (vLLM's random dataset).
+--interval S: requests start S seconds apart (fixed arrivals, instead of --request-rate's Poisson).
 prompts: the lines of a JSONL file with "prompt_ids" (default bench/prompts/mixed.jsonl: varied
 lengths, like a chat dataset's), each request --output-len tokens.
 Standard library only (plus gnuplot for --plot). Each request opens its own connection.
@@ -104,7 +105,9 @@ def run(args):
         t = threading.Thread(target=worker, args=(i, body))
         t.start()
         threads.append(t)
-        if args.request_rate != float("inf"):
+        if args.interval > 0:
+            time.sleep(args.interval)
+        elif args.request_rate != float("inf"):
             time.sleep(rng.expovariate(args.request_rate))  # Poisson arrivals
     for t in threads:
         t.join()
@@ -117,7 +120,7 @@ def run(args):
     return {
         "label": args.label, "dataset": args.dataset, "num_prompts": len(prompts), "completed": len(ok),
         "failed": len(prompts) - len(ok), "errors": [r.get("error") for r in results if not r["ok"]][:5],
-        "request_rate": str(args.request_rate), "max_concurrency": args.max_concurrency,
+        "request_rate": str(args.request_rate), "interval_s": args.interval, "max_concurrency": args.max_concurrency,
         "output_len": args.output_len, "ignore_eos": args.ignore_eos, "duration_s": round(wall, 3),
         "request_throughput": round(len(ok) / wall, 3), "output_throughput": round(out_tokens / wall, 2),
         "total_token_throughput": round((in_tokens + out_tokens) / wall, 2),
@@ -156,6 +159,7 @@ def main():
     ap.add_argument("--output-len", type=int, default=64)
     ap.add_argument("--vocab", type=int, default=256, help="random prompts draw ids below this")
     ap.add_argument("--request-rate", type=float, default=float("inf"))
+    ap.add_argument("--interval", type=float, default=0.0, help="seconds between request starts (0: rate)")
     ap.add_argument("--max-concurrency", type=int, default=0)
     ap.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
     ap.add_argument("--seed", type=int, default=0)
@@ -163,8 +167,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--plot", default="")
     args = ap.parse_args()
-    if args.num_prompts < 1 or args.output_len < 1 or args.input_len < 1 or args.max_concurrency < 0:
-        ap.error("--num-prompts, --input-len and --output-len must be >= 1, --max-concurrency >= 0")
+    if args.num_prompts < 1 or args.output_len < 1 or args.input_len < 1 or args.max_concurrency < 0 or args.interval < 0:
+        ap.error("--num-prompts, --input-len and --output-len must be >= 1, --max-concurrency and --interval >= 0")
     result = run(args)
     text = json.dumps({k: v for k, v in result.items() if k != "per_request"}, indent=1)
     print(text)

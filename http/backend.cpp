@@ -23,8 +23,9 @@ std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string
   std::string dir = cfg.model;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
-  b->mode = mode_name(eo.decoding.mode);
-  b->draft_tokens = draft_tokens_name(eo.decoding);
+  const EngineConfig& d = b->engine->options().decoding;  // as the engine runs it (draft or none)
+  b->mode = mode_name(d.mode);
+  b->draft_tokens = draft_tokens_name(d);
   ModelFacts& f = b->facts;
   f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
   f.chat = b->chat ? &*b->chat : nullptr;

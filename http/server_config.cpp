@@ -149,8 +149,9 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.torch_threads = c.torch_threads;
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
-  d.mode = parse_mode(c.mode.empty() ? (c.draft.empty() ? "nonspec" : "inplace") : c.mode);
+  if (!c.mode.empty()) d.mode = parse_mode(c.mode);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;
+  d.draft = !o.draft_dir.empty();
   parse_draft_tokens(c.draft_tokens, d);
   d.min_draft_tokens = c.min_draft_tokens;
   d.max_draft_tokens = c.max_draft_tokens;

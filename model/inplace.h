@@ -68,7 +68,8 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Inpl
 
 // Keeps what was accepted: row b's tokens gain d_1..d_a and the bonus; the target's length
 // becomes tokens - 1 (its rejected positions are overwritten later); the draft's length follows
-// lag_after_step (when m.draft_store is set). Nothing is copied.
+// lag_after_step (when m.draft_store is set). Nothing is copied. The verifier's phase commits
+// through it (actors/step_phases.cpp), and the model-level tests do.
 void commit_inplace(const InplaceModels& m, const std::vector<InplaceSeq*>& rows, const VerifyResult& v, int64_t k);
 
 }  // namespace exspec

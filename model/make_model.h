@@ -20,7 +20,7 @@ struct MakeModelOptions {
   // first layers dominate and a draft made of them agrees with the target often.
   int64_t damp_from = 1;
   double init_std = 0.02;
-  double damp_std = -1;  // < 0: the preset's (demo, 1b 0.0003: 75-80 % of 3 drafts accepted; else 0.0005)
+  double damp_std = -1;  // < 0: the preset's (demo, 1b 0.0003; else 0.0005: docs/models.md gives their acceptance)
 };
 
 // The config a preset gives for an architecture (exposed for tests).

@@ -49,9 +49,8 @@ struct SeqTensors {
   int64_t parked_row = -1;
   // split_rows() cuts a row's caches out of `parked` only when a batch other than `parked` needs
   // them (assemble): a plain step that goes on with the same rows then costs no per-row,
-  // per-layer views (at B = 8 on the demo pair about 0.6 ms of a 13 ms step, what a fixed
-  // nonspec batch does not pay). >= 0: the row's content positions in parked's target / draft
-  // cache, not cut yet.
+  // per-layer views (which a fixed nonspec batch does not pay either). >= 0: the row's content
+  // positions in parked's target / draft cache, not cut yet.
   int64_t parked_target = -1, parked_draft = -1;
 };
 

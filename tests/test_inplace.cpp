@@ -1,7 +1,8 @@
 // The in-place mode (issue 18): the store checked row by row against each row recomputed alone,
 // and the float64 oracle (batch-1 nonspec greedy decoding, token for token) for every batch size,
 // K (fixed, auto, random), EOS and max_tokens mid-batch, sequences joining a running batch,
-// chunked prefill of long prompts, a full store and cancellation.
+// chunked prefill of long prompts, a full store and cancellation: the Scheduler's plans through
+// the step phases (actors/sequential_driver.h), as the server runs them.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -9,13 +10,12 @@
 #include <map>
 #include <mutex>
 
-#include "actors/calibration.h"
 #include "actors/engine_config.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/inplace.h"
 #include "model/slot_table.h"
-#include "tests/inplace_driver.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 
@@ -40,6 +40,18 @@ void check_slot(const Decoder& m, const KVStore& store, const InplaceSeq& s, int
     CATCH_REQUIRE(got.sizes() == want[l].sizes());
     CATCH_CHECK((got - want[l]).abs().max().item<double>() < 1e-9);
   }
+}
+
+// In place with B rows a step, `slots` slots, a fixed K and prompts stored `chunk` tokens a forward.
+EngineConfig inplace(int64_t B, int64_t slots, int64_t k, int64_t chunk) {
+  EngineConfig c;
+  c.mode = Mode::InPlace;
+  c.batch_size = B;
+  c.window = slots;
+  c.adaptive_k = false;
+  c.draft_tokens = k;
+  c.prefill_chunk = chunk;
+  return c;
 }
 
 std::vector<SeqRequest> requests_of(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens,
@@ -178,29 +190,29 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
     for (int64_t B : {1, 2, 3, 8, 16}) {
       for (int64_t K : {1, 3, 5, -1, -2}) {
         if (!d.model && K != 1) continue;
-        test::InplaceConfig c;
+        EngineConfig c;
+        c.mode = Mode::InPlace;
         c.batch_size = B;
-        c.max_sequences = B + (B % 3) * 2;  // slots >= B, sometimes == B
-        c.chunk_tokens = (B + K) % 2 ? 5 : 64;
-        c.k = std::max<int64_t>(K, 1);
-        EngineConfig ec;
-        ec.adaptive_k = true;
-        if (K == -1 && d.model) c.policy = make_policy(ec, *target, d.model.get(), false);
-        if (K == -2) c.policy = std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5);
-        test::InplaceEvents ev;
+        c.window = B + (B % 3) * 2;  // slots >= B, sometimes == B
+        c.prefill_chunk = (B + K) % 2 ? 5 : 64;
+        c.draft_tokens = std::max<int64_t>(K, 1);
+        c.adaptive_k = K < 0;
+        SequentialDriver engine(target, d.model, c);
+        if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));
+        Timeline t;
         if ((B + K) % 3 != 0)  // every fourth request joins later, while others decode
-          for (size_t i = 0; i < reqs.size(); ++i) ev.arrive_at.push_back(i % 4 == 3 ? static_cast<int64_t>(2 * i) : -1);
-        test::InplaceRunner runner(target, d.model, c);
-        auto got = runner.run(reqs, ev);
+          for (size_t i = 0; i < reqs.size(); ++i) t.arrive_at.push_back(i % 4 == 3 ? static_cast<int64_t>(2 * i) : 0);
+        auto got = engine.run(reqs, t);
         CATCH_INFO("draft " << d.name << ", B " << B << ", K " << K);
         for (size_t i = 0; i < reqs.size(); ++i) {
           CATCH_CHECK(got[i].tokens == want[i].tokens);
           CATCH_CHECK(got[i].finish == want[i].finish);
         }
-        CATCH_CHECK(runner.stats().max_live <= c.max_sequences);
+        CATCH_CHECK(engine.trace().max_active <= static_cast<size_t>(c.window));
+        if (!d.model) CATCH_CHECK(engine.stats().drafted == 0);
         if (K == -2 && d.model) {  // the random policy really mixed K = 0 and K > 0
-          CATCH_CHECK(runner.stats().k_steps.size() > 1);
-          CATCH_CHECK(runner.stats().k_steps.count(0) == 1);
+          CATCH_CHECK(engine.stats().k_steps.size() > 1);
+          CATCH_CHECK(engine.stats().k_steps.at(0) > 0);
         }
       }
     }
@@ -232,16 +244,15 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   auto reqs = requests_of(prompts, 40);
   reqs.back().max_tokens = 12;
   auto want = greedy_generate(*target, reqs, 1);
-  const test::InplaceConfig c{8, 9, 32, 3, nullptr};  // B, slots, chunk tokens, K
-  test::InplaceEvents ev;
-  ev.arrive_at.assign(reqs.size(), -1);
-  ev.arrive_at.back() = 4;  // the long prompt arrives while the eight decode
-  test::InplaceRunner runner(target, draft, c);
-  auto got = runner.run(reqs, ev);
+  SequentialDriver engine(target, draft, inplace(8, 9, 3, 32));
+  Timeline t;
+  t.arrive_at.assign(reqs.size(), 0);
+  t.arrive_at.back() = 6;  // the long prompt arrives while the eight decode
+  auto got = engine.run(reqs, t);
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
-  // 299 prompt tokens in chunks of 32: ten forwards, each followed by a decode step of the eight.
-  CATCH_CHECK(runner.stats().prefill_forwards >= 10 + 1);
-  CATCH_CHECK(runner.stats().decode_during_prefill >= 10);
+  // 299 prompt tokens in chunks of 32: ten forwards, a decode step of the eight between two.
+  CATCH_CHECK(engine.trace().prefills >= 10 + 1);
+  CATCH_CHECK(engine.trace().steps_between_prefills >= 9);
 }
 
 CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones free their slot", "[inplace][oracle][cancel]") {
@@ -250,12 +261,11 @@ CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones fre
   auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
   auto reqs = requests_of(prompts, 20);
   auto want = greedy_generate(*target, reqs, 1);
-  const test::InplaceConfig c{3, 4, 6, 2, nullptr};  // B, slots, chunk tokens, K
-  test::InplaceEvents ev;
-  ev.cancel_at[1] = 6;  // live, mid-decode
-  ev.cancel_at[8] = 2;  // still waiting for a slot
-  test::InplaceRunner runner(target, draft, c);
-  auto got = runner.run(reqs, ev);
+  SequentialDriver engine(target, draft, inplace(3, 4, 2, 6));
+  Timeline ev;
+  ev.cancel_at[1] = 12;  // live, mid-decode
+  ev.cancel_at[8] = 4;   // still waiting for a slot
+  auto got = engine.run(reqs, ev);
   for (size_t i = 0; i < reqs.size(); ++i) {
     CATCH_INFO("request " << i);
     if (ev.cancel_at.count(i)) {
@@ -269,7 +279,6 @@ CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones fre
   }
   CATCH_CHECK(got[1].tokens.size() > 0);  // it was decoding when it went away
   CATCH_CHECK(got[8].tokens.empty());
-  CATCH_CHECK(runner.stats().max_live == 4);
-  CATCH_CHECK(runner.stats().max_waiting >= 6);
-  CATCH_CHECK(runner.stats().slot_reuses >= 5);  // 8 sequences through 4 slots
+  CATCH_CHECK(engine.trace().max_active == 4);  // 9 sequences through 4 slots: each slot reused
+  CATCH_CHECK(engine.trace().max_waiting >= 6);
 }

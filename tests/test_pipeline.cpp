@@ -22,6 +22,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // The first layer of the tiny target of `arch`, made once per process.
+// K = 0 in options(): no draft (in place then runs plain steps).
 std::string draft_dir(const std::string& arch = "llama") {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
@@ -37,7 +38,7 @@ std::string draft_dir(const std::string& arch = "llama") {
 EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap, const std::string& arch = "llama") {
   EngineOptions o;
   o.model_dir = test::model_dir(arch);
-  o.draft_dir = mode == Mode::NonSpec ? "" : draft_dir(arch);
+  o.draft_dir = mode == Mode::NonSpec || K == 0 ? "" : draft_dir(arch);
   o.dtype = "float64";
   o.device = test::device_name();
   o.decoding.mode = mode;
@@ -96,7 +97,8 @@ void pipeline_oracle(const std::string& arch) {
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, true}, Case{Mode::ExSpec, 4, 3, true},
                  Case{Mode::ExSpec, 8, 5, false}, Case{Mode::EqSpec, 8, 1, false}, Case{Mode::ExSpec, 4, -1, true},
                  Case{Mode::ExSpec, 4, -2, true}, Case{Mode::EqSpec, 3, -2, false}, Case{Mode::InPlace, 4, 3, true},
-                 Case{Mode::InPlace, 8, 5, false}, Case{Mode::InPlace, 4, -1, true}, Case{Mode::InPlace, 3, -2, true}}) {
+                 Case{Mode::InPlace, 8, 5, false}, Case{Mode::InPlace, 4, -1, true}, Case{Mode::InPlace, 3, -2, true},
+                 Case{Mode::InPlace, 4, 0, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
     auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap, arch));
     auto sink = std::make_shared<Collector>();
@@ -127,7 +129,8 @@ void pipeline_oracle(const std::string& arch) {
     CATCH_CHECK(st.finished == reqs.size());
     CATCH_CHECK(st.queued == 0);
     CATCH_CHECK(st.active == 0);
-    if (c.mode != Mode::NonSpec && c.K != -1) CATCH_CHECK(st.totals.drafted > 0);
+    if (c.mode != Mode::NonSpec && c.K != -1 && c.K != 0) CATCH_CHECK(st.totals.drafted > 0);
+    if (c.K == 0) CATCH_CHECK(st.totals.drafted == 0);  // no draft: every step plain
     if (c.K == -2) CATCH_CHECK(st.totals.k_steps.at(0) > 0);  // plain target steps happened
     engine->shutdown(true);
   }

@@ -14,7 +14,6 @@
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"
-#include "tests/inplace_driver.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -270,16 +269,18 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in 
   const auto reqs = sampled_requests(*target, {eos});
   const auto want = greedy_generate(*target, reqs, 1);
   for (int64_t B : {1, 3, 8, 16}) {
-    for (int64_t K : {0, 1, 3, 5, -1}) {
-      test::InplaceConfig c;
+    for (int64_t K : {0, 1, 3, 5, -1}) {  // 0: no draft, plain steps
+      EngineConfig c;
+      c.mode = Mode::InPlace;
       c.batch_size = B;
-      c.max_sequences = B + (B % 3) * 2;
-      c.chunk_tokens = B % 2 ? 4 : 64;
-      c.k = std::max<int64_t>(K, 0);
-      EngineConfig ec;
-      if (K < 0) c.policy = make_policy(ec, *target, draft.get(), false);
-      test::InplaceRunner runner(target, K == 0 ? nullptr : draft, c);
-      auto got = runner.run(reqs);
+      c.window = B + (B % 3) * 2;
+      c.prefill_chunk = B % 2 ? 4 : 64;
+      c.draft_tokens = std::max<int64_t>(K, 1);
+      c.adaptive_k = K < 0;
+      SequentialDriver runner(target, K == 0 ? nullptr : draft, c);
+      Timeline t;  // the last two requests join while the others decode
+      for (size_t i = 0; i < reqs.size(); ++i) t.arrive_at.push_back(i + 2 >= reqs.size() ? 3 : 0);
+      auto got = runner.run(reqs, t);
       CATCH_INFO("B " << B << ", K " << K);
       for (size_t i = 0; i < reqs.size(); ++i) {
         CATCH_CHECK(got[i].tokens == want[i].tokens);

@@ -1,6 +1,7 @@
 // Completions and chat against a real server: plain, streaming, echo, stop strings, token-id
 // prompts, arrays of prompts; every output compared with the float64 greedy oracle.
 #include <filesystem>
+#include <future>
 
 #include <catch2/catch.hpp>
 
@@ -279,4 +280,27 @@ TEST_CASE("draft_tokens auto: the oracle's tokens, and the policy's estimates on
         sampled_oracle(bytes_of(prompt), 30, "--temperature 1.5 --seed 9")[0].ids);
   HttpResult y = request(s.port(), "GET", "/metrics");
   CHECK(y.body.find("exspec_adaptive_acceptance_estimate_by_temperature{temperature=\"1-2\"}") != std::string::npos);
+}
+
+TEST_CASE("serving without a draft: in place with plain steps, every answer the oracle's") {
+  ServerProcess s({"--draft", ""});  // the last --draft wins: none
+  const json m = request(s.port(), "GET", "/v1/models").json_body();
+  CHECK(m["data"][0]["settings"]["mode"] == "inplace");
+  CHECK(m["data"][0]["draft"].is_null());
+  CHECK(m["data"][0]["settings"]["draft_tokens"] == 0);  // K = 0: every step plain
+  std::vector<std::vector<int64_t>> prompts;
+  for (int i = 0; i < 6; ++i) prompts.push_back(bytes_of("Plain request " + std::to_string(i) + std::string(i * 3, '!')));
+  const auto want = oracle(prompts, 16);
+  // Sent together: they share the in-place batch, joining it as they arrive.
+  std::vector<std::future<HttpResult>> answers;
+  for (const auto& p : prompts)
+    answers.push_back(std::async(std::launch::async, [&, p] {
+      return post(s.port(), "/v1/completions", {{"prompt", p}, {"max_tokens", 16}, {"return_token_ids", true}});
+    }));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    HttpResult r = answers[i].get();
+    REQUIRE(r.status == 200);
+    CHECK(r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == want[i].ids);
+  }
+  CHECK(metric(s.port(), "exspec_spec_decode_num_draft_tokens_total") == 0);
 }
