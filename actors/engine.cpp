@@ -125,7 +125,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;
-  pm.overlap = o.overlap;
+  // In place without a draft only the verifier works: a second piece of work in flight overlaps
+  // nothing and splits the decoding rows into batches that take turns, each a forward of its
+  // own. (Fixed nonspec batches keep it: it is how a second batch starts beside a running one.)
+  pm.overlap = o.overlap && (drafts(d) || d.mode != Mode::InPlace);
   pm.queued = impl->queued;
   pm.board = impl->board;
   pm.policy = !impl->draft ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
