@@ -13,21 +13,13 @@
 #include "actors/cost_model.h"
 #include "model/generation.h"
 #include "model/sampling.h"
+#include "model/slot_row.h"  // in place: a row's slot, tokens and what each store holds
 
 namespace exspec {
 
 struct SeqTensors;
 struct SpecBatch;
 using SeqId = uint64_t;
-
-// In place (Mode::InPlace): a sequence's slot in each model's store (model/kv_store.h), its
-// tokens and how many positions of its slot each store holds. The scheduler owns these facts;
-// a phase sets the stores' lengths from them before its forward.
-struct SlotRow {
-  int64_t slot = -1;
-  std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
-  int64_t target_len = 0, draft_len = 0;
-};
 
 // Prefill the target caches of sequences that joined (their draft catches up lazily).
 // In place: one chunk of at most `chunk` positions over `slot_rows` (model/inplace.h).
@@ -88,6 +80,7 @@ struct StepOutcome {
   std::vector<std::vector<TokenLogprob>> logprobs;  // with `committed` (empty: none asked)
   std::vector<int64_t> accepted;
   std::vector<int64_t> draft_lag;                   // tokens the draft lacks after the step
+  std::vector<int64_t> stored;                      // in place: positions the target's slot holds
   std::vector<std::shared_ptr<SeqTensors>> rows;    // each row's state (not keep_batch)
   std::shared_ptr<SpecBatch> batch;                 // keep_batch: the batch's state
   StepTimes times;

@@ -267,6 +267,7 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
   stats_.count_band(band, f.k, a);
   if (policy_) policy_->learn(s.acceptance, f.k, a, band);
   s.draft_lag = o.draft_lag[b];
+  if (f.in_place) s.stored = o.stored.at(b);  // what commit_inplace set
   const std::vector<TokenLogprob>* lp = b < o.logprobs.size() && !o.logprobs[b].empty() ? &o.logprobs[b] : nullptr;
   const size_t before = s.generated.size();
   const size_t n = pool_.write_back(id, o.committed[b].data(), o.committed[b].size(), lp ? lp->data() : nullptr);

@@ -10,18 +10,15 @@
 
 namespace exspec {
 
-bool Scheduler::prefilled_in_place(const Sequence& s) const {
-  return s.slot >= 0 && s.stored == static_cast<int64_t>(s.request.prompt.size()) - 1;
-}
+bool Scheduler::prefilled_in_place(const Sequence& s) const { return s.slot >= 0 && s.stored == s.length() - 1; }
 
 SlotRow Scheduler::slot_row(const Sequence& s) const {
   SlotRow r;
   r.slot = s.slot;
   r.tokens = s.request.prompt;
   r.tokens.insert(r.tokens.end(), s.generated.begin(), s.generated.end());
-  const int64_t before_pending = static_cast<int64_t>(r.tokens.size()) - 1;
-  r.target_len = prefilled_in_place(s) ? before_pending : s.stored;
-  r.draft_len = before_pending - s.draft_lag;
+  r.target_len = s.stored;
+  r.draft_len = r.before_pending() - s.draft_lag;
   return r;
 }
 

@@ -37,9 +37,10 @@ struct Sequence {
   bool cancel_pending = false;
   FinishReason cancel_reason = FinishReason::None;
   int64_t cut_step = -1, cut_row = -1, cut_rows = 0;
-  // In place: its slot in the stores (-1: none yet) and the prompt positions the target's slot
-  // holds so far (prefilled when it reaches prompt - 1); whether the draft stores its prompt
-  // chunks too (decided when it takes its slot; else the draft catches the prompt up lazily).
+  // In place: its slot in the stores (-1: none yet) and the positions the target's slot holds
+  // (every token but pending once its prompt is stored: the prompt is stored when it reaches
+  // prompt - 1), as the last prefill chunk or commit set them; whether the draft stores its
+  // prompt chunks too (decided when it takes its slot; else the draft catches it up lazily).
   int64_t slot = -1, stored = 0;
   bool draft_prefill = false;
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }

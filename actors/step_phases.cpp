@@ -30,31 +30,22 @@ std::vector<int64_t> lag_counts(const SpecBatch& b) {
   return std::vector<int64_t>(n.data_ptr<int64_t>(), n.data_ptr<int64_t>() + n.numel());
 }
 
-// The plan's rows as sequences of one model's store, their lengths in it set from the plan.
-std::vector<InplaceSeq> slot_seqs(const std::vector<SlotRow>& rows, KVStore& store, bool target) {
-  std::vector<InplaceSeq> out;
-  for (const SlotRow& r : rows) {
-    store.set_length(r.slot, target ? r.target_len : r.draft_len);
-    out.push_back(InplaceSeq{r.slot, r.tokens});
-  }
-  return out;
-}
-
-std::vector<const InplaceSeq*> pointers(const std::vector<InplaceSeq>& seqs) {
-  std::vector<const InplaceSeq*> p;
-  for (const InplaceSeq& s : seqs) p.push_back(&s);
+template <class Row>
+std::vector<Row*> pointers(std::vector<SlotRow>& rows) {
+  std::vector<Row*> p;
+  for (SlotRow& r : rows) p.push_back(&r);
   return p;
 }
 
 // The target stores the next chunk of the prompts. The draft's lag is what the drafter's
 // phase left (it stored the same chunk), or, without it, unchanged.
 void prefill_in_place(const Decoder& target, KVStore& store, PrefillWork& w) {
-  std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
-  prefill_chunk(InplaceModels{&target, &store}, pointers(seqs), w.plan.chunk);
+  std::vector<SlotRow>& rows = w.plan.slot_rows;
+  prefill_chunk(InplaceModels{&target, &store}, pointers<SlotRow>(rows), w.plan.chunk);
   const bool drafted = !w.outcome.draft_lag.empty();
-  for (const SlotRow& r : w.plan.slot_rows) {
-    w.outcome.stored.push_back(store.length(r.slot));
-    if (!drafted) w.outcome.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len);
+  for (const SlotRow& r : rows) {
+    w.outcome.stored.push_back(r.target_len);
+    if (!drafted) w.outcome.draft_lag.push_back(r.draft_lag());
   }
 }
 
@@ -75,20 +66,16 @@ void take_verified(VerifyResult& v, StepOutcome& o) {
 
 // Verification in place: the outcome straight from the accepted counts, nothing to split.
 void verify_in_place(const Decoder& target, KVStore& store, StepWork& w) {
-  std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, store, true);
+  std::vector<SlotRow>& rows = w.plan.slot_rows;
   const InplaceModels m{&target, &store};
-  w.verified = verify_inplace(m, pointers(seqs), w.drafts, w.plan.sampling);
-  StepOutcome& o = w.outcome;
-  const int64_t K = w.drafts.size(1);
-  // The target's slots keep what was accepted (the draft's are the drafter's: its next phase
-  // sets them from the plan, which carries the lag reported here).
-  std::vector<InplaceSeq*> rows;
-  for (InplaceSeq& s : seqs) rows.push_back(&s);
-  commit_inplace(m, rows, w.verified, K);
-  take_verified(w.verified, o);
-  for (size_t b = 0; b < seqs.size(); ++b) {
-    const SlotRow& r = w.plan.slot_rows[b];
-    o.draft_lag.push_back(lag_after_step(static_cast<int64_t>(r.tokens.size()) - 1 - r.draft_len, K, o.accepted[b]));
+  w.verified = verify_inplace(m, pointers<const SlotRow>(rows), w.drafts, w.plan.sampling);
+  // The target's slots keep what was accepted; the draft's are the drafter's: its next phase
+  // sets them from the next plan, which carries the lag reported here.
+  commit_inplace(m, pointers<SlotRow>(rows), w.verified, w.drafts.size(1));
+  take_verified(w.verified, w.outcome);
+  for (const SlotRow& r : rows) {
+    w.outcome.draft_lag.push_back(r.draft_lag());
+    w.outcome.stored.push_back(r.target_len);
   }
 }
 
@@ -123,12 +110,15 @@ void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store) {
     if (!store) throw std::logic_error("an in-place prefill without the draft's store");
     for (const SlotRow& r : w.plan.slot_rows)
       if (r.draft_len != r.target_len) throw std::logic_error("the draft's slot is not where the target's is");
-    // The draft's store in the target's place: the chunk rule sees the same lengths, so it
-    // picks the same chunk the verifier will.
-    std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, *store, false);
-    prefill_chunk(InplaceModels{&draft, store}, pointers(seqs), w.plan.chunk);
-    for (const SlotRow& r : w.plan.slot_rows)
-      o.draft_lag.push_back(static_cast<int64_t>(r.tokens.size()) - 1 - store->length(r.slot));
+    // The draft's store in the target's place, on a copy of the rows (the verifier stores the
+    // target's chunk from the plan's): the chunk rule sees the same lengths, so it picks the
+    // same chunk the verifier will.
+    std::vector<SlotRow> rows = w.plan.slot_rows;
+    prefill_chunk(InplaceModels{&draft, store}, pointers<SlotRow>(rows), w.plan.chunk);
+    for (SlotRow& r : rows) {
+      r.draft_len = r.target_len;  // in the target's place, the draft's store advanced target_len
+      o.draft_lag.push_back(r.draft_lag());
+    }
   });
 }
 
@@ -164,8 +154,8 @@ void draft_phase(const Decoder& draft, StepWork& w, KVStore* store) {
       return;
     }
     if (!store) throw std::logic_error("an in-place step without the draft's store");
-    std::vector<InplaceSeq> seqs = slot_seqs(w.plan.slot_rows, *store, false);
-    w.drafts = draft_inplace(InplaceModels{nullptr, nullptr, &draft, store}, pointers(seqs), w.plan.k);
+    const InplaceModels m{nullptr, nullptr, &draft, store};
+    w.drafts = draft_inplace(m, pointers<const SlotRow>(w.plan.slot_rows), w.plan.k);
   });
 }
 

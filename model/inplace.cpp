@@ -10,8 +10,6 @@
 namespace exspec {
 namespace {
 
-int64_t pending_count(const InplaceSeq& s) { return static_cast<int64_t>(s.tokens.size()) - 1; }  // tokens before pending
-
 // Right-padded ids [B, T] of token runs (padding 0: never stored, never read as content).
 at::Tensor right_padded(const std::vector<std::vector<int64_t>>& runs, int64_t T) {
   const int64_t B = static_cast<int64_t>(runs.size());
@@ -22,28 +20,27 @@ at::Tensor right_padded(const std::vector<std::vector<int64_t>>& runs, int64_t T
   return ids;
 }
 
-std::vector<int64_t> slots_of(const std::vector<const InplaceSeq*>& rows) {
+// The rows' slots, each store's length set from the rows' counters first: the counters are the
+// truth, a store's lengths follow them (model/slot_row.h).
+template <class Row>
+std::vector<int64_t> slots_of(const std::vector<Row*>& rows, KVStore* target, KVStore* draft) {
   std::vector<int64_t> s;
-  for (const InplaceSeq* r : rows) s.push_back(r->slot);
+  for (const SlotRow* r : rows) {
+    if (target) target->set_length(r->slot, r->target_len);
+    if (draft) draft->set_length(r->slot, r->draft_len);
+    s.push_back(r->slot);
+  }
   return s;
 }
 
 }  // namespace
 
-int64_t prefill_remaining(const InplaceModels& m, const InplaceSeq& s) {
-  return pending_count(s) - m.target_store->length(s.slot);
-}
-
-int64_t draft_lag(const InplaceModels& m, const InplaceSeq& s) {
-  return m.draft_store ? pending_count(s) - m.draft_store->length(s.slot) : 0;
-}
-
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t budget) {
+int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget) {
   if (budget < 1) throw std::invalid_argument("prefill_chunk: the token budget must be >= 1");
-  std::vector<const InplaceSeq*> todo;
+  std::vector<SlotRow*> todo;
   std::vector<int64_t> rem;
-  for (const InplaceSeq* s : rows) {
-    const int64_t r = prefill_remaining(m, *s);
+  for (SlotRow* s : rows) {
+    const int64_t r = s->prefill_remaining();
     if (r > 0) todo.push_back(s), rem.push_back(r);
   }
   // The first n rows at the deepest width T_n that keeps their content within the budget and
@@ -67,32 +64,34 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<const InplaceSeq
     if (tokens > best_tokens) best_n = n, best_T = lo, best_tokens = tokens;
   }
   if (best_n == 0) return 0;
+  todo.resize(static_cast<size_t>(best_n));
+  // The draft follows the prompt chunk by chunk: its slot must be exactly as far as the
+  // target's (a draft behind by a lag would need the lag fed first).
+  if (m.draft)
+    for (const SlotRow* s : todo)
+      if (s->draft_len != s->target_len) throw std::logic_error("prefill_chunk: the draft's slot is not where the target's is");
+  const std::vector<int64_t> slots = slots_of(todo, m.target_store, m.draft ? m.draft_store : nullptr);
   std::vector<std::vector<int64_t>> runs;
-  std::vector<int64_t> slots, counts;
-  const int64_t T = best_T;
+  std::vector<int64_t> counts;
   for (int64_t i = 0; i < best_n; ++i) {
-    const InplaceSeq* s = todo[i];
-    const int64_t from = m.target_store->length(s->slot), n = std::min(rem[i], T);
-    runs.emplace_back(s->tokens.begin() + from, s->tokens.begin() + from + n);
-    slots.push_back(s->slot);
+    const SlotRow* s = todo[i];
+    const int64_t n = std::min(rem[i], best_T);
+    runs.emplace_back(s->tokens.begin() + s->target_len, s->tokens.begin() + s->target_len + n);
     counts.push_back(n);
   }
-  at::Tensor ids = right_padded(runs, T);
+  at::Tensor ids = right_padded(runs, best_T);
   m.target->forward_slots(ids, counts, *m.target_store, slots, Decoder::Logits::None);
-  if (m.draft) {
-    // The draft follows the prompt chunk by chunk: its slot must be exactly as far as the
-    // target's (a draft behind by a lag would need the lag fed first).
-    for (size_t b = 0; b < slots.size(); ++b)
-      if (m.draft_store->length(slots[b]) != m.target_store->length(slots[b]) - counts[b])
-        throw std::logic_error("prefill_chunk: the draft's slot is not where the target's was");
-    m.draft->forward_slots(ids, counts, *m.draft_store, slots, Decoder::Logits::None);
-  }
+  if (m.draft) m.draft->forward_slots(ids, counts, *m.draft_store, slots, Decoder::Logits::None);
   int64_t stored = 0;
-  for (int64_t n : counts) stored += n;
+  for (int64_t i = 0; i < best_n; ++i) {  // the counters advance once the forwards went through
+    todo[i]->target_len += counts[i];
+    if (m.draft) todo[i]->draft_len += counts[i];
+    stored += counts[i];
+  }
   return stored;
 }
 
-at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, int64_t k) {
+at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k) {
   const int64_t B = static_cast<int64_t>(rows.size());
   if (k < 1) return at::empty({B, 0}, at::kLong);
   if (!m.draft) throw std::logic_error("draft_inplace: no draft model");
@@ -100,13 +99,13 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const Inplace
   std::vector<std::vector<int64_t>> runs;
   std::vector<int64_t> counts;
   int64_t T = 0;
-  for (const InplaceSeq* s : rows) {
-    if (m.target_store && prefill_remaining(m, *s) > 0) throw std::logic_error("draft_inplace: a row is still prefilling");
-    runs.emplace_back(s->tokens.begin() + m.draft_store->length(s->slot), s->tokens.end());
+  for (const SlotRow* s : rows) {
+    if (s->prefill_remaining() > 0) throw std::logic_error("draft_inplace: a row is still prefilling");
+    runs.emplace_back(s->tokens.begin() + s->draft_len, s->tokens.end());
     counts.push_back(static_cast<int64_t>(runs.back().size()));
     T = std::max(T, counts.back());
   }
-  const std::vector<int64_t> slots = slots_of(rows);
+  const std::vector<int64_t> slots = slots_of(rows, nullptr, m.draft_store);
   at::Tensor ids = right_padded(runs, T);
   std::vector<at::Tensor> drafts;
   for (int64_t j = 0; j < k; ++j) {
@@ -119,32 +118,36 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const Inplace
   return at::stack(drafts, 1);  // [B, K]
 }
 
-VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const InplaceSeq*>& rows, const at::Tensor& drafts,
+VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling) {
   const int64_t B = static_cast<int64_t>(rows.size()), K = drafts.size(1);
   std::vector<int64_t> pending, lengths;
-  for (const InplaceSeq* s : rows) {
-    if (prefill_remaining(m, *s) != 0) throw std::logic_error("verify_inplace: a row's target slot is not at pending");
+  for (const SlotRow* s : rows) {
+    if (s->prefill_remaining() != 0) throw std::logic_error("verify_inplace: a row's target slot is not at pending");
     pending.push_back(s->tokens.back());
     lengths.push_back(static_cast<int64_t>(s->tokens.size()));
   }
   at::Tensor d = drafts.to(at::kCPU, at::kLong);
   at::Tensor ids = at::cat({at::tensor(pending, at::kLong).view({B, 1}), d}, 1);  // [B, K+1]
-  at::Tensor logits = m.target->forward_slots(ids, std::vector<int64_t>(B, K + 1), *m.target_store, slots_of(rows),
+  at::Tensor logits = m.target->forward_slots(ids, std::vector<int64_t>(B, K + 1), *m.target_store,
+                                              slots_of(rows, m.target_store, nullptr),
                                               Decoder::Logits::All);
   return accept(logits, d, at::tensor(lengths, at::kLong), sampling);
 }
 
-void commit_inplace(const InplaceModels& m, const std::vector<InplaceSeq*>& rows, const VerifyResult& v, int64_t k) {
+void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k) {
   at::Tensor tokens = v.tokens.to(at::kCPU).contiguous();
   auto acc = v.accepted.accessor<int64_t, 1>();
   for (size_t b = 0; b < rows.size(); ++b) {
-    InplaceSeq& s = *rows[b];
-    const int64_t a = acc[static_cast<int64_t>(b)], before = pending_count(s), after = before + a + 1;
-    // Target: [pending, d_1..d_K] were written after `before`; pending and d_1..d_a stay.
-    m.target_store->set_length(s.slot, after);
-    // Draft: its last forward left [pending, d_1..d_{K-1}] after `before`; it keeps what was accepted.
-    if (m.draft_store && k > 0) m.draft_store->set_length(s.slot, after - lag_after_step(draft_lag(m, s), k, a));
+    SlotRow& s = *rows[b];
+    const int64_t a = acc[static_cast<int64_t>(b)], after = s.before_pending() + a + 1;
+    // Target: [pending, d_1..d_K] were written after pending's position; pending and d_1..d_a stay.
+    s.target_len = after;
+    // Draft: its last forward left [pending, d_1..d_{K-1}] there (nothing at K = 0); it keeps
+    // what was accepted.
+    s.draft_len = after - lag_after_step(s.draft_lag(), k, a);
+    if (m.target_store) m.target_store->set_length(s.slot, s.target_len);
+    if (m.draft_store) m.draft_store->set_length(s.slot, s.draft_len);
     const int64_t* row = tokens.data_ptr<int64_t>() + static_cast<int64_t>(b) * tokens.size(1);
     s.tokens.insert(s.tokens.end(), row, row + a + 1);
   }

@@ -31,7 +31,7 @@ using test::alone_kv;
 
 // The slot's content equals the first `n` tokens of the sequence recomputed alone. Keys carry
 // rope: equal keys also prove the positions were the row's own.
-void check_slot(const Decoder& m, const KVStore& store, const InplaceSeq& s, int64_t n) {
+void check_slot(const Decoder& m, const KVStore& store, const SlotRow& s, int64_t n) {
   CATCH_REQUIRE(store.length(s.slot) == n);
   if (n == 0) return;
   auto want = alone_kv(m, std::vector<int64_t>(s.tokens.begin(), s.tokens.begin() + n));
@@ -70,30 +70,30 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   SlotTable slots(6);
   InplaceModels m{target.get(), &ts, draft.get(), &ds};
   auto prompts = test::mixed_prompts(6, 1, 14, target->config().vocab_size, 17);
-  std::vector<InplaceSeq> seqs;
+  std::vector<SlotRow> seqs;
   auto join = [&](const std::vector<int64_t>& prompt) {
-    InplaceSeq s;
+    SlotRow s;  // both counters 0: whatever an earlier sequence left in the slot is not content
     s.slot = slots.acquire();
-    ts.set_length(s.slot, 0), ds.set_length(s.slot, 0);
+    ts.set_length(s.slot, 0), ds.set_length(s.slot, 0);  // what check_slot reads before its first chunk
     s.tokens = prompt;
     seqs.push_back(s);
   };
   for (int i = 0; i < 4; ++i) join(prompts[i]);
   auto check_all = [&] {
-    for (const InplaceSeq& s : seqs) {
-      check_slot(*target, ts, s, ts.length(s.slot));
-      check_slot(*draft, ds, s, ds.length(s.slot));
-      CATCH_CHECK(ds.length(s.slot) <= ts.length(s.slot));
+    for (const SlotRow& s : seqs) {
+      check_slot(*target, ts, s, s.target_len);
+      check_slot(*draft, ds, s, s.draft_len);
+      CATCH_CHECK(s.draft_len <= s.target_len);
     }
   };
   auto prefill_all = [&](int64_t budget) {
     for (int guard = 0; guard < 100; ++guard) {
-      std::vector<const InplaceSeq*> rows;
+      std::vector<SlotRow*> rows;
       for (auto& s : seqs) rows.push_back(&s);
       if (prefill_chunk(m, rows, budget) == 0) break;
       check_all();  // mid-prompt too: a chunk lands at each row's own offset
     }
-    for (auto& s : seqs) CATCH_CHECK(prefill_remaining(m, s) == 0);
+    for (auto& s : seqs) CATCH_CHECK(s.prefill_remaining() == 0);
   };
   prefill_all(5);
   bool ragged = false, gathered = false, deep_lag = false;
@@ -107,18 +107,22 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
       prefill_all(4);
     }
     // Odd steps decode a non-consecutive subset (the gathered read), even steps every row.
-    std::vector<InplaceSeq*> rows;
+    std::vector<SlotRow*> rows;
     for (size_t i = 0; i < seqs.size(); ++i)
       if (step % 2 == 0 || i % 2 == 0) rows.push_back(&seqs[i]);
-    std::vector<const InplaceSeq*> crows(rows.begin(), rows.end());
+    std::vector<const SlotRow*> crows(rows.begin(), rows.end());
     for (size_t i = 1; i < rows.size(); ++i) gathered |= rows[i]->slot != rows[i - 1]->slot + 1;
-    for (const InplaceSeq* s : crows) deep_lag |= draft_lag(m, *s) > 1;
+    for (const SlotRow* s : crows) deep_lag |= s->draft_lag() > 1;
     const int64_t K = ks[step];
     at::Tensor drafts = draft_inplace(m, crows, K);
     VerifyResult v = verify_inplace(m, crows, drafts);
     commit_inplace(m, rows, v, K);
     ragged |= v.accepted.min().item<int64_t>() != v.accepted.max().item<int64_t>();
-    for (const InplaceSeq& s : seqs) CATCH_CHECK(ts.length(s.slot) == static_cast<int64_t>(s.tokens.size()) - 1);
+    for (const SlotRow& s : seqs) {  // the counters are the truth, and the stores follow them
+      CATCH_CHECK(s.target_len == s.before_pending());
+      CATCH_CHECK(ts.length(s.slot) == s.target_len);
+      CATCH_CHECK(ds.length(s.slot) == s.draft_len);
+    }
     check_all();
   }
   CATCH_CHECK(ragged);    // rows really advanced by different counts
@@ -148,7 +152,7 @@ CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its o
       at::Tensor row = kind == Decoder::Logits::All ? got[b].narrow(0, 0, n) : got[b];
       if (kind == Decoder::Logits::Last) want = want.narrow(0, n - 1, 1);
       CATCH_CHECK((row - want).abs().max().item<double>() < 1e-9);
-      check_slot(*target, store, InplaceSeq{slots[b], prompts[b]}, n);
+      check_slot(*target, store, SlotRow{slots[b], prompts[b]}, n);
     }
   }
 }
@@ -166,11 +170,14 @@ CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
   slots.release(0);
   CATCH_CHECK_THROWS_AS(slots.release(0), std::logic_error);  // a slot is released once
   InplaceModels m{target.get(), &ts};
-  InplaceSeq s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
+  SlotRow s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 64), std::length_error);
   CATCH_CHECK(ts.length(1) == 0);  // nothing was written
+  CATCH_CHECK(s.target_len == 0);  // nor counted
   CATCH_CHECK(prefill_chunk(m, {&s}, 8) == 8);  // in chunks it fills the slot exactly
+  CATCH_CHECK(s.target_len == 8);
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 8), std::length_error);
+  CATCH_CHECK(s.target_len == 8);
 }
 
 namespace {

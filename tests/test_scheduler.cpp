@@ -73,6 +73,8 @@ StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
     o.accepted.push_back(accepted[b]);
     o.committed.push_back(std::vector<int64_t>(accepted[b] + 1, 100 + static_cast<int64_t>(b)));
     o.draft_lag.push_back(accepted[b] == p.k ? 1 : 0);
+    if (p.assembly == Assembly::InPlace)  // the target's slot: every token but the new pending one
+      o.stored.push_back(p.slot_rows[b].before_pending() + accepted[b] + 1);
     if (!p.keep_batch) o.rows.push_back(opaque_state());
   }
   return o;

@@ -1,0 +1,36 @@
+// A sequence in the in-place stores (model/kv_store.h), as the Scheduler plans it and a step
+// carries it: its slot (the same index in the target's and the draft's store), its tokens, and
+// how many positions of its slot each store holds. The two counters are the truth, as vLLM
+// keeps num_computed_tokens: the in-place functions (model/inplace.h) set a store's lengths
+// from them before a forward and advance them after it, and a step's commit sets them.
+//
+// Invariant (the paper modes' too, docs/design.md "How a step works"): tokens are the prompt,
+// then the generated ones; the last, `pending`, is in neither store. The target's slot holds
+// every token before pending once the prompt is stored (target_len <= tokens - 1, less while
+// storing). The draft's holds a prefix of them, shorter by its lag: a step with K = 0 feeds the
+// draft nothing (pending joins the lag), and when all K drafts were accepted d_K was never fed
+// to it. The next drafting step feeds the lag first, in the same forward.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace exspec {
+
+struct SlotRow {
+  int64_t slot = -1;
+  std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
+  int64_t target_len = 0, draft_len = 0;  // positions of the slot each store holds
+
+  int64_t before_pending() const { return static_cast<int64_t>(tokens.size()) - 1; }
+  // Prompt tokens the target has yet to store (0: the sequence can decode).
+  int64_t prefill_remaining() const { return before_pending() - target_len; }
+  // Tokens the draft must catch up before it can draft for this sequence.
+  int64_t draft_lag() const { return before_pending() - draft_len; }
+};
+
+// The draft's lag after a step that drafted k tokens of which a were accepted: with k = 0 the
+// draft was fed nothing (pending joins its lag); otherwise it holds pending and d_1..d_min(a, k-1),
+// which leaves d_k unfed when every draft was accepted. The one statement of this rule.
+inline int64_t lag_after_step(int64_t lag, int64_t k, int64_t a) { return k == 0 ? lag + 1 : (a == k ? 1 : 0); }
+
+}  // namespace exspec
