@@ -39,7 +39,7 @@ SeqId Scheduler::admit(SeqRequest request, int priority, SeqId id) {
   id = pool_.admit(std::move(request), priority, id);
   ++submitted_;
   ++stats_.sequences;
-  if (pool_.at(id).status == SeqStatus::Finished) {  // max_tokens 0: never waits
+  if (pool_.at(id).state == SeqState::Finished) {  // max_tokens 0: never waits
     ++dequeued_;
     end(id, FinishReason::Length);
   }
@@ -49,7 +49,7 @@ SeqId Scheduler::admit(SeqRequest request, int priority, SeqId id) {
 void Scheduler::cancel(SeqId id, FinishReason reason) {
   if (!pool_.contains(id)) return;
   Sequence& s = pool_.at(id);
-  if (s.status == SeqStatus::Finished) return;
+  if (s.state == SeqState::Finished) return;
   if (s.busy) {  // at the step boundary; the first reason given stands
     if (!s.cancel_pending) s.cancel_pending = true, s.cancel_reason = reason;
     return;
@@ -96,7 +96,8 @@ PrefillPlan Scheduler::plan_prefill() {
     dequeued_ += window_.refill(pool_).size();
     for (SeqId id : window_.members()) {
       const Sequence& s = pool_.at(id);
-      if (!s.busy && !s.tensors && fresh.size() < static_cast<size_t>(config_.batch_size)) fresh.push_back(id);
+      if (!s.busy && s.state == SeqState::Prefilling && fresh.size() < static_cast<size_t>(config_.batch_size))
+        fresh.push_back(id);
     }
   }
   if (fresh.empty()) return p;
@@ -156,7 +157,7 @@ StepPlan Scheduler::plan_pool_step() {
   std::vector<Candidate> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && s.tensors) ready.push_back({id, s.length(), s.last_step});
+    if (!s.busy && s.state == SeqState::Decoding) ready.push_back({id, s.length(), s.last_step});
   }
   if (ready.empty()) return p;
   BatchChoice choice = former_.form(ready, step_, !policy_ || policy_->speculating());
@@ -206,8 +207,11 @@ void Scheduler::prefilled(PrefillOutcome o) {
     }
     s.draft_lag = o.draft_lag[i];
     if (in_place()) {
-      s.stored = o.stored[i];
-    } else if (fixed_batches()) {
+      stored_in_place(s, o.stored[i]);
+      continue;
+    }
+    s.state = SeqState::Decoding;
+    if (fixed_batches()) {
       s.busy = true;  // the fixed batch holds it from now on
       fb.ids.push_back(ids[i]);
       fb.rows.push_back(std::move(o.states[i]));
@@ -278,7 +282,7 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
     e.tokens.insert(e.tokens.end(), s.generated.begin() + static_cast<int64_t>(before), s.generated.end());
     if (lp) e.logprobs.insert(e.logprobs.end(), lp->begin(), lp->begin() + static_cast<int64_t>(n));
   }
-  if (s.status == SeqStatus::Finished) {
+  if (s.state == SeqState::Finished) {
     s.busy = false;
     end(id, s.finish);
     return false;
@@ -301,9 +305,9 @@ SeqEvent& Scheduler::event_for(SeqId id) {
 // Ends a sequence that is not inside a step: frees it and tells its producer.
 void Scheduler::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
-  if (s.status == SeqStatus::Waiting) ++dequeued_;
+  if (s.state == SeqState::Waiting) ++dequeued_;
   if (s.slot >= 0) slots_.release(s.slot);  // not inside a step: nothing writes the slot now
-  if (s.status != SeqStatus::Finished) pool_.cancel(id);
+  if (s.state != SeqState::Finished) pool_.cancel(id);
   window_.remove(id);
   SeqResult r;
   r.tokens = s.generated;

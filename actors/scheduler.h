@@ -88,7 +88,7 @@ class Scheduler {
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   StepPlan plan_inplace_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   SlotRow slot_row(const Sequence& s) const;
-  bool prefilled_in_place(const Sequence& s) const;
+  void stored_in_place(Sequence& s, int64_t stored);
   PrefillPlan plan_prefill();
   StepPlan plan_fixed_step();
   StepPlan plan_pool_step();

@@ -10,7 +10,12 @@
 
 namespace exspec {
 
-bool Scheduler::prefilled_in_place(const Sequence& s) const { return s.slot >= 0 && s.stored == s.length() - 1; }
+// The target's slot holds `stored` positions; the sequence decodes once that is every token but
+// pending (at once for a one-token prompt).
+void Scheduler::stored_in_place(Sequence& s, int64_t stored) {
+  s.stored = stored;
+  if (stored == s.length() - 1) s.state = SeqState::Decoding;
+}
 
 SlotRow Scheduler::slot_row(const Sequence& s) const {
   SlotRow r;
@@ -26,7 +31,7 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
   std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
   const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
   for (size_t i = 0; i < n; ++i)
-    if (fresh[i]->busy || !prefilled_in_place(*fresh[i])) return false;
+    if (fresh[i]->busy || fresh[i]->state != SeqState::Decoding) return false;
   return true;
 }
 
@@ -40,12 +45,12 @@ Work Scheduler::next_in_place() {
     if (s.slot < 0) {  // a newcomer takes the lowest free slot (the window never exceeds the slots)
       s.slot = slots_.acquire();
       if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
-      s.stored = 0;
+      stored_in_place(s, 0);
       // The draft's slot is empty; it stores the prompt chunks with the target's if drafting pays.
       s.draft_lag = static_cast<int64_t>(s.request.prompt.size()) - 1;
       newcomers.push_back(&s);
     }
-    const bool stored = prefilled_in_place(s);
+    const bool stored = s.state == SeqState::Decoding;
     storing = storing || !stored;  // in a chunk in flight, or due
     if (s.generated.empty()) fresh.push_back(&s);
     if (s.busy) continue;
@@ -108,7 +113,7 @@ PrefillPlan Scheduler::plan_inplace_prefill() {
   p.chunk = config_.prefill_chunk;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
-    if (s.busy || prefilled_in_place(s)) continue;
+    if (s.busy || s.state != SeqState::Prefilling) continue;
     if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
     p.with_draft = s.draft_prefill;
     p.ids.push_back(id);
@@ -129,7 +134,7 @@ StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
   std::vector<SeqId> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && prefilled_in_place(s) && !(hold_fresh && s.generated.empty())) ready.push_back(id);
+    if (!s.busy && s.state == SeqState::Decoding && !(hold_fresh && s.generated.empty())) ready.push_back(id);
   }
   if (ready.empty()) return p;
   // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest

@@ -13,7 +13,7 @@ SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
   s.request = std::move(request);
   s.priority = priority;
   if (s.request.max_tokens == 0) {
-    s.status = SeqStatus::Finished;
+    s.state = SeqState::Finished;
     s.finish = FinishReason::Length;
   } else {
     waiting_.push_back(id);
@@ -42,14 +42,14 @@ std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length) {
   order.resize(std::min(n, order.size()));
   for (SeqId id : order) {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
-    seqs_.at(id).status = SeqStatus::Active;
+    seqs_.at(id).state = SeqState::Prefilling;
   }
   return order;
 }
 
 size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs) {
   Sequence& s = at(id);
-  if (s.status != SeqStatus::Active) throw std::logic_error("write_back to a sequence that is not active");
+  if (s.state != SeqState::Decoding) throw std::logic_error("write_back to a sequence that is not decoding");
   size_t used = 0;
   while (used < n && s.finish == FinishReason::None) {
     if (logprobs) s.logprobs.push_back(logprobs[used]);
@@ -57,7 +57,7 @@ size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const
     s.finish = finish_after(s.request, s.generated.back(), static_cast<int64_t>(s.generated.size()));
   }
   if (s.finish != FinishReason::None) {
-    s.status = SeqStatus::Finished;
+    s.state = SeqState::Finished;
     s.tensors.reset();
     --unfinished_;
   }
@@ -82,16 +82,16 @@ std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vect
 std::vector<SeqId> SequencePool::unfinished_ids() const {
   std::vector<SeqId> ids;
   for (const auto& [id, s] : seqs_)
-    if (s.status != SeqStatus::Finished) ids.push_back(id);
+    if (s.state != SeqState::Finished) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   return ids;
 }
 
 void SequencePool::cancel(SeqId id) {
   Sequence& s = at(id);
-  if (s.status == SeqStatus::Finished) return;
-  if (s.status == SeqStatus::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
-  s.status = SeqStatus::Finished;
+  if (s.state == SeqState::Finished) return;
+  if (s.state == SeqState::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  s.state = SeqState::Finished;
   s.finish = FinishReason::None;
   s.tensors.reset();
   --unfinished_;

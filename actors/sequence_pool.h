@@ -16,7 +16,11 @@ namespace exspec {
 struct SeqTensors;
 using SeqId = uint64_t;
 
-enum class SeqStatus { Waiting, Active, Finished };
+// A sequence's life. Waiting: queued for the window (or a fixed batch). Prefilling: taken; its
+// prompt is being stored (in place chunk by chunk, while others decode). Decoding: its caches
+// hold every token but the pending one, so a step may take it. Finished: done or cancelled.
+// Whether it is inside a prefill or a step right now is `busy`, beside the state.
+enum class SeqState { Waiting, Prefilling, Decoding, Finished };
 
 struct Sequence {
   SeqId id = 0;
@@ -24,7 +28,7 @@ struct Sequence {
   int priority = 0;                  // higher first (interactive before batch work)
   std::vector<int64_t> generated;
   std::vector<TokenLogprob> logprobs;  // one per generated token when request.sampling.logprobs >= 0
-  SeqStatus status = SeqStatus::Waiting;
+  SeqState state = SeqState::Waiting;
   FinishReason finish = FinishReason::None;
   std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
   int64_t last_step = -1;               // the step that last advanced it (fairness)
@@ -61,7 +65,7 @@ class SequencePool {
   bool contains(SeqId id) const { return seqs_.count(id) != 0; }
 
   // Pops up to n waiting sequences (higher priority first; then shortest prompt first when
-  // sort_by_length, else arrival order) and marks them active.
+  // sort_by_length, else arrival order); they are Prefilling now.
   std::vector<SeqId> take_waiting(size_t n, bool sort_by_length);
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
