@@ -6,6 +6,7 @@
 // running sequences up for one chunk's forward at a time.
 #include <algorithm>
 
+#include "actors/inplace_turn.h"
 #include "actors/scheduler.h"
 
 namespace exspec {
@@ -37,7 +38,10 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
 
 Work Scheduler::next_in_place() {
   dequeued_ += window_.refill(pool_).size();
-  bool prefill_due = false, storing = false, decoding = false;
+  WindowFacts f;
+  f.chunk_in_flight = prefilling_;
+  f.last_was_chunk = last_was_prefill_;
+  bool storing = false;                // a member's prompt is not stored yet (in a chunk, or due)
   std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
   std::vector<Sequence*> newcomers;
   for (SeqId id : window_.members()) {
@@ -51,41 +55,25 @@ Work Scheduler::next_in_place() {
       newcomers.push_back(&s);
     }
     const bool stored = s.state == SeqState::Decoding;
-    storing = storing || !stored;  // in a chunk in flight, or due
+    storing = storing || !stored;
     if (s.generated.empty()) fresh.push_back(&s);
     if (s.busy) continue;
-    prefill_due = prefill_due || !stored;
-    decoding = decoding || (stored && !s.generated.empty());
+    f.chunk_due = f.chunk_due || !stored;
+    f.decoding = f.decoding || (stored && !s.generated.empty());
   }
   decide_draft_prefill(newcomers);
-  // A prefill chunk and a decode step take turns while both have work, so a decoding sequence
-  // waits at most one chunk between two tokens. Sequences without a token yet wait until the B
-  // lowest slots among them are all stored, and meanwhile chunks go first if nothing else can
-  // step: a step costs about as much with 3 rows as with 8, waiting costs those rows only their
-  // first token, and their first step is then a block of consecutive slots, which keeps its
-  // keys readable as a view for the rest of its life (and its successors', which take the same
-  // slots when it finishes). Joining a decoding block one by one would split both.
-  const bool hold_fresh = storing && !first_block_stored(fresh);
-  const bool fill_first = hold_fresh && !decoding;
-  if (fill_first && prefilling_) return {};  // the chunk in flight brings more rows
-  if (prefill_due && !prefilling_ && (!last_was_prefill_ || fill_first)) {
-    PrefillPlan p = plan_inplace_prefill();
-    if (!p.ids.empty()) {
+  f.hold_fresh = storing && !first_block_stored(fresh);
+  for (Piece piece : turn_order(f)) {  // the rule: actors/inplace_turn.h
+    if (piece == Piece::Chunk) {
+      PrefillPlan p = plan_inplace_prefill();
+      if (p.ids.empty()) continue;
       last_was_prefill_ = true;
       return p;
     }
-  }
-  StepPlan s = plan_inplace_step(hold_fresh);
-  if (!s.ids.empty()) {
+    StepPlan s = plan_inplace_step(f.hold_fresh);
+    if (s.ids.empty()) continue;
     last_was_prefill_ = false;
     return s;
-  }
-  if (prefill_due && !prefilling_) {
-    PrefillPlan p = plan_inplace_prefill();
-    if (!p.ids.empty()) {
-      last_was_prefill_ = true;
-      return p;
-    }
   }
   return {};
 }

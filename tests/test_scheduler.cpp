@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/inplace_turn.h"
 #include "actors/scheduler.h"
 
 using namespace exspec;
@@ -413,4 +414,25 @@ CATCH_TEST_CASE("inplace: sequences that take their slots together decide the dr
   PrefillPlan p = take_prefill(s);
   CATCH_CHECK(p.ids == std::vector<SeqId>{a, b});  // one chunk: one answer, at their mean prompt
   CATCH_CHECK(p.with_draft == policy->drafting_pays(2, 31, 8));
+}
+
+CATCH_TEST_CASE("inplace: the turn rule: chunks and steps alternate, newcomers' chunks fill the first block",
+                "[scheduler][inplace]") {
+  using P = std::vector<Piece>;
+  auto facts = [](bool due, bool in_flight, bool decoding, bool hold, bool last_chunk) {
+    return WindowFacts{due, in_flight, decoding, hold, last_chunk};
+  };
+  // Both have work: they take turns.
+  CATCH_CHECK(turn_order(facts(true, false, true, false, false)) == P{Piece::Chunk, Piece::Step});
+  CATCH_CHECK(turn_order(facts(true, false, true, false, true)) == P{Piece::Step, Piece::Chunk});
+  // One chunk at a time: with one out, only a step.
+  CATCH_CHECK(turn_order(facts(true, true, true, false, false)) == P{Piece::Step});
+  // Nothing to store: steps only.
+  CATCH_CHECK(turn_order(facts(false, false, true, false, true)) == P{Piece::Step});
+  // Newcomers wait for their block and nothing decodes: chunks back to back, and while one is
+  // out, nothing (it brings more rows).
+  CATCH_CHECK(turn_order(facts(true, false, false, true, true)) == P{Piece::Chunk, Piece::Step});
+  CATCH_CHECK(turn_order(facts(true, true, false, true, true)).empty());
+  // Newcomers wait but others decode: the turns hold.
+  CATCH_CHECK(turn_order(facts(true, false, true, true, true)) == P{Piece::Step, Piece::Chunk});
 }
