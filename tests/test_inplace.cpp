@@ -262,6 +262,24 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   CATCH_CHECK(engine.trace().steps_between_prefills >= 9);
 }
 
+CATCH_TEST_CASE("in place without a draft: requests arriving while others decode join their steps", "[inplace][oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  auto reqs = requests_of(test::mixed_prompts(4, 3, 9, target->config().vocab_size, 53), 24);
+  auto want = greedy_generate(*target, reqs, 1);
+  EngineConfig c = inplace(4, 4, 1, 64);
+  SequentialDriver engine(target, nullptr, c);
+  Timeline t;
+  t.arrive_at = {0, 6, 12, 18};  // one after another, each while the earlier ones decode
+  auto got = engine.run(reqs, t);
+  for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+  const RunStats& st = engine.stats();
+  CATCH_CHECK(st.drafted == 0);
+  // 96 tokens: alone, each a step of one row (96 steps); joined, steps carry several rows.
+  CATCH_CHECK(st.committed == 96);
+  CATCH_CHECK(st.row_verifications == 96);
+  CATCH_CHECK(st.steps < 96 - 24);
+}
+
 CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones free their slot", "[inplace][oracle][cancel]") {
   auto target = load64(test::model_dir("llama"));
   auto draft = load64(truncated_draft());
