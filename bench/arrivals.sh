@@ -16,22 +16,18 @@ interval=${5:-0.3}
 len=${6:-64}
 py=/usr/bin/python3
 . tests/start_server.sh
+. bench/server_turns.sh
 mkdir -p "$out"
-for round in $(seq "$rounds"); do
-  for mode in default nonspec; do
-    extra=()
-    [ "$mode" = nonspec ] && extra=(--mode nonspec)
-    start_server build/exspec "$out/serve-$mode-$round.log" --model "$model" --batch "$n" "${extra[@]}"
-    for arrival in once staggered; do
-      gap=0
-      [ "$arrival" = staggered ] && gap=$interval
-      $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts "$n" \
-        --output-len "$len" --interval "$gap" --label "$mode $arrival r$round" --out "$out/$mode-$arrival-r$round.json" > /dev/null
-    done
-    kill "$server"
-    wait "$server" 2> /dev/null || true
+run() {  # MODE ROUND: the N requests at once, then INTERVAL apart, against the server on $port
+  local arrival gap
+  for arrival in once staggered; do
+    gap=0
+    [ "$arrival" = staggered ] && gap=$interval
+    $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts "$n" \
+      --output-len "$len" --interval "$gap" --label "$1 $arrival r$2" --out "$out/$1-$arrival-r$2.json" > /dev/null
   done
-done
+}
+server_turns "$rounds" "$out" run --model "$model" --batch "$n"
 $py - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])

@@ -13,20 +13,16 @@ rounds=${4:-3}
 concurrencies=${5:-1 8}
 py=/usr/bin/python3
 . tests/start_server.sh
+. bench/server_turns.sh
 mkdir -p "$out"
-for round in $(seq "$rounds"); do
-  for mode in default nonspec; do
-    extra=()
-    [ "$mode" = nonspec ] && extra=(--mode nonspec)
-    start_server build/exspec "$out/serve-$mode-$round.log" --model "$model" --draft "$draft" "${extra[@]}"
-    for c in $concurrencies; do
-      $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 32 --output-len 64 \
-        --max-concurrency "$c" --label "$mode c$c r$round" --out "$out/$mode-c$c-r$round.json" > /dev/null
-    done
-    kill "$server"
-    wait "$server" 2> /dev/null || true
+run() {  # MODE ROUND: every concurrency against the server on $port
+  local c
+  for c in $concurrencies; do
+    $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 32 --output-len 64 \
+      --max-concurrency "$c" --label "$1 c$c r$2" --out "$out/$1-c$c-r$2.json" > /dev/null
   done
-done
+}
+server_turns "$rounds" "$out" run --model "$model" --draft "$draft"
 $py - "$out" "$rounds" $concurrencies <<'PY'
 import json, statistics, sys
 out, rounds, concs = sys.argv[1], int(sys.argv[2]), [int(c) for c in sys.argv[3:]]

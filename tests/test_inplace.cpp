@@ -16,6 +16,7 @@
 #include "model/greedy.h"
 #include "model/inplace.h"
 #include "model/slot_table.h"
+#include "tests/engine_configs.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 
@@ -43,16 +44,7 @@ void check_slot(const Decoder& m, const KVStore& store, const SlotRow& s, int64_
 }
 
 // In place with B rows a step, `slots` slots, a fixed K and prompts stored `chunk` tokens a forward.
-EngineConfig inplace(int64_t B, int64_t slots, int64_t k, int64_t chunk) {
-  EngineConfig c;
-  c.mode = Mode::InPlace;
-  c.batch_size = B;
-  c.window = slots;
-  c.adaptive_k = false;
-  c.draft_tokens = k;
-  c.prefill_chunk = chunk;
-  return c;
-}
+EngineConfig inplace(int64_t B, int64_t slots, int64_t k, int64_t chunk) { return test::inplace_config(B, slots, k, chunk); }
 
 std::vector<SeqRequest> requests_of(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens,
                                     std::vector<int64_t> eos = {}) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "actors/inplace_turn.h"
+#include "tests/engine_configs.h"
 #include "actors/scheduler.h"
 
 using namespace exspec;
@@ -23,22 +24,8 @@ std::shared_ptr<DraftLengthPolicy> fixed_k(int64_t k) {
   return std::make_shared<DraftLengthPolicy>(s);
 }
 
-EngineConfig config(Mode mode, int64_t batch, int64_t window, int64_t k) {
-  EngineConfig c;
-  c.mode = mode;
-  c.batch_size = batch;
-  c.window = window;
-  c.adaptive_k = false;
-  c.draft_tokens = k;
-  return c;
-}
-
-// In place, with prompts stored `chunk` positions a forward.
-EngineConfig inplace_config(int64_t batch, int64_t window, int64_t k, int64_t chunk) {
-  EngineConfig c = config(Mode::InPlace, batch, window, k);
-  c.prefill_chunk = chunk;
-  return c;
-}
+using test::fixed_k_config;
+using test::inplace_config;
 
 SeqRequest req(size_t prompt_len, int64_t max_tokens, std::vector<int64_t> eos = {}) {
   return SeqRequest{std::vector<int64_t>(prompt_len, 1), max_tokens, std::move(eos)};
@@ -84,7 +71,7 @@ StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
 }  // namespace
 
 CATCH_TEST_CASE("exspec: prefill a batch's worth, then groups, the rows they were cut from are reused", "[scheduler]") {
-  Scheduler s(config(Mode::ExSpec, 2, 3, 2), fixed_k(2), 1);
+  Scheduler s(fixed_k_config(Mode::ExSpec, 2, 3, 2), fixed_k(2), 1);
   const SeqId a = s.admit(req(4, 8)), b = s.admit(req(4, 8)), c = s.admit(req(6, 8));
   PrefillPlan p1 = take_prefill(s);
   CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // B at a time, not the whole window refill
@@ -118,7 +105,7 @@ CATCH_TEST_CASE("exspec: prefill a batch's worth, then groups, the rows they wer
 }
 
 CATCH_TEST_CASE("exspec: the rows of the last step, in its order, are reused with no copy", "[scheduler]") {
-  Scheduler s(config(Mode::ExSpec, 2, 2, 2), fixed_k(2), 1);
+  Scheduler s(fixed_k_config(Mode::ExSpec, 2, 2, 2), fixed_k(2), 1);
   const SeqId a = s.admit(req(4, 8)), b = s.admit(req(7, 8));
   prefill_ok(s, take_prefill(s));
   StepPlan st = take_step(s);
@@ -138,7 +125,7 @@ CATCH_TEST_CASE("exspec: the rows of the last step, in its order, are reused wit
 }
 
 CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary, producers hear once", "[scheduler]") {
-  Scheduler s(config(Mode::ExSpec, 3, 3, 1), fixed_k(1), 1);
+  Scheduler s(fixed_k_config(Mode::ExSpec, 3, 3, 1), fixed_k(1), 1);
   const SeqId a = s.admit(req(3, 2)), b = s.admit(req(3, 9)), c = s.admit(req(3, 9));
   const SeqId none = s.admit(req(3, 0));  // max_tokens 0: ends at once
   auto ev0 = s.take_events();
@@ -180,7 +167,7 @@ CATCH_TEST_CASE("finished, cancelled and failed rows leave at the step boundary,
 }
 
 CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch, finished rows are dropped from it", "[scheduler]") {
-  Scheduler s(config(Mode::EqSpec, 3, 3, 3), fixed_k(3), 2);
+  Scheduler s(fixed_k_config(Mode::EqSpec, 3, 3, 3), fixed_k(3), 2);
   const SeqId a = s.admit(req(3, 9, {100})), b = s.admit(req(5, 9)), c = s.admit(req(4, 9)), d = s.admit(req(4, 9));
   PrefillPlan p = take_prefill(s);
   CATCH_CHECK(p.ids == std::vector<SeqId>{a, b, c});
@@ -212,7 +199,7 @@ CATCH_TEST_CASE("eqspec: a fixed batch lives on as one batch, finished rows are 
 }
 
 CATCH_TEST_CASE("two pieces of work in flight never share a row, cancel_all ends everything", "[scheduler]") {
-  Scheduler s(config(Mode::ExSpec, 2, 4, 2), fixed_k(2), 2);
+  Scheduler s(fixed_k_config(Mode::ExSpec, 2, 4, 2), fixed_k(2), 2);
   std::vector<SeqId> ids;
   for (size_t n : {3, 3, 5, 7}) ids.push_back(s.admit(req(n, 9)));
   PrefillPlan p = take_prefill(s);
@@ -327,7 +314,7 @@ CATCH_TEST_CASE("inplace: with decoding rows, a chunk and a step take turns", "[
 
 CATCH_TEST_CASE("inplace: with twice B rows ready, steps alternate between blocks of consecutive slots",
                 "[scheduler][inplace]") {
-  Scheduler s(config(Mode::InPlace, 3, 6, 1), fixed_k(1), 1);
+  Scheduler s(fixed_k_config(Mode::InPlace, 3, 6, 1), fixed_k(1), 1);
   std::vector<SeqId> ids;
   for (int i = 0; i < 6; ++i) ids.push_back(s.admit(req(1, 8)));  // one-token prompts: all ready
   const std::vector<SeqId> low{ids[0], ids[1], ids[2]}, high{ids[3], ids[4], ids[5]};
