@@ -193,7 +193,7 @@ int cmd_generate(int argc, char** argv, int first) {
   }
   std::cerr << mode_name(ec.mode) << ": " << stats.committed << " tokens for " << results.size() << " prompts in "
             << stats.wall_s << " s (" << stats.tokens_per_s() << " tokens/s)";
-  if (ec.mode != Mode::NonSpec)
+  if (drafts(ec))
     std::cerr << ", acceptance " << stats.acceptance_rate() << ", tokens/verify " << stats.tokens_per_verification()
               << ", grouping " << stats.grouping_rate() << ", overhead " << stats.overhead_share();
   std::cerr << "\n";
