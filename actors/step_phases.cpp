@@ -115,10 +115,9 @@ void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store) {
     // same chunk the verifier will.
     std::vector<SlotRow> rows = w.plan.slot_rows;
     prefill_chunk(InplaceModels{&draft, store}, pointers<SlotRow>(rows), w.plan.chunk);
-    for (SlotRow& r : rows) {
-      r.draft_len = r.target_len;  // in the target's place, the draft's store advanced target_len
-      o.draft_lag.push_back(r.draft_lag());
-    }
+    // In the target's place the draft's store advanced target_len: what it lacks is what the
+    // copy has left to store.
+    for (const SlotRow& r : rows) o.draft_lag.push_back(r.prefill_remaining());
   });
 }
 

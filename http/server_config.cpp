@@ -150,8 +150,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
   if (!c.mode.empty()) d.mode = parse_mode(c.mode);
-  if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;
-  d.draft = !o.draft_dir.empty();
+  if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;  // Engine::start sets d.draft from it
   parse_draft_tokens(c.draft_tokens, d);
   d.min_draft_tokens = c.min_draft_tokens;
   d.max_draft_tokens = c.max_draft_tokens;

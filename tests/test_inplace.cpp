@@ -43,8 +43,7 @@ void check_slot(const Decoder& m, const KVStore& store, const SlotRow& s, int64_
   }
 }
 
-// In place with B rows a step, `slots` slots, a fixed K and prompts stored `chunk` tokens a forward.
-EngineConfig inplace(int64_t B, int64_t slots, int64_t k, int64_t chunk) { return test::inplace_config(B, slots, k, chunk); }
+using test::inplace_config;  // B, slots, a fixed K, prompt tokens a chunk
 
 std::vector<SeqRequest> requests_of(const std::vector<std::vector<int64_t>>& prompts, int64_t max_tokens,
                                     std::vector<int64_t> eos = {}) {
@@ -243,7 +242,7 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   auto reqs = requests_of(prompts, 40);
   reqs.back().max_tokens = 12;
   auto want = greedy_generate(*target, reqs, 1);
-  SequentialDriver engine(target, draft, inplace(8, 9, 3, 32));
+  SequentialDriver engine(target, draft, inplace_config(8, 9, 3, 32));
   Timeline t;
   t.arrive_at.assign(reqs.size(), 0);
   t.arrive_at.back() = 6;  // the long prompt arrives while the eight decode
@@ -258,7 +257,7 @@ CATCH_TEST_CASE("in place without a draft: requests arriving while others decode
   auto target = load64(test::model_dir("llama"));
   auto reqs = requests_of(test::mixed_prompts(4, 3, 9, target->config().vocab_size, 53), 24);
   auto want = greedy_generate(*target, reqs, 1);
-  EngineConfig c = inplace(4, 4, 1, 64);
+  EngineConfig c = inplace_config(4, 4, 1, 64);
   SequentialDriver engine(target, nullptr, c);
   Timeline t;
   t.arrive_at = {0, 6, 12, 18};  // one after another, each while the earlier ones decode
@@ -278,7 +277,7 @@ CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones fre
   auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
   auto reqs = requests_of(prompts, 20);
   auto want = greedy_generate(*target, reqs, 1);
-  SequentialDriver engine(target, draft, inplace(3, 4, 2, 6));
+  SequentialDriver engine(target, draft, inplace_config(3, 4, 2, 6));
   Timeline ev;
   ev.cancel_at[1] = 12;  // live, mid-decode
   ev.cancel_at[8] = 4;   // still waiting for a slot
