@@ -15,10 +15,12 @@ namespace exspec {
 class Decoder;
 
 // in_place: the mode has no batch assembly and no realignment (their cost stays 0).
-void calibrate(StepCostModel& costs, const Decoder& target, const Decoder& draft, int64_t max_rows, int64_t max_k,
+// draft null: drafts cost no forward (prompt lookup), only the target is measured.
+void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft, int64_t max_rows, int64_t max_k,
                bool in_place = false);
 
-// The engine's draft-length policy (calibrated when adaptive); null in nonspec mode.
+// The engine's draft-length policy (calibrated when adaptive); null when no step drafts (nonspec,
+// in place without a draft model or lookup).
 // pipelined: two batches in flight (the actor pipeline with overlap on).
 std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
                                                bool pipelined);

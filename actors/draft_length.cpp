@@ -56,7 +56,8 @@ DraftChoice DraftLengthPolicy::evaluate(const std::vector<RowOutlook>& rows, int
   c.k = k;
   for (const RowOutlook& r : rows) {
     remaining += static_cast<double>(r.remaining);
-    c.expected_tokens += expected_tokens(std::max(alpha_floor, r.acceptance), k, r.remaining);
+    const int64_t drafts = r.limit >= 0 ? std::min(k, r.limit) : k;
+    c.expected_tokens += expected_tokens(std::max(alpha_floor, r.acceptance), drafts, r.remaining);
   }
   c.predicted_s = step_cost(StepShape{B, k, context, 0, reused});
   if (k > 0 && lag > 0) {
@@ -181,10 +182,11 @@ void DraftLengthPolicy::seed_acceptance(double agreed, double positions) {
   global_ = bands_[0] = AcceptanceEstimate{agreed * w, positions * w};
 }
 
-void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band) {
+void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band, bool engine_wide) {
+  row.observe(k, a, kRowDecay);
+  if (!engine_wide) return;
   observe_row(k, a);
   bands_[band].observe(k, a, kGlobalDecay);
-  row.observe(k, a, kRowDecay);
 }
 
 SpeculationEstimates DraftLengthPolicy::estimates() const {

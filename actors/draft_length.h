@@ -64,6 +64,7 @@ struct SpeculationEstimates {
 struct RowOutlook {
   double acceptance = 0;  // this row's estimate of alpha
   int64_t remaining = 1;  // tokens it may still produce (>= 1)
+  int64_t limit = -1;     // drafts it can have (a proposal's length, actors/proposer.h); -1: any
 };
 
 // What a choice is made from: the batch's rows, its longest sequence and its longest draft lag.
@@ -106,7 +107,9 @@ class DraftLengthPolicy {
   void observe_row(int64_t k, int64_t a);
   // What a verified row tells: the engine-wide, its temperature band's and the row's own
   // acceptance. (How far the row's draft now lags is what the step itself reports.)
-  void learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band = 0);
+  // engine_wide false: the row's own only (a request's prediction, beside the server's proposer:
+  // its agreement says nothing of the others').
+  void learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band = 0, bool engine_wide = true);
   // A row's outlook, its own estimate shrunk towards its temperature band's.
   RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining, int band = 0) const;
   // The band's estimate: a hot sequence starts from what hot sequences got, not from the greedy

@@ -91,11 +91,11 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   validate(d);
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
-  if (drafts(d)) impl->draft = Decoder::load(o.draft_dir, lo);
+  if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
   check_models(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;
   info.model_dir = o.model_dir;
-  info.draft_dir = drafts(d) ? o.draft_dir : "";
+  info.draft_dir = d.draft ? o.draft_dir : "";
   info.architecture = impl->target->config().architecture;
   info.dtype = dtype_name(lo.dtype);
   info.device = lo.device.str();
@@ -128,10 +128,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   // In place without a draft only the verifier works: a second piece of work in flight overlaps
   // nothing and splits the decoding rows into batches that take turns, each a forward of its
   // own. (Fixed nonspec batches keep it: it is how a second batch starts beside a running one.)
-  pm.overlap = o.overlap && (drafts(d) || d.mode != Mode::InPlace);
+  pm.overlap = o.overlap && (d.draft || d.mode != Mode::InPlace);
   pm.queued = impl->queued;
   pm.board = impl->board;
-  pm.policy = !impl->draft ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
+  pm.policy = !drafts(d) ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

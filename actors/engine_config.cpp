@@ -23,6 +23,14 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+Speculate parse_speculate(const std::string& n) {
+  if (n == "model") return Speculate::Model;
+  if (n == "ngram") return Speculate::Ngram;
+  throw std::invalid_argument("unknown speculate \"" + n + "\" (model, ngram)");
+}
+
+const char* speculate_name(Speculate s) { return s == Speculate::Ngram ? "ngram" : "model"; }
+
 void parse_draft_tokens(const std::string& v, EngineConfig& c) {
   if (v == "auto") {
     c.adaptive_k = true;
@@ -41,7 +49,12 @@ void parse_draft_tokens(const std::string& v, EngineConfig& c) {
   c.draft_tokens = k;
 }
 
-bool drafts(const EngineConfig& c) { return c.mode != Mode::NonSpec && c.draft; }
+bool drafts(const EngineConfig& c) {
+  if (c.speculate == Speculate::Ngram) return c.mode == Mode::InPlace;
+  return c.mode != Mode::NonSpec && c.draft;
+}
+
+bool proposes_without_model(const EngineConfig& c) { return c.mode == Mode::InPlace; }
 
 std::string draft_tokens_name(const EngineConfig& c) {
   if (!drafts(c)) return "0";
@@ -49,7 +62,8 @@ std::string draft_tokens_name(const EngineConfig& c) {
 }
 
 int64_t largest_k(const EngineConfig& c) {
-  if (!drafts(c)) return 0;
+  if (!drafts(c) && !proposes_without_model(c)) return 0;
+  if (!drafts(c)) return c.max_draft_tokens;  // a request's prediction only
   return c.adaptive_k ? std::max(c.draft_tokens, c.max_draft_tokens) : c.draft_tokens;
 }
 
@@ -61,6 +75,10 @@ void validate(const EngineConfig& c) {
   if (c.prefill_chunk < 1) throw std::invalid_argument("prefill_chunk must be >= 1");
   if (c.mode != Mode::NonSpec && c.mode != Mode::InPlace && !c.draft)
     throw std::invalid_argument(std::string(mode_name(c.mode)) + " needs a draft model");
+  if (c.speculate == Speculate::Ngram && c.mode != Mode::InPlace)
+    throw std::invalid_argument("speculate ngram needs mode inplace");
+  if (c.speculate == Speculate::Ngram && c.draft)
+    throw std::invalid_argument("speculate ngram proposes without a draft model: drop --draft, or speculate model");
   if (!drafts(c)) return;
   if (!c.adaptive_k && (c.draft_tokens < 1 || c.draft_tokens > 32))
     throw std::invalid_argument("draft_tokens must be between 1 and 32");

@@ -11,14 +11,24 @@ enum class Mode { NonSpec, EqSpec, ExSpec, InPlace };
 Mode parse_mode(const std::string& name);  // nonspec | eqspec | exspec | inplace
 const char* mode_name(Mode m);
 
+// Where the server's drafts come from (actors/proposer.h): the draft model, or prompt lookup
+// (in place, no draft model). A request's `prediction` is proposed whatever this is.
+enum class Speculate { Model, Ngram };
+Speculate parse_speculate(const std::string& name);  // model | ngram
+const char* speculate_name(Speculate s);
+
 struct EngineConfig;
 // draft_tokens as configured: "auto" or a number >= 1.
 void parse_draft_tokens(const std::string& value, EngineConfig& c);
 std::string draft_tokens_name(const EngineConfig& c);
 // Throws std::invalid_argument naming the setting that is out of range.
 void validate(const EngineConfig& c);
-// Whether steps may draft: a speculative mode with a draft model (else every step is plain, K = 0).
+// Whether steps may draft: a speculative mode with a draft model, or in place with prompt
+// lookup (else every step is plain, K = 0, unless a request brings a prediction).
 bool drafts(const EngineConfig& c);
+// Whether steps may verify drafts that no draft model made: prompt lookup or predictions (in
+// place only; the paper's modes draft with the model alone).
+bool proposes_without_model(const EngineConfig& c);
 // The largest K a step of this configuration may draft (0 when it never drafts): what the
 // caches and the in-place slots must hold beyond a sequence's tokens.
 int64_t largest_k(const EngineConfig& c);
@@ -26,8 +36,9 @@ int64_t largest_k(const EngineConfig& c);
 struct EngineConfig {
   Mode mode = Mode::InPlace;    // the default everywhere (serve, generate, bench's subject)
   bool draft = true;            // a draft model is loaded. Without one, in place runs plain steps
-                                // (K = 0); the paper's speculative modes refuse to start.
-                                // Set where the models are (Engine::start, SequentialDriver).
+                                // (K = 0) or prompt lookup; the paper's speculative modes refuse
+                                // to start. Set where the models are (Engine::start, SequentialDriver).
+  Speculate speculate = Speculate::Model;  // ngram: prompt lookup (in place, no draft model)
   int64_t draft_tokens = 3;     // K when fixed
   bool adaptive_k = true;       // draft_tokens "auto": K chosen per step (actors/draft_length.h)
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto

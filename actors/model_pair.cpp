@@ -8,7 +8,7 @@
 namespace exspec {
 
 void check_models(const EngineConfig& c, const Decoder& target, const Decoder* draft) {
-  if (!drafts(c)) return;
+  if (!drafts(c) || c.speculate == Speculate::Ngram) return;
   if (!draft) throw std::invalid_argument(std::string(mode_name(c.mode)) + " needs a draft model");
   if (draft->config().vocab_size != target.config().vocab_size)
     throw std::invalid_argument("draft and target vocabularies differ (" + std::to_string(draft->config().vocab_size) +

@@ -66,6 +66,10 @@ struct StepPlan {
   bool keep_batch = false;         // fixed batch: the batch comes back whole, not cut into rows
   std::vector<RowSampling> sampling;  // per row (empty: every row plain greedy, no logprobs)
   std::vector<SlotRow> slot_rows;     // InPlace: each row's slot, in slot order
+  // InPlace: each row's proposal without the draft model (actors/proposer.h; empty: the model's
+  // drafts, or none), and whether the draft model drafts this step (K > 0 with a draft model).
+  std::vector<std::vector<int64_t>> proposed;
+  bool by_model = false;
 };
 
 struct StepTimes {

@@ -13,7 +13,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
         apply_thread_settings();
         assemble_phase(*w);
         if (!w->outcome.error.empty()) self->send(route->pool_manager, step_done_atom::value, std::move(w));
-        else if (w->plan.k > 0) self->send(route->drafter, draft_atom::value, std::move(w));
+        else if (w->plan.by_model) self->send(route->drafter, draft_atom::value, std::move(w));
         else self->send(route->verifier, verify_atom::value, std::move(w));
       },
       [=](split_atom, StepPtr w) {

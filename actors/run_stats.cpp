@@ -39,7 +39,9 @@ std::string RunStats::to_json() const {
                            {"mean_draft_tokens", mean_k()},
                            {"k_steps", k_steps},
                            {"drafted_by_temperature_band", band_drafted},
-                           {"accepted_by_temperature_band", band_accepted}};
+                           {"accepted_by_temperature_band", band_accepted},
+                           {"drafted_by_proposer", proposer_drafted},
+                           {"accepted_by_proposer", proposer_accepted}};
   return j.dump(2);
 }
 
@@ -60,6 +62,10 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   for (size_t i = 0; i < a.band_drafted.size(); ++i) {
     d.band_drafted[i] = a.band_drafted[i] - b.band_drafted[i];
     d.band_accepted[i] = a.band_accepted[i] - b.band_accepted[i];
+  }
+  for (size_t i = 0; i < a.proposer_drafted.size(); ++i) {
+    d.proposer_drafted[i] = a.proposer_drafted[i] - b.proposer_drafted[i];
+    d.proposer_accepted[i] = a.proposer_accepted[i] - b.proposer_accepted[i];
   }
   d.k_steps = a.k_steps;
   for (size_t k = 0; k < b.k_steps.size() && k < d.k_steps.size(); ++k) d.k_steps[k] -= b.k_steps[k];

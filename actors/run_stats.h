@@ -25,6 +25,12 @@ struct RunStats {
     band_drafted[band] += k;
     band_accepted[band] += a;
   }
+  // drafted / accepted per proposer (actors/proposer.h: model, ngram, prediction)
+  std::array<int64_t, 3> proposer_drafted{}, proposer_accepted{};
+  void count_proposer(int proposer, int64_t k, int64_t a) {
+    proposer_drafted[proposer] += k;
+    proposer_accepted[proposer] += a;
+  }
 
   double tokens_per_s() const { return wall_s > 0 ? committed / wall_s : 0; }
   double acceptance_rate() const { return drafted ? static_cast<double>(accepted) / drafted : 0; }

@@ -175,17 +175,32 @@ StepPlan Scheduler::plan_pool_step() {
 }
 
 // K for a step over p.ids (the policy's choice for these rows, or 0 in nonspec mode) and the
-// rows' sampling state.
+// rows' sampling state. In place, rows may bring proposals of their own (actors/proposer.h):
+// without a draft model each row's drafts end where its proposal ends, and a step where no row
+// has one is a plain step.
 void Scheduler::plan_k(StepPlan& p, bool reused) {
+  const int64_t rows = static_cast<int64_t>(p.ids.size());
   p.reserve = reserve_;
   p.sampling = sampling_rows(pool_, p.ids);
   p.k = 0;
-  p.shape = StepShape{static_cast<int64_t>(p.ids.size()), 0, 0, 0, reused};
-  if (!policy_) return;
-  const BatchOutlook o = policy_->outlook(pool_, p.ids);
-  p.k = policy_->choose(o.rows, o.context, reused, o.lag).k;
-  if (trace_enabled()) trace_choice(*policy_, o, reused, p.k);
-  p.shape = StepShape{static_cast<int64_t>(p.ids.size()), p.k, o.context, o.lag, reused};
+  p.shape = StepShape{rows, 0, 0, 0, reused};
+  const int64_t longest = in_place() ? propose(p) : 0;
+  if (!policy_) {
+    // Predictions where nothing else drafts: verified as far as the longest reaches.
+    p.k = std::min(longest, config_.max_draft_tokens);
+    p.shape.k = p.k;
+  } else if (config_.draft || longest > 0) {
+    BatchOutlook o = policy_->outlook(pool_, p.ids);
+    if (!config_.draft) {
+      o.lag = 0;  // no draft model: nothing to catch up
+      for (size_t i = 0; i < p.proposed.size(); ++i) o.rows[i].limit = static_cast<int64_t>(p.proposed[i].size());
+    }
+    p.k = policy_->choose(o.rows, o.context, reused, o.lag).k;
+    if (!config_.draft) p.k = std::min(p.k, longest);
+    if (trace_enabled()) trace_choice(*policy_, o, reused, p.k);
+    p.shape = StepShape{rows, p.k, o.context, o.lag, reused};
+  }
+  p.by_model = p.k > 0 && config_.draft;
 }
 
 void Scheduler::prefilled(PrefillOutcome o) {
@@ -250,7 +265,6 @@ void Scheduler::count_step(const InFlight& f, const StepOutcome& o) {
   stats_.grouped_steps += f.grouped;
   stats_.reused_steps += f.shape.reused && !f.fixed;
   stats_.row_verifications += static_cast<int64_t>(f.ids.size());
-  stats_.drafted += static_cast<int64_t>(f.ids.size()) * f.k;
   stats_.count_k(f.k);
   if (trace_enabled()) trace_step(policy_.get(), f.shape, o.times, f.grouped);
   if (!policy_) return;
@@ -264,12 +278,17 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
     end(id, s.cancel_pending ? s.cancel_reason : FinishReason::None, o.error);
     return false;
   }
-  const int64_t a = o.accepted[b];
-  stats_.accepted += a;
-  s.drafted += f.k, s.accepted += a;
+  // A row's drafts are its proposal's when no draft model filled the rest (what fills it may be
+  // accepted too: it is then committed, but not counted as drafted).
+  const int64_t k = f.row_k.empty() ? f.k : f.row_k[b], a = std::min(o.accepted[b], k);
+  const Proposer by = f.proposers.empty() ? Proposer::Model : f.proposers[b];
+  stats_.drafted += k, stats_.accepted += a;
+  s.drafted += k, s.accepted += a;
   const int band = temperature_band(s.request.sampling.temperature);
-  stats_.count_band(band, f.k, a);
-  if (policy_) policy_->learn(s.acceptance, f.k, a, band);
+  stats_.count_band(band, k, a);
+  stats_.count_proposer(static_cast<int>(by), k, a);
+  // A prediction's agreement is the request's own: the engine-wide estimates are the proposer's.
+  if (policy_) policy_->learn(s.acceptance, k, a, band, by != Proposer::Prediction);
   s.draft_lag = o.draft_lag[b];
   if (f.in_place) s.stored = o.stored.at(b);  // what commit_inplace set
   const std::vector<TokenLogprob>* lp = b < o.logprobs.size() && !o.logprobs[b].empty() ? &o.logprobs[b] : nullptr;

@@ -21,6 +21,7 @@
 #include "actors/draft_length.h"
 #include "actors/engine_config.h"
 #include "actors/plan.h"
+#include "actors/proposer.h"
 #include "actors/run_stats.h"
 #include "actors/sequence_pool.h"
 #include "actors/window.h"
@@ -75,6 +76,9 @@ class Scheduler {
     bool prefill = false, fixed = false, grouped = false, in_place = false;
     int64_t k = 0;
     StepShape shape;
+    // In place: the drafts each row had, and by whom (empty: k each, the server's proposer)
+    std::vector<int64_t> row_k;
+    std::vector<Proposer> proposers;
   };
 
   bool fixed_batches() const { return config_.mode == Mode::NonSpec || config_.mode == Mode::EqSpec; }
@@ -88,6 +92,13 @@ class Scheduler {
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   StepPlan plan_inplace_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   SlotRow slot_row(const Sequence& s) const;
+  // Where a sequence's drafts come from: its prediction, else the server's proposer.
+  Proposer proposer_of(const Sequence& s) const;
+  // In place: each row's proposal without the draft model into p.proposed (cleared when no
+  // row has one); returns the longest.
+  int64_t propose(StepPlan& p) const;
+  // In place: what the step tells about each row's drafts (InFlight::row_k, proposers).
+  void note_proposals(const StepPlan& p, InFlight& f) const;
   void stored_in_place(Sequence& s, int64_t stored);
   PrefillPlan plan_prefill();
   StepPlan plan_fixed_step();

@@ -88,7 +88,7 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
   for (const Sequence* s : newcomers)
     prompt += static_cast<int64_t>(s->request.prompt.size()), max_tokens += s->request.max_tokens;
   const int64_t n = static_cast<int64_t>(newcomers.size());
-  const bool pays = policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
+  const bool pays = config_.draft && policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
   for (Sequence* s : newcomers) s->draft_prefill = pays;
 }
 
@@ -143,8 +143,39 @@ StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
   f.in_place = true;
   f.k = p.k;
   f.shape = p.shape;
+  note_proposals(p, f);
   p.serial = start(p.ids, f);
   return p;
+}
+
+Proposer Scheduler::proposer_of(const Sequence& s) const {
+  if (!in_place()) return Proposer::Model;  // the paper's modes draft with the model alone
+  if (!s.request.prediction.empty()) return Proposer::Prediction;
+  return config_.speculate == Speculate::Ngram ? Proposer::Lookup : Proposer::Model;
+}
+
+int64_t Scheduler::propose(StepPlan& p) const {
+  const int64_t k = largest_k(config_);
+  int64_t longest = 0;
+  p.proposed.assign(p.ids.size(), {});
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    const Sequence& s = pool_.at(p.ids[i]);
+    const Proposer by = proposer_of(s);
+    if (by == Proposer::Prediction) p.proposed[i] = propose_prediction(s.request.prediction, s.generated, k);
+    else if (by == Proposer::Lookup) p.proposed[i] = propose_lookup(p.slot_rows[i].tokens, k);
+    longest = std::max(longest, static_cast<int64_t>(p.proposed[i].size()));
+  }
+  if (longest == 0) p.proposed.clear();
+  return longest;
+}
+
+void Scheduler::note_proposals(const StepPlan& p, InFlight& f) const {
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    f.proposers.push_back(proposer_of(pool_.at(p.ids[i])));
+    // Without the draft model a row's drafts end where its proposal does (then filler).
+    const bool filled = p.by_model || p.proposed.empty();
+    f.row_k.push_back(filled ? p.k : std::min(p.k, static_cast<int64_t>(p.proposed[i].size())));
+  }
 }
 
 }  // namespace exspec

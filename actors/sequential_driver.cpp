@@ -39,7 +39,7 @@ void run_work(Work& w, Scheduler& scheduler, const Decoder& target, const Decode
     StepWork step;
     step.plan = std::move(*s);
     assemble_phase(step);
-    if (step.plan.k > 0) draft_phase(*draft, step, dstore);
+    if (step.plan.by_model) draft_phase(*draft, step, dstore);
     verify_phase(target, step, tstore);
     split_phase(step);
     scheduler.complete(std::move(step.outcome));

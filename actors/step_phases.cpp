@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 
@@ -71,7 +72,7 @@ void verify_in_place(const Decoder& target, KVStore& store, StepWork& w) {
   w.verified = verify_inplace(m, pointers<const SlotRow>(rows), w.drafts, w.plan.sampling);
   // The target's slots keep what was accepted; the draft's are the drafter's: its next phase
   // sets them from the next plan, which carries the lag reported here.
-  commit_inplace(m, pointers<SlotRow>(rows), w.verified, w.drafts.size(1));
+  commit_inplace(m, pointers<SlotRow>(rows), w.verified, w.drafts.size(1), w.agree);
   take_verified(w.verified, w.outcome);
   for (const SlotRow& r : rows) {
     w.outcome.draft_lag.push_back(r.draft_lag());
@@ -158,11 +159,36 @@ void draft_phase(const Decoder& draft, StepWork& w, KVStore* store) {
   });
 }
 
+void settle_drafts(StepWork& w) {
+  const StepPlan& p = w.plan;
+  const int64_t B = static_cast<int64_t>(p.ids.size()), k = p.k;
+  if (!p.by_model) w.drafts = at::empty({B, k}, at::kLong);
+  if (k == 0 || (p.by_model && p.proposed.empty())) return;
+  if (static_cast<int64_t>(p.proposed.size()) != B) throw std::logic_error("a step drafts without proposals");
+  w.drafts = w.drafts.contiguous();
+  w.agree.assign(static_cast<size_t>(B), k);
+  for (int64_t b = 0; b < B; ++b) {
+    const std::vector<int64_t>& mine = p.proposed[static_cast<size_t>(b)];
+    int64_t* row = w.drafts.data_ptr<int64_t>() + b * k;
+    const int64_t n = std::min<int64_t>(k, static_cast<int64_t>(mine.size()));
+    int64_t agree = 0;
+    while (agree < n && row[agree] == mine[static_cast<size_t>(agree)]) ++agree;
+    if (agree < n) w.agree[static_cast<size_t>(b)] = agree;
+    std::copy(mine.begin(), mine.begin() + n, row);
+    if (p.by_model) continue;  // past the proposal: the draft model's
+    // Without the draft model, past the proposal: its last token (or pending) again. Whatever
+    // fills it is verified like any draft, so it changes no output; a row without a proposal
+    // in a step that drafts is one whose proposer found nothing this time.
+    const int64_t fill = n > 0 ? mine[static_cast<size_t>(n - 1)] : p.slot_rows[static_cast<size_t>(b)].tokens.back();
+    std::fill(row + n, row + k, fill);
+  }
+}
+
 void verify_phase(const Decoder& target, StepWork& w, KVStore* store) {
   timed(w.outcome.error, w.outcome.times.verify_s, "verification", [&] {
     if (w.plan.assembly == Assembly::InPlace) {
       if (!store) throw std::logic_error("an in-place step without the target's store");
-      if (!w.drafts.defined()) w.drafts = at::empty({static_cast<int64_t>(w.plan.ids.size()), 0}, at::kLong);
+      settle_drafts(w);
       verify_in_place(target, *store, w);
       return;
     }

@@ -1,5 +1,6 @@
 // The work the Scheduler plans, done: one prefill, or one step in the paper's phases
-//   assemble (realigner) -> draft (drafter, K > 0 only) -> verify (verifier) -> split (realigner)
+//   assemble (realigner) -> draft (drafter, when the draft model drafts) -> verify (verifier)
+//   -> split (realigner)
 // Each phase is a plain function over the work item, called by its role actor in the pipeline
 // and in sequence by the sequential driver: the step is written once. A phase that fails sets
 // the outcome's error; the later phases then pass the item on untouched.
@@ -24,7 +25,8 @@ struct PrefillWork {
 struct StepWork {
   StepPlan plan;
   SpecBatch batch;        // assembled from the plan's rows or fixed batch
-  at::Tensor drafts;      // [B, K]
+  at::Tensor drafts;      // [B, K]: the draft model's, then with the plan's proposals in place
+  std::vector<int64_t> agree;  // in place: per row, the leading drafts the draft model fed
   VerifyResult verified;
   StepOutcome outcome;
 };
@@ -39,6 +41,9 @@ void prefill_phase(const Decoder& target, PrefillWork& w, KVStore* store = nullp
 void draft_prefill_phase(const Decoder& draft, PrefillWork& w, KVStore* store);
 void assemble_phase(StepWork& w);
 void draft_phase(const Decoder& draft, StepWork& w, KVStore* store = nullptr);
+// In place: the step's drafts from the plan's proposals (actors/proposer.h) and the draft
+// model's (when it ran, StepPlan::by_model). Called by verify_phase.
+void settle_drafts(StepWork& w);
 // BatchVerify (Algorithm 1) and commit.
 void verify_phase(const Decoder& target, StepWork& w, KVStore* store = nullptr);
 // Unpad-append-repad, then each row's results (and state, unless the batch is kept whole).

@@ -20,14 +20,14 @@ namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"model", "draft", "mode", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
+         {"model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
           "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias",
           "min-tokens", "stop-token-ids"},
          {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos"});
   if (a.has("help")) {
     std::cout
-        << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace]\n"
+        << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace] [--speculate model|ngram]\n"
            "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--sort-by-length]\n"
            "                [--context N] [--prefill-chunk N]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
@@ -45,6 +45,7 @@ int cmd_generate(int argc, char** argv, int first) {
            "(model/greedy.cpp) instead: plain decoding, the definition every mode must equal.\n"
            "inplace: --context N positions a slot (default: the longest prompt + --max-tokens), prompts\n"
            "stored --prefill-chunk N tokens a forward (default 256).\n"
+           "--speculate ngram (inplace, no --draft): drafts by prompt lookup in each sequence's own text.\n"
            "--no-overlap keeps one batch in flight (no drafting of batch t+1 during verification of t).\n"
            "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
            "the output equals plain sampling with the same seeds in every mode. --logprobs N adds\n"
@@ -74,6 +75,7 @@ int cmd_generate(int argc, char** argv, int first) {
     throw std::invalid_argument("--oracle is plain decoding: it takes no --mode (or --mode nonspec)");
   if (a.has("mode")) ec.mode = parse_mode(a.get("mode", ""));
   else if (a.has("oracle")) ec.mode = Mode::NonSpec;
+  if (a.has("speculate")) ec.speculate = parse_speculate(a.get("speculate", ""));
   if (a.has("draft-tokens")) parse_draft_tokens(a.get("draft-tokens", ""), ec);
   ec.min_draft_tokens = a.get_int("min-draft-tokens", ec.min_draft_tokens);
   ec.max_draft_tokens = a.get_int("max-draft-tokens", ec.max_draft_tokens);

@@ -85,6 +85,7 @@ int cmd_serve(int argc, char** argv, int first) {
   if (c.model.empty()) {
     if (!c.draft.empty()) throw std::invalid_argument("--draft needs --model");
     ensure_demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, c.model, c.draft);
+    if (c.speculate == "ngram") c.draft.clear();  // the demo target alone: lookup needs no draft
   }
   return http::serve(c);
 }

@@ -84,6 +84,7 @@ void Generation::start() {
     q.sampling = req_.sampling.params;
     q.sampling.choice = choices_[i].index;
     set_stop_rules(q, eos, req_.ignore_eos, req_.stop_token_ids, req_.min_tokens);
+    q.prediction = req_.prediction;
     SubmitResult r = env_.engine->submit(std::move(q), env_.priority, sink);
     if (r.status != SubmitStatus::Ok) {
       abort();

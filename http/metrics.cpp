@@ -1,6 +1,7 @@
 #include "http/metrics.h"
 
 #include "actors/acceptance.h"
+#include "actors/proposer.h"
 
 #include <cstdio>
 
@@ -15,6 +16,10 @@ std::string num(double v) {
 
 void head(std::string& out, const std::string& name, const char* type, const char* help) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+std::string proposer_label(int p) {
+  return std::string("proposer=\"") + proposer_name(static_cast<exspec::Proposer>(p)) + "\"";
 }
 
 void sample(std::string& out, const std::string& name, double v, const std::string& labels = "") {
@@ -195,6 +200,20 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
     sample(out, "exspec_acceptance_rate_by_temperature",
            t.band_drafted[b] ? static_cast<double>(t.band_accepted[b]) / static_cast<double>(t.band_drafted[b]) : 0.0,
            std::string("temperature=\"") + temperature_band_name(b) + "\"");
+  // By where the drafts came from (actors/proposer.h): the draft model, prompt lookup, predictions.
+  const char* by[] = {"exspec_spec_decode_num_draft_tokens_by_proposer_total",
+                      "exspec_spec_decode_num_accepted_tokens_by_proposer_total", "exspec_acceptance_rate_by_proposer"};
+  head(out, by[0], "counter", "Draft tokens proposed, by proposer (model, ngram, prediction).");
+  for (int p = 0; p < kProposers; ++p)
+    sample(out, by[0], static_cast<double>(t.proposer_drafted[p]), proposer_label(p));
+  head(out, by[1], "counter", "Draft tokens accepted, by proposer.");
+  for (int p = 0; p < kProposers; ++p)
+    sample(out, by[1], static_cast<double>(t.proposer_accepted[p]), proposer_label(p));
+  head(out, by[2], "gauge", "Accepted / drafted tokens since start, by proposer.");
+  for (int p = 0; p < kProposers; ++p)
+    sample(out, by[2],
+           t.proposer_drafted[p] ? static_cast<double>(t.proposer_accepted[p]) / static_cast<double>(t.proposer_drafted[p]) : 0.0,
+           proposer_label(p));
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

@@ -4,6 +4,7 @@
 
 #include "http/api_error.h"
 #include "http/json_body.h"
+#include "http/prediction_request.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
@@ -60,6 +61,7 @@ void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
   check_model(body, m);
   parse_stop_extensions(body, m, g);
   g.sampling = parse_sampling(body, g.chat, m.vocab);
+  g.prediction = parse_prediction(body, m);
   if (const json* u = field(body, "user"); u && !u->is_string())
     throw bad_param("user", "'user' must be a string", "invalid_type");
 
@@ -238,7 +240,7 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
                         "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
                         "stream_options", "user", "return_token_ids", "top_k", "min_p", "repetition_penalty",
                         "ignore_eos", "min_tokens", "stop_token_ids", "include_stop_str_in_output",
-                        "skip_special_tokens"});
+                        "skip_special_tokens", "prediction"});
   GenRequest g;
   check_common(body, m, g);
   if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
@@ -278,7 +280,7 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
                         "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
                         "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
                         "repetition_penalty", "ignore_eos", "min_tokens", "stop_token_ids",
-                        "include_stop_str_in_output", "skip_special_tokens"});
+                        "include_stop_str_in_output", "skip_special_tokens", "prediction"});
   GenRequest g;
   g.chat = true;
   check_common(body, m, g);

@@ -37,6 +37,7 @@ struct GenRequest {
   bool ignore_eos = false, include_stop_str_in_output = false, skip_special_tokens = true;
   std::vector<int64_t> stop_token_ids;
   int64_t min_tokens = 0;
+  std::vector<int64_t> prediction;  // Predicted Outputs (http/prediction_request.h), every choice
 };
 
 // What validation needs to know about the served model.

@@ -65,7 +65,11 @@ Backend& need_ready(ServerContext& ctx) {
 ordered_json model_card(const ServerContext& ctx, const Backend& b) {
   const ModelInfo& i = b.engine->info();
   const EngineOptions& o = b.engine->options();
+  // Where drafts come from: the draft model, prompt lookup, or none (plain steps; a request's
+  // prediction is verified whatever this says).
+  const char* speculate = drafts(o.decoding) ? speculate_name(o.decoding.speculate) : "none";
   ordered_json settings{{"mode", b.mode},
+                        {"speculate", speculate},
                         {"draft_tokens", b.draft_tokens == "auto" ? ordered_json("auto") : ordered_json(std::stoll(b.draft_tokens))},
                         {"batch", o.decoding.batch_size},
                         {"window", o.decoding.window},

@@ -80,10 +80,11 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   if (j.contains("engine")) {
     const json& e = j["engine"];
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
-    r.known(e, "engine.", {"mode", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
+    r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
                            "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
                            "prefill_chunk"});
     r.get(e, "mode", "engine.mode", c.mode);
+    r.get(e, "speculate", "engine.speculate", c.speculate);
     if (e.contains("draft_tokens")) {
       const json& k = e["draft_tokens"];
       if (k.is_number_integer()) c.draft_tokens = std::to_string(k.get<int64_t>());
@@ -150,6 +151,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
   if (!c.mode.empty()) d.mode = parse_mode(c.mode);
+  d.speculate = parse_speculate(c.speculate);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;  // Engine::start sets d.draft from it
   parse_draft_tokens(c.draft_tokens, d);
   d.min_draft_tokens = c.min_draft_tokens;

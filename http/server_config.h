@@ -40,6 +40,7 @@ struct ServerConfig {
   std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
   std::string dtype = "float32", device = "cpu";
   std::string mode;                  // empty: exspec with a draft, nonspec without
+  std::string speculate = "model";   // model | ngram (prompt lookup, no draft model)
   std::string draft_tokens = "auto";  // "auto" (adaptive K) or a number
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
   int64_t batch = 8, window = 0;  // window 0: 2 * batch

@@ -135,7 +135,8 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
   return accept(logits, d, at::tensor(lengths, at::kLong), sampling);
 }
 
-void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k) {
+void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
+                    const std::vector<int64_t>& agree) {
   at::Tensor tokens = v.tokens.to(at::kCPU).contiguous();
   auto acc = v.accepted.accessor<int64_t, 1>();
   for (size_t b = 0; b < rows.size(); ++b) {
@@ -145,7 +146,7 @@ void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, c
     s.target_len = after;
     // Draft: its last forward left [pending, d_1..d_{K-1}] there (nothing at K = 0); it keeps
     // what was accepted.
-    s.draft_len = after - lag_after_step(s.draft_lag(), k, a);
+    s.draft_len = after - lag_after_step(s.draft_lag(), k, a, agree.empty() ? k : agree.at(b));
     if (m.target_store) m.target_store->set_length(s.slot, s.target_len);
     if (m.draft_store) m.draft_store->set_length(s.slot, s.draft_len);
     const int64_t* row = tokens.data_ptr<int64_t>() + static_cast<int64_t>(b) * tokens.size(1);

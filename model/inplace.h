@@ -52,6 +52,8 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
 // The stores given in m get those lengths (the verifier's phase passes only the target's: the
 // draft's is the drafter's, set from the counters at its next forward). Nothing is copied. The
 // verifier commits through it (actors/step_phases.cpp), and the model-level tests do.
-void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k);
+// agree: per row, the leading drafts the draft model fed (empty: all k, the drafts were its own).
+void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
+                    const std::vector<int64_t>& agree = {});
 
 }  // namespace exspec

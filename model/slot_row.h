@@ -28,9 +28,15 @@ struct SlotRow {
   int64_t draft_lag() const { return before_pending() - draft_len; }
 };
 
-// The draft's lag after a step that drafted k tokens of which a were accepted: with k = 0 the
-// draft was fed nothing (pending joins its lag); otherwise it holds pending and d_1..d_min(a, k-1),
-// which leaves d_k unfed when every draft was accepted. The one statement of this rule.
-inline int64_t lag_after_step(int64_t lag, int64_t k, int64_t a) { return k == 0 ? lag + 1 : (a == k ? 1 : 0); }
+// The draft's lag after a step that verified k drafts of which a were accepted: with k = 0 the
+// draft was fed nothing (pending joins its lag); otherwise it holds pending and the first
+// min(a, k - 1, agree) drafts, which leaves d_k unfed when every draft was accepted. agree: how
+// many leading verified drafts are the ones the draft model fed (all k unless a proposal took
+// their place, actors/proposer.h). The one statement of this rule.
+inline int64_t lag_after_step(int64_t lag, int64_t k, int64_t a, int64_t agree) {
+  if (k == 0) return lag + 1;
+  const int64_t kept = a < k - 1 ? a : k - 1;
+  return a - (agree < kept ? agree : kept);
+}
 
 }  // namespace exspec
