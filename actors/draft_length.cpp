@@ -25,8 +25,9 @@ double DraftLengthPolicy::expected_tokens(double alpha, int64_t k, int64_t remai
   return sum;
 }
 
-RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t remaining, int band) const {
-  return {row.rate(acceptance(band), kRowPriorTrials), std::max<int64_t>(1, remaining)};
+RowOutlook DraftLengthPolicy::outlook(const AcceptanceEstimate& row, int64_t remaining, int band, bool prediction) const {
+  const double prior = prediction ? predictions_.rate(kPriorRate, kPriorTrials) : acceptance(band);
+  return {row.rate(prior, kRowPriorTrials), std::max<int64_t>(1, remaining)};
 }
 
 double DraftLengthPolicy::acceptance(int band) const {
@@ -182,9 +183,12 @@ void DraftLengthPolicy::seed_acceptance(double agreed, double positions) {
   global_ = bands_[0] = AcceptanceEstimate{agreed * w, positions * w};
 }
 
-void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band, bool engine_wide) {
+void DraftLengthPolicy::learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band, bool prediction) {
   row.observe(k, a, kRowDecay);
-  if (!engine_wide) return;
+  if (prediction) {
+    predictions_.observe(k, a, kGlobalDecay);
+    return;
+  }
   observe_row(k, a);
   bands_[band].observe(k, a, kGlobalDecay);
 }

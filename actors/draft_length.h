@@ -107,11 +107,12 @@ class DraftLengthPolicy {
   void observe_row(int64_t k, int64_t a);
   // What a verified row tells: the engine-wide, its temperature band's and the row's own
   // acceptance. (How far the row's draft now lags is what the step itself reports.)
-  // engine_wide false: the row's own only (a request's prediction, beside the server's proposer:
-  // its agreement says nothing of the others').
-  void learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band = 0, bool engine_wide = true);
-  // A row's outlook, its own estimate shrunk towards its temperature band's.
-  RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining, int band = 0) const;
+  // prediction: the drafts were a request's prediction (actors/proposer.h), whose agreement says
+  // nothing of the server's proposer's: they teach the predictions' own engine-wide estimate.
+  void learn(AcceptanceEstimate& row, int64_t k, int64_t a, int band = 0, bool prediction = false);
+  // A row's outlook, its own estimate shrunk towards its temperature band's (or, for a
+  // prediction, towards what predictions got).
+  RowOutlook outlook(const AcceptanceEstimate& row, int64_t remaining, int band = 0, bool prediction = false) const;
   // The band's estimate: a hot sequence starts from what hot sequences got, not from the greedy
   // rows' rate. While every verified row was of this band it is the engine-wide estimate.
   double acceptance(int band) const;
@@ -157,6 +158,7 @@ class DraftLengthPolicy {
   StepCostModel costs_;
   AcceptanceEstimate global_;
   AcceptanceEstimate bands_[kTemperatureBands];
+  AcceptanceEstimate predictions_;  // requests' predictions, whatever the server's proposer
   int64_t zero_run_ = 0, spec_run_ = 0, probe_interval_ = 0;
   double plain_s_ = 0;  // predicted time of the plain steps since the last probe or drafting step
   bool probing_ = false;

@@ -191,10 +191,7 @@ void Scheduler::plan_k(StepPlan& p, bool reused) {
     p.shape.k = p.k;
   } else if (config_.draft || longest > 0) {
     BatchOutlook o = policy_->outlook(pool_, p.ids);
-    if (!config_.draft) {
-      o.lag = 0;  // no draft model: nothing to catch up
-      for (size_t i = 0; i < p.proposed.size(); ++i) o.rows[i].limit = static_cast<int64_t>(p.proposed[i].size());
-    }
+    if (in_place()) outlook_proposals(p, o);
     p.k = policy_->choose(o.rows, o.context, reused, o.lag).k;
     if (!config_.draft) p.k = std::min(p.k, longest);
     if (trace_enabled()) trace_choice(*policy_, o, reused, p.k);
@@ -287,8 +284,7 @@ bool Scheduler::write_row(SeqId id, const InFlight& f, const StepOutcome& o, siz
   const int band = temperature_band(s.request.sampling.temperature);
   stats_.count_band(band, k, a);
   stats_.count_proposer(static_cast<int>(by), k, a);
-  // A prediction's agreement is the request's own: the engine-wide estimates are the proposer's.
-  if (policy_) policy_->learn(s.acceptance, k, a, band, by != Proposer::Prediction);
+  if (policy_) policy_->learn(s.acceptance, k, a, band, by == Proposer::Prediction);
   s.draft_lag = o.draft_lag[b];
   if (f.in_place) s.stored = o.stored.at(b);  // what commit_inplace set
   const std::vector<TokenLogprob>* lp = b < o.logprobs.size() && !o.logprobs[b].empty() ? &o.logprobs[b] : nullptr;

@@ -97,6 +97,9 @@ class Scheduler {
   // In place: each row's proposal without the draft model into p.proposed (cleared when no
   // row has one); returns the longest.
   int64_t propose(StepPlan& p) const;
+  // In place, adaptive K: predictions priced by what predictions got, and without the draft
+  // model each row's drafts capped by its proposal.
+  void outlook_proposals(const StepPlan& p, BatchOutlook& o) const;
   // In place: what the step tells about each row's drafts (InFlight::row_k, proposers).
   void note_proposals(const StepPlan& p, InFlight& f) const;
   void stored_in_place(Sequence& s, int64_t stored);

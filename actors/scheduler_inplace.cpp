@@ -169,6 +169,18 @@ int64_t Scheduler::propose(StepPlan& p) const {
   return longest;
 }
 
+void Scheduler::outlook_proposals(const StepPlan& p, BatchOutlook& o) const {
+  if (!config_.draft) o.lag = 0;  // no draft model: nothing to catch up
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    const Sequence& s = pool_.at(p.ids[i]);
+    if (proposer_of(s) == Proposer::Prediction)
+      o.rows[i].acceptance = policy_->outlook(s.acceptance, o.rows[i].remaining,
+                                              temperature_band(s.request.sampling.temperature), true).acceptance;
+    // Without the draft model a row's drafts end where its proposal does.
+    if (!config_.draft) o.rows[i].limit = p.proposed.empty() ? 0 : static_cast<int64_t>(p.proposed[i].size());
+  }
+}
+
 void Scheduler::note_proposals(const StepPlan& p, InFlight& f) const {
   for (size_t i = 0; i < p.ids.size(); ++i) {
     f.proposers.push_back(proposer_of(pool_.at(p.ids[i])));

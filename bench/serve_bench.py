@@ -9,11 +9,13 @@ with --plot, a PNG of the latencies (gnuplot).
 usage: bench/serve_bench.py [--url http://127.0.0.1:8000] [--model NAME] [--dataset random|prompts]
            [--num-prompts 64] [--input-len 128] [--output-len 64] [--prompts FILE.jsonl]
            [--request-rate inf | R] [--interval S] [--max-concurrency N] [--no-ignore-eos] [--seed 0]
-           [--vocab 256] [--out result.json] [--plot latencies.png] [--label TEXT]
+           [--vocab 256] [--temperature 0] [--predict] [--out result.json] [--plot latencies.png] [--label TEXT]
 random: prompts of --input-len random token ids in [0, --vocab) (vLLM's random dataset).
 --interval S: requests start S seconds apart (fixed arrivals, instead of --request-rate's Poisson).
 prompts: the lines of a JSONL file with "prompt_ids" (default bench/prompts/mixed.jsonl: varied
-lengths, like a chat dataset's), each request --output-len tokens.
+lengths, like a chat dataset's), each request --output-len tokens. --predict: lines with
+"prediction_ids" send them as OpenAI's prediction (Predicted Outputs); the result counts the
+accepted and rejected prediction tokens (usage.completion_tokens_details).
 Standard library only (plus gnuplot for --plot). Each request opens its own connection.
 """
 import argparse, http.client, json, os, random, statistics, subprocess, tempfile, threading, time, urllib.parse
@@ -61,6 +63,9 @@ def one_request(url, body):
             if event.get("usage"):
                 out["output_tokens"] = event["usage"]["completion_tokens"]
                 out["prompt_tokens"] = event["usage"]["prompt_tokens"]
+                d = event["usage"].get("completion_tokens_details") or {}
+                out["accepted"] = d.get("accepted_prediction_tokens", 0)
+                out["rejected"] = d.get("rejected_prediction_tokens", 0)
             if not any(c.get("text") for c in event.get("choices", [])):
                 continue
             now = time.perf_counter()
@@ -79,15 +84,17 @@ def one_request(url, body):
 
 def prompts_of(args, rng):
     if args.dataset == "random":
-        return [[rng.randrange(args.vocab) for _ in range(args.input_len)] for _ in range(args.num_prompts)]
+        return [[rng.randrange(args.vocab) for _ in range(args.input_len)] for _ in range(args.num_prompts)], \
+            [None] * args.num_prompts
     with open(args.prompts) as f:
-        lines = [json.loads(l)["prompt_ids"] for l in f if l.strip()]
-    return [lines[i % len(lines)] for i in range(args.num_prompts)]
+        lines = [json.loads(l) for l in f if l.strip()]
+    return [lines[i % len(lines)]["prompt_ids"] for i in range(args.num_prompts)], \
+        [lines[i % len(lines)].get("prediction_ids") for i in range(args.num_prompts)]
 
 
 def run(args):
     rng = random.Random(args.seed)
-    prompts = prompts_of(args, rng)
+    prompts, predictions = prompts_of(args, rng)
     results = [None] * len(prompts)
     gate = threading.Semaphore(args.max_concurrency or len(prompts))
     threads = []
@@ -99,9 +106,11 @@ def run(args):
     t0 = time.perf_counter()
     for i, p in enumerate(prompts):
         body = {"prompt": p, "max_tokens": args.output_len, "stream": True, "ignore_eos": args.ignore_eos,
-                "stream_options": {"include_usage": True}, "temperature": 0}
+                "stream_options": {"include_usage": True}, "temperature": args.temperature}
         if args.model:
             body["model"] = args.model
+        if args.predict and predictions[i]:
+            body["prediction"] = {"type": "content", "content": predictions[i]}
         t = threading.Thread(target=worker, args=(i, body))
         t.start()
         threads.append(t)
@@ -127,6 +136,8 @@ def run(args):
         "total_input_tokens": in_tokens, "total_output_tokens": out_tokens,
         "ttft_ms": summary([r["ttft"] for r in ok]), "tpot_ms": summary(tpot), "itl_ms": summary(itl),
         "e2el_ms": summary([r["e2e"] for r in ok]),
+        "accepted_prediction_tokens": sum(r.get("accepted", 0) for r in ok),
+        "rejected_prediction_tokens": sum(r.get("rejected", 0) for r in ok),
         "per_request": [{"ttft_ms": round(r["ttft"] * 1e3, 3), "e2el_ms": round(r["e2e"] * 1e3, 3),
                          "output_tokens": r["output_tokens"]} for r in ok],
     }
@@ -162,6 +173,8 @@ def main():
     ap.add_argument("--interval", type=float, default=0.0, help="seconds between request starts (0: rate)")
     ap.add_argument("--max-concurrency", type=int, default=0)
     ap.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
+    ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy (the default)")
+    ap.add_argument("--predict", action="store_true", help="send the prompts file's prediction_ids as prediction")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default="")

@@ -2,6 +2,7 @@
 // (model/slot_row.h): plain C++, no tensors.
 #include <catch2/catch.hpp>
 
+#include "actors/draft_length.h"
 #include "actors/proposer.h"
 #include "model/slot_row.h"
 
@@ -58,4 +59,21 @@ CATCH_TEST_CASE("the draft's lag after a step keeps only the drafts the draft mo
   CATCH_CHECK(lag_after_step(0, 4, 3, 1) == 2);
   CATCH_CHECK(lag_after_step(0, 4, 1, 2) == 0);
   CATCH_CHECK(lag_after_step(0, 4, 4, 4) == 1);
+}
+
+CATCH_TEST_CASE("adaptive K prices predictions by what predictions got, and proposals by their length", "[proposer][policy]") {
+  DraftLengthPolicy p(DraftLengthSettings{});
+  AcceptanceEstimate lookup_row, predicted_row, fresh;
+  for (int i = 0; i < 40; ++i) {
+    p.learn(lookup_row, 4, 0, 0);                      // the server's lookups: always wrong
+    p.learn(predicted_row, 4, 4, 0, /*prediction=*/true);  // a client's prediction: always right
+  }
+  CATCH_CHECK(p.acceptance() < 0.1);  // the engine-wide estimate is the lookups'
+  // A fresh request's prediction starts from what predictions got, not from the lookups' rate.
+  CATCH_CHECK(p.outlook(fresh, 32, 0, true).acceptance > 0.8);
+  CATCH_CHECK(p.outlook(fresh, 32, 0, false).acceptance < 0.2);
+  // A proposal of 2 tokens earns nothing from K beyond 2.
+  const std::vector<RowOutlook> rows{RowOutlook{0.9, 32, 2}};
+  CATCH_CHECK(p.evaluate(rows, 16, true, 0, 5, 0).expected_tokens == p.evaluate(rows, 16, true, 0, 2, 0).expected_tokens);
+  CATCH_CHECK(p.evaluate(rows, 16, true, 0, 2, 0).expected_tokens > p.evaluate(rows, 16, true, 0, 1, 0).expected_tokens);
 }

@@ -86,7 +86,7 @@ TEST_CASE("predictions: a malformed prediction is a 400 naming it") {
   }
 }
 
-TEST_CASE("--speculate ngram: prompt lookup without a draft model, every answer the oracle's") {
+TEST_CASE("speculate ngram: prompt lookup without a draft model, every answer the oracle's") {
   {
     ServerProcess refused({"--speculate", "ngram"}, /*wait_ready=*/false);  // with --draft: refused
     CHECK(refused.wait_exit(60) != 0);
