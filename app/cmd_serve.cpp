@@ -43,7 +43,8 @@ int cmd_serve(int argc, char** argv, int first) {
   if (a.has("help")) {
     std::cout
         << "exspec serve [--config FILE] [--model DIR] [--draft DIR] [--host H] [--port P]\n"
-           "             [--mode inplace|exspec|eqspec|nonspec] [--draft-tokens auto|K] [--min-draft-tokens N]\n"
+           "             [--mode inplace|exspec|eqspec|nonspec] [--speculate model|ngram]\n"
+           "             [--draft-tokens auto|K] [--min-draft-tokens N]\n"
            "             [--max-draft-tokens N] [--batch B] [--window W] [--context N] [--prefill-chunk N]\n"
            "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
            "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
@@ -59,7 +60,8 @@ int cmd_serve(int argc, char** argv, int first) {
            "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
            "default (--port 0: any free port, printed on stderr). Without a model it serves the demo pair,\n"
            "generated into the cache directory on first start. The mode is inplace unless --mode says\n"
-           "otherwise: continuous batching, and without --draft every step is plain (K = 0).\n"
+           "otherwise: continuous batching, and without --draft every step is plain (K = 0), or, with\n"
+           "--speculate ngram, drafts by prompt lookup. A request's \"prediction\" is verified in any case.\n"
            "SIGINT/SIGTERM drain and exit.\n"
            "See docs/serving.md (the API, errors, metrics) and config/README.md (every key).\n";
     return 0;

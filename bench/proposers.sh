@@ -55,14 +55,12 @@ print("| workload | clients | plain tok/s | ngram tok/s | ngram / plain (range) 
 print("|---|--:|--:|--:|--:|--:|--:|--:|")
 for w in ("repeat", "plain", "sampled"):
     for c in (1, 8, 16):
-        p, n = load("plain", w, c), load("ngram", w, c)
-        tp = [x["output_throughput"] for x in p]
-        rn = [b["output_throughput"] / a for a, b in zip(tp, [x["output_throughput"] for x in n])]
-        row = [w, str(c), "%.0f" % med(tp), "%.0f" % med([x["output_throughput"] for x in n]),
-               "%.2f (%.2f-%.2f)" % (med(rn), min(rn), max(rn))]
+        tp, tn = [x["output_throughput"] for x in load("plain", w, c)], [x["output_throughput"] for x in load("ngram", w, c)]
+        rn = [b / a for a, b in zip(tp, tn)]
+        row = [w, str(c), "%.0f" % med(tp), "%.0f" % med(tn), "%.2f (%.2f-%.2f)" % (med(rn), min(rn), max(rn))]
         if w != "sampled":
             q = load("predict", w, c)
-            rq = [b["output_throughput"] / a for a, b in zip(tp, [x["output_throughput"] for x in q])]
+            rq = [b["output_throughput"] / a for a, b in zip(tp, q)]
             acc = sum(x["accepted_prediction_tokens"] for x in q) / max(1, sum(x["accepted_prediction_tokens"] + x["rejected_prediction_tokens"] for x in q))
             row += ["%.0f" % med([x["output_throughput"] for x in q]), "%.2f (%.2f-%.2f)" % (med(rq), min(rq), max(rq)), "%.2f" % acc]
         else:

@@ -14,15 +14,18 @@ CATCH_TEST_CASE("prompt lookup proposes what followed the latest earlier match, 
   CATCH_CHECK(propose_lookup({7, 8, 9, 1, 2, 3, 4, 7, 8, 9}, 3) == V{1, 2, 3});
   CATCH_CHECK(propose_lookup({7, 8, 9, 1, 2, 3, 4, 7, 8, 9}, 1) == V{1});
   // The most recent occurrence of the suffix wins among equals.
-  CATCH_CHECK(propose_lookup({5, 1, 5, 2, 5}, 2) == V{2, 5});
+  CATCH_CHECK(propose_lookup({5, 1, 5, 2, 5}, 2, LookupSettings{1, 4}) == V{2, 5});
+  CATCH_CHECK(propose_lookup({5, 1, 7, 5, 1, 9, 5, 1}, 1) == V{9});
+  // By default a single recurring token proposes nothing (bigrams and longer only).
+  CATCH_CHECK(propose_lookup({5, 1, 5, 2, 5}, 2).empty());
   // A longer match beats a more recent shorter one: "4 5" occurred at the start, "5" just before.
-  CATCH_CHECK(propose_lookup({4, 5, 6, 6, 9, 5, 7, 4, 5}, 2) == V{6, 6});
+  CATCH_CHECK(propose_lookup({4, 5, 6, 6, 9, 5, 7, 4, 5}, 2, LookupSettings{1, 4}) == V{6, 6});
   // What follows may run into the suffix itself (a loop repeats).
   CATCH_CHECK(propose_lookup({3, 3, 3}, 4) == V{3});
   CATCH_CHECK(propose_lookup({1, 2, 1, 2, 1, 2}, 4) == V{1, 2});
   // Nothing to match, nothing asked, too short: no proposal.
   CATCH_CHECK(propose_lookup({1, 2, 3, 4}, 3).empty());
-  CATCH_CHECK(propose_lookup({1, 2, 1}, 0).empty());
+  CATCH_CHECK(propose_lookup({1, 2, 1, 2}, 0).empty());
   CATCH_CHECK(propose_lookup({1}, 3).empty());
   CATCH_CHECK(propose_lookup({}, 3).empty());
   // n bounded below: a single-token match is not enough when min_n is 2.
