@@ -6,7 +6,7 @@ start_server() {
   shift 2
   "$exspec" serve "$@" --port 0 2> "$log" &
   server=$!
-  trap 'kill "$server" 2> /dev/null; wait "$server" 2> /dev/null || true' EXIT
+  trap 'kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true' EXIT
   port=
   for _ in $(seq 600); do
     port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$log")
