@@ -4,6 +4,7 @@
 start_server() {
   local exspec=$1 log=$2
   shift 2
+  : > "$log"  # exists before the loop reads it (the background shell opens it when it gets to run)
   "$exspec" serve "$@" --port 0 2> "$log" &
   server=$!
   trap 'kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true' EXIT
