@@ -50,6 +50,8 @@ struct EngineConfig {
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
   int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
   int64_t prefill_chunk = 256;  // inplace: prompt tokens per prefill forward (padding not counted)
+  bool prefix_cache = true;     // inplace: a newcomer takes a free slot that holds the longest
+                                // prefix of its prompt and stores only the rest (model/slot_table.h)
 };
 
 }  // namespace exspec

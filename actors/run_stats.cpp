@@ -32,6 +32,8 @@ std::string RunStats::to_json() const {
                            {"verify_s", verify_s},
                            {"align_s", align_s},
                            {"drafted", drafted},
+                           {"prefix_queried", prefix_queried},
+                           {"prefix_hit", prefix_hit},
                            {"accepted", accepted},
                            {"grouped_steps", grouped_steps},
                            {"reused_steps", reused_steps},
@@ -59,6 +61,8 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.accepted = a.accepted - b.accepted;
   d.committed = a.committed - b.committed;
   d.sequences = a.sequences - b.sequences;
+  d.prefix_queried = a.prefix_queried - b.prefix_queried;
+  d.prefix_hit = a.prefix_hit - b.prefix_hit;
   for (size_t i = 0; i < a.band_drafted.size(); ++i) {
     d.band_drafted[i] = a.band_drafted[i] - b.band_drafted[i];
     d.band_accepted[i] = a.band_accepted[i] - b.band_accepted[i];

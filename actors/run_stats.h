@@ -18,6 +18,8 @@ struct RunStats {
   int64_t accepted = 0;            // draft tokens accepted
   int64_t committed = 0;           // tokens appended to sequences (after stop trimming)
   int64_t sequences = 0;
+  int64_t prefix_queried = 0;      // in place: prompt positions looked up in the free slots
+  int64_t prefix_hit = 0;          // of which found there (not prefilled again)
   std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
   // drafted / accepted per temperature band (actors/acceptance.h)
   std::array<int64_t, 4> band_drafted{}, band_accepted{};

@@ -321,7 +321,7 @@ SeqEvent& Scheduler::event_for(SeqId id) {
 void Scheduler::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
   if (s.state == SeqState::Waiting) ++dequeued_;
-  if (s.slot >= 0) slots_.release(s.slot);  // not inside a step: nothing writes the slot now
+  if (s.slot >= 0) release_slot(s, !error.empty());  // not inside a step: nothing writes the slot now
   if (s.state != SeqState::Finished) pool_.cancel(id);
   window_.remove(id);
   SeqResult r;

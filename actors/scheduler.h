@@ -92,6 +92,8 @@ class Scheduler {
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   StepPlan plan_inplace_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   SlotRow slot_row(const Sequence& s) const;
+  void take_slot(Sequence& s);                     // a newcomer's slot, its cached prefix kept
+  void release_slot(const Sequence& s, bool failed);  // what the slot keeps for the next one
   // Where a sequence's drafts come from: its prediction, else the server's proposer.
   Proposer proposer_of(const Sequence& s) const;
   // In place: each row's proposal without the draft model into p.proposed (cleared when no

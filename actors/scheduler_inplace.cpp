@@ -28,6 +28,37 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
   return r;
 }
 
+// A newcomer's slot: a free one that holds the longest prefix of its prompt (it then stores only
+// the rest), else the lowest free one (model/slot_table.h). What the draft's slot lacks of the
+// prompt is its lag (decide_draft_prefill evens the two out when the draft stores the chunks).
+void Scheduler::take_slot(Sequence& s) {
+  const std::vector<int64_t>& prompt = s.request.prompt;
+  const int64_t before_pending = static_cast<int64_t>(prompt.size()) - 1;
+  SlotReuse r;
+  if (config_.prefix_cache) r = slots_.acquire(prompt, before_pending);
+  else r.slot = slots_.acquire();
+  if (r.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
+  s.slot = r.slot;
+  stored_in_place(s, r.target);
+  s.draft_lag = before_pending - (config_.draft ? r.draft : 0);
+}
+
+// What an ending sequence's slot keeps for the next one: the tokens whose keys and values it
+// holds (the target's stored positions, at most the sequence's tokens: a step may have stored
+// committed tokens past its EOS), and how many of them the draft's holds. Nothing after a failure.
+void Scheduler::release_slot(const Sequence& s, bool failed) {
+  if (failed || !config_.prefix_cache) {
+    slots_.release(s.slot);
+    return;
+  }
+  std::vector<int64_t> tokens = s.request.prompt;
+  tokens.insert(tokens.end(), s.generated.begin(), s.generated.end());
+  const int64_t n = std::min<int64_t>(s.stored, static_cast<int64_t>(tokens.size()));
+  tokens.resize(static_cast<size_t>(std::max<int64_t>(0, n)));
+  const int64_t draft = static_cast<int64_t>(s.request.prompt.size() + s.generated.size()) - 1 - s.draft_lag;
+  slots_.release(s.slot, std::move(tokens), config_.draft ? std::max<int64_t>(0, draft) : 0);
+}
+
 bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
   std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
   const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
@@ -46,12 +77,8 @@ Work Scheduler::next_in_place() {
   std::vector<Sequence*> newcomers;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
-    if (s.slot < 0) {  // a newcomer takes the lowest free slot (the window never exceeds the slots)
-      s.slot = slots_.acquire();
-      if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
-      stored_in_place(s, 0);
-      // The draft's slot is empty; it stores the prompt chunks with the target's if drafting pays.
-      s.draft_lag = static_cast<int64_t>(s.request.prompt.size()) - 1;
+    if (s.slot < 0) {  // a newcomer (the window never exceeds the slots)
+      take_slot(s);
       newcomers.push_back(&s);
     }
     const bool stored = s.state == SeqState::Decoding;
@@ -89,7 +116,20 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
     prompt += static_cast<int64_t>(s->request.prompt.size()), max_tokens += s->request.max_tokens;
   const int64_t n = static_cast<int64_t>(newcomers.size());
   const bool pays = config_.draft && policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
-  for (Sequence* s : newcomers) s->draft_prefill = pays;
+  for (Sequence* s : newcomers) {
+    s->draft_prefill = pays;
+    // The draft's prompt chunks follow the target's: both stores start from the same count.
+    const int64_t before_pending = static_cast<int64_t>(s->request.prompt.size()) - 1;
+    const int64_t draft_len = before_pending - s->draft_lag;
+    if (pays && draft_len != s->stored) {
+      const int64_t kept = std::min(draft_len, s->stored);
+      s->state = SeqState::Prefilling;
+      stored_in_place(*s, kept);
+      s->draft_lag = before_pending - kept;
+    }
+    stats_.prefix_queried += before_pending;
+    stats_.prefix_hit += s->stored;
+  }
 }
 
 // Every member still storing its prompt, in window order: the model's chunk rule

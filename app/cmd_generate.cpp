@@ -24,12 +24,12 @@ int cmd_generate(int argc, char** argv, int first) {
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
           "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias",
           "min-tokens", "stop-token-ids"},
-         {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos"});
+         {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos", "no-prefix-cache"});
   if (a.has("help")) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace] [--speculate model|ngram]\n"
            "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--sort-by-length]\n"
-           "                [--context N] [--prefill-chunk N]\n"
+           "                [--context N] [--prefill-chunk N] [--no-prefix-cache]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
@@ -92,6 +92,7 @@ int cmd_generate(int argc, char** argv, int first) {
   for (const auto& p : prompts) longest_prompt = std::max(longest_prompt, p.size());
   ec.context = a.get_int("context", ec.mode == Mode::InPlace ? static_cast<int64_t>(longest_prompt) + max_tokens : 0);
   ec.prefill_chunk = a.get_int("prefill-chunk", ec.prefill_chunk);
+  ec.prefix_cache = !a.has("no-prefix-cache");
   SamplingParams sp;
   sp.temperature = a.has("temperature") ? std::stod(a.get("temperature", "")) : 0.0;
   sp.top_p = a.has("top-p") ? std::stod(a.get("top-p", "")) : 1.0;

@@ -10,7 +10,7 @@ const std::set<std::string>& engine_flag_names() {
 }
 
 const std::set<std::string>& engine_switch_names() {
-  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length"};
+  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length", "no-prefix-cache"};
   return names;
 }
 
@@ -31,6 +31,7 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.prefill_chunk = a.get_int("prefill-chunk", c.prefill_chunk);
   if (a.has("sort-by-length")) c.sort_by_length = true;
   if (a.has("no-overlap")) c.overlap = false;
+  if (a.has("no-prefix-cache")) c.prefix_cache = false;
   c.dtype = a.get("dtype", c.dtype);
   c.device = a.get("device", c.device);
   c.served_model_name = a.get("served-model-name", c.served_model_name);

@@ -214,6 +214,10 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
     sample(out, by[2],
            t.proposer_drafted[p] ? static_cast<double>(t.proposer_accepted[p]) / static_cast<double>(t.proposer_drafted[p]) : 0.0,
            proposer_label(p));
+  metric(out, "exspec_prefix_cache_queries_total", "counter",
+         "In place: prompt tokens looked up in the free slots' cached prefixes.", static_cast<double>(t.prefix_queried));
+  metric(out, "exspec_prefix_cache_hits_total", "counter",
+         "In place: prompt tokens found there, not prefilled again.", static_cast<double>(t.prefix_hit));
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

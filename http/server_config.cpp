@@ -82,7 +82,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
     r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
                            "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
-                           "prefill_chunk"});
+                           "prefill_chunk", "prefix_cache"});
     r.get(e, "mode", "engine.mode", c.mode);
     r.get(e, "speculate", "engine.speculate", c.speculate);
     if (e.contains("draft_tokens")) {
@@ -99,6 +99,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(e, "max_wait", "engine.max_wait", c.max_wait);
     r.get(e, "context", "engine.context", c.context);
     r.get(e, "prefill_chunk", "engine.prefill_chunk", c.prefill_chunk);
+    r.get(e, "prefix_cache", "engine.prefix_cache", c.prefix_cache);
     r.get(e, "sort_by_length", "engine.sort_by_length", c.sort_by_length);
     r.get(e, "overlap", "engine.overlap", c.overlap);
     r.get(e, "max_queue", "engine.max_queue", c.max_queue);
@@ -162,6 +163,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   d.max_wait = c.max_wait;
   d.context = c.context;
   d.prefill_chunk = c.prefill_chunk;
+  d.prefix_cache = c.prefix_cache;
   d.sort_by_length = c.sort_by_length;
   return o;
 }
