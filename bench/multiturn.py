@@ -60,17 +60,18 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    first, later, answers = [], [], []
+    first, later, answers, ttfts = [], [], [], []
     for c in range(a.conversations):
         messages = [{"role": "user", "content": "Read this and answer briefly. " + text_of(c, a.history_chars)}]
         for t in range(a.turns):
             ttft, text = turn(a.url, messages, a.output_len)
             (first if t == 0 else later).append(ttft)
+            ttfts.append(round(ttft * 1e3, 1))
             answers.append(text)
             messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "And then what happened %d?" % t}]
     result = {"label": a.label, "conversations": a.conversations, "turns": a.turns, "history_chars": a.history_chars,
-              "ttft_first_turn_ms": stats(first), "ttft_later_turns_ms": stats(later), "answers": answers}
-    print(json.dumps({k: v for k, v in result.items() if k != "answers"}))
+              "ttft_first_turn_ms": stats(first), "ttft_later_turns_ms": stats(later), "ttft_ms": ttfts, "answers": answers}
+    print(json.dumps({k: v for k, v in result.items() if k not in ("answers", "ttft_ms")}))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(result, f, indent=1)
