@@ -8,6 +8,7 @@
 
 #include "actors/inplace_turn.h"
 #include "actors/scheduler.h"
+#include "actors/step_trace.h"
 
 namespace exspec {
 
@@ -30,7 +31,7 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
 
 // A newcomer's slot: a free one that holds the longest prefix of its prompt (it then stores only
 // the rest), else the lowest free one (model/slot_table.h). What the draft's slot lacks of the
-// prompt is its lag (decide_draft_prefill evens the two out when the draft stores the chunks).
+// prompt is its lag.
 void Scheduler::take_slot(Sequence& s) {
   const std::vector<int64_t>& prompt = s.request.prompt;
   const int64_t before_pending = static_cast<int64_t>(prompt.size()) - 1;
@@ -39,6 +40,7 @@ void Scheduler::take_slot(Sequence& s) {
   else r.slot = slots_.acquire();
   if (r.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
   s.slot = r.slot;
+  if (trace_enabled()) trace_slot(r.slot, before_pending + 1, r.target, r.draft);
   stored_in_place(s, r.target);
   s.draft_lag = before_pending - (config_.draft ? r.draft : 0);
 }
@@ -77,10 +79,13 @@ Work Scheduler::next_in_place() {
   std::vector<Sequence*> newcomers;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
-    if (s.slot < 0) {  // a newcomer (the window never exceeds the slots)
-      take_slot(s);
-      newcomers.push_back(&s);
-    }
+    if (s.slot >= 0) continue;
+    take_slot(s);  // a newcomer (the window never exceeds the slots)
+    newcomers.push_back(&s);
+  }
+  decide_draft_prefill(newcomers);
+  for (SeqId id : window_.members()) {
+    const Sequence& s = pool_.at(id);
     const bool stored = s.state == SeqState::Decoding;
     storing = storing || !stored;
     if (s.generated.empty()) fresh.push_back(&s);
@@ -88,7 +93,6 @@ Work Scheduler::next_in_place() {
     f.chunk_due = f.chunk_due || !stored;
     f.decoding = f.decoding || (stored && !s.generated.empty());
   }
-  decide_draft_prefill(newcomers);
   f.hold_fresh = storing && !first_block_stored(fresh);
   for (Piece piece : turn_order(f)) {  // the rule: actors/inplace_turn.h
     if (piece == Piece::Chunk) {
@@ -117,16 +121,11 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
   const int64_t n = static_cast<int64_t>(newcomers.size());
   const bool pays = config_.draft && policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
   for (Sequence* s : newcomers) {
-    s->draft_prefill = pays;
-    // The draft's prompt chunks follow the target's: both stores start from the same count.
+    // The draft's prompt chunks follow the target's, from the same count: where its slot held
+    // less of the prompt than the target's (prefix cache), it catches the rest up when it first
+    // drafts instead, and the target keeps what it held.
     const int64_t before_pending = static_cast<int64_t>(s->request.prompt.size()) - 1;
-    const int64_t draft_len = before_pending - s->draft_lag;
-    if (pays && draft_len != s->stored) {
-      const int64_t kept = std::min(draft_len, s->stored);
-      s->state = SeqState::Prefilling;
-      stored_in_place(*s, kept);
-      s->draft_lag = before_pending - kept;
-    }
+    s->draft_prefill = pays && before_pending - s->draft_lag == s->stored;
     stats_.prefix_queried += before_pending;
     stats_.prefix_hit += s->stored;
   }

@@ -89,7 +89,9 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     Work w = scheduler.next();
     trace_.max_active = std::max(trace_.max_active, scheduler.active());
     trace_.max_waiting = std::max(trace_.max_waiting, scheduler.waiting());
-    if (std::holds_alternative<std::monostate>(w) && arrived == requests.size())
+    // Nothing is in flight here: a scheduler that has unfinished sequences and hands out no work
+    // would leave the actor pipeline waiting for an event that never comes.
+    if (std::holds_alternative<std::monostate>(w) && !scheduler.idle())
       throw std::logic_error("SequentialDriver: the scheduler has unfinished sequences but no work");
     count(w, trace_, steps_since_prefill);
     run_work(w, scheduler, *target_, draft_.get(), tstore.get(), dstore.get());

@@ -48,6 +48,11 @@ void trace_engine(const char* mode, int64_t batch, int64_t window, bool adaptive
                static_cast<long long>(window), static_cast<int>(adaptive), static_cast<long long>(k));
 }
 
+void trace_slot(int64_t slot, int64_t prompt, int64_t target_kept, int64_t draft_kept) {
+  std::fprintf(stderr, "slot t %.1f slot %lld prompt %lld kept %lld draft %lld\n", since_ms(), static_cast<long long>(slot),
+               static_cast<long long>(prompt), static_cast<long long>(target_kept), static_cast<long long>(draft_kept));
+}
+
 void trace_prefill(size_t rows, double seconds) {
   std::fprintf(stderr, "prefill t %.1f rows %zu ms %.1f\n", since_ms(), rows, 1e3 * seconds);
 }

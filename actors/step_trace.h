@@ -16,5 +16,7 @@ void trace_choice(const DraftLengthPolicy& policy, const BatchOutlook& o, bool r
 void trace_step(const DraftLengthPolicy* policy, const StepShape& s, const StepTimes& t, bool grouped);
 void trace_engine(const char* mode, int64_t batch, int64_t window, bool adaptive, int64_t k);
 void trace_prefill(size_t rows, double seconds);
+// In place: a newcomer's slot and how much of its prompt each store already held there.
+void trace_slot(int64_t slot, int64_t prompt, int64_t target_kept, int64_t draft_kept);
 
 }  // namespace exspec

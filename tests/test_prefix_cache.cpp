@@ -85,3 +85,29 @@ CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding 
     }
   }
 }
+
+CATCH_TEST_CASE("in place: the same prompts again, whole in their slots, decode without a prefill", "[inplace][oracle][prefix]") {
+  auto target = test::load64(test::model_dir("llama"));
+  auto draft = test::load64(test::truncated_draft());
+  auto prompts = test::mixed_prompts(8, 20, 30, target->config().vocab_size, 83);
+  std::vector<SeqRequest> reqs;
+  for (const auto& p : prompts) reqs.push_back(SeqRequest{p, 4, {}});
+  for (const auto& p : prompts) reqs.push_back(SeqRequest{p, 12, {}});
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
+    for (bool adaptive : {false, true}) {
+      EngineConfig c;
+      c.mode = Mode::InPlace;
+      c.batch_size = 8;
+      c.window = 16;
+      c.adaptive_k = adaptive;
+      SequentialDriver engine(target, d, c);
+      Timeline t;
+      for (size_t i = 0; i < reqs.size(); ++i) t.arrive_at.push_back(i < 8 ? 0 : 40);  // after the first 8 ended
+      const auto got = engine.run(reqs, t);
+      CATCH_INFO("draft " << (d != nullptr) << ", adaptive " << adaptive);
+      for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+      CATCH_CHECK(engine.stats().prefix_hit >= 8 * 19);
+    }
+  }
+}
