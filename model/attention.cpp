@@ -53,8 +53,9 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
   at::Tensor qg = q.reshape({B, Hkv, G * T, D});
   at::Tensor scores = heads_matmul(qg, k.transpose(-1, -2), onednn).view({B, Hkv, G, T, S});
-  scores = scores * (1.0 / std::sqrt(static_cast<double>(D)));
-  if (blocked.defined()) scores = scores.masked_fill(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
+  // In place: the scores are this call's own, and a long context makes each pass over them cost.
+  scores.mul_(1.0 / std::sqrt(static_cast<double>(D)));
+  if (blocked.defined()) scores.masked_fill_(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
   const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
   at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);
   at::Tensor out = heads_matmul(probs.view({B, Hkv, G * T, S}), v, onednn);  // [B, Hkv, G*T, D]
