@@ -162,6 +162,10 @@ Live start_setting(const BenchConfig& cfg, const Setting& s) {
   o.decoding.adaptive_k = s.k == kAuto;
   o.decoding.window = s.window > 0 ? s.window : 2 * s.batch;
   o.decoding.prefill_chunk = cfg.prefill_chunk;
+  // Every pass sends the same prompts: with the prefix cache, in place would find them in the
+  // slots the warm-up and the passes before left, and the comparison with the paper's modes
+  // would measure the cache, not the decoding (bench/multiturn.sh measures the cache).
+  o.decoding.prefix_cache = false;
   for (const auto& p : *s.prompts)  // in place: slots as long as this set's longest sequence
     o.decoding.context = std::max<int64_t>(o.decoding.context, static_cast<int64_t>(p.size()) + s.max_tokens);
   o.overlap = cfg.overlap;
