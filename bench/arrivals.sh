@@ -27,7 +27,8 @@ run() {  # MODE ROUND: the N requests at once, then INTERVAL apart, against the 
       --output-len "$len" --interval "$gap" --label "$1 $arrival r$2" --out "$out/$1-$arrival-r$2.json" > /dev/null
   done
 }
-server_turns "$rounds" "$out" run --model "$model" --batch "$n"
+# The prefix cache off, as in serve_compare.sh: nonspec has none.
+server_turns "$rounds" "$out" run --model "$model" --batch "$n" --no-prefix-cache
 $py - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])

@@ -22,7 +22,9 @@ run() {  # MODE ROUND: every concurrency against the server on $port
       --max-concurrency "$c" --label "$1 c$c r$2" --out "$out/$1-c$c-r$2.json" > /dev/null
   done
 }
-server_turns "$rounds" "$out" run --model "$model" --draft "$draft"
+# The prefix cache off: requests resend the prompts file's lines, which in place would find in
+# the slots earlier ones left, and nonspec has no cache (bench/multiturn.sh measures it).
+server_turns "$rounds" "$out" run --model "$model" --draft "$draft" --no-prefix-cache
 $py - "$out" "$rounds" $concurrencies <<'PY'
 import json, statistics, sys
 out, rounds, concs = sys.argv[1], int(sys.argv[2]), [int(c) for c in sys.argv[3:]]
