@@ -64,7 +64,7 @@ void log_matmul_path(const Decoder& m) {
 }
 
 // In place, the stores take their whole size at start: said once, with what sizes them.
-void log_store(const KVStore& target, const KVStore* draft) {
+void log_store(const KVStore& target, const KVStore* draft, const EngineConfig& d) {
   auto mib = [](const KVStore& s) {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(s.bytes()) / (1024.0 * 1024.0));
@@ -72,7 +72,11 @@ void log_store(const KVStore& target, const KVStore* draft) {
   };
   std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--window) x " << target.capacity()
             << " positions (--context + the largest K): " << mib(target)
-            << (draft ? " + " + mib(*draft) + " for the draft" : "") << std::endl;
+            << (draft ? " + " + mib(*draft) + " for the draft" : "") << "; the longest sequence: " << d.context
+            << " tokens";
+  if (d.kv_cache_bytes > 0)
+    std::cerr << " (budget " << d.kv_cache_bytes / (1024 * 1024) << " MiB, --kv-cache-memory)";
+  std::cerr << std::endl;
 }
 
 }  // namespace
@@ -93,6 +97,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   log_matmul_path(*impl->target);
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
   check_models(d, *impl->target, impl->draft.get());
+  if (d.mode == Mode::InPlace) d.context = fit_context(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;
   info.model_dir = o.model_dir;
   info.draft_dir = d.draft ? o.draft_dir : "";
@@ -119,7 +124,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   // In place, each store belongs to the role that runs its model: one writer per store.
   std::shared_ptr<KVStore> target_store = make_store(d, *impl->target, impl->target.get());
   std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
-  if (target_store) log_store(*target_store, draft_store.get());
+  if (target_store) log_store(*target_store, draft_store.get(), d);
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store);
   impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store);
   impl->route->realigner = sys.spawn(realigner, route);

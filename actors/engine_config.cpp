@@ -1,6 +1,7 @@
 #include "actors/engine_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 namespace exspec {
@@ -30,6 +31,36 @@ Speculate parse_speculate(const std::string& n) {
 }
 
 const char* speculate_name(Speculate s) { return s == Speculate::Ngram ? "ngram" : "model"; }
+
+int64_t parse_bytes(const std::string& text) {
+  const std::string bad = "a size must be a number of bytes with an optional K, M, G or T suffix, not \"" + text + "\"";
+  size_t used = 0;
+  double n = -1;
+  try {
+    n = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(bad);
+  }
+  std::string unit = text.substr(used);
+  if (unit == "B" || unit == "b") unit.clear();
+  for (const char* tail : {"iB", "ib", "B", "b"})
+    if (unit.size() > 1 && unit.size() >= std::string(tail).size() &&
+        unit.compare(unit.size() - std::string(tail).size(), std::string::npos, tail) == 0) {
+      unit.resize(unit.size() - std::string(tail).size());
+      break;
+    }
+  double scale = 1;
+  if (unit.size() == 1) {
+    const std::string units = "KMGT";
+    const size_t i = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+    if (i == std::string::npos) throw std::invalid_argument(bad);
+    for (size_t j = 0; j <= i; ++j) scale *= 1024;
+  } else if (!unit.empty()) {
+    throw std::invalid_argument(bad);
+  }
+  if (!(n >= 0) || n * scale > 9e18) throw std::invalid_argument(bad);
+  return static_cast<int64_t>(n * scale);
+}
 
 void parse_draft_tokens(const std::string& v, EngineConfig& c) {
   if (v == "auto") {

@@ -17,6 +17,10 @@ enum class Speculate { Model, Ngram };
 Speculate parse_speculate(const std::string& name);  // model | ngram
 const char* speculate_name(Speculate s);
 
+// A size in bytes: "512M", "4G", "1.5GiB", "65536" (K, M, G, T: powers of 1024). Throws
+// std::invalid_argument for anything else.
+int64_t parse_bytes(const std::string& text);
+
 struct EngineConfig;
 // draft_tokens as configured: "auto" or a number >= 1.
 void parse_draft_tokens(const std::string& value, EngineConfig& c);
@@ -50,6 +54,8 @@ struct EngineConfig {
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
   int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
   int64_t prefill_chunk = 256;  // inplace: prompt tokens per prefill forward (padding not counted)
+  int64_t kv_cache_bytes = 0;   // inplace: what both models' stores may take together; the
+                                // context is capped so that `window` slots fit (0: no budget)
   bool prefix_cache = true;     // inplace: a newcomer takes a free slot that holds the longest
                                 // prefix of its prompt and stores only the rest (model/slot_table.h)
 };

@@ -1,5 +1,6 @@
 #include "actors/model_pair.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,21 @@ void check_models(const EngineConfig& c, const Decoder& target, const Decoder* d
 
 int64_t slot_capacity(const EngineConfig& c, const Decoder& target) {
   return (c.context > 0 ? c.context : target.config().max_position_embeddings) + largest_k(c);
+}
+
+int64_t fit_context(const EngineConfig& c, const Decoder& target, const Decoder* draft) {
+  const int64_t want = c.context > 0 ? c.context : target.config().max_position_embeddings;
+  if (c.kv_cache_bytes <= 0) return want;
+  const int64_t per_position = target.kv_bytes_per_position() + (draft ? draft->kv_bytes_per_position() : 0);
+  const int64_t positions = c.kv_cache_bytes / (std::max<int64_t>(1, c.window) * per_position);
+  const int64_t fits = positions - largest_k(c);
+  constexpr int64_t kShortest = 16;
+  if (fits < kShortest)
+    throw std::invalid_argument("the KV cache budget (" + std::to_string(c.kv_cache_bytes) + " bytes) holds " +
+                                std::to_string(std::max<int64_t>(0, fits)) + " positions a slot for " +
+                                std::to_string(c.window) + " slots (" + std::to_string(per_position) +
+                                " bytes a position): give it more memory (--kv-cache-memory) or fewer slots (--window)");
+  return std::min(want, fits);
 }
 
 std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqRequest& r) {

@@ -19,6 +19,10 @@ void check_models(const EngineConfig& c, const Decoder& target, const Decoder* d
 // In place: the positions of one slot: the context (0: the target's max_position_embeddings)
 // plus the drafts a verification writes beyond the tokens it keeps (the largest K).
 int64_t slot_capacity(const EngineConfig& c, const Decoder& target);
+// In place: the context the slots get: c.context (0: the target's max_position_embeddings),
+// capped by c.kv_cache_bytes (0: no cap) so that c.window slots of both models' stores fit.
+// Throws std::invalid_argument when the budget cannot hold even a short sequence per slot.
+int64_t fit_context(const EngineConfig& c, const Decoder& target, const Decoder* draft);
 // In place: why a request cannot live in a slot ("" when it can, and in the other modes).
 std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqRequest& r);
 

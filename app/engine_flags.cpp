@@ -3,7 +3,7 @@
 namespace exspec {
 
 const std::set<std::string>& engine_flag_names() {
-  static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window",
+  static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "kv-cache-memory", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window",
                                            "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device", "served-model-name",
                                            "chat-template", "cache-dir", "threads", "torch-threads", "max-queue"};
   return names;
@@ -20,6 +20,7 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.draft = a.get("draft", c.draft);
   c.mode = a.get("mode", c.mode);
   c.speculate = a.get("speculate", c.speculate);
+  c.kv_cache_memory = a.get("kv-cache-memory", c.kv_cache_memory);
   c.draft_tokens = a.get("draft-tokens", c.draft_tokens);
   c.min_draft_tokens = a.get_int("min-draft-tokens", c.min_draft_tokens);
   c.max_draft_tokens = a.get_int("max-draft-tokens", c.max_draft_tokens);

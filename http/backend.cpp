@@ -1,5 +1,6 @@
 #include "http/backend.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -30,7 +31,10 @@ std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string
   f.tokenizer = b->tokenizer ? &*b->tokenizer : nullptr;
   f.chat = b->chat ? &*b->chat : nullptr;
   f.chat_error = why;
-  f.context = info.max_position_embeddings;
+  // In place, the slots' context (what the KV cache budget let them hold): requests beyond it are
+  // refused as beyond the model's, with the same error.
+  f.context = d.mode == Mode::InPlace && d.context > 0 ? std::min(d.context, info.max_position_embeddings)
+                                                       : info.max_position_embeddings;
   f.vocab = info.vocab_size;
   f.limits = cfg.limits;
   f.model_names = {b->served_name, cfg.model, dir};

@@ -73,6 +73,8 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"draft_tokens", b.draft_tokens == "auto" ? ordered_json("auto") : ordered_json(std::stoll(b.draft_tokens))},
                         {"batch", o.decoding.batch_size},
                         {"window", o.decoding.window},
+                        // the longest sequence (prompt + max_tokens) a request may ask for
+                        {"context", o.decoding.context > 0 ? o.decoding.context : i.max_position_embeddings},
                         {"dtype", i.dtype},
                         {"device", i.device},
                         {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};

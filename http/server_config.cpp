@@ -82,7 +82,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
     r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
                            "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
-                           "prefill_chunk", "prefix_cache"});
+                           "prefill_chunk", "prefix_cache", "kv_cache_memory"});
     r.get(e, "mode", "engine.mode", c.mode);
     r.get(e, "speculate", "engine.speculate", c.speculate);
     if (e.contains("draft_tokens")) {
@@ -100,6 +100,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(e, "context", "engine.context", c.context);
     r.get(e, "prefill_chunk", "engine.prefill_chunk", c.prefill_chunk);
     r.get(e, "prefix_cache", "engine.prefix_cache", c.prefix_cache);
+    r.get(e, "kv_cache_memory", "engine.kv_cache_memory", c.kv_cache_memory);
     r.get(e, "sort_by_length", "engine.sort_by_length", c.sort_by_length);
     r.get(e, "overlap", "engine.overlap", c.overlap);
     r.get(e, "max_queue", "engine.max_queue", c.max_queue);
@@ -140,6 +141,20 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   }
 }
 
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes (0 when it cannot be read: then no budget).
+int64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+}  // namespace
+
 EngineOptions engine_options(const ServerConfig& c) {
   EngineOptions o;
   o.model_dir = c.model;
@@ -164,6 +179,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   d.context = c.context;
   d.prefill_chunk = c.prefill_chunk;
   d.prefix_cache = c.prefix_cache;
+  d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
   d.sort_by_length = c.sort_by_length;
   return o;
 }

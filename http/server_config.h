@@ -49,6 +49,8 @@ struct ServerConfig {
   int64_t context = 0, prefill_chunk = 256;  // inplace: positions per slot (0: the model's), chunk
   bool sort_by_length = false, overlap = true;
   bool prefix_cache = true;          // inplace: newcomers reuse a free slot's cached prompt prefix
+  std::string kv_cache_memory = "auto";  // inplace: the KV stores' budget ("512M", "4G"); auto:
+                                         // half the memory available at start; "0": no budget
   size_t max_queue = 1024;
   int http_threads = 2, scheduler_threads = 2, torch_threads = 1, blas_threads = 0;
   Limits limits;

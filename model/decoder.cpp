@@ -149,6 +149,10 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
   return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
 }
 
+int64_t Decoder::kv_bytes_per_position() const {
+  return config_.num_layers * 2 * config_.num_kv_heads * config_.head_dim * static_cast<int64_t>(c10::elementSize(dtype_));
+}
+
 KVStore Decoder::new_store(int64_t slots, int64_t capacity) const {
   return KVStore(config_.num_layers, slots, config_.num_kv_heads, config_.head_dim, capacity, dtype_, device_);
 }

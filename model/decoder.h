@@ -54,6 +54,8 @@ class Decoder {
   at::ScalarType dtype() const { return dtype_; }
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
+  // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
+  int64_t kv_bytes_per_position() const;
   bool packed_weights() const { return lm_head_.packed(); }
 
  private:

@@ -1,0 +1,39 @@
+// The KV cache budget (--kv-cache-memory): the slots' context is capped so that the stores fit,
+// the cap is what /v1/models, /tokenize and the errors say, a request beyond it is a 400 naming
+// the limit, one within it is answered as plain decoding, and a budget too small for any
+// sequence stops the server at start with a message naming the flag.
+#include <catch2/catch.hpp>
+
+#include "tests/http/support.h"
+
+using namespace exspec::httptest;
+
+TEST_CASE("kv cache memory: the budget caps the context, requests beyond it are a 400 naming the limit") {
+  // 2 slots of the tiny pair in float64: a few hundred positions fit in 512 KiB.
+  ServerProcess s({"--kv-cache-memory", "512K", "--batch", "2", "--window", "2"});
+  const json card = request(s.port(), "GET", "/v1/models").json_body()["data"][0];
+  const int64_t context = card["settings"]["context"];
+  const json tok = post(s.port(), "/tokenize", {{"prompt", "x"}}).json_body();
+  CHECK(tok["max_model_len"] == context);
+  CHECK(s.log().find("the longest sequence: " + std::to_string(context) + " tokens (budget") != std::string::npos);
+  CHECK(context >= 16);
+  CHECK(context < 2048);  // below the tiny model's own context: the budget decided it
+  const auto small = bytes_of("Fits easily");
+  HttpResult ok = post(s.port(), "/v1/completions", {{"prompt", small}, {"max_tokens", 8}, {"return_token_ids", true}});
+  REQUIRE(ok.status == 200);
+  CHECK(ok.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == oracle({small}, 8).at(0).ids);
+  const std::vector<int64_t> long_prompt(static_cast<size_t>(context - 4), 65);
+  HttpResult too_long = post(s.port(), "/v1/completions", {{"prompt", long_prompt}, {"max_tokens", 8}});
+  CHECK(too_long.status == 400);
+  CHECK(too_long.json_body()["error"]["code"] == "context_length_exceeded");
+  CHECK(too_long.json_body()["error"]["message"].get<std::string>().find(std::to_string(context)) != std::string::npos);
+}
+
+TEST_CASE("kv cache memory: a budget that holds no sequence stops the server at start, naming the flag") {
+  ServerProcess s({"--kv-cache-memory", "1K"}, /*wait_ready=*/false);
+  CHECK(s.wait_exit(60) != 0);
+  CHECK(s.log().find("--kv-cache-memory") != std::string::npos);
+  ServerProcess bad({"--kv-cache-memory", "lots"}, /*wait_ready=*/false);
+  CHECK(bad.wait_exit(60) != 0);
+  CHECK(bad.log().find("K, M, G or T") != std::string::npos);
+}
