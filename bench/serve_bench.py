@@ -58,6 +58,7 @@ def one_request(url, body):
                 continue
             data = line[6:]
             if data == b"[DONE]":
+                out["done"] = True
                 break
             event = json.loads(data)
             if event.get("usage"):
@@ -75,7 +76,9 @@ def one_request(url, body):
                 out["itl"].append(now - last)
             last = now
         out["e2e"] = time.perf_counter() - t0
-        out["ok"] = out["ttft"] is not None
+        # Answered whole: a model whose tokens decode to no text (a seeded checkpoint's) streams
+        # no text, and has no TTFT, but it was served.
+        out["ok"] = out["ttft"] is not None or (out.get("done", False) and out["output_tokens"] > 0)
         conn.close()
     except (OSError, http.client.HTTPException, ValueError) as e:
         out["error"] = str(e)
@@ -124,7 +127,8 @@ def run(args):
     ok = [r for r in results if r["ok"]]
     out_tokens = sum(r["output_tokens"] for r in ok)
     in_tokens = sum(r["prompt_tokens"] for r in ok)
-    tpot = [(r["e2e"] - r["ttft"]) / (r["output_tokens"] - 1) for r in ok if r["output_tokens"] > 1]
+    timed = [r for r in ok if r["ttft"] is not None]  # requests that streamed text
+    tpot = [(r["e2e"] - r["ttft"]) / (r["output_tokens"] - 1) for r in timed if r["output_tokens"] > 1]
     itl = [x for r in ok for x in r["itl"]]
     return {
         "label": args.label, "dataset": args.dataset, "num_prompts": len(prompts), "completed": len(ok),
@@ -134,12 +138,13 @@ def run(args):
         "request_throughput": round(len(ok) / wall, 3), "output_throughput": round(out_tokens / wall, 2),
         "total_token_throughput": round((in_tokens + out_tokens) / wall, 2),
         "total_input_tokens": in_tokens, "total_output_tokens": out_tokens,
-        "ttft_ms": summary([r["ttft"] for r in ok]), "tpot_ms": summary(tpot), "itl_ms": summary(itl),
+        "without_text": len(ok) - len(timed),
+        "ttft_ms": summary([r["ttft"] for r in timed]), "tpot_ms": summary(tpot), "itl_ms": summary(itl),
         "e2el_ms": summary([r["e2e"] for r in ok]),
         "accepted_prediction_tokens": sum(r.get("accepted", 0) for r in ok),
         "rejected_prediction_tokens": sum(r.get("rejected", 0) for r in ok),
         "per_request": [{"ttft_ms": round(r["ttft"] * 1e3, 3), "e2el_ms": round(r["e2e"] * 1e3, 3),
-                         "output_tokens": r["output_tokens"]} for r in ok],
+                         "output_tokens": r["output_tokens"]} for r in timed],
     }
 
 
