@@ -42,21 +42,17 @@ int64_t parse_bytes(const std::string& text) {
     throw std::invalid_argument(bad);
   }
   std::string unit = text.substr(used);
-  if (unit == "B" || unit == "b") unit.clear();
-  for (const char* tail : {"iB", "ib", "B", "b"})
-    if (unit.size() > 1 && unit.size() >= std::string(tail).size() &&
-        unit.compare(unit.size() - std::string(tail).size(), std::string::npos, tail) == 0) {
-      unit.resize(unit.size() - std::string(tail).size());
+  for (const std::string tail : {"iB", "ib", "B", "b"})  // an optional byte mark after the prefix
+    if (unit.size() >= tail.size() && unit.compare(unit.size() - tail.size(), tail.size(), tail) == 0) {
+      unit.resize(unit.size() - tail.size());
       break;
     }
   double scale = 1;
-  if (unit.size() == 1) {
-    const std::string units = "KMGT";
-    const size_t i = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+  if (!unit.empty()) {
+    const size_t i = unit.size() == 1 ? std::string("KMGT").find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))))
+                                      : std::string::npos;
     if (i == std::string::npos) throw std::invalid_argument(bad);
     for (size_t j = 0; j <= i; ++j) scale *= 1024;
-  } else if (!unit.empty()) {
-    throw std::invalid_argument(bad);
   }
   if (!(n >= 0) || n * scale > 9e18) throw std::invalid_argument(bad);
   return static_cast<int64_t>(n * scale);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/proposer.h"
+
 namespace exspec {
 
 struct RunStats {
@@ -28,7 +30,7 @@ struct RunStats {
     band_accepted[band] += a;
   }
   // drafted / accepted per proposer (actors/proposer.h: model, ngram, prediction)
-  std::array<int64_t, 3> proposer_drafted{}, proposer_accepted{};
+  std::array<int64_t, kProposers> proposer_drafted{}, proposer_accepted{};
   void count_proposer(int proposer, int64_t k, int64_t a) {
     proposer_drafted[proposer] += k;
     proposer_accepted[proposer] += a;

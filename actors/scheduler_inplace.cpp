@@ -35,9 +35,7 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
 void Scheduler::take_slot(Sequence& s) {
   const std::vector<int64_t>& prompt = s.request.prompt;
   const int64_t before_pending = static_cast<int64_t>(prompt.size()) - 1;
-  SlotReuse r;
-  if (config_.prefix_cache) r = slots_.acquire(prompt, before_pending);
-  else r.slot = slots_.acquire();
+  const SlotReuse r = slots_.acquire(prompt, config_.prefix_cache ? before_pending : 0);
   if (r.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
   s.slot = r.slot;
   if (trace_enabled()) trace_slot(r.slot, before_pending + 1, r.target, r.draft);
@@ -55,9 +53,8 @@ void Scheduler::release_slot(const Sequence& s, bool failed) {
   }
   std::vector<int64_t> tokens = s.request.prompt;
   tokens.insert(tokens.end(), s.generated.begin(), s.generated.end());
-  const int64_t n = std::min<int64_t>(s.stored, static_cast<int64_t>(tokens.size()));
-  tokens.resize(static_cast<size_t>(std::max<int64_t>(0, n)));
-  const int64_t draft = static_cast<int64_t>(s.request.prompt.size() + s.generated.size()) - 1 - s.draft_lag;
+  const int64_t draft = s.length() - 1 - s.draft_lag;
+  tokens.resize(static_cast<size_t>(std::clamp<int64_t>(s.stored, 0, s.length())));
   slots_.release(s.slot, std::move(tokens), config_.draft ? std::max<int64_t>(0, draft) : 0);
 }
 

@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 

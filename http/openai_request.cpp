@@ -135,19 +135,6 @@ void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int
                                       "completion's length (" + std::to_string(g.max_tokens) + " tokens)");
 }
 
-std::vector<int64_t> ids_from(const json& arr, const ModelFacts& m, const char* what) {
-  std::vector<int64_t> ids;
-  ids.reserve(arr.size());
-  for (const auto& v : arr) {
-    if (!v.is_number_integer()) throw bad_param("prompt", std::string(what) + " must hold integers", "invalid_type");
-    const int64_t id = v.get<int64_t>();
-    if (id < 0 || id >= m.vocab)
-      throw bad_param("prompt", "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                    std::to_string(m.vocab) + ")");
-    ids.push_back(id);
-  }
-  return ids;
-}
 
 PromptIn from_text(const std::string& text, const ModelFacts& m) {
   if (!m.tokenizer)
@@ -167,6 +154,20 @@ PromptIn from_ids(std::vector<int64_t> ids, const ModelFacts& m) {
 }
 
 }  // namespace
+
+std::vector<int64_t> token_ids(const json& arr, const ModelFacts& m, const std::string& param, const std::string& what) {
+  std::vector<int64_t> ids;
+  ids.reserve(arr.size());
+  for (const auto& v : arr) {
+    if (!v.is_number_integer()) throw bad_param(param, what + " must hold integers", "invalid_type");
+    const int64_t id = v.get<int64_t>();
+    if (id < 0 || id >= m.vocab)
+      throw bad_param(param, "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                 std::to_string(m.vocab) + ")");
+    ids.push_back(id);
+  }
+  return ids;
+}
 
 void check_model(const json& body, const ModelFacts& m) {
   const json* model = field(body, "model");
@@ -256,13 +257,13 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
   } else if (p->is_array()) {
     if (p->empty()) throw bad_param("prompt", "'prompt' must not be an empty array");
     if ((*p)[0].is_number()) {
-      g.prompts.push_back(from_ids(ids_from(*p, m, "a token-id prompt"), m));
+      g.prompts.push_back(from_ids(token_ids(*p, m, "prompt", "a token-id prompt"), m));
     } else {
       if (p->size() > m.limits.max_prompts)
         throw bad_param("prompt", "at most " + std::to_string(m.limits.max_prompts) + " prompts per request");
       for (const auto& e : *p) {
         if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m));
-        else if (e.is_array()) g.prompts.push_back(from_ids(ids_from(e, m, "each token-id prompt"), m));
+        else if (e.is_array()) g.prompts.push_back(from_ids(token_ids(e, m, "prompt", "each token-id prompt"), m));
         else throw bad_param("prompt", shape, "invalid_type");
       }
     }

@@ -52,6 +52,10 @@ struct ModelFacts {
 };
 
 GenRequest parse_completion_request(const nlohmann::json& body, const ModelFacts& m);
+// A JSON array of token ids, each an integer inside the vocabulary; a 400 naming `param` for
+// anything else ("<what> must hold integers", "token id N is outside the vocabulary").
+std::vector<int64_t> token_ids(const nlohmann::json& arr, const ModelFacts& m, const std::string& param,
+                               const std::string& what);
 GenRequest parse_chat_request(const nlohmann::json& body, const ModelFacts& m);
 
 // A request's "messages", validated (each error names messages[i].field).

@@ -23,18 +23,8 @@ std::vector<int64_t> text_ids(const std::string& text, const ModelFacts& m) {
 std::vector<int64_t> content_ids(const json& c, const ModelFacts& m) {
   if (c.is_string()) return text_ids(c.get<std::string>(), m);
   if (!c.is_array()) throw bad("'prediction.content' must be a string or an array", "invalid_type");
-  std::vector<int64_t> ids;
-  if (!c.empty() && c[0].is_number()) {  // token ids (an exspec extension)
-    for (const auto& v : c) {
-      if (!v.is_number_integer()) throw bad("'prediction.content' token ids must be integers", "invalid_type");
-      const int64_t id = v.get<int64_t>();
-      if (id < 0 || id >= m.vocab)
-        throw bad("prediction token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                  std::to_string(m.vocab) + ")");
-      ids.push_back(id);
-    }
-    return ids;
-  }
+  // token ids (an exspec extension)
+  if (!c.empty() && c[0].is_number()) return token_ids(c, m, "prediction", "'prediction.content' as token ids");
   std::string text;
   for (const auto& part : c) {
     if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())

@@ -34,11 +34,7 @@ class SlotTable {
   bool in_use(int64_t slot) const { return slots_.at(static_cast<size_t>(slot)).used; }
 
   // The lowest free slot, now taken (what it held is forgotten); -1 when every slot is.
-  int64_t acquire() {
-    for (size_t s = 0; s < slots_.size(); ++s)
-      if (!slots_[s].used) return take(s).slot;
-    return -1;
-  }
+  int64_t acquire() { return acquire({}, 0).slot; }
   // A free slot for a sequence of these tokens, now taken: the one holding the longest prefix of
   // them (at most max_reuse positions; the lowest among equals), else the lowest. slot -1 when
   // every slot is taken.
@@ -51,9 +47,8 @@ class SlotTable {
       if (best == slots_.size() || n > best_len) best = s, best_len = n;
     }
     if (best == slots_.size()) return {};
-    const int64_t draft = std::min(best_len, slots_[best].draft_held);
-    SlotReuse r = take(best);
-    r.target = best_len, r.draft = draft;
+    const SlotReuse r{static_cast<int64_t>(best), best_len, std::min(best_len, slots_[best].draft_held)};
+    take(best);
     return r;
   }
   // held: the tokens whose keys and values the target's slot keeps (empty: nothing reusable);
@@ -77,12 +72,11 @@ class SlotTable {
     const size_t n = std::min(a.size(), b.size());
     return static_cast<int64_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin()).first - a.begin());
   }
-  SlotReuse take(size_t s) {
+  void take(size_t s) {
     slots_[s].used = true;
     slots_[s].held.clear();  // the new sequence writes past what it reuses: the rest is stale
     slots_[s].draft_held = 0;
     ++used_count_;
-    return SlotReuse{static_cast<int64_t>(s), 0, 0};
   }
 
   std::vector<Slot> slots_;
