@@ -1,6 +1,7 @@
 #include "model/decoder.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <stdexcept>
 
@@ -126,7 +127,7 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::
 
 at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
                             const at::Tensor& attention_mask, KVCache& cache, int64_t num_logits) const {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   const int64_t cached = cache.length();
   if (cache.num_layers() != config_.num_layers || (cached > 0 && cache.batch() != B))
@@ -159,7 +160,7 @@ KVStore Decoder::new_store(int64_t slots, int64_t capacity) const {
 
 at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
                                   const std::vector<int64_t>& slots, Logits logits) const {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
   if (static_cast<int64_t>(slots.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one slot per row");

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-MODES = {"oracle": 0, "nonspec": 1, "eqspec": 2, "exspec": 3}
+MODES = {"oracle": 0, "nonspec": 1, "eqspec": 2, "exspec": 3, "inplace": 4, "inplace-auto": 5}
 
 
 def read_kv(path):
@@ -104,12 +104,13 @@ def row_key(r):
 
 def spec(r, key):
     s = r["stats"] or {}
-    return s.get(key) if r["mode"] in ("eqspec", "exspec") else None
+    return s.get(key) if r["mode"] not in ("oracle", "nonspec") else None
 
 
 def main():
     work, report_path, results_path = sys.argv[1:4]
-    env, build, test, models = (read_kv(os.path.join(work, f + ".tsv")) for f in ("env", "build", "test", "models"))
+    env, build, test, rest, models = (read_kv(os.path.join(work, f + ".tsv"))
+                                      for f in ("env", "build", "test", "tests-rest", "models"))
     runs = read_runs(work)
     annotate(runs)
     device = env.get("device", "?")
@@ -128,12 +129,13 @@ def main():
                   f"exspec binary {build.get('exspec_size', '?')}; links {build.get('torch_libs', '?')}")
     else:
         md.append("- not run in this report's steps")
-    md += ["", "## Model tests (float64 oracle tests on the device)", ""]
-    if test:
-        md.append(f"- filter {test.get('filter')}: rc {test.get('rc')} in {test.get('seconds')} s: {test.get('summary')}")
-        if test.get("failed"):
-            md += ["", "```", test["failed"][:2000], "```"]
-    else:
+    md += ["", "## Model tests on the device (the float64 oracle tests first, then the rest)", ""]
+    for part in (test, rest):
+        if part:
+            md.append(f"- filter {part.get('filter')}: rc {part.get('rc')} in {part.get('seconds')} s: {part.get('summary')}")
+            if part.get("failed"):
+                md += ["", "```", part["failed"][:2000], "```"]
+    if not (test or rest):
         md.append("- not run in this report's steps")
     for k, v in sorted(models.items()):
         md.append(f"- models: {k} {v} s")

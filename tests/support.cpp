@@ -12,6 +12,8 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
+#include <cstdio>
+#include <ftw.h>
 #include <unistd.h>
 
 namespace exspec::test {
@@ -24,12 +26,17 @@ struct Scratch {
     std::string tmpl = (fs::temp_directory_path() / "exspec-test-XXXXXX").string();
     path = mkdtemp(tmpl.data());
   }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  ~Scratch() { remove_tree(path); }
 };
 }  // namespace
+
+void remove_tree(const std::string& path) {
+  auto remove_one = [](const char* p, const struct stat*, int, struct FTW*) {
+    ::remove(p);
+    return 0;  // go on past what cannot be removed
+  };
+  nftw(path.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 const std::string& device_name() {
   static const std::string name = [] {

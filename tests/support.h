@@ -23,6 +23,9 @@ at::Device device();
 
 // A fresh scratch directory for this process (removed at exit).
 std::string scratch_dir();
+// Removes a file or a directory tree, ignoring errors. Not std::filesystem::remove_all: PyTorch's
+// wheel libtorch.so exports its own copy of it, which jumps to address 0 (found on a GPU host).
+void remove_tree(const std::string& path);
 // The directory of a generated model with these options (made on first use, then reused).
 std::string model_dir(const MakeModelOptions& opts);
 std::string model_dir(const std::string& arch, const std::string& preset = "tiny", uint64_t seed = 1);

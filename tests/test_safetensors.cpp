@@ -28,7 +28,7 @@ std::string load_error(const std::string& dir) {
 
 std::string copy_model(const std::string& src, const std::string& name) {
   const std::string dst = test::scratch_dir() + "/" + name;
-  fs::remove_all(dst);
+  test::remove_tree(dst);
   fs::copy(src, dst, fs::copy_options::recursive);
   return dst;
 }
