@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "app/args.h"
+#include "app/demo_pair.h"
 #include "app/engine_flags.h"
 #include "app/commands.h"
 #include "http/api_error.h"
@@ -128,19 +129,18 @@ int cmd_batch(int argc, char** argv, int first) {
                  "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"
                  "response: {status_code, request_id, body}, error}, appended as soon as it is answered.\n"
                  "Re-running with the same --output skips the custom_ids already there (resume). Progress\n"
-                 "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the demo pair\n"
-                 "that exspec serve generates into the cache directory. See docs/batch-jobs.md.\n";
+                 "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the trained demo\n"
+                 "pair in demo/ (as exspec serve). See docs/batch-jobs.md.\n";
     return 0;
   }
   http::ServerConfig c;
   const std::string input = a.need("input"), output = a.need("output");
   apply_engine_flags(a, c);
   if (c.model.empty()) {
-    const std::string cache = c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir;
-    if (!fs::exists(cache + "/demo/model.safetensors"))
-      throw std::invalid_argument("no --model given and no demo pair in " + cache + " (exspec serve makes it)");
-    c.model = cache + "/demo";
-    if (c.draft.empty() && fs::exists(cache + "/demo-draft/model.safetensors")) c.draft = cache + "/demo-draft";
+    const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, "batch");
+    c.model = demo.model;
+    if (c.draft.empty()) c.draft = demo.draft;
+    if (c.served_model_name.empty()) c.served_model_name = "demo";
   }
 
   const http::ParsedBatch p = http::parse_batch_file(slurp(input), "", SIZE_MAX);

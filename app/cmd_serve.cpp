@@ -6,34 +6,9 @@
 #include "app/args.h"
 #include "app/engine_flags.h"
 #include "http/server.h"
-#include "model/make_model.h"
+#include "app/demo_pair.h"
 
 namespace exspec {
-namespace {
-
-// The demo pair of the README, made once into the cache directory.
-void ensure_demo_pair(const std::string& cache, std::string& model, std::string& draft) {
-  namespace fs = std::filesystem;
-  model = cache + "/demo";
-  draft = cache + "/demo-draft";
-  if (!fs::exists(model + "/model.safetensors")) {
-    std::cerr << "exspec serve: no --model given: generating the demo model (llama/demo, seed 1) into " << model
-              << " (first start only)" << std::endl;
-    fs::create_directories(cache);
-    MakeModelOptions o;
-    o.arch = "llama";
-    o.preset = "demo";
-    o.seed = 1;
-    o.out = model;
-    make_model(o);
-  }
-  if (!fs::exists(draft + "/model.safetensors")) {
-    std::cerr << "exspec serve: generating its one-layer draft into " << draft << std::endl;
-    make_draft(model, 1, draft);
-  }
-}
-
-}  // namespace
 
 int cmd_serve(int argc, char** argv, int first) {
   std::set<std::string> flags = engine_flag_names();
@@ -59,8 +34,8 @@ int cmd_serve(int argc, char** argv, int first) {
            "OpenAI-compatible HTTP server: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,\n"
            "GET /health, GET /metrics. Settings come from the config file (config/exspec.json documents\n"
            "the defaults; config/README.md every key), flags override it. Listens on 127.0.0.1:8000 by\n"
-           "default (--port 0: any free port, printed on stderr). Without a model it serves the demo pair,\n"
-           "generated into the cache directory on first start. The mode is inplace unless --mode says\n"
+           "default (--port 0: any free port, printed on stderr). Without a model it serves the trained\n"
+           "demo pair in demo/ (demo/README.md; EXSPEC_DEMO_DIR overrides where). The mode is inplace unless --mode says\n"
            "otherwise: continuous batching, and without --draft every step is plain (K = 0), or, with\n"
            "--speculate ngram, drafts by prompt lookup. A request's \"prediction\" is verified in any case.\n"
            "SIGINT/SIGTERM drain and exit.\n"
@@ -87,7 +62,10 @@ int cmd_serve(int argc, char** argv, int first) {
   if (c.port < 0 || c.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
   if (c.model.empty()) {
     if (!c.draft.empty()) throw std::invalid_argument("--draft needs --model");
-    ensure_demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, c.model, c.draft);
+    const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, "serve");
+    c.model = demo.model;
+    if (c.draft.empty()) c.draft = demo.draft;
+    if (c.served_model_name.empty()) c.served_model_name = "demo";  // the README's requests name it
     if (c.speculate == "ngram") c.draft.clear();  // the demo target alone: lookup needs no draft
   }
   return http::serve(c);

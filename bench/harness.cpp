@@ -39,6 +39,8 @@ BenchConfig BenchConfig::quick() {
   c.adaptive_k_values = {3};
   c.adaptive_prompts = 8;
   c.inplace_batch_sizes = {8};
+  c.trained_batch_sizes = {1, 8};
+  c.trained_max_tokens = 32;
   return c;
 }
 
@@ -58,6 +60,9 @@ void BenchConfig::apply_json(const std::string& text) {
   take("adaptive_k_values", adaptive_k_values), take("adaptive_prompts", adaptive_prompts);
   take("adaptive_modes", adaptive_modes);
   take("inplace_batch_sizes", inplace_batch_sizes), take("prefill_chunk", prefill_chunk);
+  take("trained_model", trained_model), take("trained_draft", trained_draft);
+  take("trained_prompts", trained_prompts), take("trained_batch_sizes", trained_batch_sizes);
+  take("trained_max_tokens", trained_max_tokens);
   for (const std::string& m : adaptive_modes)
     if (parse_mode(m) == Mode::NonSpec) throw std::invalid_argument("adaptive_modes: \"" + m + "\" has no draft length to adapt");
   for (auto it = j.begin(); it != j.end(); ++it)
@@ -79,7 +84,10 @@ std::string BenchConfig::to_json() const {
          {"adaptive_batch_sizes", adaptive_batch_sizes}, {"adaptive_k_values", adaptive_k_values},
          {"adaptive_prompts", adaptive_prompts}, {"adaptive_modes", adaptive_modes},
          {"inplace_batch_sizes", inplace_batch_sizes},
-         {"prefill_chunk", prefill_chunk}};
+         {"prefill_chunk", prefill_chunk},
+         {"trained_model", trained_model}, {"trained_draft", trained_draft},
+         {"trained_prompts", trained_prompts}, {"trained_batch_sizes", trained_batch_sizes},
+         {"trained_max_tokens", trained_max_tokens}};
   return j.dump(2);
 }
 
@@ -106,7 +114,7 @@ struct Setting {
   const std::vector<std::vector<int64_t>>* prompts = nullptr;
   int64_t max_tokens = 0;
   int repeats = 1;
-  std::string pair = "demo";  // "demo": model/draft; "low": low_model/low_draft
+  std::string pair = "demo";  // "demo": model/draft; "low": low_model/low_draft; "trained"
   std::string label() const {
     return sweep + " " + mode + " B=" + std::to_string(batch) +
            (k == kAuto ? " K=auto" : k ? " K=" + std::to_string(k) : "") +
@@ -115,8 +123,12 @@ struct Setting {
   }
 };
 
-std::string model_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_model : cfg.model; }
-std::string draft_of(const BenchConfig& cfg, const std::string& pair) { return pair == "low" ? cfg.low_draft : cfg.draft; }
+std::string model_of(const BenchConfig& cfg, const std::string& pair) {
+  return pair == "low" ? cfg.low_model : pair == "trained" ? cfg.trained_model : cfg.model;
+}
+std::string draft_of(const BenchConfig& cfg, const std::string& pair) {
+  return pair == "low" ? cfg.low_draft : pair == "trained" ? cfg.trained_draft : cfg.draft;
+}
 
 // One setting's engine between its timed passes. The settings that one table compares (same
 // sweep, pair, batch size and prompts) live at once and take their passes in turn, round by
@@ -329,6 +341,16 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
     add("inplace", "adaptive", "exspec", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
     add("inplace", "adaptive", "inplace", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
     add("inplace", "adaptive", "inplace", cfg.dtype, B, kAuto, 0, &adaptive, cfg.max_tokens, cfg.repeats);
+  }
+
+  const auto trained = wanted("trained") ? load_prompts(cfg.trained_prompts, cfg.adaptive_prompts)
+                                         : std::vector<std::vector<int64_t>>{};
+  for (int64_t B : cfg.trained_batch_sizes) {
+    for (const auto& [mode, K] : std::vector<std::pair<const char*, int64_t>>{
+             {"nonspec", 0}, {"exspec", cfg.draft_tokens}, {"inplace", cfg.draft_tokens}, {"inplace", kAuto}}) {
+      add("trained", "trained", mode, cfg.dtype, B, K, 0, &trained, cfg.trained_max_tokens, cfg.repeats);
+      if (!settings.empty() && settings.back().sweep == "trained") settings.back().pair = "trained";
+    }
   }
 
   // The oracle of every (pair, prompt set, dtype) that a setting needs.

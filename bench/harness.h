@@ -27,7 +27,7 @@ struct BenchConfig {
   std::vector<int64_t> f64_batch_sizes{1, 4};
   // Adaptive K (issue 9): nonspec, exspec at fixed K and auto in each of adaptive_modes, on the
   // demo pair and on a pair whose draft is rarely accepted (made on first use like the demo pair).
-  std::vector<std::string> sweeps{"main", "grouping", "window", "draft_tokens", "float64", "adaptive", "inplace", "gap"};
+  std::vector<std::string> sweeps{"main", "grouping", "window", "draft_tokens", "float64", "adaptive", "inplace", "trained", "gap"};
   std::string low_model = "models/demo-low", low_draft = "models/demo-low-draft";
   std::vector<int64_t> adaptive_batch_sizes{1, 2, 4, 8, 16, 32};
   std::vector<int64_t> adaptive_k_values{1, 3, 5, 8};
@@ -36,6 +36,12 @@ struct BenchConfig {
   // In place (issue 18): nonspec, exspec at draft_tokens, inplace at draft_tokens and auto, at
   // these batch sizes, on the adaptive prompt set; the stores hold that set's longest sequence.
   std::vector<int64_t> inplace_batch_sizes{8, 16, 32};
+  // The trained demo pair (demo/README.md), whose acceptance is learned, not set by construction:
+  // the in-place sweep's modes at these batch sizes on English prompts in its own tokenizer.
+  std::string trained_model = "demo/target", trained_draft = "demo/draft";
+  std::string trained_prompts = "bench/prompts/trained.jsonl";
+  std::vector<int64_t> trained_batch_sizes{1, 8, 16};
+  int64_t trained_max_tokens = 64;
   int64_t prefill_chunk = 256;
   bool overlap = true;
   int blas_threads = 0, torch_threads = 1;

@@ -21,7 +21,7 @@ std::string summary_markdown(const nlohmann::ordered_json& results);
 // The adaptive-K sweep (bench/report_adaptive.cpp): its summary section, and gnuplot commands
 // for its plots (data files written to dir).
 std::string adaptive_markdown(const nlohmann::ordered_json& results);
-// The in-place sweep (bench/report_inplace.cpp): its summary section.
+// The in-place and trained sweeps (bench/report_inplace.cpp): their summary sections.
 std::string inplace_markdown(const nlohmann::ordered_json& results);
 std::string adaptive_plots(const nlohmann::ordered_json& results, const std::string& dir);
 void write_plots(const nlohmann::ordered_json& results, const std::string& out_dir);

@@ -12,7 +12,9 @@ mkdir -p "$work"
 "$exspec" make-model --draft-of "$work/target" --layers 1 --out "$work/draft" 2> /dev/null
 here=$(cd "$(dirname "$0")/.." && pwd)
 cat > "$work/config.json" <<JSON
-{"mixed_prompts": "$here/bench/prompts/mixed.jsonl", "equal_prompts": "$here/bench/prompts/equal.jsonl"}
+{"mixed_prompts": "$here/bench/prompts/mixed.jsonl", "equal_prompts": "$here/bench/prompts/equal.jsonl",
+ "trained_model": "$here/demo/target", "trained_draft": "$here/demo/draft",
+ "trained_prompts": "$here/bench/prompts/trained.jsonl"}
 JSON
 "$exspec" bench --quick --config "$work/config.json" --model "$work/target" --draft "$work/draft" --out "$work/out" 2> "$work/stderr.txt" || {
   cat "$work/stderr.txt"
@@ -34,7 +36,8 @@ for run in runs:
     assert run["tokens_per_s"] > 0 and run["output_tokens"] > 0, run
     assert 0 <= run["exact_match"] <= 1 and 0 <= run["overhead_share"] <= 1, run
 sweeps = {run["sweep"] for run in runs}
-assert sweeps >= {"main", "grouping", "window", "draft_tokens", "float64", "adaptive"}, sweeps
+assert sweeps >= {"main", "grouping", "window", "draft_tokens", "float64", "adaptive", "trained"}, sweeps
+assert {run["pair"] for run in runs if run["sweep"] == "trained"} == {"trained"}, "the trained sweep runs the trained pair"
 adaptive = [run for run in runs if run["sweep"] == "adaptive"]
 assert {run["pair"] for run in adaptive} == {"demo", "low"}, "the adaptive sweep runs both pairs"
 auto = [run for run in adaptive if run["adaptive"]]

@@ -4,8 +4,11 @@
   readme_snippets.py extract README.md DIR PORT   writes DIR/NAME.sh|.mjs|.py for each
       `<!-- snippet: NAME -->` block, localhost:8000 replaced by 127.0.0.1:PORT
   readme_snippets.py judge DIR                    checks what the snippets printed (DIR/NAME.out)
+  readme_snippets.py english PORT DICT            the served demo pair answers English prompts in
+      English: at least 80 % of the words of its greedy answers, and of its sampled ones
+      (temperature 0.8), are in the word list DICT
 Exit status: 0 fine, 1 a snippet missing or its output wrong (printed)."""
-import json, os, re, sys
+import json, os, re, sys, urllib.request
 
 EXT = {"sh": ".sh", "js": ".mjs", "python": ".py"}
 WANT = ["curl-completion", "curl-chat", "curl-chat-stream", "node-chat-stream", "python-chat-stream"]
@@ -48,7 +51,31 @@ def judge(out):
     return 1 if problems else 0
 
 
+ENGLISH_PROMPTS = ["Once upon a time", "The house was quiet and", "My favourite food is", "Hello",
+                   "What is the capital of France?", "The weather today is"]
+
+
+def english(port, dictionary):
+    words = {w.strip().lower() for w in open(dictionary, encoding="utf-8", errors="ignore")}
+    failed = 0
+    for temperature in (0.0, 0.8):
+        body = {"model": "demo", "prompt": ENGLISH_PROMPTS, "max_tokens": 64, "temperature": temperature, "seed": 1}
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+        answers = [c["text"] for c in json.load(urllib.request.urlopen(req, timeout=120))["choices"]]
+        said = [w for a in answers for w in re.findall(r"[A-Za-z]+(?:'[A-Za-z]+)?", a)]
+        known = sum(w.lower() in words for w in said)
+        share = known / max(len(said), 1)
+        print(f"english: temperature {temperature}: {known} of {len(said)} words in {dictionary} ({share:.0%})")
+        if len(said) < 50 or share < 0.8:
+            failed += 1
+            print("WRONG english: " + " | ".join(repr(a) for a in answers))
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "english":
+        sys.exit(english(sys.argv[2], sys.argv[3]))
     if sys.argv[1] == "extract":
         sys.exit(extract(sys.argv[2], sys.argv[3], sys.argv[4]))
     sys.exit(judge(sys.argv[2]))
