@@ -37,11 +37,14 @@ struct EngineOptions {
   bool overlap = true;         // draft batch t+1 while batch t is verified
   size_t max_queue = 1024;     // sequences waiting for the window; beyond it submit() fails fast
   int scheduler_threads = 2;   // CAF workers (pool-manager, realigner); drafter and verifier have their own
-  int torch_threads = 1;       // intra-op (OpenMP)
+  int torch_threads = 1;       // intra-op (OpenMP), on each actor's thread
+  int initial_threads = 0;     // on the initial thread, which runs plain decoding (0: every core)
   int blas_threads = 0;        // OpenBLAS (0 = all cores)
   // Replaces the draft-length policy built from `decoding` (tests drive K sequences with it).
   std::shared_ptr<DraftLengthPolicy> policy;
 };
+// The initial thread's OpenMP thread count for plain decoding: o.initial_threads, else every core.
+int initial_threads(const EngineOptions& o);
 
 enum class SubmitStatus { Ok, Invalid, Overloaded, ShuttingDown };
 

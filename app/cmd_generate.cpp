@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <thread>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "app/commands.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/initial_thread.h"
 #include "model/runtime.h"
 #include "model/tokenizer/tokenizer.h"
 #include "model/io_util.h"
@@ -67,6 +69,7 @@ int cmd_generate(int argc, char** argv, int first) {
   eo.dtype = a.get("dtype", "float32");
   eo.device = a.get("device", "cpu");
   eo.torch_threads = static_cast<int>(a.get_int("torch-threads", 1));
+  if (a.has("torch-threads")) eo.initial_threads = eo.torch_threads;
   eo.blas_threads = static_cast<int>(a.get_int("threads", 0));
   eo.overlap = !a.has("no-overlap");
   eo.max_queue = prompts.size() + 1;
@@ -158,7 +161,10 @@ int cmd_generate(int argc, char** argv, int first) {
       if (r.status != SubmitStatus::Ok) throw std::invalid_argument(r.message);
       ids.push_back(r.id);
     }
-    sink->wait_for(ids.size(), std::chrono::hours(24 * 365));
+    // Meanwhile this (initial) thread runs plain decoding's forwards with every core, or with
+    // --torch-threads when given (model/initial_thread.h).
+    serve_on_initial_thread([&] { return sink->wait_for(ids.size(), std::chrono::milliseconds(0)); },
+                            initial_threads(eo));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto got = sink->results();
     for (size_t i = 0; i < ids.size(); ++i) {

@@ -10,7 +10,8 @@
 //                 [--profile B,T] [--slots 1]
 // --slots 1 adds, for each packed row, the in-place forward (Decoder::forward_slots, issue 18) of
 // the same shape: over B consecutive slots of a 2B-slot store (keys read as a view), and over
-// every other slot (keys gathered with index_select), against the rectangular cache's forward.
+// every other slot (keys gathered with index_select), against the rectangular cache's forward;
+// and the first of them run again on a second thread ("thread"), as the engine's actors run it.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bandwidth.h"
@@ -190,6 +192,15 @@ int main(int argc, char** argv) try {
           row(path, time_forward(*m, b, t, o.context, o.reps));
           if (o.slots && path == "packed") {
             row("slots", time_slots(*m, b, t, o.context, o.reps, false));
+            // The same forward on a thread that is not the process's first, as the engine's
+            // actors run it: libgomp throttles its workers' spinning once its threads outnumber
+            // the cores, which a second thread's team does on 2 cores (docs/performance.md).
+            Timing other{};
+            std::thread([&] {
+              exspec::apply_thread_settings();
+              other = time_slots(*m, b, t, o.context, o.reps, false);
+            }).join();
+            row("thread", other);
             row("scatter", time_slots(*m, b, t, o.context, o.reps, true));
           }
         }

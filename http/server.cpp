@@ -16,6 +16,7 @@
 #include "http/job_store.h"
 #include "http/server_context.h"
 #include "http/session.h"
+#include "model/initial_thread.h"
 
 namespace exspec::http {
 namespace net = boost::asio;
@@ -126,8 +127,10 @@ int serve(const ServerConfig& cfg) {
   accepting->start();
 
   std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
-  ioc.run();
+  for (int i = 0; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
+  // The initial thread runs plain decoding's forwards meanwhile (model/initial_thread.h): with
+  // every core unless threads.torch is set to something other than its default 1.
+  serve_on_initial_thread([&] { return ioc.stopped(); }, initial_threads(engine_options(cfg)));
   for (auto& t : pool) t.join();
   if (drainer.joinable()) drainer.join();
   if (loader.joinable()) loader.join();

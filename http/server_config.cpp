@@ -164,6 +164,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.max_queue = c.max_queue;
   o.scheduler_threads = c.scheduler_threads;
   o.torch_threads = c.torch_threads;
+  if (c.torch_threads != 1) o.initial_threads = c.torch_threads;  // 1, the default: every core
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
   if (!c.mode.empty()) d.mode = parse_mode(c.mode);

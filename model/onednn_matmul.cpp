@@ -1,6 +1,7 @@
 #include "model/onednn_matmul.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <stdexcept>
 
@@ -90,12 +91,15 @@ void run(const Plan& p, const memory::desc& src, void* a, const memory::desc& wt
 }
 
 // A matmul of M rows against a packed [in, out] weight. Primitives depend only on (M, in, out,
-// dtype), so the layers of a model share them.
+// dtype) and the calling thread's OpenMP thread count, so the layers of a model share them. The
+// count is part of the key because a primitive splits its work for the count it was created
+// with: one made by a 1-thread actor ran on 1 thread when the initial thread later ran it with 2.
 const Plan& plan_for(int64_t m, int64_t in, int64_t out, memory::data_type dt, const memory::desc& weights) {
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, int>, Plan> plans;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, Plan> plans;
+  const int threads = at::get_num_threads();
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(m, in, out, static_cast<int>(dt));
+  auto key = std::make_tuple(m, in, out, static_cast<int>(dt), threads);
   auto it = plans.find(key);
   if (it == plans.end()) {
     auto pd = make_pd(m, in, out, dt, weights);
@@ -159,9 +163,10 @@ namespace {
 // dtype, two variants: b with unit stride along N (values) or along K (transposed keys).
 const Plan& batched_plan(memory::data_type dt, bool b_unit_k) {
   static std::mutex mu;
-  static std::map<std::pair<int, bool>, Plan> plans;
+  static std::map<std::tuple<int, bool, int>, Plan> plans;
+  const int threads = at::get_num_threads();  // as in plan_for
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_pair(static_cast<int>(dt), b_unit_k);
+  auto key = std::make_tuple(static_cast<int>(dt), b_unit_k, threads);
   auto it = plans.find(key);
   if (it == plans.end()) {
     const auto R = DNNL_RUNTIME_DIM_VAL;

@@ -1,0 +1,84 @@
+#include "model/initial_thread.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+
+namespace exspec {
+namespace {
+
+struct Job {
+  const std::function<void()>* fn = nullptr;
+  std::exception_ptr error;
+  bool done = false;
+};
+
+std::mutex mu;
+std::condition_variable wake, finished;
+std::deque<Job*> queue;
+bool parked = false;
+
+void run(Job& j) {
+  try {
+    (*j.fn)();
+  } catch (...) {
+    j.error = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  j.done = true;
+  finished.notify_all();
+}
+
+}  // namespace
+
+void run_on_initial_thread(const std::function<void()>& fn) {
+  Job j{&fn};
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!parked) {
+      lock.unlock();
+      fn();
+      return;
+    }
+    queue.push_back(&j);
+    wake.notify_one();
+    finished.wait(lock, [&] { return j.done; });
+  }
+  if (j.error) std::rethrow_exception(j.error);
+}
+
+void set_initial_thread_threads(int threads) {
+  // OpenMP's count for this thread alone: at::set_num_threads would also change the count that
+  // torch gives threads at their first parallel operation, and an actor's thread that then
+  // starts a team of its own makes libgomp throttle every team (the header's reason).
+  using set_fn = void (*)(int);
+  if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(threads);
+}
+
+void serve_on_initial_thread(const std::function<bool()>& done, int threads) {
+  set_initial_thread_threads(threads);
+  std::unique_lock<std::mutex> lock(mu);
+  parked = true;
+  for (;;) {
+    wake.wait_for(lock, std::chrono::milliseconds(10), [] { return !queue.empty(); });
+    if (queue.empty()) {
+      lock.unlock();
+      const bool stop = done();
+      lock.lock();
+      if (stop && queue.empty()) break;
+      continue;
+    }
+    Job* j = queue.front();
+    queue.pop_front();
+    lock.unlock();
+    run(*j);
+    lock.lock();
+  }
+  parked = false;  // from here on callers run their phases themselves
+}
+
+}  // namespace exspec

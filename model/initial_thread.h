@@ -1,0 +1,27 @@
+// A forward pass that runs alone gets the whole machine only on the process's initial thread.
+// libgomp counts a thread team's master among its threads when any other thread starts the team,
+// and once its threads outnumber the cores it stops spinning at barriers after a few hundred
+// spins and sleeps in futexes instead, at each of a forward's hundreds of parallel regions. On 2
+// cores a 2-thread forward on an actor's thread takes 1.7-2.1x as long as on the initial thread
+// (bench/decoder_bench's "thread" row; docs/performance.md#threads). So the command's main loop
+// parks its initial thread here, and the verifier of plain decoding hands its phases to it.
+#pragma once
+#include <functional>
+
+namespace exspec {
+
+// Runs fn on the parked initial thread and waits for it (its exception is rethrown here); runs
+// it on the calling thread when the initial thread is not parked.
+void run_on_initial_thread(const std::function<void()>& fn);
+
+// Sets the calling thread's OpenMP thread count only (not torch's default for other threads).
+// Called on the initial thread before the models load, their packed weights and matmul plans are
+// made for the count that later runs them.
+void set_initial_thread_threads(int threads);
+
+// Called by the initial thread: runs what run_on_initial_thread hands over, with `threads` torch
+// threads, until done() (asked every 10 ms and after each job); then runs what is still queued
+// and stops taking more.
+void serve_on_initial_thread(const std::function<bool()>& done, int threads);
+
+}  // namespace exspec
