@@ -23,43 +23,47 @@ def ascii_text(s):
     return s.encode("ascii", "ignore").decode("ascii")
 
 
+def grouped(items, ends, joiner):
+    """Documents of consecutive items: ends(item, current) says whether item closes a document
+    (and is not part of the next); each document is its items joined with joiner."""
+    docs, current = [], []
+    for item in items:
+        if ends(item, current):
+            docs.append(joiner.join(current))
+            current = []
+        if item is not None:
+            current.append(item)
+    if current:
+        docs.append(joiner.join(current))
+    return docs
+
+
 def bible(root):
     """One document a chapter, verses joined as prose (no verse numbers)."""
     reader = os.path.join(root, "usr/bin/bible")
     text = subprocess.run([reader, "-p", os.path.join(root, "usr/lib"), "-l100000", "gen1:1-rev22:21"],
                           check=True, capture_output=True, text=True).stdout
-    docs, verses = [], []
-    for line in text.splitlines():
-        m = re.match(r"^\s+\d+ (.*)$", line)
-        if m:
-            verses.append(m.group(1).strip())
-        elif line.strip() and verses:  # a chapter heading ends the chapter before it
-            docs.append(" ".join(verses))
-            verses = []
-    if verses:
-        docs.append(" ".join(verses))
-    return docs
+    # A verse line is kept; any other non-empty line is a chapter heading, which ends the chapter.
+    verses = [(m.group(1).strip() if m else None) for m in (re.match(r"^\s+\d+ (.*)$", l) for l in text.splitlines()
+                                                         if l.strip())]
+    return grouped(verses, lambda v, cur: v is None and bool(cur), " ")
 
 
-def wordnet(root):
-    """Glosses as 'lemma: definition; "example"' lines, 16 synsets a document."""
-    docs, lines = [], []
+def glosses(root):
     for pos in ("noun", "verb", "adj", "adv"):
         with open(os.path.join(root, "usr/share/wordnet/data." + pos), encoding="latin-1") as f:
             for line in f:
                 if line.startswith("  ") or "|" not in line:
                     continue  # the licence header
                 fields, gloss = line.split("|", 1)
-                words = fields.split()
-                lemma = words[4].replace("_", " ")
+                lemma = fields.split()[4].replace("_", " ")
                 lemma = re.sub(r"\(.*\)$", "", lemma)  # adjective markers such as (a), (p)
-                lines.append(f"{lemma}: {gloss.strip()}")
-                if len(lines) == 16:
-                    docs.append("\n".join(lines))
-                    lines = []
-    if lines:
-        docs.append("\n".join(lines))
-    return docs
+                yield f"{lemma}: {gloss.strip()}"
+
+
+def wordnet(root):
+    """Glosses as 'lemma: definition; "example"' lines, 16 synsets a document."""
+    return grouped(glosses(root), lambda g, cur: len(cur) == 16, "\n")
 
 
 def fortunes(root):
