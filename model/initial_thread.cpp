@@ -1,5 +1,6 @@
 #include "model/initial_thread.h"
 
+#include <ATen/Parallel.h>
 #include <dlfcn.h>
 
 #include <chrono>
@@ -55,6 +56,9 @@ void set_initial_thread_threads(int threads) {
   // OpenMP's count for this thread alone: at::set_num_threads would also change the count that
   // torch gives threads at their first parallel operation, and an actor's thread that then
   // starts a team of its own makes libgomp throttle every team (the header's reason).
+  // Torch sets a thread's count to its default at the thread's first parallel operation: have
+  // that happen first, or it undoes this (serve's initial thread runs no tensor op before).
+  at::get_num_threads();
   using set_fn = void (*)(int);
   if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(threads);
 }
