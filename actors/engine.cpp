@@ -25,8 +25,8 @@
 
 namespace exspec {
 
-int initial_threads(const EngineOptions& o) {
-  return o.initial_threads > 0 ? o.initial_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+int initial_threads(int setting) {
+  return setting > 0 ? setting : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 struct Engine::Impl {
@@ -93,7 +93,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   configure_threads(o.torch_threads, o.blas_threads);
   // Without a draft the initial thread runs the target's forwards when the command parks it
   // (model/initial_thread.h): the weights are packed, and the products planned, for its count.
-  if (o.draft_dir.empty()) set_initial_thread_threads(initial_threads(o));
+  if (o.draft_dir.empty()) set_initial_thread_threads(initial_threads(o.initial_threads));
   check_blas();
   LoadOptions lo;
   lo.dtype = parse_dtype(o.dtype);

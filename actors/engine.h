@@ -43,8 +43,9 @@ struct EngineOptions {
   // Replaces the draft-length policy built from `decoding` (tests drive K sequences with it).
   std::shared_ptr<DraftLengthPolicy> policy;
 };
-// The initial thread's OpenMP thread count for plain decoding: o.initial_threads, else every core.
-int initial_threads(const EngineOptions& o);
+// The initial thread's OpenMP thread count for plain decoding: `setting` (EngineOptions::
+// initial_threads) when > 0, else every core.
+int initial_threads(int setting);
 
 enum class SubmitStatus { Ok, Invalid, Overloaded, ShuttingDown };
 

@@ -137,10 +137,7 @@ int cmd_batch(int argc, char** argv, int first) {
   const std::string input = a.need("input"), output = a.need("output");
   apply_engine_flags(a, c);
   if (c.model.empty()) {
-    const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, "batch");
-    c.model = demo.model;
-    if (c.draft.empty()) c.draft = demo.draft;
-    if (c.served_model_name.empty()) c.served_model_name = "demo";
+    use_demo_pair(c, "batch");
   }
 
   const http::ParsedBatch p = http::parse_batch_file(slurp(input), "", SIZE_MAX);

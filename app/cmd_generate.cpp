@@ -164,7 +164,7 @@ int cmd_generate(int argc, char** argv, int first) {
     // Meanwhile this (initial) thread runs plain decoding's forwards with every core, or with
     // --torch-threads when given (model/initial_thread.h).
     serve_on_initial_thread([&] { return sink->wait_for(ids.size(), std::chrono::milliseconds(0)); },
-                            initial_threads(eo));
+                            initial_threads(eo.initial_threads));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto got = sink->results();
     for (size_t i = 0; i < ids.size(); ++i) {

@@ -1,6 +1,5 @@
 #include "app/cmd_serve.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include "app/args.h"
@@ -62,10 +61,7 @@ int cmd_serve(int argc, char** argv, int first) {
   if (c.port < 0 || c.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
   if (c.model.empty()) {
     if (!c.draft.empty()) throw std::invalid_argument("--draft needs --model");
-    const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, "serve");
-    c.model = demo.model;
-    if (c.draft.empty()) c.draft = demo.draft;
-    if (c.served_model_name.empty()) c.served_model_name = "demo";  // the README's requests name it
+    use_demo_pair(c, "serve");
     if (c.speculate == "ngram") c.draft.clear();  // the demo target alone: lookup needs no draft
   }
   return http::serve(c);

@@ -18,6 +18,10 @@ bool is_checkpoint(const std::string& dir) {
   return fs::exists(dir + "/model.safetensors") || fs::exists(dir + "/model.safetensors.index.json");
 }
 
+struct DemoPair {
+  std::string model, draft;
+};
+
 DemoPair random_pair(const std::string& cache, const char* command) {
   DemoPair p{cache + "/demo", cache + "/demo-draft"};
   if (!is_checkpoint(p.model)) {
@@ -35,8 +39,6 @@ DemoPair random_pair(const std::string& cache, const char* command) {
   return p;
 }
 
-}  // namespace
-
 DemoPair demo_pair(const std::string& cache_dir, const char* command) {
   const char* env = std::getenv("EXSPEC_DEMO_DIR");
   const std::string shipped = env && *env ? env : EXSPEC_DEMO_DIR;
@@ -47,6 +49,15 @@ DemoPair demo_pair(const std::string& cache_dir, const char* command) {
   std::cerr << "exspec " << command << ": no trained demo pair found" << (shipped.empty() ? "" : " in " + shipped)
             << "; using a random one" << std::endl;
   return random_pair(cache_dir, command);
+}
+
+}  // namespace
+
+void use_demo_pair(http::ServerConfig& c, const char* command) {
+  const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, command);
+  c.model = demo.model;
+  if (c.draft.empty()) c.draft = demo.draft;
+  if (c.served_model_name.empty()) c.served_model_name = "demo";
 }
 
 }  // namespace exspec

@@ -20,8 +20,7 @@ for round in $(seq "$rounds"); do
     start_server "$bin" "$out/serve-$which-$round.log" "$@"
     $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 16 --output-len "$len" \
       --max-concurrency "$clients" --label "$which r$round" --out "$out/$which-r$round.json" > /dev/null
-    kill "$server"
-    wait "$server" 2> /dev/null || true
+    stop_server
   done
 done
 $py - "$out" "$rounds" <<'PY'

@@ -307,8 +307,9 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
   auto wanted = [&](const char* sweep) { return std::find(cfg.sweeps.begin(), cfg.sweeps.end(), sweep) != cfg.sweeps.end(); };
   std::vector<Setting> settings;
   auto add = [&](std::string sweep, std::string set, std::string mode, std::string dtype, int64_t B, int64_t K,
-                 int64_t W, const std::vector<std::vector<int64_t>>* p, int64_t max_tokens, int repeats) {
-    if (wanted(sweep.c_str())) settings.push_back(Setting{sweep, set, mode, dtype, B, K, W, p, max_tokens, repeats});
+                 int64_t W, const std::vector<std::vector<int64_t>>* p, int64_t max_tokens, int repeats,
+                 const char* pair = "demo") {
+    if (wanted(sweep.c_str())) settings.push_back(Setting{sweep, set, mode, dtype, B, K, W, p, max_tokens, repeats, pair});
   };
   for (int64_t B : cfg.batch_sizes)
     for (const char* mode : {"nonspec", "eqspec", "exspec"})
@@ -330,28 +331,22 @@ void run_bench(const BenchConfig& cfg, const std::string& out_dir,
       std::vector<std::pair<std::string, int64_t>> modes;  // mode, K
       for (int64_t K : ks) modes.emplace_back(K == 0 ? "nonspec" : "exspec", K);
       for (const std::string& mode : cfg.adaptive_modes) modes.emplace_back(mode, kAuto);
-      for (const auto& [mode, K] : modes) {
-        add("adaptive", "adaptive", mode, cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats);
-        if (!settings.empty() && settings.back().sweep == "adaptive") settings.back().pair = pair;
-      }
+      for (const auto& [mode, K] : modes)
+        add("adaptive", "adaptive", mode, cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats, pair);
     }
 
-  for (int64_t B : cfg.inplace_batch_sizes) {
-    add("inplace", "adaptive", "nonspec", cfg.dtype, B, 0, 0, &adaptive, cfg.max_tokens, cfg.repeats);
-    add("inplace", "adaptive", "exspec", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
-    add("inplace", "adaptive", "inplace", cfg.dtype, B, cfg.draft_tokens, 0, &adaptive, cfg.max_tokens, cfg.repeats);
-    add("inplace", "adaptive", "inplace", cfg.dtype, B, kAuto, 0, &adaptive, cfg.max_tokens, cfg.repeats);
-  }
+  // The in-place and trained sweeps compare the same four settings (bench/report_inplace.cpp).
+  const std::vector<std::pair<const char*, int64_t>> inplace_modes{
+      {"nonspec", 0}, {"exspec", cfg.draft_tokens}, {"inplace", cfg.draft_tokens}, {"inplace", kAuto}};
+  for (int64_t B : cfg.inplace_batch_sizes)
+    for (const auto& [mode, K] : inplace_modes)
+      add("inplace", "adaptive", mode, cfg.dtype, B, K, 0, &adaptive, cfg.max_tokens, cfg.repeats);
 
   const auto trained = wanted("trained") ? load_prompts(cfg.trained_prompts, cfg.adaptive_prompts)
                                          : std::vector<std::vector<int64_t>>{};
-  for (int64_t B : cfg.trained_batch_sizes) {
-    for (const auto& [mode, K] : std::vector<std::pair<const char*, int64_t>>{
-             {"nonspec", 0}, {"exspec", cfg.draft_tokens}, {"inplace", cfg.draft_tokens}, {"inplace", kAuto}}) {
-      add("trained", "trained", mode, cfg.dtype, B, K, 0, &trained, cfg.trained_max_tokens, cfg.repeats);
-      if (!settings.empty() && settings.back().sweep == "trained") settings.back().pair = "trained";
-    }
-  }
+  for (int64_t B : cfg.trained_batch_sizes)
+    for (const auto& [mode, K] : inplace_modes)
+      add("trained", "trained", mode, cfg.dtype, B, K, 0, &trained, cfg.trained_max_tokens, cfg.repeats, "trained");
 
   // The oracle of every (pair, prompt set, dtype) that a setting needs.
   std::map<std::string, std::vector<SeqResult>> oracles;

@@ -21,8 +21,7 @@ for r in $(seq "$rounds"); do
     start_server build/exspec "$out/serve-$kind-$r.log" --model "$model" --draft "$draft" --dtype float32 --batch 8 "${extra[@]}"
     $py bench/multiturn.py --url "http://127.0.0.1:$port" --conversations 4 --turns 4 --label "$kind r$r" \
       --out "$out/$kind-r$r.json" > /dev/null
-    kill "$server"
-    wait "$server" 2> /dev/null || true
+    stop_server
   done
 done
 $py - "$out" "$rounds" <<'PY'

@@ -20,10 +20,9 @@ py=/usr/bin/python3
 . tests/start_server.sh
 mkdir -p "$out"
 serve=(--model "$model" --draft "" --dtype float32 --batch 16)
-stop() { kill "$server"; wait "$server" 2> /dev/null || true; }
 start_server build/exspec "$out/serve-workloads.log" "${serve[@]}"
 $py bench/make_repeat_prompts.py --url "http://127.0.0.1:$port" --out "$out" --len "$len" | tee "$out/workloads.json"
-stop
+stop_server
 cell() {  # KIND WORKLOAD CLIENTS ROUND [serve_bench args]
   local kind=$1 wl=$2 c=$3 r=$4
   shift 4
@@ -43,7 +42,7 @@ for r in $(seq "$rounds"); do
         for wl in repeat plain; do cell predict "$wl" "$c" "$r" --predict; done
       fi
     done
-    stop
+    stop_server
   done
 done
 $py - "$out" "$rounds" <<'PY'

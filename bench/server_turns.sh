@@ -11,8 +11,7 @@ server_turns() {
       [ "$mode" = nonspec ] && extra=(--mode nonspec)
       start_server build/exspec "$out/serve-$mode-$round.log" "$@" "${extra[@]}"
       "$run" "$mode" "$round"
-      kill "$server"
-      wait "$server" 2> /dev/null || true
+      stop_server
     done
   done
 }

@@ -126,14 +126,10 @@ int serve(const ServerConfig& cfg) {
   signals.async_wait(on_signal);
   accepting->start();
 
-  // The initial thread runs plain decoding's forwards meanwhile (model/initial_thread.h): with
-  // every core unless threads.torch is set to something other than its default 1. (Computed
-  // from the setting alone: engine_options() throws on settings the loader reports.)
-  EngineOptions initial;
-  if (cfg.torch_threads != 1) initial.initial_threads = cfg.torch_threads;
+  // The initial thread runs plain decoding's forwards meanwhile (model/initial_thread.h).
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
-  serve_on_initial_thread([&] { return ioc.stopped(); }, initial_threads(initial));
+  serve_on_initial_thread([&] { return ioc.stopped(); }, initial_threads(initial_threads_setting(cfg)));
   for (auto& t : pool) t.join();
   if (drainer.joinable()) drainer.join();
   if (loader.joinable()) loader.join();

@@ -155,6 +155,8 @@ int64_t available_memory() {
 
 }  // namespace
 
+int initial_threads_setting(const ServerConfig& c) { return c.torch_threads != 1 ? c.torch_threads : 0; }
+
 EngineOptions engine_options(const ServerConfig& c) {
   EngineOptions o;
   o.model_dir = c.model;
@@ -164,7 +166,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   o.max_queue = c.max_queue;
   o.scheduler_threads = c.scheduler_threads;
   o.torch_threads = c.torch_threads;
-  if (c.torch_threads != 1) o.initial_threads = c.torch_threads;  // 1, the default: every core
+  o.initial_threads = initial_threads_setting(c);
   o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
   if (!c.mode.empty()) d.mode = parse_mode(c.mode);

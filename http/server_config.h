@@ -62,6 +62,9 @@ void load_config_file(const std::string& path, ServerConfig& into);
 
 // The engine's options from a server config (mode resolved, window defaulted).
 EngineOptions engine_options(const ServerConfig& c);
+// EngineOptions::initial_threads from threads.torch: the same count when set to other than its
+// default 1, else 0 (every core). Never throws, unlike engine_options().
+int initial_threads_setting(const ServerConfig& c);
 
 std::string default_cache_dir();
 

@@ -1,6 +1,7 @@
 # Sourced by test scripts: start_server EXSPEC LOG ARGS... starts `exspec serve ARGS --port 0` in
 # the background, sets $server (its pid) and $port once /health answers 200 (bounded: 60 s), and
-# kills it when the script exits. Fails with the server's log otherwise.
+# kills it when the script exits. Fails with the server's log otherwise. stop_server stops it at
+# once (the benchmarks that start one server after another).
 start_server() {
   local exspec=$1 log=$2
   shift 2
@@ -18,4 +19,9 @@ start_server() {
   echo "the server did not get ready"
   cat "$log"
   return 1
+}
+
+stop_server() {
+  kill "$server"
+  wait "$server" 2> /dev/null || true
 }
