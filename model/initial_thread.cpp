@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -53,6 +55,9 @@ void run_on_initial_thread(const std::function<void()>& fn) {
 }
 
 void set_initial_thread_threads(int threads) {
+  // Only there: any other thread given a team of its own is what makes libgomp throttle (serve's
+  // loader thread starts the engine, and with it the warm-up forwards).
+  if (static_cast<pid_t>(syscall(SYS_gettid)) != getpid()) return;
   // OpenMP's count for this thread alone: at::set_num_threads would also change the count that
   // torch gives threads at their first parallel operation, and an actor's thread that then
   // starts a team of its own makes libgomp throttle every team (the header's reason).

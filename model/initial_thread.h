@@ -14,9 +14,9 @@ namespace exspec {
 // it on the calling thread when the initial thread is not parked.
 void run_on_initial_thread(const std::function<void()>& fn);
 
-// Sets the calling thread's OpenMP thread count only (not torch's default for other threads).
-// Called on the initial thread before the models load, their packed weights and matmul plans are
-// made for the count that later runs them.
+// Sets the initial thread's OpenMP thread count only (not torch's default for other threads); a
+// call from any other thread does nothing. Called before the models load, their packed weights
+// and matmul plans are made for the count that later runs them.
 void set_initial_thread_threads(int threads);
 
 // Called by the initial thread: runs what run_on_initial_thread hands over, with `threads` torch
