@@ -91,9 +91,9 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   auto impl = std::make_unique<Impl>();
   impl->options = o;
   configure_threads(o.torch_threads, o.blas_threads);
-  // Without a draft the initial thread runs the target's forwards when the command parks it
-  // (model/initial_thread.h): the weights are packed, and the products planned, for its count.
-  if (o.draft_dir.empty()) set_initial_thread_threads(initial_threads(o.initial_threads));
+  // The initial thread runs every forward when the command parks it (model/initial_thread.h):
+  // the weights are packed, and the products planned, for its count.
+  set_initial_thread_threads(initial_threads(o.initial_threads));
   check_blas();
   LoadOptions lo;
   lo.dtype = parse_dtype(o.dtype);
@@ -135,9 +135,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
   if (target_store) log_store(*target_store, draft_store.get(), d);
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store);
-  // Without a draft the target's forwards run alone: on the initial thread, with every core, when
-  // the command parks it there (model/initial_thread.h).
-  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store, !impl->draft);
+  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store);
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;

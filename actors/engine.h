@@ -37,13 +37,13 @@ struct EngineOptions {
   bool overlap = true;         // draft batch t+1 while batch t is verified
   size_t max_queue = 1024;     // sequences waiting for the window; beyond it submit() fails fast
   int scheduler_threads = 2;   // CAF workers (pool-manager, realigner); drafter and verifier have their own
-  int torch_threads = 1;       // intra-op (OpenMP), on each actor's thread
-  int initial_threads = 0;     // on the initial thread, which runs plain decoding (0: every core)
+  int torch_threads = 1;       // intra-op (OpenMP), on each actor's thread (forwards when nothing parks the initial one)
+  int initial_threads = 0;     // on the initial thread, which runs every forward when parked (0: every core)
   int blas_threads = 0;        // OpenBLAS (0 = all cores)
   // Replaces the draft-length policy built from `decoding` (tests drive K sequences with it).
   std::shared_ptr<DraftLengthPolicy> policy;
 };
-// The initial thread's OpenMP thread count for plain decoding: `setting` (EngineOptions::
+// The initial thread's OpenMP thread count, for the forwards it runs: `setting` (EngineOptions::
 // initial_threads) when > 0, else every core.
 int initial_threads(int setting);
 

@@ -14,11 +14,8 @@ struct Route;
 // store: the model's in-place KV store (Mode::InPlace; null otherwise), written only by this role.
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
                                      std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
-// on_initial: its phases run on the process's initial thread when that is parked for them
-// (model/initial_thread.h): plain decoding, where the target's forward runs alone.
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store,
-                                       bool on_initial);
+                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
 realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route);
 
 }  // namespace exspec

@@ -1,5 +1,7 @@
 #include "model/initial_thread.h"
 
+#include "model/runtime.h"
+
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -44,6 +46,7 @@ void run_on_initial_thread(const std::function<void()>& fn) {
     std::unique_lock<std::mutex> lock(mu);
     if (!parked) {
       lock.unlock();
+      apply_thread_settings();
       fn();
       return;
     }

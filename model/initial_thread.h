@@ -4,14 +4,17 @@
 // spins and sleeps in futexes instead, at each of a forward's hundreds of parallel regions. On 2
 // cores a 2-thread forward on an actor's thread takes 1.7-2.1x as long as on the initial thread
 // (bench/decoder_bench's "thread" row; docs/performance.md#threads). So the command's main loop
-// parks its initial thread here, and the verifier of plain decoding hands its phases to it.
+// parks its initial thread here, and the drafter and the verifier hand it their phases: every
+// forward runs there, one at a time, with every core. (Two forwards side by side on one thread
+// each, as the two roles ran them before, were slower at every batch size measured.)
 #pragma once
 #include <functional>
 
 namespace exspec {
 
 // Runs fn on the parked initial thread and waits for it (its exception is rethrown here); runs
-// it on the calling thread when the initial thread is not parked.
+// it on the calling thread, with that thread's torch settings, when the initial thread is not
+// parked (tests, exspec bench).
 void run_on_initial_thread(const std::function<void()>& fn);
 
 // Sets the initial thread's OpenMP thread count only (not torch's default for other threads); a
