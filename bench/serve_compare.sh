@@ -2,8 +2,9 @@
 # The default mode against --mode nonspec over HTTP, with bench/serve_bench.py: the two servers
 # take turns (one at a time, so they never share the cores), ROUNDS rounds, each server running
 # every concurrency; then per concurrency the medians and the median of per-round ratios.
-# usage: bench/serve_compare.sh [MODEL DRAFT [OUT_DIR [ROUNDS [CONCURRENCIES]]]]
-#        (defaults: models/demo models/demo-draft serve-compare 3 "1 8")
+# usage: bench/serve_compare.sh [MODEL DRAFT [OUT_DIR [ROUNDS [CONCURRENCIES [SERVE_ARGS...]]]]]
+#        (defaults: models/demo models/demo-draft serve-compare 3 "1 8"; SERVE_ARGS go to both
+#        servers, e.g. --dtype bfloat16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-models/demo}
@@ -11,6 +12,7 @@ draft=${2:-models/demo-draft}
 out=${3:-serve-compare}
 rounds=${4:-3}
 concurrencies=${5:-1 8}
+shift $(($# < 5 ? $# : 5))
 py=/usr/bin/python3
 . tests/start_server.sh
 . bench/server_turns.sh
@@ -24,7 +26,7 @@ run() {  # MODE ROUND: every concurrency against the server on $port
 }
 # The prefix cache off: requests resend the prompts file's lines, which in place would find in
 # the slots earlier ones left, and nonspec has no cache (bench/multiturn.sh measures it).
-server_turns "$rounds" "$out" run --model "$model" --draft "$draft" --no-prefix-cache
+server_turns "$rounds" "$out" run --model "$model" --draft "$draft" --no-prefix-cache "$@"
 $py - "$out" "$rounds" $concurrencies <<'PY'
 import json, statistics, sys
 out, rounds, concs = sys.argv[1], int(sys.argv[2]), [int(c) for c in sys.argv[3:]]
