@@ -175,8 +175,12 @@ EngineOptions engine_options(const ServerConfig& c) {
   parse_draft_tokens(c.draft_tokens, d);
   d.min_draft_tokens = c.min_draft_tokens;
   d.max_draft_tokens = c.max_draft_tokens;
-  d.batch_size = c.batch;
-  d.window = c.window > 0 ? c.window : 2 * c.batch;
+  // In place a step takes every ready slot (one forward for all of them, which is cheaper than
+  // two of half the rows each): its batch is the window unless set.
+  if (c.batch < 0 || c.window < 0) throw std::invalid_argument("engine.batch and engine.window must be >= 0 (0: the default)");
+  const int64_t batch = c.batch > 0 ? c.batch : kPaperBatch;
+  d.window = c.window > 0 ? c.window : 2 * batch;
+  d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.window : kPaperBatch;
   d.min_group_fill = c.min_group_fill;
   d.max_wait = c.max_wait;
   d.context = c.context;

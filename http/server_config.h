@@ -26,6 +26,9 @@ struct Limits {
   int64_t batch_window_s = 24 * 3600;  // what completion_window "24h" lasts (lower: tests, or stricter)
 };
 
+// The paper's modes' batch when engine.batch is 0 (in place takes the window).
+inline constexpr int64_t kPaperBatch = 8;
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8000;
@@ -43,7 +46,9 @@ struct ServerConfig {
   std::string speculate = "model";   // model | ngram (prompt lookup, no draft model)
   std::string draft_tokens = "auto";  // "auto" (adaptive K) or a number
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
-  int64_t batch = 8, window = 0;  // window 0: 2 * batch
+  // batch 0: the window in place, kPaperBatch in the paper's modes; window 0: 2 * batch (batch
+  // kPaperBatch when 0). So in place: 16 slots, every ready one in each step.
+  int64_t batch = 0, window = 0;
   double min_group_fill = 0.5;
   int64_t max_wait = 8;
   int64_t context = 0, prefill_chunk = 256;  // inplace: positions per slot (0: the model's), chunk
