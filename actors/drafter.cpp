@@ -9,15 +9,15 @@
 namespace exspec {
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store) {
+                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads) {
   return {
       [=](draft_atom, StepPtr w) {
-        run_on_initial_thread([&] { draft_phase(*model, *w, store.get()); });
+        run_on_initial_thread([&] { draft_phase(*model, *w, store.get()); }, threads);
         self->send(route->verifier, verify_atom::value, std::move(w));
       },
       // In place: the draft stores each prompt chunk too, before the target does.
       [=](prefill_atom, PrefillPtr w) {
-        run_on_initial_thread([&] { draft_prefill_phase(*model, *w, store.get()); });
+        run_on_initial_thread([&] { draft_prefill_phase(*model, *w, store.get()); }, threads);
         self->send(route->verifier, prefill_atom::value, std::move(w));
       },
   };

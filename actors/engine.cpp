@@ -69,6 +69,14 @@ void log_matmul_path(const Decoder& m) {
               << std::endl;
 }
 
+// The OpenMP count a model's forwards get on the initial thread: every core where oneDNN runs its
+// products; 1 where OpenBLAS does (its own threads take the cores, and OpenMP workers spinning
+// beside them made float64 3x slower); --torch-threads when given (EngineOptions::initial_threads).
+int forward_threads(const EngineOptions& o, const Decoder& m) {
+  if (o.initial_threads > 0) return o.initial_threads;
+  return m.packed_weights() || !m.device().is_cpu() ? initial_threads(0) : 1;
+}
+
 // In place, the stores take their whole size at start: said once, with what sizes them.
 void log_store(const KVStore& target, const KVStore* draft, const EngineConfig& d) {
   auto mib = [](const KVStore& s) {
@@ -104,6 +112,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   validate(d);
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
+  set_initial_thread_threads(forward_threads(o, *impl->target));  // for the calibration below
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
   check_models(d, *impl->target, impl->draft.get());
   if (d.mode == Mode::InPlace) d.context = fit_context(d, *impl->target, impl->draft.get());
@@ -134,8 +143,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   std::shared_ptr<KVStore> target_store = make_store(d, *impl->target, impl->target.get());
   std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
   if (target_store) log_store(*target_store, draft_store.get(), d);
-  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store);
-  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store);
+  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
+                                                               forward_threads(o, *impl->draft));
+  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store,
+                                                         forward_threads(o, *impl->target));
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;

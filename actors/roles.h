@@ -12,10 +12,11 @@ class KVStore;
 struct Route;
 
 // store: the model's in-place KV store (Mode::InPlace; null otherwise), written only by this role.
+// threads: the OpenMP count its forwards get on the initial thread (model/initial_thread.h).
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
+                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads);
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store);
+                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads);
 realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route);
 
 }  // namespace exspec

@@ -9,14 +9,14 @@
 namespace exspec {
 
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store) {
+                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads) {
   return {
       [=](prefill_atom, PrefillPtr w) {
-        run_on_initial_thread([&] { prefill_phase(*model, *w, store.get()); });
+        run_on_initial_thread([&] { prefill_phase(*model, *w, store.get()); }, threads);
         self->send(route->pool_manager, prefilled_atom::value, std::move(w));
       },
       [=](verify_atom, StepPtr w) {
-        run_on_initial_thread([&] { verify_phase(*model, *w, store.get()); });
+        run_on_initial_thread([&] { verify_phase(*model, *w, store.get()); }, threads);
         self->send(route->realigner, split_atom::value, std::move(w));
       },
   };

@@ -2,7 +2,7 @@
 # Two exspec binaries (before and after a change) served in turns over HTTP with
 # bench/serve_bench.py: ROUNDS rounds, each starting BEFORE, running the clients, stopping it,
 # then the same with AFTER (never both at once); then the medians and the median of the per-round
-# ratios. SERVE_ARGS go to both servers.
+# ratios. SERVE_ARGS go to both servers; PROMPTS (default 16) requests a run.
 # usage: bench/binaries_compare.sh BEFORE AFTER OUT_DIR ROUNDS CLIENTS OUTPUT_LEN SERVE_ARGS...
 # e.g.   bench/binaries_compare.sh /tmp/prev/build/exspec build/exspec threads 3 1 128 \
 #            --model models/m150 --dtype bfloat16 --no-prefix-cache
@@ -18,7 +18,7 @@ for round in $(seq "$rounds"); do
     bin=$before
     [ "$which" = after ] && bin=$after
     start_server "$bin" "$out/serve-$which-$round.log" "$@"
-    $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 16 --output-len "$len" \
+    $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts "${PROMPTS:-16}" --output-len "$len" \
       --max-concurrency "$clients" --label "$which r$round" --out "$out/$which-r$round.json" > /dev/null
     stop_server
   done

@@ -16,6 +16,7 @@
 #include "bench/report.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/initial_thread.h"
 #include "model/io_util.h"
 #include "model/runtime.h"
 #include "bench/gap.h"
@@ -153,7 +154,16 @@ std::vector<SeqResult> pass(Live& l, size_t n, int64_t max_tokens) {
     if (r.status != SubmitStatus::Ok) throw std::runtime_error(l.s->label() + ": " + r.message);
     ids.push_back(r.id);
   }
-  if (!sink->wait_for(ids.size(), std::chrono::hours(1))) throw std::runtime_error(l.s->label() + ": timed out");
+  // Meanwhile this (initial) thread runs the forwards, as in serve and generate
+  // (model/initial_thread.h).
+  const auto deadline = Clock::now() + std::chrono::hours(1);
+  bool all = false;
+  auto done = [&] {
+    all = sink->wait_for(ids.size(), std::chrono::milliseconds(0));
+    return all || Clock::now() > deadline;
+  };
+  serve_on_initial_thread(done, initial_threads(l.o.initial_threads));
+  if (!all) throw std::runtime_error(l.s->label() + ": timed out");
   std::vector<SeqResult> out;
   auto got = sink->results();
   for (SeqId id : ids) out.push_back(got.at(id));

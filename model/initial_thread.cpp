@@ -18,6 +18,7 @@ namespace {
 
 struct Job {
   const std::function<void()>* fn = nullptr;
+  int threads = 0;
   std::exception_ptr error;
   bool done = false;
 };
@@ -26,8 +27,15 @@ std::mutex mu;
 std::condition_variable wake, finished;
 std::deque<Job*> queue;
 bool parked = false;
+int parked_threads = 0;  // the initial thread's OpenMP count now (while parked)
+
+void set_omp_threads(int threads) {
+  using set_fn = void (*)(int);
+  if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(threads);
+}
 
 void run(Job& j) {
+  if (j.threads > 0 && j.threads != parked_threads) set_omp_threads(parked_threads = j.threads);
   try {
     (*j.fn)();
   } catch (...) {
@@ -40,8 +48,8 @@ void run(Job& j) {
 
 }  // namespace
 
-void run_on_initial_thread(const std::function<void()>& fn) {
-  Job j{&fn};
+void run_on_initial_thread(const std::function<void()>& fn, int threads) {
+  Job j{&fn, threads};
   {
     std::unique_lock<std::mutex> lock(mu);
     if (!parked) {
@@ -67,14 +75,14 @@ void set_initial_thread_threads(int threads) {
   // Torch sets a thread's count to its default at the thread's first parallel operation: have
   // that happen first, or it undoes this (serve's initial thread runs no tensor op before).
   at::get_num_threads();
-  using set_fn = void (*)(int);
-  if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(threads);
+  set_omp_threads(threads);
 }
 
 void serve_on_initial_thread(const std::function<bool()>& done, int threads) {
   set_initial_thread_threads(threads);
   std::unique_lock<std::mutex> lock(mu);
   parked = true;
+  parked_threads = threads;
   for (;;) {
     wake.wait_for(lock, std::chrono::milliseconds(10), [] { return !queue.empty(); });
     if (queue.empty()) {
