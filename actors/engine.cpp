@@ -112,7 +112,8 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   validate(d);
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
-  set_initial_thread_threads(forward_threads(o, *impl->target));  // for the calibration below
+  const int target_threads = forward_threads(o, *impl->target);
+  set_initial_thread_threads(target_threads);  // for the calibration below
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
   check_models(d, *impl->target, impl->draft.get());
   if (d.mode == Mode::InPlace) d.context = fit_context(d, *impl->target, impl->draft.get());
@@ -145,8 +146,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   if (target_store) log_store(*target_store, draft_store.get(), d);
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
                                                                forward_threads(o, *impl->draft));
-  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store,
-                                                         forward_threads(o, *impl->target));
+  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store, target_threads);
   impl->route->realigner = sys.spawn(realigner, route);
   PoolManagerSettings pm;
   pm.decoding = d;

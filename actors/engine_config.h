@@ -37,6 +37,10 @@ bool proposes_without_model(const EngineConfig& c);
 // caches and the in-place slots must hold beyond a sequence's tokens.
 int64_t largest_k(const EngineConfig& c);
 
+// B where none is set, in the paper's modes (the server's in-place default is the window:
+// http/server_config.cpp, engine_options).
+inline constexpr int64_t kPaperBatch = 8;
+
 struct EngineConfig {
   Mode mode = Mode::InPlace;    // the default everywhere (serve, generate, bench's subject)
   bool draft = true;            // a draft model is loaded. Without one, in place runs plain steps
@@ -46,8 +50,8 @@ struct EngineConfig {
   int64_t draft_tokens = 3;     // K when fixed
   bool adaptive_k = true;       // draft_tokens "auto": K chosen per step (actors/draft_length.h)
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
-  int64_t batch_size = 8;       // B
-  int64_t window = 16;          // W (exspec): active sequences batches are formed from; >= B.
+  int64_t batch_size = kPaperBatch;  // B
+  int64_t window = 2 * kPaperBatch;  // W (exspec): active sequences batches are formed from; >= B.
                                 // inplace: the slots of each store (live sequences at most)
   bool sort_by_length = false;  // exspec: admit waiting sequences shortest prompt first
   double min_group_fill = 0.5;  // exspec: smallest same-length group worth running, as a share of B

@@ -26,9 +26,6 @@ struct Limits {
   int64_t batch_window_s = 24 * 3600;  // what completion_window "24h" lasts (lower: tests, or stricter)
 };
 
-// The paper's modes' batch when engine.batch is 0 (in place takes the window).
-inline constexpr int64_t kPaperBatch = 8;
-
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8000;
