@@ -32,21 +32,22 @@ void Session::run() {
 }
 
 void Session::do_read() {
-  if (closed_) return;
+  if (phase_ == Phase::Closed) return;
+  phase_ = Phase::ReadingRequest;
+  exchange_ = Exchange{};
   parser_.emplace();
   // No limit while the head is read: Beast would compare a Content-Length with it before we know
   // the route. The route's limit is set (and a Content-Length checked) before the body is read.
   parser_->body_limit(boost::none);
-  body_limit_ = ctx_.cfg.limits.max_body_bytes;
+  exchange_.body_limit = ctx_.cfg.limits.max_body_bytes;
   parser_->header_limit(64 * 1024);
   stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
-  reading_ = true;
   bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
     if (ec) return self->on_read(ec, 0);
     auto& req = self->parser_->get();
-    self->received_ = std::chrono::steady_clock::now();
+    self->exchange_.received = std::chrono::steady_clock::now();
     const uint64_t limit = body_limit_for(self->ctx_.cfg.limits, req);
-    self->body_limit_ = limit;
+    self->exchange_.body_limit = limit;
     self->parser_->body_limit(limit);
     if (auto cl = self->parser_->content_length(); cl && *cl > limit)
       return self->on_read(bhttp::error::body_limit, 0);
@@ -67,69 +68,69 @@ void Session::do_read() {
 }
 
 void Session::on_read(beast::error_code ec, size_t) {
-  reading_ = false;
-  if (closed_) return;
+  if (phase_ == Phase::Closed) return;
   if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
       ec == net::error::operation_aborted || ec == net::error::connection_reset)
     return close();
   if (ec == bhttp::error::body_limit) {
-    unread_input_ = true;
-    recorded_ = false;
-    keep_alive_ = false;
-    status_ = 413;
-    endpoint_ = "other";
-    received_ = std::chrono::steady_clock::now();
-    return respond(error_response(
-        ApiError(413, "the request body is larger than the limit of " + std::to_string(body_limit_) +
-                          " bytes (limits.max_body_bytes; limits.max_file_bytes for uploads)", "", "request_too_large"),
-        11, false));
+    const std::string limit = std::to_string(exchange_.body_limit);
+    return answer_unread(ApiError(413, "the request body is larger than the limit of " + limit +
+                                           " bytes (limits.max_body_bytes; limits.max_file_bytes for uploads)",
+                                  "", "request_too_large"));
   }
   if (ec) {
     if (&ec.category() != &bhttp::make_error_code(bhttp::error::end_of_stream).category()) return close();
-    unread_input_ = true;
-    recorded_ = false;
-    keep_alive_ = false;
-    status_ = 400;
-    endpoint_ = "other";
-    received_ = std::chrono::steady_clock::now();
-    return respond(error_response(ApiError(400, "malformed HTTP request: " + ec.message(), "", "bad_request"), 11, false));
+    return answer_unread(ApiError(400, "malformed HTTP request: " + ec.message(), "", "bad_request"));
   }
   handle(parser_->release());
 }
 
+// The request could not be read whole: its answer is the last on this connection.
+void Session::answer_unread(const ApiError& error) {
+  exchange_.body_unread = true;
+  exchange_.keep_alive = false;
+  exchange_.status = error.status();
+  exchange_.endpoint = "other";
+  exchange_.received = std::chrono::steady_clock::now();
+  phase_ = Phase::WritingResponse;
+  respond(error_response(error, 11, false));
+}
+
 void Session::handle(Request&& req) {
-  recorded_ = false;
-  version_ = req.version();
-  keep_alive_ = req.keep_alive();
+  exchange_.http_version = req.version();
+  exchange_.keep_alive = req.keep_alive();
   auto self = shared_from_this();
   auto post = [ex = stream_.get_executor()](std::function<void()> f) { net::post(ex, std::move(f)); };
-  Routed r = route_request(ctx_, req, std::move(post), std::weak_ptr<GenerationOutput>(self), received_);
-  endpoint_ = r.endpoint;
+  // A stream's first events (the echoed prompt, the chat role) are queued from inside route_request.
+  Routed r = route_request(ctx_, req, std::move(post), std::weak_ptr<GenerationOutput>(self), exchange_.received);
+  exchange_.endpoint = r.endpoint;
   if (r.response) {
-    status_ = static_cast<int>(r.response->result_int());
-    keep_alive_ = r.response->keep_alive();
+    exchange_.status = static_cast<int>(r.response->result_int());
+    exchange_.keep_alive = r.response->keep_alive();
+    phase_ = Phase::WritingResponse;
     return respond(std::move(*r.response));
   }
   gen_ = std::move(r.generation);
   self_hold_ = self;  // the engine's callbacks reach us through the generation only
   ++ctx_.inflight;
-  status_ = 200;
+  exchange_.status = 200;
   stream_.expires_never();
+  phase_ = Phase::Generating;
   if (gen_->stream()) ensure_sse_head();
   start_watch();
 }
 
 void Session::ensure_sse_head() {
   if (sse_head_) return;
-  sse_head_ = std::make_unique<bhttp::response<bhttp::empty_body>>(bhttp::status::ok, version_);
+  sse_head_ = std::make_unique<bhttp::response<bhttp::empty_body>>(bhttp::status::ok, exchange_.http_version);
   sse_head_->set(bhttp::field::server, "exspec");
   sse_head_->set(bhttp::field::content_type, "text/event-stream");
   sse_head_->set(bhttp::field::cache_control, "no-cache");
   // HTTP/1.0 has no chunked encoding: the stream's end is the connection's end there.
-  close_delimited_ = version_ < 11;
-  if (close_delimited_) keep_alive_ = false;
-  sse_head_->keep_alive(keep_alive_);
-  sse_head_->chunked(!close_delimited_);
+  exchange_.close_delimited = exchange_.http_version < 11;
+  if (exchange_.close_delimited) exchange_.keep_alive = false;
+  sse_head_->keep_alive(exchange_.keep_alive);
+  sse_head_->chunked(!exchange_.close_delimited);
   sse_sr_ = std::make_unique<bhttp::response_serializer<bhttp::empty_body>>(*sse_head_);
   enqueue(Item{Item::Header, nullptr, nullptr});
 }
@@ -139,22 +140,22 @@ void Session::respond(Response&& res) {
 }
 
 void Session::send_event(std::string payload) {
-  if (closed_) return;
+  if (phase_ == Phase::Closed) return;
   ensure_sse_head();
   enqueue(Item{Item::Chunk, std::make_shared<std::string>("data: " + payload + "\n\n"), nullptr});
 }
 
 void Session::end_stream() {
-  if (closed_) return;
+  if (phase_ == Phase::Closed) return;
   ensure_sse_head();
   enqueue(Item{Item::Chunk, std::make_shared<std::string>("data: [DONE]\n\n"), nullptr});
   enqueue(Item{Item::Last, nullptr, nullptr});
 }
 
 void Session::send_final(int status, std::string body, std::string server_timing) {
-  if (closed_) return;
-  status_ = status;
-  Response res = json_response(status, body, version_, keep_alive_);
+  if (phase_ == Phase::Closed) return;
+  exchange_.status = status;
+  Response res = json_response(status, body, exchange_.http_version, exchange_.keep_alive);
   if (!server_timing.empty()) res.set("Server-Timing", server_timing);
   respond(std::move(res));
 }
@@ -162,17 +163,17 @@ void Session::send_final(int status, std::string body, std::string server_timing
 void Session::enqueue(Item item) {
   // Counted when the response is complete on our side (before the client can see it, so that a
   // /metrics request right after it includes it).
-  if ((item.kind == Item::Full || item.kind == Item::Last) && !recorded_) {
-    recorded_ = true;
-    ctx_.metrics.request_done(endpoint_, status_, since(received_));
+  if ((item.kind == Item::Full || item.kind == Item::Last) && !exchange_.counted) {
+    exchange_.counted = true;
+    ctx_.metrics.request_done(exchange_.endpoint, exchange_.status, since(exchange_.received));
   }
   queue_.push_back(std::move(item));
   pump();
 }
 
 void Session::pump() {
-  if (writing_ || queue_.empty() || closed_) return;
-  writing_ = true;
+  if (write_in_flight_ || queue_.empty() || phase_ == Phase::Closed) return;
+  write_in_flight_ = true;
   Item& it = queue_.front();
   auto self = shared_from_this();
   const auto kind = it.kind;
@@ -182,7 +183,7 @@ void Session::pump() {
       bhttp::async_write_header(stream_, *sse_sr_, std::move(done));
       break;
     case Item::Chunk: {
-      if (close_delimited_) {
+      if (exchange_.close_delimited) {
         net::async_write(stream_, net::buffer(*it.data), [done, data = it.data](beast::error_code ec, size_t n) {
           done(ec, n);
         });
@@ -193,7 +194,7 @@ void Session::pump() {
       break;
     }
     case Item::Last: {
-      if (close_delimited_) {  // nothing to write: closing the connection ends the body
+      if (exchange_.close_delimited) {  // nothing to write: closing the connection ends the body
         net::post(stream_.get_executor(), [done] { done({}, 0); });
         break;
       }
@@ -208,9 +209,9 @@ void Session::pump() {
 }
 
 void Session::on_written(beast::error_code ec, Item::Kind kind) {
-  writing_ = false;
+  write_in_flight_ = false;
   if (!queue_.empty()) queue_.pop_front();
-  if (closed_) return;
+  if (phase_ == Phase::Closed) return;
   if (ec) return client_gone();
   if (kind == Item::Last || kind == Item::Full) return exchange_done();
   pump();
@@ -220,12 +221,11 @@ void Session::exchange_done() {
   end_generation();
   sse_sr_.reset();
   sse_head_.reset();
-  close_delimited_ = false;
   queue_.clear();
-  if (unread_input_) return linger_close();
-  if (!keep_alive_ || ctx_.state.load() == ServerState::Draining) return close();
-  if (watching_) {
-    resume_after_watch_ = true;
+  if (exchange_.body_unread) return linger_close();
+  if (!exchange_.keep_alive || ctx_.state.load() == ServerState::Draining) return close();
+  if (phase_ == Phase::Generating) {  // its watch read is still out
+    phase_ = Phase::EndingWatch;
     beast::error_code ec;
     stream_.socket().cancel(ec);
     return;
@@ -234,35 +234,30 @@ void Session::exchange_done() {
 }
 
 void Session::start_watch() {
-  if (watching_ || closed_) return;
-  watching_ = true;
   stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
     self->on_watch(ec, n);
   });
 }
 
+// The watch read returns while Generating, or in EndingWatch / Closed, which ended the generation.
 void Session::on_watch(beast::error_code ec, size_t n) {
-  watching_ = false;
   if (!ec) buffer_.commit(n);
-  if (closed_) return;
-  if (resume_after_watch_) {
-    resume_after_watch_ = false;
+  if (phase_ == Phase::Closed) return;
+  if (phase_ == Phase::EndingWatch) {
     if (!ec || ec == net::error::operation_aborted) return do_read();
     return close();
   }
-  if (!ec) {
-    // A pipelined request arrived while generating: keep it for later, keep watching (bounded).
-    if (gen_ && buffer_.size() < ctx_.cfg.limits.max_body_bytes + 65536) start_watch();
-    return;
-  }
-  client_gone();
+  if (ec) return client_gone();
+  // A pipelined request arrived while generating: keep it for later, keep watching (bounded).
+  if (buffer_.size() < ctx_.cfg.limits.max_body_bytes + 65536) return start_watch();
+  phase_ = Phase::GeneratingUnwatched;
 }
 
 void Session::client_gone() {
-  if (gen_ && !recorded_) {
-    recorded_ = true;
+  if (gen_ && !exchange_.counted) {
+    exchange_.counted = true;
     ctx_.metrics.client_disconnected();
-    ctx_.metrics.request_done(endpoint_, 499, since(received_));  // nginx's "client closed request"
+    ctx_.metrics.request_done(exchange_.endpoint, 499, since(exchange_.received));  // nginx's "client closed request"
   }
   if (gen_) {
     gen_->abort();
@@ -280,6 +275,7 @@ void Session::end_generation() {
 }
 
 void Session::linger_close() {
+  phase_ = Phase::Lingering;
   beast::error_code ec;
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
   stream_.expires_after(std::chrono::seconds(2));
@@ -290,14 +286,14 @@ void Session::linger_read() {
   if (!linger_buf_) linger_buf_ = std::make_unique<std::array<char, 65536>>();
   stream_.async_read_some(net::buffer(*linger_buf_), [self = shared_from_this()](beast::error_code e, size_t n) {
     self->lingered_ += n;
-    if (e || self->closed_ || self->lingered_ > (64u << 20)) return self->close();
+    if (e || self->phase_ == Phase::Closed || self->lingered_ > (64u << 20)) return self->close();
     self->linger_read();
   });
 }
 
 void Session::close() {
-  if (closed_) return;
-  closed_ = true;
+  if (phase_ == Phase::Closed) return;
+  phase_ = Phase::Closed;
   beast::error_code ec;
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);

@@ -3,7 +3,6 @@
 // All of it runs on the connection's strand.
 #pragma once
 #include <array>
-#include <memory>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -14,6 +13,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "http/api_error.h"
 #include "http/generation.h"
 #include "http/routes.h"
 #include "http/server_context.h"
@@ -32,6 +32,38 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   void send_final(int status, std::string body, std::string server_timing) override;
 
  private:
+  // Where the connection is in answering its current request. Writing is not a phase of its own:
+  // while a generation runs, its output is written as it comes, beside the read that watches.
+  enum class Phase {
+    ReadingRequest,   // its head, the 100 Continue asked for, its body
+    WritingResponse,  // a response that was whole when the request was handled (or a read error's)
+    // The engine answers the request and its output is written as it comes. A read watches the
+    // socket, so that a client that goes away cancels the generation; it keeps what a client
+    // pipelines meanwhile for the next request.
+    Generating,
+    // As Generating, once pipelined bytes reached their bound: nothing reads until the response is
+    // out, and a client that went away shows only when a write fails.
+    GeneratingUnwatched,
+    // The response is out; the watch read was cancelled. The next request is read once it has
+    // returned, since both read into the same buffer.
+    EndingWatch,
+    // An error was answered before the request's body was read: drop what the client still sends
+    // for a moment, then close (see linger_close).
+    Lingering,
+    Closed,
+  };
+  // The request being answered and its response: fresh for each request read.
+  struct Exchange {
+    std::string endpoint;  // the metrics' label for it
+    unsigned http_version = 11;
+    int status = 200;
+    bool keep_alive = true;
+    bool close_delimited = false;  // an HTTP/1.0 stream: raw events, ended by closing
+    bool body_unread = false;      // answered before its body was (fully) read
+    bool counted = false;          // its outcome is in the metrics
+    uint64_t body_limit = 0;
+    std::chrono::steady_clock::time_point received;
+  };
   struct Item {
     enum Kind { Header, Chunk, Last, Full } kind;
     std::shared_ptr<std::string> data;
@@ -39,6 +71,7 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   };
   void do_read();
   void on_read(boost::beast::error_code ec, size_t bytes);
+  void answer_unread(const ApiError& error);
   void handle(Request&& req);
   void respond(Response&& res);
   void enqueue(Item item);
@@ -60,21 +93,16 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   ServerContext& ctx_;
+  Phase phase_ = Phase::ReadingRequest;
+  Exchange exchange_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<Generation> gen_;
   std::shared_ptr<Session> self_hold_;  // set while a generation runs
-  std::string endpoint_;
-  unsigned version_ = 11;
-  bool keep_alive_ = true, closed_ = false, writing_ = false, watching_ = false, resume_after_watch_ = false;
-  bool reading_ = false, recorded_ = false;
-  bool unread_input_ = false;  // the request body was not (fully) read
-  bool close_delimited_ = false;  // an HTTP/1.0 stream: raw events, ended by closing
-  uint64_t body_limit_ = 0;    // of the request being read
   std::unique_ptr<std::array<char, 65536>> linger_buf_;
   size_t lingered_ = 0;
-  int status_ = 200;
-  std::chrono::steady_clock::time_point received_;
+  // Written one at a time, in order: the front is the one being written while write_in_flight_.
   std::deque<Item> queue_;
+  bool write_in_flight_ = false;
   std::unique_ptr<boost::beast::http::response<boost::beast::http::empty_body>> sse_head_;
   std::unique_ptr<boost::beast::http::response_serializer<boost::beast::http::empty_body>> sse_sr_;
 };

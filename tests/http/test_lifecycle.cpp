@@ -1,4 +1,4 @@
-// Connections and the server's life: keep-alive, API key, overload (429), a client that goes
+// Connections and the server's life: keep-alive, pipelining, API key, overload (429), a client that goes
 // away (its sequences are cancelled), and SIGTERM (in-flight requests finish, then exit 0).
 #include <csignal>
 #include <future>
@@ -47,6 +47,38 @@ TEST_CASE("keep-alive: several requests on one connection") {
   bhttp::response<bhttp::string_body> res;
   bhttp::read(s, buf, res);
   CHECK(res.result_int() == 200);
+}
+
+TEST_CASE("pipelining: a request sent while a generation runs is answered after it, on the same connection") {
+  const int port = shared_server().port();
+  for (bool stream : {true, false}) {
+    INFO("stream " << stream);
+    const double gone_before = metric(port, "exspec_client_disconnects_total");
+    net::io_context ioc;
+    auto s = connect(ioc, port);
+    bhttp::request<bhttp::string_body> gen{bhttp::verb::post, "/v1/completions", 11};
+    gen.set(bhttp::field::host, "x");
+    gen.body() = json{{"model", "target"}, {"prompt", "pipelined"}, {"max_tokens", 200}, {"stream", stream}}.dump();
+    gen.prepare_payload();
+    bhttp::write(s, gen);
+    // The next request goes out while the engine holds the first: the read that watches for a
+    // client going away receives it, and it must wait for the first response, not end it.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < until && engine_holds(port) < 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    bhttp::request<bhttp::string_body> health{bhttp::verb::get, "/health", 11};
+    health.set(bhttp::field::host, "x");
+    bhttp::write(s, health);
+    boost::beast::flat_buffer buf;
+    bhttp::response<bhttp::string_body> first, second;
+    bhttp::read(s, buf, first);
+    CHECK(first.result_int() == 200);
+    CHECK(first.body().find(stream ? "data: [DONE]" : "\"choices\"") != std::string::npos);
+    bhttp::read(s, buf, second);
+    CHECK(second.result_int() == 200);
+    CHECK(json::parse(second.body())["status"] == "ok");
+    CHECK(metric(port, "exspec_client_disconnects_total") == gone_before);
+  }
 }
 
 TEST_CASE("api key: Authorization Bearer is required when configured") {
