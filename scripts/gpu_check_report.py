@@ -109,8 +109,8 @@ def spec(r, key):
 
 def main():
     work, report_path, results_path = sys.argv[1:4]
-    env, build, test, rest, models = (read_kv(os.path.join(work, f + ".tsv"))
-                                      for f in ("env", "build", "test", "tests-rest", "models"))
+    env, build, test, glm, rest, models = (read_kv(os.path.join(work, f + ".tsv"))
+                                           for f in ("env", "build", "test", "test-glm", "tests-rest", "models"))
     runs = read_runs(work)
     annotate(runs)
     device = env.get("device", "?")
@@ -130,12 +130,12 @@ def main():
     else:
         md.append("- not run in this report's steps")
     md += ["", "## Model tests on the device (the float64 oracle tests first, then the rest)", ""]
-    for part in (test, rest):
+    for part in (test, glm, rest):
         if part:
             md.append(f"- filter {part.get('filter')}: rc {part.get('rc')} in {part.get('seconds')} s: {part.get('summary')}")
             if part.get("failed"):
                 md += ["", "```", part["failed"][:2000], "```"]
-    if not (test or rest):
+    if not (test or glm or rest):
         md.append("- not run in this report's steps")
     for k, v in sorted(models.items()):
         md.append(f"- models: {k} {v} s")
@@ -182,7 +182,7 @@ def main():
     for r in runs:
         r.pop("outputs", None)
     with open(results_path, "w", encoding="utf-8") as f:
-        json.dump({"env": env, "build": build, "test": test, "models": models, "runs": runs}, f, indent=1)
+        json.dump({"env": env, "build": build, "test": test, "test_glm": glm, "models": models, "runs": runs}, f, indent=1)
 
 
 if __name__ == "__main__":
