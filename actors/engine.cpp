@@ -84,7 +84,7 @@ void log_store(const KVStore& target, const KVStore* draft, const EngineConfig& 
     std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(s.bytes()) / (1024.0 * 1024.0));
     return std::string(b);
   };
-  std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--window) x " << target.capacity()
+  std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--slots) x " << target.capacity()
             << " positions (--context + the largest K): " << mib(target)
             << (draft ? " + " + mib(*draft) + " for the draft" : "") << "; the longest sequence: " << d.context
             << " tokens";
@@ -140,14 +140,15 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   std::shared_ptr<const Route> route = impl->route;
   // Drafter and verifier block their threads for whole forward passes: detached, so that they
   // run concurrently with each other and never stall the scheduler's workers.
-  // In place, each store belongs to the role that runs its model: one writer per store.
+  // In place, each store's forwards run on the role that owns its model; the realigner only
+  // copies the slots of a job it holds (a slot move), which no forward touches meanwhile.
   std::shared_ptr<KVStore> target_store = make_store(d, *impl->target, impl->target.get());
   std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
   if (target_store) log_store(*target_store, draft_store.get(), d);
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
                                                                forward_threads(o, *impl->draft));
   impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store, target_threads);
-  impl->route->realigner = sys.spawn(realigner, route);
+  impl->route->realigner = sys.spawn(realigner, route, target_store, draft_store);
   PoolManagerSettings pm;
   pm.decoding = d;
   // In place without a draft only the verifier works: a second piece of work in flight overlaps

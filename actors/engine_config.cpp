@@ -94,10 +94,12 @@ int64_t largest_k(const EngineConfig& c) {
   return c.adaptive_k ? std::max(c.draft_tokens, c.max_draft_tokens) : c.draft_tokens;
 }
 
+int64_t live_sequences(const EngineConfig& c) { return c.mode == Mode::InPlace ? c.slots : c.window; }
+
 void validate(const EngineConfig& c) {
   if (c.batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
-  if ((c.mode == Mode::ExSpec || c.mode == Mode::InPlace) && c.window < c.batch_size)
-    throw std::invalid_argument("window must be >= batch size");
+  if (c.mode == Mode::ExSpec && c.window < c.batch_size) throw std::invalid_argument("window must be >= batch size");
+  if (c.mode == Mode::InPlace && c.slots < c.batch_size) throw std::invalid_argument("slots must be >= batch size");
   if (c.context < 0) throw std::invalid_argument("context must be >= 0");
   if (c.prefill_chunk < 1) throw std::invalid_argument("prefill_chunk must be >= 1");
   if (c.mode != Mode::NonSpec && c.mode != Mode::InPlace && !c.draft)

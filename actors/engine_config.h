@@ -37,9 +37,13 @@ bool proposes_without_model(const EngineConfig& c);
 // caches and the in-place slots must hold beyond a sequence's tokens.
 int64_t largest_k(const EngineConfig& c);
 
-// B where none is set, in the paper's modes (the server's in-place default is the window:
+// B where none is set, in the paper's modes (the server's in-place default is every slot:
 // http/server_config.cpp, engine_options).
 inline constexpr int64_t kPaperBatch = 8;
+
+struct EngineConfig;
+// How many sequences are active at once: the window (exspec), or in place the slots.
+int64_t live_sequences(const EngineConfig& c);
 
 struct EngineConfig {
   Mode mode = Mode::InPlace;    // the default everywhere (serve, generate, bench's subject)
@@ -51,17 +55,19 @@ struct EngineConfig {
   bool adaptive_k = true;       // draft_tokens "auto": K chosen per step (actors/draft_length.h)
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
   int64_t batch_size = kPaperBatch;  // B
-  int64_t window = 2 * kPaperBatch;  // W (exspec): active sequences batches are formed from; >= B.
-                                // inplace: the slots of each store (live sequences at most)
+  int64_t window = 2 * kPaperBatch;  // W (exspec): active sequences batches are formed from; >= B
+  int64_t slots = 2 * kPaperBatch;   // inplace: the KV slots of each store (live sequences at most); >= B
   bool sort_by_length = false;  // exspec: admit waiting sequences shortest prompt first
   double min_group_fill = 0.5;  // exspec: smallest same-length group worth running, as a share of B
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
   int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
   int64_t prefill_chunk = 256;  // inplace: prompt tokens per prefill forward (padding not counted)
   int64_t kv_cache_bytes = 0;   // inplace: what both models' stores may take together; the
-                                // context is capped so that `window` slots fit (0: no budget)
+                                // context is capped so that `slots` slots fit (0: no budget)
   bool prefix_cache = true;     // inplace: a newcomer takes a free slot that holds the longest
                                 // prefix of its prompt and stores only the rest (model/slot_table.h)
+  bool slot_moves = true;       // inplace: a step's scattered rows move into consecutive slots
+                                // (actors/slot_moves.h)
 };
 
 }  // namespace exspec

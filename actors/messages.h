@@ -1,13 +1,9 @@
-// The message protocol of the pipeline, as typed actor interfaces. Messages carry the
-// Scheduler's work items (actors/step_phases.h): a PrefillWork or a StepWork, each held by
-// exactly one actor at a time. One step:
+// The message protocol of the pipeline, as typed actor interfaces. Messages carry jobs
+// (actors/job.h), each held by exactly one actor at a time. Every job, a step or a prefill of
+// either executor, takes one path:
 //   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
-//   --split--> realigner --step_done--> pool-manager
-// (K = 0 goes from the realigner straight to the verifier.) A prefill of new sequences:
-//   pool-manager --prefill--> verifier --prefilled--> pool-manager
-// (the draft catches up lazily, in its first drafting step: model/spec_batch.h), except in place, where a
-// prompt chunk goes through the drafter first, which stores it in the draft's slot:
-//   pool-manager --prefill--> drafter --prefill--> verifier --prefilled--> pool-manager
+//   --split--> realigner --done--> pool-manager
+// (a job with nothing for the draft model goes from the realigner straight to the verifier).
 #pragma once
 #include <caf/all.hpp>
 
@@ -17,10 +13,8 @@
 
 namespace exspec {
 
-struct PrefillWork;
-struct StepWork;
-using PrefillPtr = std::shared_ptr<PrefillWork>;
-using StepPtr = std::shared_ptr<StepWork>;
+class Job;
+using JobPtr = std::shared_ptr<Job>;
 
 // A submit from a producer, already validated and counted against the queue bound.
 struct SubmitMsg {
@@ -34,9 +28,7 @@ using assemble_atom = caf::atom_constant<caf::atom("assemble")>;
 using split_atom = caf::atom_constant<caf::atom("split")>;
 using draft_atom = caf::atom_constant<caf::atom("draft")>;
 using verify_atom = caf::atom_constant<caf::atom("verify")>;
-using prefill_atom = caf::atom_constant<caf::atom("prefill")>;
-using prefilled_atom = caf::atom_constant<caf::atom("prefilled")>;
-using step_done_atom = caf::atom_constant<caf::atom("stepdone")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using submit_many_atom = caf::atom_constant<caf::atom("submitmany")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
@@ -45,16 +37,15 @@ using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
 using pool_manager_actor = caf::typed_actor<
     caf::reacts_to<submit_atom, std::shared_ptr<SubmitMsg>>,
     caf::reacts_to<submit_many_atom, std::shared_ptr<std::vector<SubmitMsg>>>, caf::reacts_to<cancel_atom, SeqId, int>,
-    caf::reacts_to<prefilled_atom, PrefillPtr>, caf::reacts_to<step_done_atom, StepPtr>,
+    caf::reacts_to<done_atom, JobPtr>,
     caf::replies_to<shutdown_atom, bool>::with<bool>>;
 
-using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, StepPtr>, caf::reacts_to<split_atom, StepPtr>>;
-using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, StepPtr>, caf::reacts_to<prefill_atom, PrefillPtr>>;
-using verifier_actor = caf::typed_actor<caf::reacts_to<prefill_atom, PrefillPtr>, caf::reacts_to<verify_atom, StepPtr>>;
+using realigner_actor = caf::typed_actor<caf::reacts_to<assemble_atom, JobPtr>, caf::reacts_to<split_atom, JobPtr>>;
+using drafter_actor = caf::typed_actor<caf::reacts_to<draft_atom, JobPtr>>;
+using verifier_actor = caf::typed_actor<caf::reacts_to<verify_atom, JobPtr>>;
 
 }  // namespace exspec
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::PrefillPtr)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::StepPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(exspec::JobPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<exspec::SubmitMsg>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<std::vector<exspec::SubmitMsg>>)

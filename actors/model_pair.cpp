@@ -24,14 +24,14 @@ int64_t fit_context(const EngineConfig& c, const Decoder& target, const Decoder*
   const int64_t want = c.context > 0 ? c.context : target.config().max_position_embeddings;
   if (c.kv_cache_bytes <= 0) return want;
   const int64_t per_position = target.kv_bytes_per_position() + (draft ? draft->kv_bytes_per_position() : 0);
-  const int64_t positions = c.kv_cache_bytes / (std::max<int64_t>(1, c.window) * per_position);
+  const int64_t positions = c.kv_cache_bytes / (std::max<int64_t>(1, c.slots) * per_position);
   const int64_t fits = positions - largest_k(c);
   constexpr int64_t kShortest = 16;
   if (fits < kShortest)
     throw std::invalid_argument("the KV cache budget (" + std::to_string(c.kv_cache_bytes) + " bytes) holds " +
                                 std::to_string(std::max<int64_t>(0, fits)) + " positions a slot for " +
-                                std::to_string(c.window) + " slots (" + std::to_string(per_position) +
-                                " bytes a position): give it more memory (--kv-cache-memory) or fewer slots (--window)");
+                                std::to_string(c.slots) + " slots (" + std::to_string(per_position) +
+                                " bytes a position): give it more memory (--kv-cache-memory) or fewer slots (--slots)");
   return std::min(want, fits);
 }
 
@@ -45,7 +45,7 @@ std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqR
 
 std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& target, const Decoder* model) {
   if (c.mode != Mode::InPlace || !model) return nullptr;
-  return std::make_shared<KVStore>(model->new_store(c.window, slot_capacity(c, target)));
+  return std::make_shared<KVStore>(model->new_store(c.slots, slot_capacity(c, target)));
 }
 
 }  // namespace exspec

@@ -3,16 +3,15 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "actors/executor.h"
 #include "actors/route.h"
-#include "actors/scheduler.h"
-#include "actors/step_phases.h"
 
 namespace exspec {
 
 struct PoolManagerState {
   PoolManagerSettings settings;
   std::shared_ptr<const Route> route;
-  std::shared_ptr<Scheduler> scheduler;
+  std::shared_ptr<Executor> scheduler;
   std::unordered_map<SeqId, std::shared_ptr<TokenSink>> sinks;
   bool shutting_down = false;
   caf::typed_response_promise<bool> shutdown_promise;
@@ -26,15 +25,15 @@ using Self = pool_manager_actor::stateful_pointer<PoolManagerState>;
 // The queue's count drops by what the window took in the same critical section that publishes the
 // window's new size, so a reader (Engine::stats) never sees a sequence in neither gauge.
 void publish(PoolManagerState& st) {
-  Scheduler& s = *st.scheduler;
+  Executor& s = *st.scheduler;
   EngineStats e;
   e.totals = s.stats();
   e.active = s.active();
   e.submitted = s.submitted();
   e.finished = s.finished();
   e.cancelled = s.cancelled();
-  e.slots = s.slots().slots();
-  e.slots_used = s.slots().used();
+  e.slots = s.slots();
+  e.slots_used = s.slots_used();
   if (s.policy()) e.speculation = s.policy()->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
   const size_t taken = s.take_dequeued();
@@ -58,22 +57,12 @@ void tell_sinks(PoolManagerState& st) {
   }
 }
 
-// The end of every event: hand out the work the scheduler has ready, publish, tell the sinks,
+// The end of every event: hand out the jobs the executor has ready, publish, tell the sinks,
 // answer a shutdown once nothing is left.
 void pump(Self self) {
   auto& st = self->state;
-  for (Work w = st.scheduler->next(); !std::holds_alternative<std::monostate>(w); w = st.scheduler->next()) {
-    if (auto* p = std::get_if<PrefillPlan>(&w)) {
-      // In place with a draft, the chunk goes through the drafter first (it owns the draft's store).
-      auto work = std::make_shared<PrefillWork>(PrefillWork{std::move(*p), {}});
-      if (work->plan.chunk > 0 && work->plan.with_draft) self->send(st.route->drafter, prefill_atom::value, std::move(work));
-      else self->send(st.route->verifier, prefill_atom::value, std::move(work));
-    } else {
-      auto step = std::make_shared<StepWork>();
-      step->plan = std::move(std::get<StepPlan>(w));
-      self->send(st.route->realigner, assemble_atom::value, std::move(step));
-    }
-  }
+  for (JobPtr j = st.scheduler->next(); j; j = st.scheduler->next())
+    self->send(st.route->realigner, assemble_atom::value, std::move(j));
   publish(st);
   tell_sinks(st);
   if (st.shutting_down && st.promise_pending && st.scheduler->idle()) {
@@ -93,7 +82,7 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
                                       std::shared_ptr<const Route> route) {
   // Made here, on the caller's thread: a configuration it refuses throws from Engine::start,
   // where an exception inside the actor would leave an engine that never answers.
-  auto scheduler = std::make_shared<Scheduler>(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
+  std::shared_ptr<Executor> scheduler = make_executor(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
   return system.spawn([settings, route, scheduler](Self self) -> pool_manager_actor::behavior_type {
     auto& st = self->state;
     st.settings = settings;
@@ -112,12 +101,8 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
           self->state.scheduler->cancel(id, static_cast<FinishReason>(reason));
           pump(self);
         },
-        [=](prefilled_atom, PrefillPtr w) {
-          self->state.scheduler->prefilled(std::move(w->outcome));
-          pump(self);
-        },
-        [=](step_done_atom, StepPtr w) {
-          self->state.scheduler->complete(std::move(w->outcome));
+        [=](done_atom, JobPtr j) {
+          self->state.scheduler->done(std::move(j));
           pump(self);
         },
         [=](shutdown_atom, bool drain) -> caf::result<bool> {

@@ -1,7 +1,7 @@
-// pool-manager: the actor around the Scheduler (actors/scheduler.h). It turns producer messages
-// into admit/cancel calls, the scheduler's plans into messages to the roles, and their
-// outcomes back into prefilled/complete calls; then it publishes the stats and tells the
-// sinks. It decides nothing itself.
+// pool-manager: the actor around the executor (actors/executor.h), which owns the SequencePool
+// and refills the window. It turns producer messages into admit/cancel calls, the executor's
+// jobs into messages to the roles, and jobs coming back into done calls; then it publishes the
+// stats and tells the sinks. It decides nothing itself.
 #pragma once
 #include <atomic>
 #include <memory>

@@ -1,25 +1,28 @@
-// realigner: everything that makes a batch rectangular again, off the forward-pass path: the
-// assemble and split phases of a step (actors/step_phases.h).
+// realigner: keeps the KV caches aligned, off the forward-pass path: a job's assemble and split.
+// In place it moves scattered rows into consecutive slots (actors/slot_moves.h); in the paper's
+// modes it puts batches together and realigns them (unpad-append-repad).
+#include "actors/job.h"
 #include "actors/roles.h"
 #include "actors/route.h"
-#include "actors/step_phases.h"
 #include "model/runtime.h"
 
 namespace exspec {
 
-realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route) {
+realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route,
+                                         std::shared_ptr<KVStore> target_store, std::shared_ptr<KVStore> draft_store) {
+  const Models stores{nullptr, target_store.get(), nullptr, draft_store.get()};
   return {
-      [=](assemble_atom, StepPtr w) {
+      [=](assemble_atom, JobPtr j) {
         apply_thread_settings();
-        assemble_phase(*w);
-        if (!w->outcome.error.empty()) self->send(route->pool_manager, step_done_atom::value, std::move(w));
-        else if (w->plan.by_model) self->send(route->drafter, draft_atom::value, std::move(w));
-        else self->send(route->verifier, verify_atom::value, std::move(w));
+        j->assemble(stores);
+        if (!j->error().empty()) self->send(route->pool_manager, done_atom::value, std::move(j));
+        else if (j->drafts()) self->send(route->drafter, draft_atom::value, std::move(j));
+        else self->send(route->verifier, verify_atom::value, std::move(j));
       },
-      [=](split_atom, StepPtr w) {
+      [=](split_atom, JobPtr j) {
         apply_thread_settings();
-        split_phase(*w);
-        self->send(route->pool_manager, step_done_atom::value, std::move(w));
+        j->split();
+        self->send(route->pool_manager, done_atom::value, std::move(j));
       },
   };
 }

@@ -17,6 +17,9 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
                                      std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads);
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
                                        std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads);
-realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route);
+// stores: both models' in-place KV stores (null in the paper's modes), for slot moves only: the
+// slots a move copies belong to the job it holds, so no forward touches them meanwhile.
+realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route,
+                                         std::shared_ptr<KVStore> target_store, std::shared_ptr<KVStore> draft_store);
 
 }  // namespace exspec

@@ -22,6 +22,8 @@ struct RunStats {
   int64_t sequences = 0;
   int64_t prefix_queried = 0;      // in place: prompt positions looked up in the free slots
   int64_t prefix_hit = 0;          // of which found there (not prefilled again)
+  int64_t slot_moves = 0;          // in place: rows moved to another slot before a step
+  int64_t gathered_steps = 0;      // in place: steps whose rows were not in consecutive slots
   std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
   // drafted / accepted per temperature band (actors/acceptance.h)
   std::array<int64_t, 4> band_drafted{}, band_accepted{};

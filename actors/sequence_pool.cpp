@@ -58,7 +58,6 @@ size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const
   }
   if (s.finish != FinishReason::None) {
     s.state = SeqState::Finished;
-    s.tensors.reset();
     --unfinished_;
   }
   return used;
@@ -93,7 +92,6 @@ void SequencePool::cancel(SeqId id) {
   if (s.state == SeqState::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
   s.state = SeqState::Finished;
   s.finish = FinishReason::None;
-  s.tensors.reset();
   --unfinished_;
 }
 

@@ -1,5 +1,6 @@
-// SequencePool (ExSpec, Algorithm 3): every sequence's state between steps, held individually in
-// its ragged form. Plain C++: the tensors it holds are opaque here (model/spec_batch.h).
+// SequencePool (ExSpec, Algorithm 3): every sequence's state between steps: its request, its
+// tokens, what each model's cache holds of it, and where it is in its life. Plain C++: the
+// caches themselves are the executors' (in place: KV slots; the paper's modes: tensor rows).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -13,7 +14,6 @@
 
 namespace exspec {
 
-struct SeqTensors;
 using SeqId = uint64_t;
 
 // A sequence's life. Waiting: queued for the window (or a fixed batch). Prefilling: taken; its
@@ -30,17 +30,14 @@ struct Sequence {
   std::vector<TokenLogprob> logprobs;  // one per generated token when request.sampling.logprobs >= 0
   SeqState state = SeqState::Waiting;
   FinishReason finish = FinishReason::None;
-  std::shared_ptr<SeqTensors> tensors;  // caches etc.; set once prefilled
   int64_t last_step = -1;               // the step that last advanced it (fairness)
   AcceptanceEstimate acceptance;        // of its drafts (adaptive K)
   int64_t draft_lag = 0;                // tokens the draft lacks, as the last step reported it
   int64_t drafted = 0, accepted = 0;    // its draft tokens verified, and accepted (usage details)
-  // Scheduling (actors/scheduler.h): inside a prefill or a step; a cancellation that waits for
-  // that to end; the step whose batch `tensors` was cut from (row `cut_row` of `cut_rows`).
+  // Scheduling (actors/executor.h): inside a job; a cancellation that waits for it to end.
   bool busy = false;
   bool cancel_pending = false;
   FinishReason cancel_reason = FinishReason::None;
-  int64_t cut_step = -1, cut_row = -1, cut_rows = 0;
   // In place: its slot in the stores (-1: none yet) and the positions the target's slot holds
   // (every token but pending once its prompt is stored: the prompt is stored when it reaches
   // prompt - 1), as the last prefill chunk or commit set them; whether the draft stores its
@@ -69,10 +66,10 @@ class SequencePool {
   std::vector<SeqId> take_waiting(size_t n, bool sort_by_length);
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
-  // EOS, kept, or max_tokens). Returns how many were appended; finished sequences drop tensors.
+  // EOS, kept, or max_tokens). Returns how many were appended.
   // logprobs: one per token, or null.
   size_t write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs = nullptr);
-  // Ends a sequence now (cancelled or client gone): its caches are freed.
+  // Ends a sequence now (cancelled or client gone).
   void cancel(SeqId id);
   // Forgets a finished sequence entirely.
   void erase(SeqId id) { seqs_.erase(id); }

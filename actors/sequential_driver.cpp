@@ -6,9 +6,9 @@
 #include <unordered_map>
 
 #include "actors/calibration.h"
+#include "actors/executor.h"
+#include "actors/job.h"
 #include "actors/model_pair.h"
-#include "actors/scheduler.h"
-#include "actors/step_phases.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/kv_store.h"
@@ -27,30 +27,11 @@ SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::s
 
 namespace {
 
-// One piece of work through the step phases, in the order the actor pipeline runs them.
-void run_work(Work& w, Scheduler& scheduler, const Decoder& target, const Decoder* draft, KVStore* tstore,
-              KVStore* dstore) {
-  if (auto* p = std::get_if<PrefillPlan>(&w)) {
-    PrefillWork prefill{std::move(*p), {}};
-    if (dstore && prefill.plan.with_draft) draft_prefill_phase(*draft, prefill, dstore);
-    prefill_phase(target, prefill, tstore);
-    scheduler.prefilled(std::move(prefill.outcome));
-  } else if (auto* s = std::get_if<StepPlan>(&w)) {
-    StepWork step;
-    step.plan = std::move(*s);
-    assemble_phase(step);
-    if (step.plan.by_model) draft_phase(*draft, step, dstore);
-    verify_phase(target, step, tstore);
-    split_phase(step);
-    scheduler.complete(std::move(step.outcome));
-  }
-}
-
-void count(const Work& w, DriverTrace& t, int64_t& steps_since_prefill) {
-  if (std::holds_alternative<PrefillPlan>(w)) {
+void count(const Job& j, DriverTrace& t, int64_t& steps_since_prefill) {
+  if (j.prefills()) {
     if (t.prefills++ > 0) t.steps_between_prefills += steps_since_prefill;
     steps_since_prefill = 0;
-  } else if (std::holds_alternative<StepPlan>(w)) {
+  } else {
     ++t.steps, ++steps_since_prefill;
   }
 }
@@ -67,7 +48,9 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
   std::shared_ptr<KVStore> tstore = make_store(config_, *target_, target_.get());
   std::shared_ptr<KVStore> dstore = make_store(config_, *target_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
-  Scheduler scheduler(config_, policy_, /*max_in_flight=*/1);
+  std::unique_ptr<Executor> executor = make_executor(config_, policy_, /*max_in_flight=*/1);
+  Executor& scheduler = *executor;
+  const Models models{target_.get(), tstore.get(), draft_.get(), dstore.get()};
   trace_ = DriverTrace{};
   std::vector<SeqResult> out(requests.size());
   std::vector<SeqId> ids(requests.size(), 0);  // 0: not arrived yet
@@ -86,15 +69,18 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     for (SeqEvent& e : scheduler.take_events())
       if (e.finished) out[index.at(e.id)] = std::move(*e.finished);
     if (arrived == requests.size() && scheduler.idle()) break;
-    Work w = scheduler.next();
+    std::shared_ptr<Job> job = scheduler.next();
     trace_.max_active = std::max(trace_.max_active, scheduler.active());
     trace_.max_waiting = std::max(trace_.max_waiting, scheduler.waiting());
     // Nothing is in flight here: a scheduler that has unfinished sequences and hands out no work
     // would leave the actor pipeline waiting for an event that never comes.
-    if (std::holds_alternative<std::monostate>(w) && !scheduler.idle())
-      throw std::logic_error("SequentialDriver: the scheduler has unfinished sequences but no work");
-    count(w, trace_, steps_since_prefill);
-    run_work(w, scheduler, *target_, draft_.get(), tstore.get(), dstore.get());
+    if (!job) {
+      if (!scheduler.idle()) throw std::logic_error("SequentialDriver: the scheduler has unfinished sequences but no work");
+      continue;
+    }
+    count(*job, trace_, steps_since_prefill);
+    run_job(*job, models);
+    scheduler.done(std::move(job));
   }
   stats_ = scheduler.stats();
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

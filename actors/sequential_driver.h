@@ -1,6 +1,6 @@
-// The sequential driver: the Scheduler's plans run one at a time, in this thread, through the
-// same step phases the actor pipeline runs (actors/step_phases.h). What the oracle tests run:
-// the server's scheduling code, without its actors and threads.
+// The sequential driver: the executor's jobs (actors/executor.h) run one at a time, in this
+// thread, through the step function the actor pipeline runs (run_job, actors/job.h). What the
+// oracle tests run: the server's scheduling code, without its actors and threads.
 #pragma once
 #include <cstddef>
 #include <cstdint>

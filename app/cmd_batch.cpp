@@ -123,7 +123,7 @@ int cmd_batch(int argc, char** argv, int first) {
   Args a(argc, argv, first, flags, engine_switch_names());
   if (a.has("help")) {
     std::cout << "exspec batch --input requests.jsonl --output results.jsonl [--config FILE] [--model DIR]\n"
-                 "             [--draft DIR] [--mode M] [--draft-tokens auto|K] [--batch B] [--window W] [--dtype T]\n"
+                 "             [--draft DIR] [--mode M] [--draft-tokens auto|K] [--batch B] [--slots N] [--window W] [--dtype T]\n"
                  "             [--device D] [--in-flight N] [--threads N] [--torch-threads N]\n"
                  "The OpenAI Batch API's JSONL formats, offline: each input line {custom_id, method: \"POST\",\n"
                  "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"
@@ -180,7 +180,7 @@ int cmd_batch(int argc, char** argv, int first) {
 
   auto q = std::make_shared<http::TaskQueue>();  // the engine's callbacks, run on this thread
   const size_t cap = a.has("in-flight") ? static_cast<size_t>(a.get_int("in-flight", 1))
-                                        : static_cast<size_t>(2 * engine->options().decoding.window);
+                                        : static_cast<size_t>(2 * live_sequences(engine->options().decoding));
   std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
   std::vector<int64_t> finished;  // released after the Generation's own call returns
   bool overloaded = false;

@@ -22,16 +22,16 @@ namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
+         {"model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "slots", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
           "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias",
           "min-tokens", "stop-token-ids"},
-         {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos", "no-prefix-cache"});
+         {"help", "sort-by-length", "oracle", "no-overlap", "ignore-eos", "no-prefix-cache", "no-slot-moves"});
   if (a.has("help")) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace] [--speculate model|ngram]\n"
-           "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--sort-by-length]\n"
-           "                [--context N] [--prefill-chunk N] [--no-prefix-cache]\n"
+           "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--slots N] [--sort-by-length]\n"
+           "                [--context N] [--prefill-chunk N] [--no-prefix-cache] [--no-slot-moves]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
@@ -83,7 +83,10 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.min_draft_tokens = a.get_int("min-draft-tokens", ec.min_draft_tokens);
   ec.max_draft_tokens = a.get_int("max-draft-tokens", ec.max_draft_tokens);
   ec.batch_size = a.get_int("batch", 1);
+  if (ec.mode == Mode::InPlace && a.has("window"))
+    throw std::invalid_argument("--window is exspec's window; in place the KV slots are --slots");
   ec.window = a.get_int("window", std::max<int64_t>(2 * ec.batch_size, 1));
+  ec.slots = a.get_int("slots", std::max<int64_t>(2 * ec.batch_size, 1));
   ec.sort_by_length = a.has("sort-by-length");
   if (a.has("min-group-fill")) ec.min_group_fill = std::stod(a.get("min-group-fill", ""));
   ec.max_wait = a.get_int("max-wait", ec.max_wait);
@@ -96,6 +99,7 @@ int cmd_generate(int argc, char** argv, int first) {
   ec.context = a.get_int("context", ec.mode == Mode::InPlace ? static_cast<int64_t>(longest_prompt) + max_tokens : 0);
   ec.prefill_chunk = a.get_int("prefill-chunk", ec.prefill_chunk);
   ec.prefix_cache = !a.has("no-prefix-cache");
+  ec.slot_moves = !a.has("no-slot-moves");
   SamplingParams sp;
   sp.temperature = a.has("temperature") ? std::stod(a.get("temperature", "")) : 0.0;
   sp.top_p = a.has("top-p") ? std::stod(a.get("top-p", "")) : 1.0;
@@ -192,7 +196,7 @@ int cmd_generate(int argc, char** argv, int first) {
     nlohmann::ordered_json head{{"mode", mode_name(ec.mode)},
                                 {"batch_size", ec.batch_size},
                                 {"draft_tokens", draft_tokens_name(ec)},
-                                {"window", ec.window},
+                                {ec.mode == Mode::InPlace ? "slots" : "window", live_sequences(ec)},
                                 {"dtype", eo.dtype},
                                 {"temperature", sp.temperature},
                                 {"sort_by_length", ec.sort_by_length},

@@ -3,14 +3,14 @@
 namespace exspec {
 
 const std::set<std::string>& engine_flag_names() {
-  static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "kv-cache-memory", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window",
+  static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "kv-cache-memory", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window", "slots",
                                            "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device", "served-model-name",
                                            "chat-template", "cache-dir", "threads", "torch-threads", "max-queue"};
   return names;
 }
 
 const std::set<std::string>& engine_switch_names() {
-  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length", "no-prefix-cache"};
+  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length", "no-prefix-cache", "no-slot-moves"};
   return names;
 }
 
@@ -26,6 +26,7 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.max_draft_tokens = a.get_int("max-draft-tokens", c.max_draft_tokens);
   c.batch = a.get_int("batch", c.batch);
   c.window = a.get_int("window", c.window);
+  c.slots = a.get_int("slots", c.slots);
   if (a.has("min-group-fill")) c.min_group_fill = std::stod(a.get("min-group-fill", ""));
   c.max_wait = a.get_int("max-wait", c.max_wait);
   c.context = a.get_int("context", c.context);
@@ -33,6 +34,7 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   if (a.has("sort-by-length")) c.sort_by_length = true;
   if (a.has("no-overlap")) c.overlap = false;
   if (a.has("no-prefix-cache")) c.prefix_cache = false;
+  if (a.has("no-slot-moves")) c.slot_moves = false;
   c.dtype = a.get("dtype", c.dtype);
   c.device = a.get("device", c.device);
   c.served_model_name = a.get("served-model-name", c.served_model_name);

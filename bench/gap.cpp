@@ -97,7 +97,7 @@ json run_gap(const BenchConfig& cfg) {
     o.decoding.batch_size = kDecoding;
     o.decoding.draft_tokens = cfg.draft_tokens;
     o.decoding.adaptive_k = false;
-    o.decoding.window = kDecoding + 1;  // the long prompt joins at once
+    o.decoding.window = o.decoding.slots = kDecoding + 1;  // the long prompt joins at once
     o.decoding.context = L + kDecodeTokens;
     o.decoding.prefill_chunk = cfg.prefill_chunk;
     o.overlap = cfg.overlap;

@@ -182,7 +182,7 @@ Live start_setting(const BenchConfig& cfg, const Setting& s) {
   o.decoding.batch_size = s.batch;
   o.decoding.draft_tokens = s.k > 0 ? s.k : 1;
   o.decoding.adaptive_k = s.k == kAuto;
-  o.decoding.window = s.window > 0 ? s.window : 2 * s.batch;
+  o.decoding.window = o.decoding.slots = s.window > 0 ? s.window : 2 * s.batch;  // W, or in place the slots
   o.decoding.prefill_chunk = cfg.prefill_chunk;
   // Every pass sends the same prompts: with the prefix cache, in place would find them in the
   // slots the warm-up and the passes before left, and the comparison with the paper's modes

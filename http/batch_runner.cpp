@@ -97,7 +97,7 @@ void BatchRunner::tick() {
   if (!be) return;
   const size_t cap = ctx_.cfg.limits.batch_in_flight
                          ? ctx_.cfg.limits.batch_in_flight
-                         : static_cast<size_t>(std::max<int64_t>(1, 2 * be->engine->options().decoding.window));
+                         : static_cast<size_t>(std::max<int64_t>(1, 2 * live_sequences(be->engine->options().decoding)));
   const std::vector<std::string> ids = store_.unfinished_batches();
   bool engine_full = false;
   for (const std::string& id : ids) {

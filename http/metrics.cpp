@@ -218,6 +218,11 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
          "In place: prompt tokens looked up in the free slots' cached prefixes.", static_cast<double>(t.prefix_queried));
   metric(out, "exspec_prefix_cache_hits_total", "counter",
          "In place: prompt tokens found there, not prefilled again.", static_cast<double>(t.prefix_hit));
+  metric(out, "exspec_slot_moves_total", "counter",
+         "In place: rows moved to another slot so that a step's slots are consecutive.", static_cast<double>(t.slot_moves));
+  metric(out, "exspec_gathered_steps_total", "counter",
+         "In place: steps whose rows were not in consecutive slots (their keys gathered at every layer).",
+         static_cast<double>(t.gathered_steps));
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

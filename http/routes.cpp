@@ -72,7 +72,8 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"speculate", speculate},
                         {"draft_tokens", b.draft_tokens == "auto" ? ordered_json("auto") : ordered_json(std::stoll(b.draft_tokens))},
                         {"batch", o.decoding.batch_size},
-                        {"window", o.decoding.window},
+                        // live sequences at most: in place the KV slots, in exspec the window
+                        {o.decoding.mode == Mode::InPlace ? "slots" : "window", live_sequences(o.decoding)},
                         // the longest sequence (prompt + max_tokens) a request may ask for
                         {"context", o.decoding.context > 0 ? o.decoding.context : i.max_position_embeddings},
                         {"dtype", i.dtype},

@@ -80,9 +80,9 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   if (j.contains("engine")) {
     const json& e = j["engine"];
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
-    r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window",
+    r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window", "slots",
                            "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
-                           "prefill_chunk", "prefix_cache", "kv_cache_memory"});
+                           "prefill_chunk", "prefix_cache", "slot_moves", "kv_cache_memory"});
     r.get(e, "mode", "engine.mode", c.mode);
     r.get(e, "speculate", "engine.speculate", c.speculate);
     if (e.contains("draft_tokens")) {
@@ -95,11 +95,13 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(e, "max_draft_tokens", "engine.max_draft_tokens", c.max_draft_tokens);
     r.get(e, "batch", "engine.batch", c.batch);
     r.get(e, "window", "engine.window", c.window);
+    r.get(e, "slots", "engine.slots", c.slots);
     r.get(e, "min_group_fill", "engine.min_group_fill", c.min_group_fill);
     r.get(e, "max_wait", "engine.max_wait", c.max_wait);
     r.get(e, "context", "engine.context", c.context);
     r.get(e, "prefill_chunk", "engine.prefill_chunk", c.prefill_chunk);
     r.get(e, "prefix_cache", "engine.prefix_cache", c.prefix_cache);
+    r.get(e, "slot_moves", "engine.slot_moves", c.slot_moves);
     r.get(e, "kv_cache_memory", "engine.kv_cache_memory", c.kv_cache_memory);
     r.get(e, "sort_by_length", "engine.sort_by_length", c.sort_by_length);
     r.get(e, "overlap", "engine.overlap", c.overlap);
@@ -176,16 +178,21 @@ EngineOptions engine_options(const ServerConfig& c) {
   d.min_draft_tokens = c.min_draft_tokens;
   d.max_draft_tokens = c.max_draft_tokens;
   // In place a step takes every ready slot (one forward for all of them, which is cheaper than
-  // two of half the rows each): its batch is the window unless set.
-  if (c.batch < 0 || c.window < 0) throw std::invalid_argument("engine.batch and engine.window must be >= 0 (0: the default)");
+  // two of half the rows each): its batch is the slots unless set.
+  if (c.batch < 0 || c.window < 0 || c.slots < 0)
+    throw std::invalid_argument("engine.batch, engine.window and engine.slots must be >= 0 (0: the default)");
+  if (d.mode == Mode::InPlace && c.window > 0)
+    throw std::invalid_argument("engine.window (--window) is exspec's window; in place the KV slots are engine.slots (--slots)");
   const int64_t batch = c.batch > 0 ? c.batch : kPaperBatch;
   d.window = c.window > 0 ? c.window : 2 * batch;
-  d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.window : kPaperBatch;
+  d.slots = c.slots > 0 ? c.slots : 2 * batch;
+  d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.slots : kPaperBatch;
   d.min_group_fill = c.min_group_fill;
   d.max_wait = c.max_wait;
   d.context = c.context;
   d.prefill_chunk = c.prefill_chunk;
   d.prefix_cache = c.prefix_cache;
+  d.slot_moves = c.slot_moves;
   d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
   d.sort_by_length = c.sort_by_length;
   return o;

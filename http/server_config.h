@@ -21,7 +21,7 @@ struct Limits {
   size_t max_file_bytes = 200 << 20;  // POST /v1/files (the request also obeys max_body_bytes)
   size_t max_batch_lines = 50000;     // requests in one batch input file (OpenAI's limit)
   size_t max_active_batches = 16;     // batches not yet completed/failed/cancelled
-  size_t batch_in_flight = 0;         // batch lines submitted at once; 0 = 2 * the engine window
+  size_t batch_in_flight = 0;         // batch lines submitted at once; 0 = 2 * the live sequences
   size_t max_connections = 0;         // open connections; beyond: 503 at once; 0 = the file limit less 64
   int64_t batch_window_s = 24 * 3600;  // what completion_window "24h" lasts (lower: tests, or stricter)
 };
@@ -43,14 +43,15 @@ struct ServerConfig {
   std::string speculate = "model";   // model | ngram (prompt lookup, no draft model)
   std::string draft_tokens = "auto";  // "auto" (adaptive K) or a number
   int64_t min_draft_tokens = 0, max_draft_tokens = 8;  // bounds of auto
-  // batch 0: the window in place, kPaperBatch in the paper's modes; window 0: 2 * batch (batch
-  // kPaperBatch when 0). So in place: 16 slots, every ready one in each step.
-  int64_t batch = 0, window = 0;
+  // batch 0: every slot in place, kPaperBatch in the paper's modes; window (exspec) and slots
+  // (in place) 0: 2 * batch.
+  int64_t batch = 0, window = 0, slots = 0;
   double min_group_fill = 0.5;
   int64_t max_wait = 8;
   int64_t context = 0, prefill_chunk = 256;  // inplace: positions per slot (0: the model's), chunk
   bool sort_by_length = false, overlap = true;
   bool prefix_cache = true;          // inplace: newcomers reuse a free slot's cached prompt prefix
+  bool slot_moves = true;            // inplace: a step's scattered rows move into consecutive slots
   std::string kv_cache_memory = "auto";  // inplace: the KV stores' budget ("512M", "4G"); auto:
                                          // half the memory available at start; "0": no budget
   size_t max_queue = 1024;
@@ -62,7 +63,7 @@ struct ServerConfig {
 // types are errors naming the key and the file.
 void load_config_file(const std::string& path, ServerConfig& into);
 
-// The engine's options from a server config (mode resolved, window defaulted).
+// The engine's options from a server config (mode resolved, batch, window and slots defaulted).
 EngineOptions engine_options(const ServerConfig& c);
 // EngineOptions::initial_threads from threads.torch: the same count when set to other than its
 // default 1, else 0 (every core). Never throws, unlike engine_options().

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/kv_store.h"
+#include "model/model_set.h"
 #include "model/slot_row.h"
 #include "model/sampling.h"
 #include "model/speculative.h"
@@ -18,14 +19,6 @@
 namespace exspec {
 
 class Decoder;
-
-// The target with its store, and optionally the draft with its own (same slot count).
-struct InplaceModels {
-  const Decoder* target = nullptr;
-  KVStore* target_store = nullptr;
-  const Decoder* draft = nullptr;
-  KVStore* draft_store = nullptr;
-};
 
 // One prefill forward of at most `budget` prompt tokens per model, over the first n rows still
 // prefilling (in the given order, so earlier arrivals go first), each storing min(its
@@ -51,7 +44,7 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
 // tokens - 1 (the rejected positions are overwritten later); draft_len follows lag_after_step.
 // The stores given in m get those lengths (the verifier's phase passes only the target's: the
 // draft's is the drafter's, set from the counters at its next forward). Nothing is copied. The
-// verifier commits through it (actors/step_phases.cpp), and the model-level tests do.
+// verifier commits through it (StepJob::run_target, actors/inplace_jobs.cpp), and the model-level tests do.
 // agree: per row, the leading drafts the draft model fed (empty: all k, the drafts were its own).
 void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
                     const std::vector<int64_t>& agree = {});

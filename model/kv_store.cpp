@@ -86,6 +86,15 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
   return out;
 }
 
+void KVStore::copy_slot(int64_t from, int64_t to, int64_t n) {
+  // The slot's length may be stale (the counters of model/slot_row.h are the truth): n is the
+  // caller's count of valid positions.
+  if (from == to || from < 0 || from >= slots()) throw std::invalid_argument("KVStore::copy_slot: bad slots");
+  set_length(to, n);  // checks `to` and n
+  for (auto* bufs : {&k_, &v_})
+    for (at::Tensor& b : *bufs) b[to].narrow(1, 0, n).copy_(b[from].narrow(1, 0, n));
+}
+
 void KVStore::advance(const SlotForward& f) {
   for (int64_t b = 0; b < f.batch(); ++b) length_[f.slots[b]] = f.starts[b] + f.counts[b];
 }

@@ -73,6 +73,10 @@ class KVStore {
                                                const at::Tensor& v);
   void advance(const SlotForward& f);
 
+  // Copies the first n positions of slot `from` into slot `to`, whose length becomes n (`from`
+  // keeps its contents). The caller makes sure no forward touches either slot meanwhile.
+  void copy_slot(int64_t from, int64_t to, int64_t n);
+
  private:
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
   std::vector<int64_t> length_;

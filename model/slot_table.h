@@ -61,6 +61,13 @@ class SlotTable {
     s.held = std::move(held);
     --used_count_;
   }
+  // A taken slot's sequence moves to the free slot `to` (which forgets what it held); `from` is
+  // free then and keeps what the sequence leaves there, as release() would.
+  void move(int64_t from, int64_t to, std::vector<int64_t> held, int64_t draft_held) {
+    if (in_use(to)) throw std::logic_error("SlotTable::move: slot " + std::to_string(to) + " is taken");
+    take(static_cast<size_t>(to));
+    release(from, std::move(held), draft_held);
+  }
 
  private:
   struct Slot {

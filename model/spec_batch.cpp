@@ -112,7 +112,7 @@ SeqTensors new_sequence(SeqCache target, const std::vector<int64_t>& prompt, boo
   s.length = static_cast<int64_t>(prompt.size());
   s.pending = prompt.back();
   s.has_draft = has_draft;
-  if (has_draft) s.draft_lag.assign(prompt.begin(), prompt.end() - 1);
+  if (has_draft) s.lag_tokens.assign(prompt.begin(), prompt.end() - 1);
   return s;
 }
 
@@ -149,7 +149,7 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
   };
   std::vector<int64_t> pending, lengths;
   size_t lag = 0;
-  for (const SeqTensors* s : seqs) lag = std::max(lag, s->draft_lag.size());
+  for (const SeqTensors* s : seqs) lag = std::max(lag, s->lag_tokens.size());
   std::vector<int64_t> lags(seqs.size() * lag, -1);  // right-aligned rows
   for (size_t r = 0; r < seqs.size(); ++r) {
     const SeqTensors* s = seqs[r];
@@ -157,13 +157,13 @@ SpecBatch assemble(const std::vector<const SeqTensors*>& seqs, int64_t reserve, 
     d.push_back(cache(*s, false));
     pending.push_back(s->pending);
     lengths.push_back(s->length);
-    std::copy(s->draft_lag.begin(), s->draft_lag.end(), lags.begin() + ((r + 1) * lag - s->draft_lag.size()));
+    std::copy(s->lag_tokens.begin(), s->lag_tokens.end(), lags.begin() + ((r + 1) * lag - s->lag_tokens.size()));
   }
   b.target = stack(t, reserve, dev);
   b.has_draft = seqs[0]->has_draft;
   if (b.has_draft) b.draft = stack(d, reserve + 1 + static_cast<int64_t>(lag), dev);
   b.pending = cpu_longs(pending);
-  b.draft_lag = cpu_longs(lags).view({static_cast<int64_t>(seqs.size()), static_cast<int64_t>(lag)});
+  b.lag_tokens = cpu_longs(lags).view({static_cast<int64_t>(seqs.size()), static_cast<int64_t>(lag)});
   b.lengths = cpu_longs(lengths);
   return b;
 }
@@ -198,7 +198,7 @@ void select_rows(SpecBatch& b, const at::Tensor& rows, int64_t reserve) {
     realign(*s, reserve);
   }
   b.pending = b.pending.index_select(0, r);
-  b.draft_lag = trim_lag(b.draft_lag.index_select(0, r));
+  b.lag_tokens = trim_lag(b.lag_tokens.index_select(0, r));
   b.lengths = b.lengths.index_select(0, r);
 }
 
@@ -233,15 +233,15 @@ std::vector<SeqTensors> cut_rows(const SpecBatch& b, int64_t first, int64_t coun
     for (int64_t r = 0; r < count; ++r) (target ? out[r].parked_target : out[r].parked_draft) = n[first + r];
   }
   const std::vector<int64_t> lengths = to_vector(b.lengths), pending = to_vector(b.pending);
-  const int64_t L = b.draft_lag.size(1);
-  const std::vector<int64_t> lag = to_vector(b.draft_lag);
+  const int64_t L = b.lag_tokens.size(1);
+  const std::vector<int64_t> lag = to_vector(b.lag_tokens);
   for (int64_t r = 0; r < count; ++r) {
     SeqTensors& s = out[r];
     s.has_draft = b.has_draft;
     s.length = lengths[first + r];
     s.pending = pending[first + r];
     for (int64_t j = 0; j < L; ++j)
-      if (lag[(first + r) * L + j] >= 0) s.draft_lag.push_back(lag[(first + r) * L + j]);
+      if (lag[(first + r) * L + j] >= 0) s.lag_tokens.push_back(lag[(first + r) * L + j]);
   }
   return out;
 }

@@ -4,11 +4,12 @@
 //
 // Invariant: each model's cache covers every token of a sequence except the last
 // one, the pending token, which is fed at the next forward. The draft may lag further behind
-// (`draft_lag`): when all K drafts were accepted, d_K was never fed to the draft, and a step
-// with K = 0 (a plain target step) feeds nothing to the draft. The next drafting step feeds the
-// lag first, in the same forward. The draft is prefilled the same way, lazily: a new sequence's
-// draft cache is empty and its whole prompt (but the pending token) is the lag, so a sequence
-// that never drafts (adaptive K choosing plain steps) costs the draft model nothing.
+// (`lag_tokens`, whose count is what every other type calls `draft_lag`): when all K drafts
+// were accepted, d_K was never fed to the draft, and a step with K = 0 (a plain target step)
+// feeds nothing to the draft. The next drafting step feeds the lag first, in the same forward.
+// The draft is prefilled the same way, lazily: a new sequence's draft cache is empty and its
+// whole prompt (but the pending token) is the lag, so a sequence that never drafts (adaptive K
+// choosing plain steps) costs the draft model nothing.
 // Position ids are content positions derived from the per-row token count, never from padding.
 #pragma once
 #include <ATen/core/Tensor.h>
@@ -41,7 +42,7 @@ struct SeqTensors {
   SeqCache target, draft;  // empty while the row's caches are still only in `parked` (below)
   int64_t length = 0;        // tokens so far (prompt + generated)
   int64_t pending = -1;      // the last token, in neither cache
-  std::vector<int64_t> draft_lag;  // the tokens before `pending` the draft cache lacks, in order
+  std::vector<int64_t> lag_tokens;  // the tokens before `pending` the draft cache lacks, in order
   bool has_draft = false;          // speculative modes: the draft follows this sequence
   // The batch this state was cut from (row `parked_row`): when the next batch is exactly those
   // rows in that order, it is reused as is, with no copy (see assemble()).
@@ -57,7 +58,7 @@ struct SeqTensors {
 struct SpecBatch {
   CacheState target, draft;  // draft is empty in nonspec mode
   at::Tensor pending;        // [B] int64
-  at::Tensor draft_lag;      // [B, L] int64 draft_lag rows, right-aligned, -1 = none (L may be 0)
+  at::Tensor lag_tokens;     // [B, L] int64 lag_tokens rows, right-aligned, -1 = none (L may be 0)
   bool has_draft = false;    // speculative: the draft cache may still be empty (never drafted)
   at::Tensor lengths;        // [B] int64 tokens per row; the target cache holds lengths - 1 content
   int64_t batch() const { return pending.defined() ? pending.size(0) : 0; }

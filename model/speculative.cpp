@@ -19,16 +19,16 @@ at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
   if (k < 1) return at::empty({B, 0}, at::kLong);
   if (!b.has_draft) throw std::logic_error("draft_tokens: the batch has no draft");
   if (b.draft.cache.empty()) {  // nothing drafted yet: the whole prefix is the lag
-    b.draft.cache = draft.new_cache(B, b.draft_lag.size(1) + k + 2);
+    b.draft.cache = draft.new_cache(B, b.lag_tokens.size(1) + k + 2);
     b.draft.mask = at::zeros({B, 0}, at::TensorOptions(at::kLong).device(draft.device()));
   }
   // The first forward feeds each row's lag, then pending: [lag..., pending], right-aligned.
   // Rows with a shorter lag get masked pad columns: holes that realignment removes later.
-  const int64_t L = b.draft_lag.size(1);
-  at::Tensor ids = at::cat({b.draft_lag.clamp_min(0), b.pending.view({B, 1})}, 1);               // [B, L+1]
+  const int64_t L = b.lag_tokens.size(1);
+  at::Tensor ids = at::cat({b.lag_tokens.clamp_min(0), b.pending.view({B, 1})}, 1);               // [B, L+1]
   at::Tensor pos = (b.lengths - 1).view({B, 1}) + at::arange(-L, 1, at::kLong).view({1, L + 1});
   pos = pos.clamp_min(0);
-  at::Tensor cols = at::cat({b.draft_lag.ge(0).to(at::kLong), at::ones({B, 1}, at::kLong)}, 1);
+  at::Tensor cols = at::cat({b.lag_tokens.ge(0).to(at::kLong), at::ones({B, 1}, at::kLong)}, 1);
   std::vector<at::Tensor> drafts;
   for (int64_t j = 0; j < k; ++j) {
     append_mask(b.draft, cols);
@@ -135,7 +135,7 @@ void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
   // With all K accepted, d_K was never fed: it becomes the draft's lag. With K = 0 nothing was
   // fed: pending joins the lag.
   if (K == 0 && b.has_draft) {
-    b.draft_lag = at::cat({b.draft_lag, b.pending.view({B, 1})}, 1);
+    b.lag_tokens = at::cat({b.lag_tokens, b.pending.view({B, 1})}, 1);
   } else if (K > 0 && b.has_draft) {
     at::Tensor keep_n = at::minimum(a + 1, at::full({B}, K, at::kLong));
     const int64_t S = b.draft.mask.size(1);
@@ -148,7 +148,7 @@ void commit(SpecBatch& b, const VerifyResult& v, const at::Tensor& drafts) {
       b.draft.mask = at::cat({b.draft.mask.narrow(1, 0, S - K), keep.to(b.draft.mask.device())}, 1);
     }
     at::Tensor all = a.eq(K);
-    b.draft_lag = all.any().item<bool>()
+    b.lag_tokens = all.any().item<bool>()
                       ? at::where(all, drafts.select(1, K - 1).to(at::kLong), at::full({B}, -1, at::kLong)).view({B, 1})
                       : at::empty({B, 0}, at::kLong);
   }

@@ -191,7 +191,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
         EngineConfig c;
         c.mode = Mode::InPlace;
         c.batch_size = B;
-        c.window = B + (B % 3) * 2;  // slots >= B, sometimes == B
+        c.slots = B + (B % 3) * 2;  // slots >= B, sometimes == B
         c.prefill_chunk = (B + K) % 2 ? 5 : 64;
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
@@ -206,7 +206,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
           CATCH_CHECK(got[i].tokens == want[i].tokens);
           CATCH_CHECK(got[i].finish == want[i].finish);
         }
-        CATCH_CHECK(engine.trace().max_active <= static_cast<size_t>(c.window));
+        CATCH_CHECK(engine.trace().max_active <= static_cast<size_t>(c.slots));
         if (!d.model) CATCH_CHECK(engine.stats().drafted == 0);
         if (K == -2 && d.model) {  // the random policy really mixed K = 0 and K > 0
           CATCH_CHECK(engine.stats().k_steps.size() > 1);
@@ -269,6 +269,32 @@ CATCH_TEST_CASE("in place without a draft: requests arriving while others decode
   CATCH_CHECK(st.committed == 96);
   CATCH_CHECK(st.row_verifications == 96);
   CATCH_CHECK(st.steps < 96 - 24);
+}
+
+CATCH_TEST_CASE("in place: rows left apart by ragged finishes move into consecutive slots, output unchanged",
+                "[inplace][oracle][slots]") {
+  auto target = load64(test::model_dir("llama"));
+  auto draft = load64(truncated_draft());
+  auto reqs = requests_of(test::mixed_prompts(12, 2, 12, target->config().vocab_size, 59), 0);
+  for (size_t i = 0; i < reqs.size(); ++i) reqs[i].max_tokens = static_cast<int64_t>(3 + (i * 7) % 17);  // ragged
+  auto want = greedy_generate(*target, reqs, 1);
+  for (const std::shared_ptr<const Decoder>& d : {draft, std::shared_ptr<const Decoder>()}) {
+    RunStats with, without;
+    for (bool moves : {true, false}) {
+      EngineConfig c = inplace_config(6, 8, 2, 16);
+      c.slot_moves = moves;
+      SequentialDriver engine(target, d, c);
+      Timeline t;
+      for (size_t i = 0; i < reqs.size(); ++i) t.arrive_at.push_back(i < 8 ? 0 : static_cast<int64_t>(3 * i));
+      auto got = engine.run(reqs, t);
+      CATCH_INFO("draft " << (d ? "truncated" : "none") << ", slot moves " << moves);
+      for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+      (moves ? with : without) = engine.stats();
+    }
+    CATCH_CHECK(without.gathered_steps > 0);  // the finishes did scatter the rows
+    CATCH_CHECK(with.slot_moves > 0);
+    CATCH_CHECK(with.gathered_steps < without.gathered_steps);
+  }
 }
 
 CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones free their slot", "[inplace][oracle][cancel]") {

@@ -46,7 +46,7 @@ EngineOptions options(Mode mode, int64_t B, int64_t K, bool overlap, const std::
   o.decoding.draft_tokens = std::max<int64_t>(K, 1);
   o.decoding.adaptive_k = K < 0;  // -1: auto; -2: random K per step (set o.policy)
   if (K == -2 && mode != Mode::NonSpec) o.policy = std::make_shared<test::RandomDraftLength>(B * 13 + 1, 4);
-  o.decoding.window = 2 * B;
+  o.decoding.window = o.decoding.slots = 2 * B;
   o.decoding.prefill_chunk = 6;  // in place: prompts stored in chunks between decode steps
   o.overlap = overlap;
   o.blas_threads = 1;

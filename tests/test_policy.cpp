@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "actors/batch_former.h"
+#include "actors/paper/batch_former.h"
 #include "actors/sequence_pool.h"
 #include "actors/window.h"
 

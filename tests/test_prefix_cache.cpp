@@ -64,7 +64,7 @@ CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding 
           EngineConfig c;
           c.mode = Mode::InPlace;
           c.batch_size = B;
-          c.window = B + 2;  // few slots: some cached prefixes are overwritten before their next turn
+          c.slots = B + 2;  // few slots: some cached prefixes are overwritten before their next turn
           c.prefill_chunk = B % 2 ? 4 : 64;
           c.adaptive_k = B % 2 == 0;
           c.prefix_cache = cache;
@@ -99,7 +99,7 @@ CATCH_TEST_CASE("in place: the same prompts again, whole in their slots, decode 
       EngineConfig c;
       c.mode = Mode::InPlace;
       c.batch_size = 8;
-      c.window = 16;
+      c.slots = 16;
       c.adaptive_k = adaptive;
       SequentialDriver engine(target, d, c);
       Timeline t;

@@ -53,7 +53,7 @@ EngineConfig config(int64_t B, int64_t K, Speculate speculate) {
   c.mode = Mode::InPlace;
   c.speculate = speculate;
   c.batch_size = B;
-  c.window = B + (B % 3) * 2;
+  c.slots = B + (B % 3) * 2;
   c.prefill_chunk = B % 2 ? 5 : 64;
   c.draft_tokens = std::max<int64_t>(K, 1);
   c.adaptive_k = K < 0;

@@ -242,7 +242,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         c.batch_size = B;
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
-        c.window = B + (B % 3) * 2;
+        c.window = c.slots = B + (B % 3) * 2;
         c.prefill_chunk = B % 2 ? 4 : 64;
         SequentialDriver engine(target, draft, c);
         auto got = engine.run(reqs);
@@ -273,7 +273,7 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in 
       EngineConfig c;
       c.mode = Mode::InPlace;
       c.batch_size = B;
-      c.window = B + (B % 3) * 2;
+      c.slots = B + (B % 3) * 2;
       c.prefill_chunk = B % 2 ? 4 : 64;
       c.draft_tokens = std::max<int64_t>(K, 1);
       c.adaptive_k = K < 0;
@@ -335,7 +335,7 @@ CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs 
     o.decoding.batch_size = c.B;
     o.decoding.draft_tokens = std::max<int64_t>(c.K, 1);
     o.decoding.adaptive_k = c.K < 0;
-    o.decoding.window = 2 * c.B;
+    o.decoding.window = o.decoding.slots = 2 * c.B;
     o.overlap = c.overlap;
     o.blas_threads = 1;
     auto engine = Engine::start(o);

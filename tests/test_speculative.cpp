@@ -113,15 +113,15 @@ CATCH_TEST_CASE("after ragged verification both caches hold every token but the 
       b = assemble(back, 5);  // reuse false: a real repad, the rows' caches cut from their batch
     }
     std::vector<std::vector<int64_t>> tcached, dcached;
-    const int64_t L = b.draft_lag.size(1);
+    const int64_t L = b.lag_tokens.size(1);
     for (size_t i = 0; i < tokens.size(); ++i) {
       CATCH_CHECK(b.lengths[i].item<int64_t>() == static_cast<int64_t>(tokens[i].size()));
       CATCH_CHECK(b.pending[i].item<int64_t>() == tokens[i].back());
       tcached.emplace_back(tokens[i].begin(), tokens[i].end() - 1);
-      const int64_t n = b.draft_lag[i].ge(0).sum().item<int64_t>();
+      const int64_t n = b.lag_tokens[i].ge(0).sum().item<int64_t>();
       CATCH_CHECK(n == lag[i]);
       for (int64_t j = 0; j < n && j <= L; ++j)  // right-aligned, in order
-        CATCH_CHECK(b.draft_lag[i][L - 1 - j].item<int64_t>() == tokens[i][tokens[i].size() - 2 - j]);
+        CATCH_CHECK(b.lag_tokens[i][L - 1 - j].item<int64_t>() == tokens[i][tokens[i].size() - 2 - j]);
       dcached.emplace_back(tokens[i].begin(), tokens[i].end() - 1 - lag[i]);
     }
     check_cache(*target, b.target, tcached);
@@ -176,7 +176,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
           c.batch_size = B;
           c.draft_tokens = std::max<int64_t>(K, 1);
           c.adaptive_k = K < 0;
-          c.window = B + (B % 3) * 2;  // W >= B, sometimes W == B
+          c.window = c.slots = B + (B % 3) * 2;  // W (or the slots) >= B, sometimes == B
           c.prefill_chunk = (B + K) % 2 ? 5 : 64;  // in place: prompts stored in chunks, or whole
           SequentialDriver engine(target, d.model, c);
           if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));

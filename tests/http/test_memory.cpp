@@ -10,7 +10,7 @@ using namespace exspec::httptest;
 
 TEST_CASE("kv cache memory: the budget caps the context, requests beyond it are a 400 naming the limit") {
   // 2 slots of the tiny pair in float64: a few hundred positions fit in 512 KiB.
-  ServerProcess s({"--kv-cache-memory", "512K", "--batch", "2", "--window", "2"});
+  ServerProcess s({"--kv-cache-memory", "512K", "--batch", "2", "--slots", "2"});
   const json card = request(s.port(), "GET", "/v1/models").json_body()["data"][0];
   const int64_t context = card["settings"]["context"];
   const json tok = post(s.port(), "/tokenize", {{"prompt", "x"}}).json_body();

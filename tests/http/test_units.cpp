@@ -109,6 +109,13 @@ TEST_CASE("config file: keys, types and unknown keys") {
   CHECK(c.limits.max_tokens == 77);
   CHECK(c.http_threads == 3);
   CHECK(engine_options(c).decoding.window == 8);
+  // In place the live sequences are the slots; exspec's window is refused there, naming them.
+  ServerConfig in_place;
+  in_place.slots = 6;
+  CHECK(engine_options(in_place).decoding.slots == 6);
+  CHECK(engine_options(in_place).decoding.batch_size == 6);  // every ready slot a step
+  in_place.window = 6;
+  CHECK_THROWS_WITH(engine_options(in_place), Catch::Contains("engine.slots (--slots)"));
   std::ofstream(path) << R"({"prot": 9000})";
   CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("unknown key \"prot\""));
   std::ofstream(path) << R"({"engine": {"batch": "4"}})";

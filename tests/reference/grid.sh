@@ -28,11 +28,11 @@ paths=(
   "oracle-b1|--oracle --batch 1"
   "nonspec-b1|--mode nonspec --batch 1"
   "nonspec-padded|--mode nonspec --batch 4"
-  "inplace-nodraft|--batch 2 --window 3"
-  "inplace-nodraft-chunked|--prefill-chunk 3 --batch 4 --window 4"
-  "inplace-draft|--mode inplace --draft DRAFT --draft-tokens 3 --batch 2 --window 3"
-  "inplace-plain|--mode inplace --draft DRAFT --draft-tokens auto --max-draft-tokens 0 --batch 2 --window 3"
-  "inplace-chunked|--mode inplace --draft DRAFT --draft-tokens 2 --prefill-chunk 3 --batch 4 --window 4"
+  "inplace-nodraft|--batch 2 --slots 3"
+  "inplace-nodraft-chunked|--prefill-chunk 3 --batch 4 --slots 4"
+  "inplace-draft|--mode inplace --draft DRAFT --draft-tokens 3 --batch 2 --slots 3"
+  "inplace-plain|--mode inplace --draft DRAFT --draft-tokens auto --max-draft-tokens 0 --batch 2 --slots 3"
+  "inplace-chunked|--mode inplace --draft DRAFT --draft-tokens 2 --prefill-chunk 3 --batch 4 --slots 4"
   "exspec-draft|--mode exspec --draft DRAFT --draft-tokens 3 --batch 2 --window 4"
 )
 

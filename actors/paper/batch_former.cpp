@@ -1,4 +1,4 @@
-#include "actors/batch_former.h"
+#include "actors/paper/batch_former.h"
 
 #include <algorithm>
 #include <cmath>

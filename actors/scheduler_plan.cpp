@@ -1,12 +1,11 @@
-// The Scheduler's in-place mode (issue 18): continuous batching over the slots of the KV stores
-// (model/kv_store.h, model/inplace.h). The window is the set of sequences holding a slot; a
-// step is any B of its prefilled members, taken least recently stepped first: forming it copies
-// nothing, so sequences join and leave between any two steps. Prompts are stored in chunks of
+// The Scheduler's plans: the window's newcomers take their slots; prompts are stored in chunks of
 // `prefill_chunk` positions, one chunk between two decode steps, so a long prompt holds the
-// running sequences up for one chunk's forward at a time.
+// running sequences up for one chunk's forward at a time; a step takes B stored members,
+// neighbours in slot order around the least recently stepped one.
 #include <algorithm>
 
 #include "actors/inplace_turn.h"
+#include "actors/slot_moves.h"
 #include "actors/scheduler.h"
 #include "actors/step_trace.h"
 
@@ -14,7 +13,7 @@ namespace exspec {
 
 // The target's slot holds `stored` positions; the sequence decodes once that is every token but
 // pending (at once for a one-token prompt).
-void Scheduler::stored_in_place(Sequence& s, int64_t stored) {
+void Scheduler::stored(Sequence& s, int64_t stored) {
   s.stored = stored;
   if (stored == s.length() - 1) s.state = SeqState::Decoding;
 }
@@ -39,23 +38,57 @@ void Scheduler::take_slot(Sequence& s) {
   if (r.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
   s.slot = r.slot;
   if (trace_enabled()) trace_slot(r.slot, before_pending + 1, r.target, r.draft);
-  stored_in_place(s, r.target);
+  stored(s, r.target);
   s.draft_lag = before_pending - (config_.draft ? r.draft : 0);
 }
 
 // What an ending sequence's slot keeps for the next one: the tokens whose keys and values it
 // holds (the target's stored positions, at most the sequence's tokens: a step may have stored
 // committed tokens past its EOS), and how many of them the draft's holds. Nothing after a failure.
-void Scheduler::release_slot(const Sequence& s, bool failed) {
+void Scheduler::release(const Sequence& s, bool failed) {
+  if (s.slot < 0) return;  // never took one
   if (failed || !config_.prefix_cache) {
     slots_.release(s.slot);
     return;
   }
+  slots_.release(s.slot, held_tokens(s), draft_held(s));
+}
+
+std::vector<int64_t> Scheduler::held_tokens(const Sequence& s) const {
+  if (!config_.prefix_cache) return {};
   std::vector<int64_t> tokens = s.request.prompt;
   tokens.insert(tokens.end(), s.generated.begin(), s.generated.end());
-  const int64_t draft = s.length() - 1 - s.draft_lag;
   tokens.resize(static_cast<size_t>(std::clamp<int64_t>(s.stored, 0, s.length())));
-  slots_.release(s.slot, std::move(tokens), config_.draft ? std::max<int64_t>(0, draft) : 0);
+  return tokens;
+}
+
+int64_t Scheduler::draft_held(const Sequence& s) const {
+  return config_.draft ? std::max<int64_t>(0, s.length() - 1 - s.draft_lag) : 0;
+}
+
+// The moved rows take their new slots now; the realigner copies their contents before the
+// step's forwards (StepJob::assemble). Jobs reach the realigner in the order they are planned,
+// so a later job that takes a vacated slot writes it only after the copy has read it.
+void Scheduler::plan_moves(StepPlan& p) {
+  std::vector<int64_t> slots;
+  for (const SlotRow& r : p.rows) slots.push_back(r.slot);
+  std::vector<bool> taken(static_cast<size_t>(slots_.slots()));
+  for (int64_t s = 0; s < slots_.slots(); ++s) taken[static_cast<size_t>(s)] = slots_.in_use(s);
+  for (const RowMove& m : plan_row_moves(slots, taken)) {
+    SlotRow& r = p.rows[m.row];
+    Sequence& s = pool_.at(p.ids[m.row]);
+    p.moves.push_back(SlotMove{r.slot, m.to, r.target_len, config_.draft ? r.draft_len : 0});
+    slots_.move(r.slot, m.to, held_tokens(s), draft_held(s));
+    s.slot = r.slot = m.to;
+  }
+  stats_.slot_moves += static_cast<int64_t>(p.moves.size());
+  std::vector<size_t> order(p.ids.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.rows[a].slot < p.rows[b].slot; });
+  std::vector<SeqId> ids;
+  std::vector<SlotRow> rows;
+  for (size_t i : order) ids.push_back(p.ids[i]), rows.push_back(std::move(p.rows[i]));
+  p.ids = std::move(ids), p.rows = std::move(rows);
 }
 
 bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
@@ -66,7 +99,8 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
   return true;
 }
 
-Work Scheduler::next_in_place() {
+Work Scheduler::plan() {
+  if (full()) return {};
   dequeued_ += window_.refill(pool_).size();
   WindowFacts f;
   f.chunk_in_flight = prefilling_;
@@ -93,12 +127,12 @@ Work Scheduler::next_in_place() {
   f.hold_fresh = storing && !first_block_stored(fresh);
   for (Piece piece : turn_order(f)) {  // the rule: actors/inplace_turn.h
     if (piece == Piece::Chunk) {
-      PrefillPlan p = plan_inplace_prefill();
+      PrefillPlan p = plan_prefill();
       if (p.ids.empty()) continue;
       last_was_prefill_ = true;
       return p;
     }
-    StepPlan s = plan_inplace_step(f.hold_fresh);
+    StepPlan s = plan_step(f.hold_fresh);
     if (s.ids.empty()) continue;
     last_was_prefill_ = false;
     return s;
@@ -132,7 +166,7 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
 // (prefill_chunk in model/inplace.h) takes the first and whichever fit the budget beside it.
 // A chunk's rows either all go through the draft too or none do (the draft's chunk rule must
 // see the target's lengths).
-PrefillPlan Scheduler::plan_inplace_prefill() {
+PrefillPlan Scheduler::plan_prefill() {
   PrefillPlan p;
   p.chunk = config_.prefill_chunk;
   for (SeqId id : window_.members()) {
@@ -141,19 +175,18 @@ PrefillPlan Scheduler::plan_inplace_prefill() {
     if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
     p.with_draft = s.draft_prefill;
     p.ids.push_back(id);
-    p.slot_rows.push_back(slot_row(s));
+    p.rows.push_back(slot_row(s));
     if (static_cast<int64_t>(p.ids.size()) >= p.chunk) break;  // each row stores >= 1 position
   }
   if (p.ids.empty()) return p;
   InFlight f;
   f.prefill = true;
-  f.in_place = true;
   p.serial = start(p.ids, f);
   prefilling_ = true;
   return p;
 }
 
-StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
+StepPlan Scheduler::plan_step(bool hold_fresh) {
   StepPlan p;
   std::vector<SeqId> ready;
   for (SeqId id : window_.members()) {
@@ -172,11 +205,15 @@ StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
     if (pool_.at(ready[i]).last_step < pool_.at(ready[oldest]).last_step) oldest = i;
   const size_t first = std::min(oldest, n - take);
   p.ids.assign(ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take));
-  p.assembly = Assembly::InPlace;
-  for (SeqId id : p.ids) p.slot_rows.push_back(slot_row(pool_.at(id)));
-  plan_k(p, /*reused=*/true);  // no copy to put the batch together, ever
+  for (SeqId id : p.ids) p.rows.push_back(slot_row(pool_.at(id)));
+  if (config_.slot_moves) plan_moves(p);
+  for (size_t i = 1; i < p.rows.size(); ++i)
+    if (p.rows[i].slot != p.rows[0].slot + static_cast<int64_t>(i)) {
+      ++stats_.gathered_steps;  // counted when planned: a step that fails was planned too
+      break;
+    }
+  plan_k(p);
   InFlight f;
-  f.in_place = true;
   f.k = p.k;
   f.shape = p.shape;
   note_proposals(p, f);
@@ -185,7 +222,6 @@ StepPlan Scheduler::plan_inplace_step(bool hold_fresh) {
 }
 
 Proposer Scheduler::proposer_of(const Sequence& s) const {
-  if (!in_place()) return Proposer::Model;  // the paper's modes draft with the model alone
   if (!s.request.prediction.empty()) return Proposer::Prediction;
   return config_.speculate == Speculate::Ngram ? Proposer::Lookup : Proposer::Model;
 }
@@ -198,7 +234,7 @@ int64_t Scheduler::propose(StepPlan& p) const {
     const Sequence& s = pool_.at(p.ids[i]);
     const Proposer by = proposer_of(s);
     if (by == Proposer::Prediction) p.proposed[i] = propose_prediction(s.request.prediction, s.generated, k);
-    else if (by == Proposer::Lookup) p.proposed[i] = propose_lookup(p.slot_rows[i].tokens, k);
+    else if (by == Proposer::Lookup) p.proposed[i] = propose_lookup(p.rows[i].tokens, k);
     longest = std::max(longest, static_cast<int64_t>(p.proposed[i].size()));
   }
   if (longest == 0) p.proposed.clear();

@@ -1,0 +1,47 @@
+// The PaperScheduler's work as jobs (actors/job.h): a prefill of the target caches, or a step
+// in the paper's phases: assemble (the realigner puts the batch together from its rows, or goes
+// on with a fixed batch) -> draft -> verify and commit -> split (unpad-append-repad, then the
+// rows cut apart again unless the batch is kept whole).
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include "actors/job.h"
+#include "actors/paper/paper_plan.h"
+#include "model/spec_batch.h"
+#include "model/speculative.h"
+
+namespace exspec {
+
+class PaperPrefillJob : public Job {
+ public:
+  explicit PaperPrefillJob(PaperPrefillPlan plan) : plan(std::move(plan)) {}
+  bool prefills() const override { return true; }
+  void assemble(const Models&) override {}
+  bool drafts() const override { return false; }  // the draft catches up lazily (model/spec_batch.h)
+  void draft(const Decoder&, KVStore*) override {}
+  void run_target(const Decoder& target, KVStore* store) override;
+  const std::string& error() const override { return outcome.error; }
+
+  PaperPrefillPlan plan;
+  PaperPrefillOutcome outcome;
+};
+
+class PaperStepJob : public Job {
+ public:
+  explicit PaperStepJob(PaperStepPlan plan) : plan(std::move(plan)) {}
+  bool prefills() const override { return false; }
+  void assemble(const Models&) override;
+  bool drafts() const override { return plan.k > 0; }
+  void draft(const Decoder& draft, KVStore* store) override;
+  void run_target(const Decoder& target, KVStore* store) override;  // BatchVerify (Algorithm 1), commit
+  void split() override;
+  const std::string& error() const override { return outcome.error; }
+
+  PaperStepPlan plan;
+  SpecBatch batch;     // assembled from the plan's rows or fixed batch
+  at::Tensor drafted;  // [B, K]
+  VerifyResult verified;
+  PaperStepOutcome outcome;
+};
+
+}  // namespace exspec
