@@ -16,7 +16,7 @@ struct Limits {
   size_t max_prompts = 64;            // prompts in one completions request
   size_t max_stop = 4;                // stop strings per request (OpenAI: 4)
   size_t max_messages = 256;          // chat messages per request
-  int64_t idle_timeout_s = 60;        // keep-alive connections idle this long are closed
+  int64_t idle_timeout_s = 60;        // connections idle this long are closed (a body or response that stalls too)
   int64_t shutdown_timeout_s = 30;    // drain this long on SIGINT/SIGTERM, then cancel the rest
   size_t max_file_bytes = 200 << 20;  // POST /v1/files (the request also obeys max_body_bytes)
   size_t max_batch_lines = 50000;     // requests in one batch input file (OpenAI's limit)

@@ -41,7 +41,7 @@ void Session::do_read() {
   parser_->body_limit(boost::none);
   exchange_.body_limit = ctx_.cfg.limits.max_body_bytes;
   parser_->header_limit(64 * 1024);
-  stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
+  refresh_deadline();
   bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
     if (ec) return self->on_read(ec, 0);
     auto& req = self->parser_->get();
@@ -51,19 +51,42 @@ void Session::do_read() {
     self->parser_->body_limit(limit);
     if (auto cl = self->parser_->content_length(); cl && *cl > limit)
       return self->on_read(bhttp::error::body_limit, 0);
-    auto read_body = [self] {
-      bhttp::async_read(self->stream_, self->buffer_, *self->parser_,
-                        [self](beast::error_code ec2, size_t n) { self->on_read(ec2, n); });
-    };
     if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
       auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, req.version());
-      bhttp::async_write(self->stream_, *cont, [self, cont, read_body](beast::error_code ec2, size_t) {
+      self->refresh_deadline();
+      bhttp::async_write(self->stream_, *cont, [self, cont](beast::error_code ec2, size_t) {
         if (ec2) return self->close();
-        read_body();
+        self->read_body();
       });
       return;
     }
-    read_body();
+    self->read_body();
+  });
+}
+
+void Session::refresh_deadline() {
+  stream_.expires_after(std::chrono::seconds(std::max<int64_t>(1, ctx_.cfg.limits.idle_timeout_s)));
+}
+
+void Session::read_body() {
+  if (parser_->is_done()) return on_read({}, 0);
+  refresh_deadline();
+  bhttp::async_read_some(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t n) {
+    if (ec) return self->on_read(ec, n);
+    self->read_body();
+  });
+}
+
+void Session::write_full_some() {
+  if (full_sr_->is_done()) {
+    full_sr_.reset();
+    return on_written({}, Item::Full);
+  }
+  refresh_deadline();
+  bhttp::async_write_some(stream_, *full_sr_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (!ec) return self->write_full_some();
+    self->full_sr_.reset();
+    self->on_written(ec, Item::Full);
   });
 }
 
@@ -203,7 +226,14 @@ void Session::pump() {
       break;
     }
     case Item::Full:
-      bhttp::async_write(stream_, *it.full, [done, full = it.full](beast::error_code ec, size_t n) { done(ec, n); });
+      // While a generation runs the watch read is out and the stream has no deadline (a
+      // generation may take any time); a response that was whole when handled has the idle one.
+      if (phase_ == Phase::Generating || phase_ == Phase::GeneratingUnwatched) {
+        bhttp::async_write(stream_, *it.full, [done, full = it.full](beast::error_code ec, size_t n) { done(ec, n); });
+      } else {
+        full_sr_ = std::make_shared<bhttp::response_serializer<bhttp::string_body>>(*it.full);
+        write_full_some();
+      }
       break;
   }
 }

@@ -70,6 +70,13 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
     std::shared_ptr<Response> full;
   };
   void do_read();
+  // The body, a piece at a time: the idle deadline restarts with each piece, so a large upload
+  // on a slow link is cut only when it stalls, not when it takes long.
+  void read_body();
+  // The front item's whole response, a piece at a time, the idle deadline restarting with each
+  // piece (as read_body); then on_written.
+  void write_full_some();
+  void refresh_deadline();
   void on_read(boost::beast::error_code ec, size_t bytes);
   void answer_unread(const ApiError& error);
   void handle(Request&& req);
@@ -103,6 +110,7 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   // Written one at a time, in order: the front is the one being written while write_in_flight_.
   std::deque<Item> queue_;
   bool write_in_flight_ = false;
+  std::shared_ptr<boost::beast::http::response_serializer<boost::beast::http::string_body>> full_sr_;
   std::unique_ptr<boost::beast::http::response<boost::beast::http::empty_body>> sse_head_;
   std::unique_ptr<boost::beast::http::response_serializer<boost::beast::http::empty_body>> sse_sr_;
 };

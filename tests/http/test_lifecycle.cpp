@@ -1,6 +1,7 @@
 // Connections and the server's life: keep-alive, pipelining, API key, overload (429), a client that goes
 // away (its sequences are cancelled), and SIGTERM (in-flight requests finish, then exit 0).
 #include <csignal>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -78,6 +79,40 @@ TEST_CASE("pipelining: a request sent while a generation runs is answered after 
     CHECK(second.result_int() == 200);
     CHECK(json::parse(second.body())["status"] == "ok");
     CHECK(metric(port, "exspec_client_disconnects_total") == gone_before);
+  }
+}
+
+TEST_CASE("idle timeout: a slow upload goes on while it makes progress, a stalled one is closed") {
+  const std::string cfg = scratch() + "/idle-1s.json";
+  std::ofstream(cfg) << R"({"limits": {"idle_timeout_s": 1}})";
+  ServerProcess srv({"--config", cfg});
+  const std::string body = json{{"model", "target"}, {"prompt", "a slow upload"}, {"max_tokens", 2}}.dump();
+  const std::string head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  net::io_context ioc;
+  {  // 2.4 s of body, a piece every 0.4 s: longer than the idle timeout, never idle that long
+    auto s = connect(ioc, srv.port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // idle, but under the timeout
+    net::write(s, net::buffer(head));
+    const size_t piece = body.size() / 6 + 1;
+    for (size_t at = 0; at < body.size(); at += piece) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      net::write(s, net::buffer(body.substr(at, piece)));
+    }
+    boost::beast::flat_buffer buf;
+    bhttp::response<bhttp::string_body> res;
+    bhttp::read(s, buf, res);
+    CHECK(res.result_int() == 200);
+  }
+  {  // the head, then nothing for longer than the timeout: closed, nothing answered
+    auto s = connect(ioc, srv.port());
+    net::write(s, net::buffer(head));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    boost::beast::error_code ec;
+    char c;
+    const size_t n = s.read_some(net::buffer(&c, 1), ec);
+    CHECK(n == 0);
+    CHECK(ec == net::error::eof);
   }
 }
 
