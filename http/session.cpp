@@ -143,6 +143,12 @@ void Session::handle(Request&& req) {
   start_watch();
 }
 
+// A draining server closes each connection after its response (exchange_done): the response
+// says so, as route_request's own answers do, so that a client does not reuse it.
+void Session::keep_alive_unless_draining() {
+  if (ctx_.state.load() == ServerState::Draining) exchange_.keep_alive = false;
+}
+
 void Session::ensure_sse_head() {
   if (sse_head_) return;
   sse_head_ = std::make_unique<bhttp::response<bhttp::empty_body>>(bhttp::status::ok, exchange_.http_version);
@@ -152,6 +158,7 @@ void Session::ensure_sse_head() {
   // HTTP/1.0 has no chunked encoding: the stream's end is the connection's end there.
   exchange_.close_delimited = exchange_.http_version < 11;
   if (exchange_.close_delimited) exchange_.keep_alive = false;
+  keep_alive_unless_draining();
   sse_head_->keep_alive(exchange_.keep_alive);
   sse_head_->chunked(!exchange_.close_delimited);
   sse_sr_ = std::make_unique<bhttp::response_serializer<bhttp::empty_body>>(*sse_head_);
@@ -178,6 +185,7 @@ void Session::end_stream() {
 void Session::send_final(int status, std::string body, std::string server_timing) {
   if (phase_ == Phase::Closed) return;
   exchange_.status = status;
+  keep_alive_unless_draining();
   Response res = json_response(status, body, exchange_.http_version, exchange_.keep_alive);
   if (!server_timing.empty()) res.set("Server-Timing", server_timing);
   respond(std::move(res));

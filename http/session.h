@@ -77,6 +77,7 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   // piece (as read_body); then on_written.
   void write_full_some();
   void refresh_deadline();
+  void keep_alive_unless_draining();
   void on_read(boost::beast::error_code ec, size_t bytes);
   void answer_unread(const ApiError& error);
   void handle(Request&& req);

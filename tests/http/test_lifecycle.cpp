@@ -200,6 +200,7 @@ TEST_CASE("SIGTERM drains: the in-flight request completes exactly, then the ser
   INFO(r.body << "\nserver log:\n" << srv.log());
   REQUIRE(r.status == 200);
   CHECK(r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() == want.ids);
+  CHECK(r.headers["connection"] == "close");  // the server closes it after this response: it says so
   CHECK(srv.wait_exit(30) == 0);
   CHECK(srv.log().find("draining") != std::string::npos);
 }
