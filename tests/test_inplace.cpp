@@ -1,8 +1,9 @@
 // The in-place mode (issue 18): the store checked row by row against each row recomputed alone,
 // and the float64 oracle (batch-1 nonspec greedy decoding, token for token) for every batch size,
 // K (fixed, auto, random), EOS and max_tokens mid-batch, sequences joining a running batch,
-// chunked prefill of long prompts, a full store and cancellation: the Scheduler's plans through
-// the step phases (actors/sequential_driver.h), as the server runs them.
+// chunked prefill of long prompts, a full store, cancellation and slot moves: the Scheduler's
+// jobs through the step function (run_job, driven by actors/sequential_driver.h), as the server
+// runs them.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>

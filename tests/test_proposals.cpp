@@ -1,7 +1,7 @@
 // Drafts that no draft model made (issue 31, actors/proposer.h): prompt lookup and the request's
 // prediction, alone, beside the draft model, and mixed in one step, equal batch-1 nonspec
 // decoding in float64 (greedy and seeded sampling, every batch size, EOS and max_tokens
-// mid-batch, sequences joining a running batch): the Scheduler's plans through the step phases.
+// mid-batch, sequences joining a running batch): the Scheduler's jobs through the step function.
 #include <catch2/catch.hpp>
 
 #include "actors/engine_config.h"
