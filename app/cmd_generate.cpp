@@ -40,7 +40,8 @@ int cmd_generate(int argc, char** argv, int first) {
            "                [--ignore-eos] [--min-tokens N] [--stop-token-ids \"ID,...\"]  (vLLM's stop rules)\n"
            "                (--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
            "prints {\"index\", \"token_ids\", \"text\", \"finish_reason\"} per prompt, one JSON object a line\n"
-           "(\"text\" when the model directory has a tokenizer.json). Prompts: --prompt texts first, then\n"
+           "(\"text\" when the model directory has a tokenizer.json; special tokens such as the EOS\n"
+           "that ended it are left out of it, as by the server). Prompts: --prompt texts first, then\n"
            "--prompt-ids, then the file's lines.\n"
            "Runs on the actor pipeline (the server's engine). mode defaults to inplace, with --draft or\n"
            "without (plain steps, K = 0, batched continuously); --oracle uses the plain loop\n"
@@ -182,7 +183,9 @@ int cmd_generate(int argc, char** argv, int first) {
 
   for (size_t i = 0; i < results.size(); ++i) {
     nlohmann::ordered_json j{{"index", i}, {"token_ids", results[i].tokens}};
-    if (tokenizer) j["text"] = tokenizer->decode(results[i].tokens);
+    // Special tokens (the EOS that ended it) stay in token_ids, not in the text: as the server's
+    // default (skip_special_tokens), and vLLM's.
+    if (tokenizer) j["text"] = tokenizer->decode(results[i].tokens, /*skip_special_tokens=*/true);
     j["finish_reason"] = to_string(results[i].finish);
     if (sp.logprobs >= 0) {
       nlohmann::ordered_json lps = nlohmann::ordered_json::array();
