@@ -74,9 +74,18 @@ Executor::InFlight Executor::finish(int64_t serial, bool prefill) {
   return f;
 }
 
-void Executor::count_prefill(size_t rows, double seconds) {
-  stats_.prefill_s += seconds;
-  if (trace_enabled()) trace_prefill(rows, seconds);
+std::vector<SeqId> Executor::prefill_done(const PrefillResult& o) {
+  std::vector<SeqId> ids = finish(o.serial, /*prefill=*/true).ids;
+  stats_.prefill_s += o.seconds;
+  if (trace_enabled()) trace_prefill(ids.size(), o.seconds);
+  return ids;
+}
+
+Executor::InFlight Executor::step_done(const StepResult& o) {
+  InFlight f = finish(o.serial, /*prefill=*/false);
+  time_pipeline(o);
+  count_step(f, o);
+  return f;
 }
 
 void Executor::count_step(const InFlight& f, const StepResult& o) {

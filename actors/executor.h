@@ -76,8 +76,12 @@ class Executor {
     std::vector<Proposer> proposers;
   };
   int64_t start(std::vector<SeqId> ids, InFlight f);
-  InFlight finish(int64_t serial, bool prefill);  // throws on a job it does not know
   bool full() const { return in_flight_.size() >= max_in_flight_; }
+  // A prefill back: no longer in flight, its time counted; the ids of its sequences.
+  std::vector<SeqId> prefill_done(const PrefillResult& o);
+  // A step back: no longer in flight, the pipeline's pace and the step counted (the policy
+  // learns its timings); what was planned for it.
+  InFlight step_done(const StepResult& o);
 
   // A sequence of a returned prefill: no longer busy; its draft lag recorded; false when it
   // ended instead (cancelled meanwhile, or the prefill failed; it has been ended).
@@ -85,11 +89,6 @@ class Executor {
   // A row of a returned step: its statistics, its tokens written back and told; false when the
   // sequence ended (finished, cancelled or failed; it has been ended).
   bool write_row(SeqId id, const InFlight& f, const StepResult& o, size_t row);
-  void count_step(const InFlight& f, const StepResult& o);
-  // Two step completions in a row with the pipeline full of steps: the time between them is
-  // what a step really costs when phases overlap (the policy learns the overlap from it).
-  void time_pipeline(const StepResult& o);
-  void count_prefill(size_t rows, double seconds);
   // Ends a sequence that is not inside a job: frees it and tells its producer.
   void end(SeqId id, FinishReason reason, const std::string& error = "");
   // What a sequence leaves behind when it ends (in place: its slot).
@@ -105,6 +104,11 @@ class Executor {
   RunStats stats_;
 
  private:
+  InFlight finish(int64_t serial, bool prefill);  // throws on a job it does not know
+  void count_step(const InFlight& f, const StepResult& o);
+  // Two step completions in a row with the pipeline full of steps: the time between them is
+  // what a step really costs when phases overlap (the policy learns the overlap from it).
+  void time_pipeline(const StepResult& o);
   SeqEvent& event_for(SeqId id);
 
   size_t max_in_flight_;

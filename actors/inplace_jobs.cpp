@@ -23,7 +23,6 @@ std::vector<Row*> pointers(std::vector<SlotRow>& rows) {
 }  // namespace
 
 void ChunkJob::draft(const Decoder& draft, KVStore* store) {
-  outcome.serial = plan.serial;
   timed(outcome.error, outcome.seconds, "draft prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the draft's store");
     for (const SlotRow& r : plan.rows)
@@ -42,7 +41,6 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
 // The target stores the next chunk of the prompts. The draft's lag is what the drafter's call
 // left (it stored the same chunk), or, without it, unchanged.
 void ChunkJob::run_target(const Decoder& target, KVStore* store) {
-  outcome.serial = plan.serial;
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the target's store");
     prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk);
@@ -55,7 +53,6 @@ void ChunkJob::run_target(const Decoder& target, KVStore* store) {
 }
 
 void StepJob::assemble(const Models& m) {
-  outcome.serial = plan.serial;
   if (plan.moves.empty()) return;
   timed(outcome.error, outcome.times.align_s, "moving slots", [&] {
     if (!m.target_store) throw std::logic_error("a slot move without the target's store");
@@ -67,7 +64,6 @@ void StepJob::assemble(const Models& m) {
 }
 
 void StepJob::draft(const Decoder& draft, KVStore* store) {
-  outcome.serial = plan.serial;
   timed(outcome.error, outcome.times.draft_s, "drafting", [&] {
     if (!store) throw std::logic_error("an in-place step without the draft's store");
     const InplaceModels m{nullptr, nullptr, &draft, store};
@@ -104,7 +100,6 @@ void settle_drafts(StepJob& j) {
 // what was accepted; the draft's are the drafter's: its next call sets them from the next plan,
 // which carries the lag reported here.
 void StepJob::run_target(const Decoder& target, KVStore* store) {
-  outcome.serial = plan.serial;
   timed(outcome.error, outcome.times.verify_s, "verification", [&] {
     if (!store) throw std::logic_error("an in-place step without the target's store");
     settle_drafts(*this);

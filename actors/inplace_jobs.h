@@ -13,7 +13,7 @@ namespace exspec {
 
 class ChunkJob : public Job {
  public:
-  explicit ChunkJob(PrefillPlan plan) : plan(std::move(plan)) {}
+  explicit ChunkJob(PrefillPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return true; }
   void assemble(const Models&) override {}
   bool drafts() const override { return plan.with_draft; }
@@ -29,7 +29,7 @@ class ChunkJob : public Job {
 
 class StepJob : public Job {
  public:
-  explicit StepJob(StepPlan plan) : plan(std::move(plan)) {}
+  explicit StepJob(StepPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return false; }
   // The plan's slot moves (StepPlan::moves): each model's positions copied to the new slot.
   void assemble(const Models& m) override;

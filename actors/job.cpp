@@ -15,7 +15,6 @@ void run_job(Job& job, const Models& m) {
   job.split();
 }
 
-// Each row's accepted count, committed tokens (accepted drafts, then the bonus) and logprobs.
 void take_verified(VerifyResult& v, StepResult& o) {
   const int64_t B = v.accepted.size(0);
   at::Tensor toks = v.tokens.contiguous();

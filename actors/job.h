@@ -40,12 +40,12 @@ class Job {
 // The step function: plan -> draft -> verify -> commit for one job, in this thread.
 void run_job(Job& job, const Models& m);
 
-// Runs one call of a job unless an earlier one failed; adds its time to `seconds`; an exception
-// becomes `error` (prefixed with `what`).
 // A verification's accepted counts, committed tokens (accepted drafts, then the bonus) and
 // logprobs, per row, into a step's result.
 void take_verified(VerifyResult& v, StepResult& o);
 
+// Runs one call of a job unless an earlier one failed; adds its time to `seconds`; an exception
+// becomes `error` (prefixed with `what`).
 void timed(std::string& error, double& seconds, const char* what, const std::function<void()>& call);
 
 }  // namespace exspec

@@ -49,6 +49,7 @@ class Scheduler : public Executor {
   int64_t draft_held(const Sequence& s) const;
   // Moves the step's rows into consecutive slots where that is possible (actors/slot_moves.h).
   void plan_moves(StepPlan& p);
+  static std::vector<int64_t> slots_of(const StepPlan& p);
   void stored(Sequence& s, int64_t stored);
   // Where a sequence's drafts come from: its prediction, else the server's proposer.
   Proposer proposer_of(const Sequence& s) const;

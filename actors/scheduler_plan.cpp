@@ -21,8 +21,7 @@ void Scheduler::stored(Sequence& s, int64_t stored) {
 SlotRow Scheduler::slot_row(const Sequence& s) const {
   SlotRow r;
   r.slot = s.slot;
-  r.tokens = s.request.prompt;
-  r.tokens.insert(r.tokens.end(), s.generated.begin(), s.generated.end());
+  r.tokens = s.tokens();
   r.target_len = s.stored;
   r.draft_len = r.before_pending() - s.draft_lag;
   return r;
@@ -47,17 +46,13 @@ void Scheduler::take_slot(Sequence& s) {
 // committed tokens past its EOS), and how many of them the draft's holds. Nothing after a failure.
 void Scheduler::release(const Sequence& s, bool failed) {
   if (s.slot < 0) return;  // never took one
-  if (failed || !config_.prefix_cache) {
-    slots_.release(s.slot);
-    return;
-  }
+  if (failed) return slots_.release(s.slot);
   slots_.release(s.slot, held_tokens(s), draft_held(s));
 }
 
 std::vector<int64_t> Scheduler::held_tokens(const Sequence& s) const {
-  if (!config_.prefix_cache) return {};
-  std::vector<int64_t> tokens = s.request.prompt;
-  tokens.insert(tokens.end(), s.generated.begin(), s.generated.end());
+  if (!config_.prefix_cache) return {};  // nothing reusable: the slot table keeps no prefix
+  std::vector<int64_t> tokens = s.tokens();
   tokens.resize(static_cast<size_t>(std::clamp<int64_t>(s.stored, 0, s.length())));
   return tokens;
 }
@@ -69,15 +64,19 @@ int64_t Scheduler::draft_held(const Sequence& s) const {
 // The moved rows take their new slots now; the realigner copies their contents before the
 // step's forwards (StepJob::assemble). Jobs reach the realigner in the order they are planned,
 // so a later job that takes a vacated slot writes it only after the copy has read it.
-void Scheduler::plan_moves(StepPlan& p) {
+std::vector<int64_t> Scheduler::slots_of(const StepPlan& p) {
   std::vector<int64_t> slots;
   for (const SlotRow& r : p.rows) slots.push_back(r.slot);
+  return slots;
+}
+
+void Scheduler::plan_moves(StepPlan& p) {
   std::vector<bool> taken(static_cast<size_t>(slots_.slots()));
   for (int64_t s = 0; s < slots_.slots(); ++s) taken[static_cast<size_t>(s)] = slots_.in_use(s);
-  for (const RowMove& m : plan_row_moves(slots, taken)) {
+  for (const RowMove& m : plan_row_moves(slots_of(p), taken)) {
     SlotRow& r = p.rows[m.row];
     Sequence& s = pool_.at(p.ids[m.row]);
-    p.moves.push_back(SlotMove{r.slot, m.to, r.target_len, config_.draft ? r.draft_len : 0});
+    p.moves.push_back(SlotMove{r.slot, m.to, r.target_len, draft_held(s)});
     slots_.move(r.slot, m.to, held_tokens(s), draft_held(s));
     s.slot = r.slot = m.to;
   }
@@ -207,11 +206,7 @@ StepPlan Scheduler::plan_step(bool hold_fresh) {
   p.ids.assign(ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take));
   for (SeqId id : p.ids) p.rows.push_back(slot_row(pool_.at(id)));
   if (config_.slot_moves) plan_moves(p);
-  for (size_t i = 1; i < p.rows.size(); ++i)
-    if (p.rows[i].slot != p.rows[0].slot + static_cast<int64_t>(i)) {
-      ++stats_.gathered_steps;  // counted when planned: a step that fails was planned too
-      break;
-    }
+  if (!consecutive(slots_of(p))) ++stats_.gathered_steps;  // counted when planned: a failed step too
   plan_k(p);
   InFlight f;
   f.k = p.k;

@@ -45,6 +45,12 @@ struct Sequence {
   int64_t slot = -1, stored = 0;
   bool draft_prefill = false;
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
+  // The prompt, then the generated tokens.
+  std::vector<int64_t> tokens() const {
+    std::vector<int64_t> t = request.prompt;
+    t.insert(t.end(), generated.begin(), generated.end());
+    return t;
+  }
 };
 
 class SequencePool;

@@ -2,11 +2,15 @@
 
 namespace exspec {
 
+bool consecutive(const std::vector<int64_t>& slots) {
+  for (size_t i = 1; i < slots.size(); ++i)
+    if (slots[i] != slots[0] + static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 std::vector<RowMove> plan_row_moves(const std::vector<int64_t>& row_slots, const std::vector<bool>& taken) {
   const int64_t B = static_cast<int64_t>(row_slots.size()), S = static_cast<int64_t>(taken.size());
-  bool consecutive = true;
-  for (int64_t i = 0; i < B; ++i) consecutive = consecutive && row_slots[i] == row_slots[0] + i;
-  if (B == 0 || consecutive) return {};
+  if (consecutive(row_slots)) return {};
   constexpr int kFree = -1, kOther = -2;  // else: the row that holds the slot
   std::vector<int64_t> owner(static_cast<size_t>(S));
   for (int64_t s = 0; s < S; ++s) owner[s] = taken[s] ? kOther : kFree;

@@ -10,6 +10,9 @@
 
 namespace exspec {
 
+// Whether the slots are s, s + 1, s + 2, ... (the step's keys are then read as one view).
+bool consecutive(const std::vector<int64_t>& slots);
+
 struct RowMove {
   size_t row = 0;  // index into the step's rows
   int64_t to = -1;

@@ -82,7 +82,9 @@ void Session::write_full_some() {
     full_sr_.reset();
     return on_written({}, Item::Full);
   }
-  refresh_deadline();
+  // While a generation runs the watch read is out and the stream keeps no deadline (a generation
+  // may take any time); a response that was whole when handled has the idle one.
+  if (phase_ != Phase::Generating && phase_ != Phase::GeneratingUnwatched) refresh_deadline();
   bhttp::async_write_some(stream_, *full_sr_, [self = shared_from_this()](beast::error_code ec, size_t) {
     if (!ec) return self->write_full_some();
     self->full_sr_.reset();
@@ -234,14 +236,8 @@ void Session::pump() {
       break;
     }
     case Item::Full:
-      // While a generation runs the watch read is out and the stream has no deadline (a
-      // generation may take any time); a response that was whole when handled has the idle one.
-      if (phase_ == Phase::Generating || phase_ == Phase::GeneratingUnwatched) {
-        bhttp::async_write(stream_, *it.full, [done, full = it.full](beast::error_code ec, size_t n) { done(ec, n); });
-      } else {
-        full_sr_ = std::make_shared<bhttp::response_serializer<bhttp::string_body>>(*it.full);
-        write_full_some();
-      }
+      full_sr_ = std::make_shared<bhttp::response_serializer<bhttp::string_body>>(*it.full);
+      write_full_some();
       break;
   }
 }

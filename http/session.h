@@ -74,7 +74,7 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   // on a slow link is cut only when it stalls, not when it takes long.
   void read_body();
   // The front item's whole response, a piece at a time, the idle deadline restarting with each
-  // piece (as read_body); then on_written.
+  // piece (as read_body) unless a generation runs; then on_written.
   void write_full_some();
   void refresh_deadline();
   void keep_alive_unless_draining();

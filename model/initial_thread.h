@@ -14,7 +14,7 @@ namespace exspec {
 
 // Runs fn on the parked initial thread and waits for it (its exception is rethrown here); runs
 // it on the calling thread, with that thread's torch settings, when the initial thread is not
-// parked (tests, exspec bench).
+// parked (the tests).
 // threads > 0: the initial thread runs it with that OpenMP count (a model whose products run on
 // OpenBLAS wants 1: OpenMP workers spinning beside OpenBLAS's threads made float64 3x slower).
 void run_on_initial_thread(const std::function<void()>& fn, int threads = 0);

@@ -29,7 +29,6 @@ void continue_batch(SpecBatch& batch, const PaperStepPlan& p) {
 }  // namespace
 
 void PaperPrefillJob::run_target(const Decoder& target, KVStore*) {
-  outcome.serial = plan.serial;
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     std::vector<std::vector<int64_t>> prefixes;
     for (const auto& p : plan.prompts) {
@@ -47,7 +46,6 @@ void PaperPrefillJob::run_target(const Decoder& target, KVStore*) {
 
 void PaperStepJob::assemble(const Models&) {
   PaperStepPlan& p = plan;
-  outcome.serial = p.serial;
   timed(outcome.error, outcome.times.align_s, "assembling the batch", [&] {
     if (p.assembly == Assembly::Continue) {
       batch = std::move(*p.batch);

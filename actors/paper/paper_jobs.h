@@ -14,7 +14,7 @@ namespace exspec {
 
 class PaperPrefillJob : public Job {
  public:
-  explicit PaperPrefillJob(PaperPrefillPlan plan) : plan(std::move(plan)) {}
+  explicit PaperPrefillJob(PaperPrefillPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return true; }
   void assemble(const Models&) override {}
   bool drafts() const override { return false; }  // the draft catches up lazily (model/spec_batch.h)
@@ -28,7 +28,7 @@ class PaperPrefillJob : public Job {
 
 class PaperStepJob : public Job {
  public:
-  explicit PaperStepJob(PaperStepPlan plan) : plan(std::move(plan)) {}
+  explicit PaperStepJob(PaperStepPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return false; }
   void assemble(const Models&) override;
   bool drafts() const override { return plan.k > 0; }

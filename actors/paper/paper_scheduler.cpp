@@ -147,8 +147,7 @@ void PaperScheduler::plan_k(PaperStepPlan& p, bool reused) {
 }
 
 void PaperScheduler::prefilled(PaperPrefillOutcome o) {
-  const std::vector<SeqId> ids = finish(o.serial, /*prefill=*/true).ids;
-  count_prefill(ids.size(), o.seconds);
+  const std::vector<SeqId> ids = prefill_done(o);
   FixedBatch fb;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!prefill_row(ids[i], o, i)) continue;
@@ -166,9 +165,7 @@ void PaperScheduler::prefilled(PaperPrefillOutcome o) {
 }
 
 void PaperScheduler::complete(PaperStepOutcome o) {
-  const InFlight f = finish(o.serial, /*prefill=*/false);
-  time_pipeline(o);
-  count_step(f, o);
+  const InFlight f = step_done(o);
   FixedBatch still;
   for (size_t b = 0; b < f.ids.size(); ++b) {
     const SeqId id = f.ids[b];
