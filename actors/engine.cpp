@@ -84,8 +84,9 @@ void log_store(const KVStore& target, const KVStore* draft, const EngineConfig& 
     std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(s.bytes()) / (1024.0 * 1024.0));
     return std::string(b);
   };
-  std::cerr << "exspec: in-place KV store: " << target.slots() << " slots (--slots) x " << target.capacity()
-            << " positions (--context + the largest K): " << mib(target)
+  std::cerr << "exspec: in-place KV store: " << target.blocks() << " blocks of " << target.block_size()
+            << " positions (--block-size), " << target.capacity() << " positions in each of " << target.slots()
+            << " slots (--slots): " << mib(target)
             << (draft ? " + " + mib(*draft) + " for the draft" : "") << "; the longest sequence: " << d.context
             << " tokens";
   if (d.kv_cache_bytes > 0)
@@ -116,7 +117,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   set_initial_thread_threads(target_threads);  // for the calibration below
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
   check_models(d, *impl->target, impl->draft.get());
-  if (d.mode == Mode::InPlace) d.context = fit_context(d, *impl->target, impl->draft.get());
+  fit_store(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;
   info.model_dir = o.model_dir;
   info.draft_dir = d.draft ? o.draft_dir : "";
@@ -172,7 +173,7 @@ std::string invalid_reason(const Decoder& target, const ModelInfo& info, const E
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  return slot_misfit(c, target, request);
+  return slot_misfit(c, request);
 }
 
 }  // namespace

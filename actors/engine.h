@@ -61,6 +61,7 @@ struct EngineStats {
   size_t active = 0;     // in the window
   size_t submitted = 0, finished = 0, cancelled = 0;
   int64_t slots = 0, slots_used = 0;  // in place: the KV stores' slots, and those taken
+  BlockCounts blocks;                 // in place: the target's store's blocks
   SpeculationEstimates speculation;  // the draft-length policy's view (adaptive = false: fixed K)
 };
 

@@ -60,12 +60,16 @@ struct EngineConfig {
   bool sort_by_length = false;  // exspec: admit waiting sequences shortest prompt first
   double min_group_fill = 0.5;  // exspec: smallest same-length group worth running, as a share of B
   int64_t max_wait = 8;         // exspec: steps a sequence may wait before it is taken first
-  int64_t context = 0;          // inplace: positions per slot (0: the target's max_position_embeddings)
+  int64_t context = 0;          // inplace: the longest sequence (0: the target's max_position_embeddings,
+                                // capped by the budget: fit_store, actors/model_pair.h)
   int64_t prefill_chunk = 256;  // inplace: prompt tokens per prefill forward (padding not counted)
-  int64_t kv_cache_bytes = 0;   // inplace: what both models' stores may take together; the
-                                // context is capped so that `slots` slots fit (0: no budget)
-  bool prefix_cache = true;     // inplace: a newcomer takes a free slot that holds the longest
-                                // prefix of its prompt and stores only the rest (model/slot_table.h)
+  int64_t kv_cache_bytes = 0;   // inplace: what both models' stores may take together (0: no
+                                // budget: each slot's row holds a whole context)
+  int64_t block_size = 16;      // inplace: positions per KV block (model/block_pool.h)
+  int64_t slot_positions = 0;   // inplace: positions of each slot's own row of blocks; set with
+                                // context by fit_store (actors/model_pair.h)
+  bool prefix_cache = true;     // inplace: full blocks a sequence leaves are cached; a newcomer
+                                // takes the longest cached prefix of its prompt (model/block_pool.h)
   bool slot_moves = true;       // inplace: a step's scattered rows move into consecutive slots
                                 // (actors/slot_moves.h)
 };

@@ -58,6 +58,8 @@ class Executor {
   // In place: the stores' slots (each store has this many) and how many are taken.
   virtual int64_t slots() const { return 0; }
   virtual int64_t slots_used() const { return 0; }
+  // In place: the target's store's blocks (model/block_pool.h).
+  virtual BlockCounts blocks() const { return {}; }
 
  protected:
   // policy: null in nonspec mode (every step plain). max_in_flight: jobs out at once.

@@ -57,8 +57,8 @@ void StepJob::assemble(const Models& m) {
   timed(outcome.error, outcome.times.align_s, "moving slots", [&] {
     if (!m.target_store) throw std::logic_error("a slot move without the target's store");
     for (const SlotMove& mv : plan.moves) {
-      m.target_store->copy_slot(mv.from, mv.to, mv.target_len);
-      if (m.draft_store && mv.draft_len > 0) m.draft_store->copy_slot(mv.from, mv.to, mv.draft_len);
+      m.target_store->copy_blocks(mv.target);
+      if (m.draft_store) m.draft_store->copy_blocks(mv.draft);
     }
   });
 }

@@ -16,36 +16,42 @@ void check_models(const EngineConfig& c, const Decoder& target, const Decoder* d
                                 " vs " + std::to_string(target.config().vocab_size) + ")");
 }
 
-int64_t slot_capacity(const EngineConfig& c, const Decoder& target) {
-  return (c.context > 0 ? c.context : target.config().max_position_embeddings) + largest_k(c);
-}
-
-int64_t fit_context(const EngineConfig& c, const Decoder& target, const Decoder* draft) {
+void fit_store(EngineConfig& c, const Decoder& target, const Decoder* draft) {
+  if (c.mode != Mode::InPlace || c.slot_positions > 0) return;
   const int64_t want = c.context > 0 ? c.context : target.config().max_position_embeddings;
-  if (c.kv_cache_bytes <= 0) return want;
+  const int64_t k = largest_k(c), bs = c.block_size;
+  if (c.kv_cache_bytes <= 0) {
+    c.slot_positions = (want + k + bs - 1) / bs * bs;
+    c.context = want;
+    return;
+  }
   const int64_t per_position = target.kv_bytes_per_position() + (draft ? draft->kv_bytes_per_position() : 0);
-  const int64_t positions = c.kv_cache_bytes / (std::max<int64_t>(1, c.slots) * per_position);
-  const int64_t fits = positions - largest_k(c);
+  // More than a whole context a slot would hold nothing more: the budget is a ceiling.
+  const int64_t whole = (want + k + bs - 1) / bs * bs;
+  const int64_t row = std::min(whole, c.kv_cache_bytes / (std::max<int64_t>(1, c.slots) * per_position) / bs * bs);
+  const int64_t fits = c.slots * row - k;
   constexpr int64_t kShortest = 16;
-  if (fits < kShortest)
+  if (row < bs || fits < kShortest)
     throw std::invalid_argument("the KV cache budget (" + std::to_string(c.kv_cache_bytes) + " bytes) holds " +
-                                std::to_string(std::max<int64_t>(0, fits)) + " positions a slot for " +
-                                std::to_string(c.slots) + " slots (" + std::to_string(per_position) +
+                                std::to_string(std::max<int64_t>(0, fits)) + " positions in blocks of " +
+                                std::to_string(bs) + " for " + std::to_string(c.slots) + " slots (" +
+                                std::to_string(per_position) +
                                 " bytes a position): give it more memory (--kv-cache-memory) or fewer slots (--slots)");
-  return std::min(want, fits);
+  c.slot_positions = row;
+  c.context = std::min(want, fits);
 }
 
-std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqRequest& r) {
+std::string slot_misfit(const EngineConfig& c, const SeqRequest& r) {
   if (c.mode != Mode::InPlace) return "";
-  const int64_t need = static_cast<int64_t>(r.prompt.size()) + r.max_tokens, room = slot_capacity(c, target) - largest_k(c);
-  if (need <= room) return "";
+  const int64_t need = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
+  if (need <= c.context) return "";
   return "prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" + std::to_string(r.max_tokens) +
-         ") exceeds the engine's context of " + std::to_string(room) + " tokens";
+         ") exceeds the engine's context of " + std::to_string(c.context) + " tokens";
 }
 
-std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& target, const Decoder* model) {
+std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& /*target*/, const Decoder* model) {
   if (c.mode != Mode::InPlace || !model) return nullptr;
-  return std::make_shared<KVStore>(model->new_store(c.slots, slot_capacity(c, target)));
+  return std::make_shared<KVStore>(model->new_store(c.slots, c.slot_positions, c.block_size));
 }
 
 }  // namespace exspec

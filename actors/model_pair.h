@@ -16,18 +16,18 @@ class Decoder;
 // without a draft, vocabularies that differ).
 void check_models(const EngineConfig& c, const Decoder& target, const Decoder* draft);
 
-// In place: the positions of one slot: the context (0: the target's max_position_embeddings)
-// plus the drafts a verification writes beyond the tokens it keeps (the largest K).
-int64_t slot_capacity(const EngineConfig& c, const Decoder& target);
-// In place: the context the slots get: c.context (0: the target's max_position_embeddings),
-// capped by c.kv_cache_bytes (0: no cap) so that c.slots slots of both models' stores fit.
-// Throws std::invalid_argument when the budget cannot hold even a short sequence per slot.
-int64_t fit_context(const EngineConfig& c, const Decoder& target, const Decoder* draft);
-// In place: why a request cannot live in a slot ("" when it can, and in the other modes).
-std::string slot_misfit(const EngineConfig& c, const Decoder& target, const SeqRequest& r);
+// In place: sizes the stores. Without a budget (c.kv_cache_bytes 0) each slot's row holds the
+// context (c.context, 0: the target's max_position_embeddings) and the drafts a verification
+// writes beyond the tokens it keeps (the largest K). With one, the rows share what the budget
+// holds for both models' stores (at most that), in whole blocks, and the context is capped so
+// that one sequence fits in all of them. Sets c.slot_positions and c.context (once resolved, again is
+// a no-op); throws std::invalid_argument when the budget cannot hold a short sequence.
+void fit_store(EngineConfig& c, const Decoder& target, const Decoder* draft);
+// In place: why a request can never fit ("" when it can, and in the other modes).
+std::string slot_misfit(const EngineConfig& c, const SeqRequest& r);
 
 class KVStore;
-// In place: a store of c.slots slots for `model` (null in the other modes).
+// In place: the store of c.slots rows of c.slot_positions for `model` (null in the other modes).
 std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& target, const Decoder* model);
 
 }  // namespace exspec

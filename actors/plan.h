@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -56,11 +57,11 @@ struct PrefillOutcome : PrefillResult {
   std::vector<int64_t> stored;  // per sequence: positions the target's slot holds
 };
 
-// A sequence's slot contents moved to a free slot before its step (the realigner's job in place):
-// positions [0, target_len) of the target's store and [0, draft_len) of the draft's.
+// A sequence moved to a free slot before its step (the realigner's job in place): its blocks are
+// copied into the new slot's own (from, to block ids), in the target's store and the draft's.
 struct SlotMove {
   int64_t from = -1, to = -1;
-  int64_t target_len = 0, draft_len = 0;
+  std::vector<std::pair<int64_t, int64_t>> target, draft;
 };
 
 // One step over rows in their slots (K = 0: a plain target step).

@@ -34,6 +34,7 @@ void publish(PoolManagerState& st) {
   e.cancelled = s.cancelled();
   e.slots = s.slots();
   e.slots_used = s.slots_used();
+  e.blocks = s.blocks();
   if (s.policy()) e.speculation = s.policy()->estimates();
   std::lock_guard<std::mutex> lock(st.settings.board->mu);
   const size_t taken = s.take_dequeued();

@@ -36,6 +36,7 @@ std::string RunStats::to_json() const {
                            {"prefix_hit", prefix_hit},
                            {"slot_moves", slot_moves},
                            {"gathered_steps", gathered_steps},
+                           {"preemptions", preemptions},
                            {"accepted", accepted},
                            {"grouped_steps", grouped_steps},
                            {"reused_steps", reused_steps},
@@ -67,6 +68,7 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.prefix_hit = a.prefix_hit - b.prefix_hit;
   d.slot_moves = a.slot_moves - b.slot_moves;
   d.gathered_steps = a.gathered_steps - b.gathered_steps;
+  d.preemptions = a.preemptions - b.preemptions;
   for (size_t i = 0; i < a.band_drafted.size(); ++i) {
     d.band_drafted[i] = a.band_drafted[i] - b.band_drafted[i];
     d.band_accepted[i] = a.band_accepted[i] - b.band_accepted[i];

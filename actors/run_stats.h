@@ -10,6 +10,11 @@
 
 namespace exspec {
 
+// A paged store's blocks: all of them, those held by live sequences, and those cached.
+struct BlockCounts {
+  int64_t total = 0, held = 0, cached = 0;
+};
+
 struct RunStats {
   double wall_s = 0, prefill_s = 0, draft_s = 0, verify_s = 0, align_s = 0;
   int64_t steps = 0;               // batches run (one verification forward each)
@@ -20,10 +25,11 @@ struct RunStats {
   int64_t accepted = 0;            // draft tokens accepted
   int64_t committed = 0;           // tokens appended to sequences (after stop trimming)
   int64_t sequences = 0;
-  int64_t prefix_queried = 0;      // in place: prompt positions looked up in the free slots
+  int64_t prefix_queried = 0;      // in place: prompt positions looked up in the block cache
   int64_t prefix_hit = 0;          // of which found there (not prefilled again)
   int64_t slot_moves = 0;          // in place: rows moved to another slot before a step
-  int64_t gathered_steps = 0;      // in place: steps whose rows were not in consecutive slots
+  int64_t gathered_steps = 0;      // in place: steps whose keys were not read as one view
+  int64_t preemptions = 0;         // in place: sequences sent back to the queue for want of blocks
   std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
   // drafted / accepted per temperature band (actors/acceptance.h)
   std::array<int64_t, 4> band_drafted{}, band_accepted{};

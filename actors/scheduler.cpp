@@ -10,7 +10,11 @@
 namespace exspec {
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
-    : Executor(config, std::move(policy), max_in_flight), slots_(config.slots) {
+    : Executor(config, std::move(policy), max_in_flight),
+      slots_(config.slots),
+      target_blocks_(config.slots, row_blocks(config), config.block_size, config.prefix_cache),
+      draft_blocks_(config.slots, row_blocks(config), config.block_size, config.prefix_cache),
+      tables_(static_cast<size_t>(config.slots)) {
   if (config.mode != Mode::InPlace) throw std::invalid_argument("Scheduler: the paper's modes are PaperScheduler's");
 }
 

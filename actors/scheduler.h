@@ -1,7 +1,7 @@
 // The Scheduler: how exspec serves, in place (issue 18), with or without a draft model (without
 // one every step has K = 0: plain decoding, continuously batched). Every decision in plain C++
 // (no actors, no tensors): the window is the set of sequences holding a KV slot
-// (model/slot_table.h); a step is any B of its stored members, formed without a copy, so
+// (model/slot_table.h) and the blocks of their positions (model/block_pool.h); a step is any B of its stored members, formed without a copy, so
 // sequences join and leave between any two steps; prompts are stored in chunks between decode
 // steps; the draft-length policy picks K; each row's drafts come from the draft model, prompt
 // lookup or the request's prediction (actors/proposer.h). Its interface is vLLM's:
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/executor.h"
+#include "model/block_pool.h"
 #include "model/slot_table.h"
 
 namespace exspec {
@@ -32,6 +33,7 @@ class Scheduler : public Executor {
   const SlotTable& slot_table() const { return slots_; }
   int64_t slots() const override { return slots_.slots(); }
   int64_t slots_used() const override { return slots_.used(); }
+  BlockCounts blocks() const override;
 
  private:
   PrefillPlan plan_prefill();
@@ -40,15 +42,26 @@ class Scheduler : public Executor {
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   StepPlan plan_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   void plan_k(StepPlan& plan);
+  // Blocks (actors/scheduler_blocks.cpp, model/block_pool.h).
+  struct Admission {
+    int64_t target = 0, draft = 0;  // blocks a newcomer takes that no sequence holds now
+  };
+  struct SlotBlocks {
+    BlockTable target, draft;  // the live sequence's tables in each store
+  };
+  static int64_t row_blocks(const EngineConfig& c);
+  void admit_newcomers();
+  Admission admission(const Sequence& s) const;
   SlotRow slot_row(const Sequence& s) const;
-  void take_slot(Sequence& s);  // a newcomer's slot, its cached prefix kept
-  void release(const Sequence& s, bool failed) override;  // what the slot keeps for the next one
-  // What a sequence's slot holds, for the prefix cache: the tokens whose keys and values the
-  // target's keeps, and how many of them the draft's keeps.
-  std::vector<int64_t> held_tokens(const Sequence& s) const;
-  int64_t draft_held(const Sequence& s) const;
+  bool take_slot(Sequence& s);  // false: back in the queue
+  void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
+  int64_t draft_held(const Sequence& s) const;  // positions the draft's store holds
+  void requeue(Sequence& s);  // back to the queue, its blocks released
+  std::vector<SeqId> secure(const std::vector<SeqId>& ids);
+  bool make_room(Sequence& s, const std::vector<SeqId>& keep);
   // Moves the step's rows into consecutive slots where that is possible (actors/slot_moves.h).
   void plan_moves(StepPlan& p);
+  bool viewed(const StepPlan& p) const;
   static std::vector<int64_t> slots_of(const StepPlan& p);
   void stored(Sequence& s, int64_t stored);
   // Where a sequence's drafts come from: its prediction, else the server's proposer.
@@ -63,6 +76,8 @@ class Scheduler : public Executor {
   void note_proposals(const StepPlan& p, InFlight& f) const;
 
   SlotTable slots_;
+  BlockPool target_blocks_, draft_blocks_;  // which blocks of each store hold what
+  std::vector<SlotBlocks> tables_;          // by slot
   bool last_was_prefill_ = false;  // prefill chunks and decode steps take turns
 };
 

@@ -1,4 +1,5 @@
-// The Scheduler's plans: the window's newcomers take their slots; prompts are stored in chunks of
+// The Scheduler's plans: the window's newcomers take their slots (their blocks:
+// actors/scheduler_blocks.cpp); prompts are stored in chunks of
 // `prefill_chunk` positions, one chunk between two decode steps, so a long prompt holds the
 // running sequences up for one chunk's forward at a time; a step takes B stored members,
 // neighbours in slot order around the least recently stepped one.
@@ -18,76 +19,28 @@ void Scheduler::stored(Sequence& s, int64_t stored) {
   if (stored == s.length() - 1) s.state = SeqState::Decoding;
 }
 
-SlotRow Scheduler::slot_row(const Sequence& s) const {
-  SlotRow r;
-  r.slot = s.slot;
-  r.tokens = s.tokens();
-  r.target_len = s.stored;
-  r.draft_len = r.before_pending() - s.draft_lag;
-  return r;
-}
-
-// A newcomer's slot: a free one that holds the longest prefix of its prompt (it then stores only
-// the rest), else the lowest free one (model/slot_table.h). What the draft's slot lacks of the
-// prompt is its lag.
-void Scheduler::take_slot(Sequence& s) {
-  const std::vector<int64_t>& prompt = s.request.prompt;
-  const int64_t before_pending = static_cast<int64_t>(prompt.size()) - 1;
-  const SlotReuse r = slots_.acquire(prompt, config_.prefix_cache ? before_pending : 0);
-  if (r.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
-  s.slot = r.slot;
-  if (trace_enabled()) trace_slot(r.slot, before_pending + 1, r.target, r.draft);
-  stored(s, r.target);
-  s.draft_lag = before_pending - (config_.draft ? r.draft : 0);
-}
-
-// What an ending sequence's slot keeps for the next one: the tokens whose keys and values it
-// holds (the target's stored positions, at most the sequence's tokens: a step may have stored
-// committed tokens past its EOS), and how many of them the draft's holds. Nothing after a failure.
-void Scheduler::release(const Sequence& s, bool failed) {
-  if (s.slot < 0) return;  // never took one
-  if (failed) return slots_.release(s.slot);
-  slots_.release(s.slot, held_tokens(s), draft_held(s));
-}
-
-std::vector<int64_t> Scheduler::held_tokens(const Sequence& s) const {
-  if (!config_.prefix_cache) return {};  // nothing reusable: the slot table keeps no prefix
-  std::vector<int64_t> tokens = s.tokens();
-  tokens.resize(static_cast<size_t>(std::clamp<int64_t>(s.stored, 0, s.length())));
-  return tokens;
-}
-
-int64_t Scheduler::draft_held(const Sequence& s) const {
-  return config_.draft ? std::max<int64_t>(0, s.length() - 1 - s.draft_lag) : 0;
-}
-
-// The moved rows take their new slots now; the realigner copies their contents before the
-// step's forwards (StepJob::assemble). Jobs reach the realigner in the order they are planned,
-// so a later job that takes a vacated slot writes it only after the copy has read it.
+// The step's slots, in row order.
 std::vector<int64_t> Scheduler::slots_of(const StepPlan& p) {
   std::vector<int64_t> slots;
   for (const SlotRow& r : p.rows) slots.push_back(r.slot);
   return slots;
 }
 
-void Scheduler::plan_moves(StepPlan& p) {
-  std::vector<bool> taken(static_cast<size_t>(slots_.slots()));
-  for (int64_t s = 0; s < slots_.slots(); ++s) taken[static_cast<size_t>(s)] = slots_.in_use(s);
-  for (const RowMove& m : plan_row_moves(slots_of(p), taken)) {
-    SlotRow& r = p.rows[m.row];
-    Sequence& s = pool_.at(p.ids[m.row]);
-    p.moves.push_back(SlotMove{r.slot, m.to, r.target_len, draft_held(s)});
-    slots_.move(r.slot, m.to, held_tokens(s), draft_held(s));
-    s.slot = r.slot = m.to;
-  }
-  stats_.slot_moves += static_cast<int64_t>(p.moves.size());
-  std::vector<size_t> order(p.ids.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.rows[a].slot < p.rows[b].slot; });
-  std::vector<SeqId> ids;
-  std::vector<SlotRow> rows;
-  for (size_t i : order) ids.push_back(p.ids[i]), rows.push_back(std::move(p.rows[i]));
-  p.ids = std::move(ids), p.rows = std::move(rows);
+// Waiting sequences join the window while the stores have blocks for their prompts and first
+// steps beside one block for each live sequence's next step (model/block_pool.h); the first that
+// does not fit waits, and those behind it with it.
+void Scheduler::admit_newcomers() {
+  Admission promised;
+  const int64_t reserve = static_cast<int64_t>(window_.members().size());
+  auto fits = [&](const Sequence& s) {
+    const Admission a = admission(s);
+    if (a.target + promised.target + reserve > target_blocks_.available()) return false;
+    if (config_.draft && a.draft + promised.draft + reserve > draft_blocks_.available()) return false;
+    promised.target += a.target, promised.draft += a.draft;
+    return true;
+  };
+  for (SeqId id : window_.refill(pool_, fits))
+    if (!pool_.at(id).preempted) ++dequeued_;  // a pre-empted one's dequeue was counted
 }
 
 bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
@@ -100,18 +53,17 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
 
 Work Scheduler::plan() {
   if (full()) return {};
-  dequeued_ += window_.refill(pool_).size();
+  admit_newcomers();
   WindowFacts f;
   f.chunk_in_flight = prefilling_;
   f.last_was_chunk = last_was_prefill_;
   bool storing = false;                // a member's prompt is not stored yet (in a chunk, or due)
   std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
   std::vector<Sequence*> newcomers;
-  for (SeqId id : window_.members()) {
+  for (SeqId id : std::vector<SeqId>(window_.members())) {
     Sequence& s = pool_.at(id);
     if (s.slot >= 0) continue;
-    take_slot(s);  // a newcomer (the window never exceeds the slots)
-    newcomers.push_back(&s);
+    if (take_slot(s)) newcomers.push_back(&s);  // a newcomer (the window never exceeds the slots)
   }
   decide_draft_prefill(newcomers);
   for (SeqId id : window_.members()) {
@@ -154,7 +106,7 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
     // The draft's prompt chunks follow the target's, from the same count: where its slot held
     // less of the prompt than the target's (prefix cache), it catches the rest up when it first
     // drafts instead, and the target keeps what it held.
-    const int64_t before_pending = static_cast<int64_t>(s->request.prompt.size()) - 1;
+    const int64_t before_pending = s->length() - 1;  // a pre-empted one's tokens are its prompt now
     s->draft_prefill = pays && before_pending - s->draft_lag == s->stored;
     stats_.prefix_queried += before_pending;
     stats_.prefix_hit += s->stored;
@@ -203,10 +155,11 @@ StepPlan Scheduler::plan_step(bool hold_fresh) {
   for (size_t i = 1; i < n; ++i)
     if (pool_.at(ready[i]).last_step < pool_.at(ready[oldest]).last_step) oldest = i;
   const size_t first = std::min(oldest, n - take);
-  p.ids.assign(ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take));
+  p.ids = secure({ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take)});
+  if (p.ids.empty()) return p;
   for (SeqId id : p.ids) p.rows.push_back(slot_row(pool_.at(id)));
   if (config_.slot_moves) plan_moves(p);
-  if (!consecutive(slots_of(p))) ++stats_.gathered_steps;  // counted when planned: a failed step too
+  if (!viewed(p)) ++stats_.gathered_steps;  // counted when planned: a failed step too
   plan_k(p);
   InFlight f;
   f.k = p.k;

@@ -31,7 +31,8 @@ Sequence& SequencePool::at(SeqId id) {
 
 const Sequence& SequencePool::at(SeqId id) const { return const_cast<SequencePool*>(this)->at(id); }
 
-std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length) {
+std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length,
+                                             const std::function<bool(const Sequence&)>& fits) {
   std::vector<SeqId> order(waiting_.begin(), waiting_.end());
   std::stable_sort(order.begin(), order.end(), [&](SeqId a, SeqId b) {
     const Sequence &x = seqs_.at(a), &y = seqs_.at(b);
@@ -40,11 +41,24 @@ std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length) {
     return false;
   });
   order.resize(std::min(n, order.size()));
+  if (fits) {
+    size_t take = 0;
+    while (take < order.size() && fits(seqs_.at(order[take]))) ++take;
+    order.resize(take);
+  }
   for (SeqId id : order) {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
     seqs_.at(id).state = SeqState::Prefilling;
   }
   return order;
+}
+
+void SequencePool::requeue(SeqId id) {
+  Sequence& s = at(id);
+  if (s.state != SeqState::Prefilling && s.state != SeqState::Decoding)
+    throw std::logic_error("requeue of a sequence that is not live");
+  s.state = SeqState::Waiting;
+  waiting_.push_front(id);
 }
 
 size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +45,7 @@ struct Sequence {
   // prompt chunks too (decided when it takes its slot; else the draft catches it up lazily).
   int64_t slot = -1, stored = 0;
   bool draft_prefill = false;
+  bool preempted = false;  // sent back to the queue once for want of blocks (it keeps its tokens)
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
   // The prompt, then the generated tokens.
   std::vector<int64_t> tokens() const {
@@ -69,7 +71,13 @@ class SequencePool {
 
   // Pops up to n waiting sequences (higher priority first; then shortest prompt first when
   // sort_by_length, else arrival order); they are Prefilling now.
-  std::vector<SeqId> take_waiting(size_t n, bool sort_by_length);
+  // fits: whether the next one can be taken now (called in that order; the first that cannot
+  // ends the taking, so a large request is not overtaken for ever).
+  std::vector<SeqId> take_waiting(size_t n, bool sort_by_length,
+                                  const std::function<bool(const Sequence&)>& fits = {});
+  // A Prefilling or Decoding sequence back to the head of the queue (pre-empted: it keeps its
+  // tokens and is stored again when it is taken).
+  void requeue(SeqId id);
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
   // EOS, kept, or max_tokens). Returns how many were appended.

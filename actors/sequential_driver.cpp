@@ -22,6 +22,7 @@ SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::s
   config_.draft = draft_ != nullptr;  // without one, in place runs plain steps
   validate(config_);
   check_models(config_, *target_, draft_.get());
+  fit_store(config_, *target_, draft_.get());
   policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
 }
 
@@ -41,7 +42,7 @@ void count(const Job& j, DriverTrace& t, int64_t& steps_since_prefill) {
 std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests, const Timeline& timeline) {
   for (const auto& r : requests) {
     validate_request(*target_, r);
-    const std::string misfit = slot_misfit(config_, *target_, r);
+    const std::string misfit = slot_misfit(config_, r);
     if (!misfit.empty()) throw std::invalid_argument(misfit);
   }
   // In place: each model's store, for this run (null in the paper's modes).

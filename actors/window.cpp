@@ -4,9 +4,9 @@
 
 namespace exspec {
 
-std::vector<SeqId> Window::refill(SequencePool& pool) {
+std::vector<SeqId> Window::refill(SequencePool& pool, const std::function<bool(const Sequence&)>& fits) {
   if (members_.size() >= capacity_) return {};
-  std::vector<SeqId> fresh = pool.take_waiting(capacity_ - members_.size(), sort_by_length_);
+  std::vector<SeqId> fresh = pool.take_waiting(capacity_ - members_.size(), sort_by_length_, fits);
   members_.insert(members_.end(), fresh.begin(), fresh.end());
   return fresh;
 }

@@ -13,7 +13,8 @@ class Window {
   Window(size_t capacity, bool sort_by_length) : capacity_(capacity), sort_by_length_(sort_by_length) {}
 
   // Activates waiting sequences until the window is full; returns the new ones (to prefill).
-  std::vector<SeqId> refill(SequencePool& pool);
+  // fits: SequencePool::take_waiting's.
+  std::vector<SeqId> refill(SequencePool& pool, const std::function<bool(const Sequence&)>& fits = {});
   void remove(SeqId id);
   const std::vector<SeqId>& members() const { return members_; }
   size_t capacity() const { return capacity_; }

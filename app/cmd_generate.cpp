@@ -22,7 +22,7 @@ namespace exspec {
 
 int cmd_generate(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "slots", "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device",
+         {"model", "draft", "mode", "speculate", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "window", "slots", "min-group-fill", "max-wait", "context", "prefill-chunk", "block-size", "dtype", "device",
           "max-tokens", "batch", "prompt", "prompt-ids", "prompts-file", "threads", "torch-threads", "stats", "temperature", "top-p", "top-k",
           "min-p", "seed", "logprobs", "n", "presence-penalty", "frequency-penalty", "repetition-penalty", "logit-bias",
           "min-tokens", "stop-token-ids"},
@@ -31,7 +31,7 @@ int cmd_generate(int argc, char** argv, int first) {
     std::cout
         << "exspec generate --model DIR [--draft DIR] [--mode nonspec|eqspec|exspec|inplace] [--speculate model|ngram]\n"
            "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--slots N] [--sort-by-length]\n"
-           "                [--context N] [--prefill-chunk N] [--no-prefix-cache] [--no-slot-moves]\n"
+           "                [--context N] [--prefill-chunk N] [--block-size N] [--no-prefix-cache] [--no-slot-moves]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
            "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
@@ -99,6 +99,7 @@ int cmd_generate(int argc, char** argv, int first) {
   for (const auto& p : prompts) longest_prompt = std::max(longest_prompt, p.size());
   ec.context = a.get_int("context", ec.mode == Mode::InPlace ? static_cast<int64_t>(longest_prompt) + max_tokens : 0);
   ec.prefill_chunk = a.get_int("prefill-chunk", ec.prefill_chunk);
+  ec.block_size = a.get_int("block-size", ec.block_size);
   ec.prefix_cache = !a.has("no-prefix-cache");
   ec.slot_moves = !a.has("no-slot-moves");
   SamplingParams sp;

@@ -20,7 +20,7 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--mode inplace|exspec|eqspec|nonspec] [--speculate model|ngram]\n"
            "             [--draft-tokens auto|K] [--min-draft-tokens N]\n"
            "             [--max-draft-tokens N] [--batch B] [--slots N] [--window W] [--context N] [--prefill-chunk N]\n"
-           "             [--no-prefix-cache] [--no-slot-moves] [--kv-cache-memory SIZE|auto|0]\n"
+           "             [--no-prefix-cache] [--no-slot-moves] [--kv-cache-memory SIZE|auto|0] [--block-size N]\n"
            "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
            "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"

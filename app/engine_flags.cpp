@@ -5,7 +5,7 @@ namespace exspec {
 const std::set<std::string>& engine_flag_names() {
   static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "kv-cache-memory", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window", "slots",
                                            "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device", "served-model-name",
-                                           "chat-template", "cache-dir", "threads", "torch-threads", "max-queue"};
+                                           "chat-template", "cache-dir", "threads", "torch-threads", "max-queue", "block-size"};
   return names;
 }
 
@@ -31,6 +31,7 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.max_wait = a.get_int("max-wait", c.max_wait);
   c.context = a.get_int("context", c.context);
   c.prefill_chunk = a.get_int("prefill-chunk", c.prefill_chunk);
+  c.block_size = a.get_int("block-size", c.block_size);
   if (a.has("sort-by-length")) c.sort_by_length = true;
   if (a.has("no-overlap")) c.overlap = false;
   if (a.has("no-prefix-cache")) c.prefix_cache = false;

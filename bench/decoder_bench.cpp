@@ -11,7 +11,9 @@
 // --slots 1 adds, for each packed row, the in-place forward (Decoder::forward_slots, issue 18) of
 // the same shape: over B consecutive slots of a 2B-slot store (keys read as a view), and over
 // every other slot (keys gathered with index_select), against the rectangular cache's forward;
-// and the first of them run again on a second thread ("thread"), as the engine's actors run it.
+// the first of them run again on a second thread ("thread"), as the engine's actors run it; and
+// "paged": B consecutive slots whose blocks of 16 positions lie all over the store (each row's
+// positions gathered, model/kv_store.h), what a row pays for blocks outside its slot's own row.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -137,10 +139,20 @@ Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int rep
 
 // The in-place forward of the same shape: B rows in slots 0..B-1 (consecutive) or 0, 2, ...
 // (scattered) of a 2B-slot store, each holding ctx positions; lengths are put back every run.
-Timing time_slots(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps, bool scattered) {
-  exspec::KVStore store = m.new_store(2 * b, ctx + t);
+// paged: slots 0..B-1, each row's blocks taken from a shuffle of the whole store's.
+enum class Layout { Consecutive, Scattered, Paged };
+Timing time_slots(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps, Layout layout) {
+  constexpr int64_t kBlock = 16;
+  exspec::KVStore store = m.new_store(2 * b, ctx + t, kBlock);
   std::vector<int64_t> slots, counts(static_cast<size_t>(b), t);
-  for (int64_t i = 0; i < b; ++i) slots.push_back(scattered ? 2 * i : i);
+  for (int64_t i = 0; i < b; ++i) slots.push_back(layout == Layout::Scattered ? 2 * i : i);
+  if (layout == Layout::Paged) {
+    std::vector<int64_t> all(static_cast<size_t>(store.blocks()));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i * 7919 % all.size());  // 7919: a prime
+    const int64_t per_row = (ctx + t + kBlock - 1) / kBlock;
+    for (int64_t i = 0; i < b; ++i)
+      store.set_blocks(i, std::vector<int64_t>(all.begin() + i * per_row, all.begin() + (i + 1) * per_row));
+  }
   const at::Tensor ids = at::randint(m.config().vocab_size, {b, t}, at::kLong);
   std::vector<double> ms;
   for (int r = 0; r <= reps; ++r) {
@@ -191,17 +203,18 @@ int main(int argc, char** argv) try {
           };
           row(path, time_forward(*m, b, t, o.context, o.reps));
           if (o.slots && path == "packed") {
-            row("slots", time_slots(*m, b, t, o.context, o.reps, false));
+            row("slots", time_slots(*m, b, t, o.context, o.reps, Layout::Consecutive));
             // The same forward on a thread that is not the process's first, as the engine's
             // actors run it: libgomp throttles its workers' spinning once its threads outnumber
             // the cores, which a second thread's team does on 2 cores (docs/performance.md).
             Timing other{};
             std::thread([&] {
               exspec::apply_thread_settings();
-              other = time_slots(*m, b, t, o.context, o.reps, false);
+              other = time_slots(*m, b, t, o.context, o.reps, Layout::Consecutive);
             }).join();
             row("thread", other);
-            row("scatter", time_slots(*m, b, t, o.context, o.reps, true));
+            row("scatter", time_slots(*m, b, t, o.context, o.reps, Layout::Scattered));
+            row("paged", time_slots(*m, b, t, o.context, o.reps, Layout::Paged));
           }
         }
     }

@@ -169,6 +169,12 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
   if (e->slots > 0) {  // in place: the KV stores' occupancy (a full store makes admission wait)
     metric(out, "exspec_kv_slots", "gauge", "Slots of each in-place KV store.", static_cast<double>(e->slots));
     metric(out, "exspec_kv_slots_used", "gauge", "Slots held by live sequences.", static_cast<double>(e->slots_used));
+    metric(out, "exspec_kv_blocks", "gauge", "Blocks of the target's KV store.", static_cast<double>(e->blocks.total));
+    metric(out, "exspec_kv_blocks_used", "gauge", "Blocks held by live sequences.", static_cast<double>(e->blocks.held));
+    metric(out, "exspec_kv_blocks_free", "gauge", "Blocks no live sequence holds (cached ones included).",
+           static_cast<double>(e->blocks.total - e->blocks.held));
+    metric(out, "exspec_kv_blocks_cached", "gauge", "Blocks the prefix cache keeps (held or not).",
+           static_cast<double>(e->blocks.cached));
   }
   metric(out, "exspec_sequences_submitted_total", "counter", "Sequences submitted.", static_cast<double>(e->submitted));
   metric(out, "exspec_sequences_finished_total", "counter", "Sequences finished.", static_cast<double>(e->finished));
@@ -215,14 +221,17 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
            t.proposer_drafted[p] ? static_cast<double>(t.proposer_accepted[p]) / static_cast<double>(t.proposer_drafted[p]) : 0.0,
            proposer_label(p));
   metric(out, "exspec_prefix_cache_queries_total", "counter",
-         "In place: prompt tokens looked up in the free slots' cached prefixes.", static_cast<double>(t.prefix_queried));
+         "In place: prompt tokens looked up in the cached blocks.", static_cast<double>(t.prefix_queried));
   metric(out, "exspec_prefix_cache_hits_total", "counter",
          "In place: prompt tokens found there, not prefilled again.", static_cast<double>(t.prefix_hit));
   metric(out, "exspec_slot_moves_total", "counter",
          "In place: rows moved to another slot so that a step's slots are consecutive.", static_cast<double>(t.slot_moves));
   metric(out, "exspec_gathered_steps_total", "counter",
-         "In place: steps whose rows were not in consecutive slots (their keys gathered at every layer).",
+         "In place: steps whose keys were not read as one view (gathered at every layer).",
          static_cast<double>(t.gathered_steps));
+  metric(out, "exspec_preemptions_total", "counter",
+         "In place: sequences sent back to the queue for want of KV blocks (recomputed later, exactly).",
+         static_cast<double>(t.preemptions));
   metric(out, "exspec_committed_tokens_total", "counter", "Tokens appended to sequences.",
          static_cast<double>(t.committed));
   metric(out, "exspec_acceptance_rate", "gauge", "Accepted / drafted tokens since start.", t.acceptance_rate());

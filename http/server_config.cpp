@@ -82,7 +82,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     if (!e.is_object()) throw std::invalid_argument(r.where("engine") + " must be an object");
     r.known(e, "engine.", {"mode", "speculate", "draft_tokens", "min_draft_tokens", "max_draft_tokens", "batch", "window", "slots",
                            "min_group_fill", "max_wait", "sort_by_length", "overlap", "max_queue", "context",
-                           "prefill_chunk", "prefix_cache", "slot_moves", "kv_cache_memory"});
+                           "prefill_chunk", "prefix_cache", "slot_moves", "kv_cache_memory", "block_size"});
     r.get(e, "mode", "engine.mode", c.mode);
     r.get(e, "speculate", "engine.speculate", c.speculate);
     if (e.contains("draft_tokens")) {
@@ -103,6 +103,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
     r.get(e, "prefix_cache", "engine.prefix_cache", c.prefix_cache);
     r.get(e, "slot_moves", "engine.slot_moves", c.slot_moves);
     r.get(e, "kv_cache_memory", "engine.kv_cache_memory", c.kv_cache_memory);
+    r.get(e, "block_size", "engine.block_size", c.block_size);
     r.get(e, "sort_by_length", "engine.sort_by_length", c.sort_by_length);
     r.get(e, "overlap", "engine.overlap", c.overlap);
     r.get(e, "max_queue", "engine.max_queue", c.max_queue);
@@ -193,6 +194,7 @@ EngineOptions engine_options(const ServerConfig& c) {
   d.prefill_chunk = c.prefill_chunk;
   d.prefix_cache = c.prefix_cache;
   d.slot_moves = c.slot_moves;
+  d.block_size = c.block_size;
   d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
   d.sort_by_length = c.sort_by_length;
   return o;

@@ -50,7 +50,8 @@ struct ServerConfig {
   int64_t max_wait = 8;
   int64_t context = 0, prefill_chunk = 256;  // inplace: positions per slot (0: the model's), chunk
   bool sort_by_length = false, overlap = true;
-  bool prefix_cache = true;          // inplace: newcomers reuse a free slot's cached prompt prefix
+  bool prefix_cache = true;          // inplace: newcomers take the cached blocks of their prompt's prefix
+  int64_t block_size = 16;           // inplace: positions per KV block
   bool slot_moves = true;            // inplace: a step's scattered rows move into consecutive slots
   std::string kv_cache_memory = "auto";  // inplace: the KV stores' budget ("512M", "4G"); auto:
                                          // half the memory available at start; "0": no budget

@@ -154,8 +154,8 @@ int64_t Decoder::kv_bytes_per_position() const {
   return config_.num_layers * 2 * config_.num_kv_heads * config_.head_dim * static_cast<int64_t>(c10::elementSize(dtype_));
 }
 
-KVStore Decoder::new_store(int64_t slots, int64_t capacity) const {
-  return KVStore(config_.num_layers, slots, config_.num_kv_heads, config_.head_dim, capacity, dtype_, device_);
+KVStore Decoder::new_store(int64_t slots, int64_t capacity, int64_t block_size) const {
+  return KVStore(config_.num_layers, slots, config_.num_kv_heads, config_.head_dim, capacity, dtype_, device_, block_size);
 }
 
 at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,

@@ -47,8 +47,8 @@ class Decoder {
   enum class Logits { All, Last, None };
   at::Tensor forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
                            const std::vector<int64_t>& slots, Logits logits) const;
-  // A store for up to `slots` sequences of up to `capacity` positions each.
-  KVStore new_store(int64_t slots, int64_t capacity) const;
+  // A store of `slots` rows of `capacity` positions, in blocks of block_size (0: one block a row).
+  KVStore new_store(int64_t slots, int64_t capacity, int64_t block_size = 0) const;
 
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }

@@ -9,15 +9,17 @@
 namespace exspec {
 
 KVStore::KVStore(int64_t num_layers, int64_t slots, int64_t kv_heads, int64_t head_dim, int64_t capacity,
-                 at::ScalarType dtype, at::Device device)
-    : length_(slots, 0), capacity_(capacity) {
-  if (slots < 1 || capacity < 1) throw std::invalid_argument("KVStore: slots and capacity must be >= 1");
+                 at::ScalarType dtype, at::Device device, int64_t block_size)
+    : length_(slots, 0), tables_(static_cast<size_t>(std::max<int64_t>(slots, 0))) {
+  if (slots < 1 || capacity < 1 || block_size < 0) throw std::invalid_argument("KVStore: slots and capacity must be >= 1");
+  block_size_ = block_size == 0 ? capacity : block_size;
+  capacity_ = (capacity + block_size_ - 1) / block_size_ * block_size_;
   // Zeroed, not empty: a position beyond a row's length is read with weight exactly 0, and
   // 0 * NaN (uninitialised memory) would still poison the row.
   auto opts = at::TensorOptions().dtype(dtype).device(device);
   for (int64_t l = 0; l < num_layers; ++l) {
-    k_.push_back(at::zeros({slots, kv_heads, capacity, head_dim}, opts));
-    v_.push_back(at::zeros({slots, kv_heads, capacity, head_dim}, opts));
+    k_.push_back(at::zeros({slots, kv_heads, capacity_, head_dim}, opts));
+    v_.push_back(at::zeros({slots, kv_heads, capacity_, head_dim}, opts));
   }
 }
 
@@ -29,31 +31,77 @@ int64_t KVStore::bytes() const {
 }
 
 void KVStore::set_length(int64_t slot, int64_t n) {
-  if (n < 0 || n > capacity_) throw std::out_of_range("KVStore::set_length beyond the slot's capacity");
+  if (n < 0 || n > room(slot)) throw std::out_of_range("KVStore::set_length beyond the slot's blocks");
   length_.at(slot) = n;
 }
 
-at::Tensor KVStore::keys(int64_t layer, int64_t slot) const { return k_[layer][slot].narrow(1, 0, length_.at(slot)); }
-at::Tensor KVStore::values(int64_t layer, int64_t slot) const { return v_[layer][slot].narrow(1, 0, length_.at(slot)); }
+void KVStore::set_blocks(int64_t slot, std::vector<int64_t> table) {
+  for (int64_t id : table)
+    if (id < 0 || id >= blocks()) throw std::invalid_argument("KVStore::set_blocks: no such block");
+  tables_.at(static_cast<size_t>(slot)) = std::move(table);
+}
+
+int64_t KVStore::room(int64_t slot) const {
+  const auto& t = tables_.at(static_cast<size_t>(slot));
+  return t.empty() ? capacity_ : static_cast<int64_t>(t.size()) * block_size_;
+}
+
+std::pair<int64_t, int64_t> KVStore::locate(int64_t slot, int64_t p) const {
+  const auto& t = tables_[static_cast<size_t>(slot)];
+  if (t.empty()) return {slot, p};
+  const int64_t per_row = capacity_ / block_size_, id = t[static_cast<size_t>(p / block_size_)];
+  return {id / per_row, id % per_row * block_size_ + p % block_size_};
+}
+
+bool KVStore::at_home(int64_t slot, int64_t n) const {
+  const auto& t = tables_[static_cast<size_t>(slot)];
+  if (t.empty()) return true;
+  const int64_t per_row = capacity_ / block_size_;
+  for (int64_t i = 0; i * block_size_ < n; ++i)
+    if (t[static_cast<size_t>(i)] != slot * per_row + i) return false;
+  return true;
+}
+
+at::Tensor KVStore::keys(int64_t layer, int64_t slot) const {
+  std::vector<at::Tensor> parts;
+  for (int64_t p = 0; p < length_.at(slot); p += block_size_) {
+    const auto [row, at] = locate(slot, p);
+    parts.push_back(k_[layer][row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
+  }
+  return parts.empty() ? k_[layer][slot].narrow(1, 0, 0) : at::cat(parts, 1);
+}
+
+at::Tensor KVStore::values(int64_t layer, int64_t slot) const {
+  std::vector<at::Tensor> parts;
+  for (int64_t p = 0; p < length_.at(slot); p += block_size_) {
+    const auto [row, at] = locate(slot, p);
+    parts.push_back(v_[layer][row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
+  }
+  return parts.empty() ? v_[layer][slot].narrow(1, 0, 0) : at::cat(parts, 1);
+}
 
 SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<int64_t>& counts, int64_t T) const {
   const int64_t B = static_cast<int64_t>(slots.size());
   if (B == 0 || static_cast<int64_t>(counts.size()) != B) throw std::invalid_argument("KVStore::plan: one count per slot");
   SlotForward f;
   f.slots = slots, f.counts = counts, f.T = T;
-  bool consecutive = true, full = true;
+  bool consecutive = true, full = true, home = true;
   std::vector<int64_t> wslot, wpos, wtok;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s = slots[b];
     if (s < 0 || s >= this->slots()) throw std::invalid_argument("KVStore::plan: no such slot");
     if (counts[b] < 1 || counts[b] > T) throw std::invalid_argument("KVStore::plan: a row's count is outside 1..T");
-    if (length_[s] + counts[b] > capacity_) throw std::length_error("KVStore::plan: a sequence outgrows its slot");
+    if (length_[s] + counts[b] > room(s)) throw std::length_error("KVStore::plan: a sequence outgrows its blocks");
     if (std::count(slots.begin(), slots.begin() + b, s)) throw std::invalid_argument("KVStore::plan: a slot twice");
     f.starts.push_back(length_[s]);
     f.window = std::max(f.window, length_[s] + counts[b]);
     consecutive = consecutive && s == slots[0] + b;
     full = full && counts[b] == T;
-    for (int64_t t = 0; t < counts[b]; ++t) wslot.push_back(s), wpos.push_back(length_[s] + t), wtok.push_back(b * T + t);
+    home = home && at_home(s, length_[s] + counts[b]);
+    for (int64_t t = 0; t < counts[b]; ++t) {
+      const auto [row, at] = locate(s, length_[s] + t);
+      wslot.push_back(row), wpos.push_back(at), wtok.push_back(b * T + t);
+    }
   }
   const at::Device dev = k_.empty() ? at::Device(at::kCPU) : k_[0].device();
   auto longs = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).to(dev); };
@@ -64,12 +112,32 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   const bool none_blocked = T == 1 && std::all_of(f.starts.begin(), f.starts.end(), [&](int64_t s) { return s + 1 == f.window; });
   if (!none_blocked)
     f.blocked = (at::arange(f.window, at::kLong).view({1, 1, f.window}) > f.positions.to(at::kCPU).view({B, T, 1})).to(dev);
-  f.first = consecutive ? slots[0] : -1;
-  if (!consecutive) f.rows = longs(slots);
+  if (home && f.window <= capacity_) {
+    f.first = consecutive ? slots[0] : -1;
+    if (!consecutive) f.rows = longs(slots);
+  } else {
+    f.gather = gather_index(f, k_.empty() ? 1 : k_[0].size(1)).to(dev);
+  }
   f.write_slot = longs(wslot);
   f.write_pos = longs(wpos);
   if (!full) f.content = longs(wtok);
   return f;
+}
+
+// Row b, head h, key position j: where the tensor viewed as [slots * heads * capacity,
+// head_dim] holds it. Positions beyond a row's content (masked) read its first position.
+at::Tensor KVStore::gather_index(const SlotForward& f, int64_t heads) const {
+  const int64_t B = f.batch(), W = f.window;
+  at::Tensor idx = at::empty({B, heads, W}, at::kLong);
+  auto a = idx.accessor<int64_t, 3>();
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t s = f.slots[b], end = f.starts[b] + f.counts[b];
+    for (int64_t j = 0; j < W; ++j) {
+      const auto [row, at] = locate(s, j < end ? j : 0);
+      for (int64_t h = 0; h < heads; ++h) a[b][h][j] = (row * heads + h) * capacity_ + at;
+    }
+  }
+  return idx.view({-1});
 }
 
 std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotForward& f, const at::Tensor& k,
@@ -79,20 +147,27 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
   std::pair<at::Tensor, at::Tensor> out;
   for (auto [src, store, dst] : {std::make_tuple(&k, &k_[layer], &out.first), std::make_tuple(&v, &v_[layer], &out.second)}) {
     at::Tensor tokens = src->reshape({-1, H, D});
-    store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);                // [N, H, D] at (slot, :, pos)
+    store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);                // [N, H, D] at (row, :, pos)
+    if (f.gather.defined()) {
+      *dst = store->view({-1, D}).index_select(0, f.gather).view({B, H, f.window, D});
+      continue;
+    }
     at::Tensor w = store->narrow(2, 0, f.window);
     *dst = f.first >= 0 ? w.narrow(0, f.first, B) : w.index_select(0, f.rows);
   }
   return out;
 }
 
-void KVStore::copy_slot(int64_t from, int64_t to, int64_t n) {
-  // The slot's length may be stale (the counters of model/slot_row.h are the truth): n is the
-  // caller's count of valid positions.
-  if (from == to || from < 0 || from >= slots()) throw std::invalid_argument("KVStore::copy_slot: bad slots");
-  set_length(to, n);  // checks `to` and n
-  for (auto* bufs : {&k_, &v_})
-    for (at::Tensor& b : *bufs) b[to].narrow(1, 0, n).copy_(b[from].narrow(1, 0, n));
+void KVStore::copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves) {
+  const int64_t per_row = capacity_ / block_size_;
+  for (const auto& [from, to] : moves) {
+    if (from == to || from < 0 || to < 0 || from >= blocks() || to >= blocks())
+      throw std::invalid_argument("KVStore::copy_blocks: bad blocks");
+    for (auto* bufs : {&k_, &v_})
+      for (at::Tensor& b : *bufs)
+        b[to / per_row].narrow(1, to % per_row * block_size_, block_size_)
+            .copy_(b[from / per_row].narrow(1, from % per_row * block_size_, block_size_));
+  }
 }
 
 void KVStore::advance(const SlotForward& f) {

@@ -1,16 +1,18 @@
-// The in-place KV store of one model (issue 18): every live sequence owns one slot, a
-// preallocated [kv_heads, capacity, head_dim] region per layer, for its whole life. A forward
-// over any subset of slots writes each row's new keys and values at that row's own offset
-// (index_put_) and attention reads each row's own prefix through a mask built from per-row
-// lengths. Nothing is ever realigned: a batch is a list of slots, forming one copies no cache.
+// The in-place KV store of one model (issue 18), paged (issue 30): per layer a preallocated
+// [slots, kv_heads, capacity, head_dim] tensor, read as blocks of `block_size` positions. Each
+// live sequence owns a slot; its block table (model/block_pool.h decides which blocks) says where
+// its positions live; an empty table means its slot's own row, block by block. A forward over
+// any subset of slots writes each row's new keys and values at that row's own positions
+// (index_put_) and attention reads each row's prefix through a mask built from per-row lengths.
+// Nothing is ever realigned: a batch is a list of slots, forming one copies no cache.
 //
-// Slots rather than paged blocks: with no custom kernels, attention over blocks would gather
-// each row's blocks into a contiguous tensor at every layer of every forward (a copy of the
-// whole prefix), which is the cost this store exists to remove. A slot is contiguous, so a batch
-// whose slots are consecutive reads its keys as a view; any other subset reads them with one
-// index_select of the prefix (a read of what attention reads anyway, no write-back). Slots are
-// handed out lowest first (model/slot_table.h), so the live sequences of a continuous batch stay
-// consecutive. The price is memory: each slot is sized for the longest context, used or not.
+// How attention reads a step's keys, without custom kernels:
+//   view    the rows' slots are consecutive and each row's table is its own row's blocks in
+//           order (the common case: model/block_pool.h hands out a slot's own blocks first);
+//   rows    the same, slots not consecutive: one index_select of the slots' rows;
+//   gather  any row holds blocks elsewhere (a prefix cached by another slot, blocks borrowed
+//           beyond its row): one index_select of every row's positions, a copy of the prefix
+//           at every layer of every forward. docs/speculation.md has the measured cost of each.
 //
 // Lengths: a slot's length counts the positions that hold content. A forward writes its new
 // positions after the length and advances it by what it wrote; the caller then sets the length
@@ -34,9 +36,10 @@ struct SlotForward {
   int64_t window = 0;  // key positions attention reads: max(starts + counts)
   at::Tensor positions;  // [B, T] int64: starts[b] + t (content positions)
   at::Tensor blocked;    // [B, T, window] bool, true where a query may not look; undefined if none
-  int64_t first = -1;    // slots are first, first + 1, ...: the keys are a view, no gather
-  at::Tensor rows;       // [B] int64 slot indices (for the gather when first < 0)
-  at::Tensor write_slot, write_pos;  // per content token: slot, position
+  int64_t first = -1;    // view: slots are first, first + 1, ... with their own blocks
+  at::Tensor rows;       // rows: [B] int64 slot indices
+  at::Tensor gather;     // gather: [B * kv_heads * window] int64 indices into [slots * kv_heads * capacity, head_dim]
+  at::Tensor write_slot, write_pos;  // per content token: the row and position of the tensor that hold it
   at::Tensor content;  // per content token: b * T + t; undefined when no row is padded
   int64_t batch() const { return static_cast<int64_t>(slots.size()); }
 };
@@ -44,20 +47,25 @@ struct SlotForward {
 class KVStore {
  public:
   KVStore() = default;
+  // capacity: positions of a slot's row, rounded up to whole blocks (block_size 0: one block).
   KVStore(int64_t num_layers, int64_t slots, int64_t kv_heads, int64_t head_dim, int64_t capacity,
-          at::ScalarType dtype, at::Device device);
+          at::ScalarType dtype, at::Device device, int64_t block_size = 0);
 
   int64_t num_layers() const { return static_cast<int64_t>(k_.size()); }
   int64_t slots() const { return static_cast<int64_t>(length_.size()); }
   int64_t capacity() const { return capacity_; }
+  int64_t block_size() const { return block_size_; }
+  int64_t blocks() const { return slots() * (capacity_ / block_size_); }
   // Bytes held by the store's tensors (what its sizing costs).
   int64_t bytes() const;
 
   // Which slots are taken is not the store's business (model/slot_table.h): a slot given to a
   // new sequence starts with set_length(slot, 0).
   int64_t length(int64_t slot) const { return length_.at(slot); }
-  // Keeps the first n positions of the slot as content (n <= capacity).
+  // Keeps the first n positions of the slot as content (n <= what its blocks hold).
   void set_length(int64_t slot, int64_t n);
+  // Where the slot's positions live (block ids, model/block_pool.h); empty: its own row.
+  void set_blocks(int64_t slot, std::vector<int64_t> table);
 
   // The slot's content: [kv_heads, length, head_dim] views (tests, debugging).
   at::Tensor keys(int64_t layer, int64_t slot) const;
@@ -73,14 +81,22 @@ class KVStore {
                                                const at::Tensor& v);
   void advance(const SlotForward& f);
 
-  // Copies the first n positions of slot `from` into slot `to`, whose length becomes n (`from`
-  // keeps its contents). The caller makes sure no forward touches either slot meanwhile.
-  void copy_slot(int64_t from, int64_t to, int64_t n);
+  // Copies whole blocks (from, to) in every layer. The caller makes sure no forward touches
+  // either meanwhile.
+  void copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves);
 
  private:
+  // Where the slot's position p lives: (row, position in the row).
+  std::pair<int64_t, int64_t> locate(int64_t slot, int64_t p) const;
+  int64_t room(int64_t slot) const;  // positions the slot's blocks hold
+  // Whether the slot's first n positions are in its own row, in order.
+  bool at_home(int64_t slot, int64_t n) const;
+  at::Tensor gather_index(const SlotForward& f, int64_t heads) const;
+
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
   std::vector<int64_t> length_;
-  int64_t capacity_ = 0;
+  std::vector<std::vector<int64_t>> tables_;
+  int64_t capacity_ = 0, block_size_ = 1;
 };
 
 }  // namespace exspec

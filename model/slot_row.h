@@ -20,6 +20,8 @@ struct SlotRow {
   int64_t slot = -1;
   std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
   int64_t target_len = 0, draft_len = 0;  // positions of the slot each store holds
+  // Where those positions live in each store (model/block_pool.h); empty: the slot's own row.
+  std::vector<int64_t> target_blocks, draft_blocks;
 
   int64_t before_pending() const { return static_cast<int64_t>(tokens.size()) - 1; }
   // Prompt tokens the target has yet to store (0: the sequence can decode).

@@ -250,7 +250,10 @@ CATCH_TEST_CASE("inplace: a row left apart by a finish moves next to the others 
   CATCH_REQUIRE(next.moves.size() == 1);
   CATCH_CHECK(next.moves[0].from == 2);
   CATCH_CHECK(next.moves[0].to == 1);
-  CATCH_CHECK(next.moves[0].target_len == 2);  // c's tokens but pending
+  // c's tokens but pending: one block (16 positions), copied into slot 1's first own block.
+  CATCH_REQUIRE(next.moves[0].target.size() == 1);
+  CATCH_CHECK(next.moves[0].target[0].second == next.rows[1].target_blocks.at(0));
+  CATCH_CHECK(next.moves[0].target[0].first != next.moves[0].target[0].second);
   CATCH_CHECK(next.ids == std::vector<SeqId>{a, c});
   CATCH_CHECK(next.rows[1].slot == 1);
   CATCH_CHECK(s.stats().slot_moves == 1);

@@ -2,6 +2,8 @@
 // the cap is what /v1/models, /tokenize and the errors say, a request beyond it is a 400 naming
 // the limit, one within it is answered as plain decoding, and a budget too small for any
 // sequence stops the server at start with a message naming the flag.
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "tests/http/support.h"
@@ -36,4 +38,36 @@ TEST_CASE("kv cache memory: a budget that holds no sequence stops the server at 
   ServerProcess bad({"--kv-cache-memory", "lots"}, /*wait_ready=*/false);
   CHECK(bad.wait_exit(60) != 0);
   CHECK(bad.log().find("K, M, G or T") != std::string::npos);
+}
+
+TEST_CASE("kv cache memory: more clients than the blocks hold wait or are pre-empted, and all answer as the oracle") {
+  // The tiny pair in float64 (2,560 bytes a position for both models): 4 slots of 24 positions
+  // in blocks of 4, 96 in all. One of these sequences takes 84 and its drafts: with two live,
+  // one goes back to the queue; the others wait for blocks.
+  ServerProcess s({"--kv-cache-memory", "256K", "--slots", "4", "--batch", "4", "--block-size", "4"});
+  CHECK(s.log().find("blocks of 4 positions (--block-size)") != std::string::npos);
+  const int n = 6;
+  std::vector<std::vector<int64_t>> prompts;
+  for (int i = 0; i < n; ++i) prompts.push_back(bytes_of("Client " + std::to_string(i) + " asks a question"));
+  const int64_t max_tokens = 60;
+  const auto want = oracle(prompts, max_tokens);
+  std::vector<std::vector<int64_t>> got(n);
+  std::vector<int> status(n, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      HttpResult r = post(s.port(), "/v1/completions",
+                          {{"prompt", prompts[i]}, {"max_tokens", max_tokens}, {"return_token_ids", true}}, 120);
+      status[i] = r.status;
+      if (r.status == 200) got[i] = r.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>();
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    CHECK(status[i] == 200);
+    CHECK(got[i] == want[i].ids);
+  }
+  CHECK(metric(s.port(), "exspec_kv_blocks") > 0);
+  CHECK(metric(s.port(), "exspec_kv_blocks_used") == 0);  // every sequence ended: nothing held
+  CHECK(metric(s.port(), "exspec_preemptions_total") > 0);
 }

@@ -1,0 +1,190 @@
+// The Scheduler's blocks (model/block_pool.h): a newcomer takes a slot and the cached blocks of
+// its longest cached prefix, then blocks for the rest of its prompt; a step's rows get the blocks
+// their step may write first, and when the stores have too few a newer sequence goes back to the
+// queue (pre-empted: it keeps its tokens, and its blocks stay cached for its return, so the
+// recompute is often a cache hit); an ending sequence leaves its full blocks to the cache.
+#include <algorithm>
+#include <stdexcept>
+
+#include "actors/scheduler.h"
+#include "actors/slot_moves.h"
+#include "actors/step_trace.h"
+
+namespace exspec {
+
+// Blocks of each slot's own row: the resolved geometry (fit_store), else a whole context.
+int64_t Scheduler::row_blocks(const EngineConfig& c) {
+  constexpr int64_t kUnsizedContext = 4096;  // a Scheduler built without fit_store (unit tests)
+  const int64_t positions = c.slot_positions > 0 ? c.slot_positions
+                                                 : (c.context > 0 ? c.context : kUnsizedContext) + largest_k(c);
+  return (positions + c.block_size - 1) / c.block_size;
+}
+
+SlotRow Scheduler::slot_row(const Sequence& s) const {
+  SlotRow r;
+  r.slot = s.slot;
+  r.tokens = s.tokens();
+  r.target_len = s.stored;
+  r.draft_len = r.before_pending() - s.draft_lag;
+  r.target_blocks = tables_.at(static_cast<size_t>(s.slot)).target;
+  r.draft_blocks = tables_[static_cast<size_t>(s.slot)].draft;
+  return r;
+}
+
+Scheduler::Admission Scheduler::admission(const Sequence& s) const {
+  const std::vector<int64_t> tokens = s.tokens();
+  const int64_t need = s.length() + largest_k(config_);  // its prompt and its first step
+  Admission a;
+  const BlockTable hit = target_blocks_.match(tokens, s.length() - 1);
+  a.target = target_blocks_.blocks_for(need) - static_cast<int64_t>(hit.size()) + target_blocks_.unheld(hit);
+  if (config_.draft) {
+    const BlockTable dhit = draft_blocks_.match(tokens, static_cast<int64_t>(hit.size()) * config_.block_size);
+    a.draft = draft_blocks_.blocks_for(need) - static_cast<int64_t>(dhit.size()) + draft_blocks_.unheld(dhit);
+  }
+  return a;
+}
+
+// A newcomer's slot: the free one whose row holds the first block of its cached prefix (its keys
+// are then read as a view), else the lowest free one. It takes the cached blocks, and blocks
+// for the rest of its prompt; what the draft's cache lacks of the prompt is its lag. False (the
+// sequence is back in the queue) when the blocks ran out after all: a newcomer admitted with it
+// took blocks this one had counted on.
+bool Scheduler::take_slot(Sequence& s) {
+  const std::vector<int64_t> tokens = s.tokens();
+  const int64_t before_pending = s.length() - 1, bs = config_.block_size;
+  const BlockTable hit = target_blocks_.match(tokens, before_pending);
+  const BlockTable dhit = config_.draft ? draft_blocks_.match(tokens, static_cast<int64_t>(hit.size()) * bs) : BlockTable{};
+  int64_t preferred = hit.empty() ? -1 : hit[0] / target_blocks_.blocks_per_slot();
+  if (preferred >= 0 && hit[0] != target_blocks_.home(preferred, 0)) preferred = -1;
+  s.slot = slots_.acquire(preferred);
+  if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
+  SlotBlocks& t = tables_[static_cast<size_t>(s.slot)];
+  target_blocks_.take(t.target, hit);
+  draft_blocks_.take(t.draft, dhit);
+  const bool room = target_blocks_.grow(t.target, s.slot, before_pending) &&
+                    (!config_.draft || draft_blocks_.grow(t.draft, s.slot, before_pending));
+  if (!room) {
+    s.stored = 0, s.draft_lag = 0;
+    requeue(s);
+    return false;
+  }
+  const int64_t target = static_cast<int64_t>(hit.size()) * bs, draft = static_cast<int64_t>(dhit.size()) * bs;
+  if (trace_enabled()) trace_slot(s.slot, before_pending + 1, target, draft);
+  stored(s, target);
+  s.draft_lag = before_pending - draft;
+  return true;
+}
+
+// What an ending sequence leaves: its full blocks to the cache (the target's stored positions,
+// at most its tokens: a step may have stored committed tokens past its EOS; the draft's held
+// ones), nothing after a failure; its slot.
+void Scheduler::release(const Sequence& s, bool failed) {
+  if (s.slot < 0) return;  // never took one
+  SlotBlocks& t = tables_.at(static_cast<size_t>(s.slot));
+  const std::vector<int64_t> tokens = failed ? std::vector<int64_t>{} : s.tokens();
+  target_blocks_.release(t.target, tokens, s.stored);
+  draft_blocks_.release(t.draft, tokens, draft_held(s));
+  slots_.release(s.slot);
+}
+
+int64_t Scheduler::draft_held(const Sequence& s) const {
+  return config_.draft ? std::max<int64_t>(0, s.length() - 1 - s.draft_lag) : 0;
+}
+
+void Scheduler::requeue(Sequence& s) {
+  release(s, false);
+  window_.remove(s.id);
+  s.slot = -1, s.stored = 0, s.draft_lag = 0;
+  s.draft_prefill = false;
+  s.preempted = true;  // its dequeue was counted once
+  pool_.requeue(s.id);
+}
+
+// The step's rows, oldest first, each with blocks for what the step may write (K + 1 positions
+// past its tokens, in each store). Where the stores lack them, the newest sequence that is not
+// in a job and not already secured for this step goes back to the queue; a row that still finds
+// none sits the step out. Returns the rows kept, in the given order.
+std::vector<SeqId> Scheduler::secure(const std::vector<SeqId>& ids) {
+  std::vector<SeqId> oldest_first = ids, kept;
+  std::sort(oldest_first.begin(), oldest_first.end());
+  for (SeqId id : oldest_first) {
+    Sequence& s = pool_.at(id);
+    if (s.slot >= 0 && make_room(s, kept)) kept.push_back(id);  // slot -1: pre-empted for an older row
+  }
+  std::vector<SeqId> out;
+  for (SeqId id : ids)
+    if (std::count(kept.begin(), kept.end(), id)) out.push_back(id);
+  return out;
+}
+
+bool Scheduler::make_room(Sequence& s, const std::vector<SeqId>& keep) {
+  const int64_t need = s.length() + largest_k(config_);
+  SlotBlocks& t = tables_[static_cast<size_t>(s.slot)];
+  auto short_of = [&](const BlockPool& pool, const BlockTable& table) {
+    return pool.blocks_for(need) - static_cast<int64_t>(table.size()) > pool.available();
+  };
+  while (short_of(target_blocks_, t.target) || (config_.draft && short_of(draft_blocks_, t.draft))) {
+    Sequence* victim = nullptr;
+    for (SeqId id : window_.members()) {
+      Sequence& v = pool_.at(id);
+      if (v.busy || v.slot < 0 || id == s.id || std::count(keep.begin(), keep.end(), id)) continue;
+      if (!victim || id > victim->id) victim = &v;
+    }
+    if (!victim) return false;
+    requeue(*victim);
+    ++stats_.preemptions;
+  }
+  target_blocks_.grow(t.target, s.slot, need);
+  if (config_.draft) draft_blocks_.grow(t.draft, s.slot, need);
+  return true;
+}
+
+// The moved rows take their new slots' own blocks now; the realigner copies their contents
+// before the step's forwards (StepJob::assemble). The blocks they leave are released as an
+// ending sequence's are (cached). Jobs reach the realigner in the order they are planned, so a
+// later job that takes a left block writes it only after the copy has read it. A move whose new
+// home blocks are held (borrowed by a long sequence) is left out.
+void Scheduler::plan_moves(StepPlan& p) {
+  std::vector<bool> taken(static_cast<size_t>(slots_.slots()));
+  for (int64_t s = 0; s < slots_.slots(); ++s) taken[static_cast<size_t>(s)] = slots_.in_use(s);
+  for (const RowMove& m : plan_row_moves(slots_of(p), taken)) {
+    SlotRow& r = p.rows[m.row];
+    Sequence& s = pool_.at(p.ids[m.row]);
+    SlotBlocks& from = tables_[static_cast<size_t>(r.slot)];
+    const int64_t nt = static_cast<int64_t>(from.target.size()), nd = static_cast<int64_t>(from.draft.size());
+    if (!target_blocks_.home_free(m.to, nt) || !draft_blocks_.home_free(m.to, nd)) continue;
+    SlotBlocks to{target_blocks_.take_home(m.to, nt), draft_blocks_.take_home(m.to, nd)};
+    SlotMove mv{r.slot, m.to, {}, {}};
+    for (int64_t i = 0; i < target_blocks_.blocks_for(s.stored); ++i) mv.target.emplace_back(from.target[i], to.target[i]);
+    for (int64_t i = 0; i < draft_blocks_.blocks_for(draft_held(s)); ++i) mv.draft.emplace_back(from.draft[i], to.draft[i]);
+    const std::vector<int64_t> tokens = s.tokens();
+    target_blocks_.release(from.target, tokens, s.stored);
+    draft_blocks_.release(from.draft, tokens, draft_held(s));
+    tables_[static_cast<size_t>(m.to)] = std::move(to);
+    slots_.move(r.slot, m.to);
+    s.slot = r.slot = m.to;
+    r.target_blocks = tables_[static_cast<size_t>(m.to)].target;
+    r.draft_blocks = tables_[static_cast<size_t>(m.to)].draft;
+    p.moves.push_back(std::move(mv));
+  }
+  stats_.slot_moves += static_cast<int64_t>(p.moves.size());
+  std::vector<size_t> order(p.ids.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.rows[a].slot < p.rows[b].slot; });
+  std::vector<SeqId> ids;
+  std::vector<SlotRow> rows;
+  for (size_t i : order) ids.push_back(p.ids[i]), rows.push_back(std::move(p.rows[i]));
+  p.ids = std::move(ids), p.rows = std::move(rows);
+}
+
+// Whether attention reads the step's keys as one view: consecutive slots, each row in its own.
+bool Scheduler::viewed(const StepPlan& p) const {
+  if (!consecutive(slots_of(p))) return false;
+  return std::all_of(p.rows.begin(), p.rows.end(), [&](const SlotRow& r) { return target_blocks_.at_home(r.target_blocks, r.slot); });
+}
+
+BlockCounts Scheduler::blocks() const {
+  return {target_blocks_.blocks(), target_blocks_.held(), target_blocks_.cached()};
+}
+
+}  // namespace exspec
