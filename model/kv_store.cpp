@@ -105,6 +105,10 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   }
   const at::Device dev = k_.empty() ? at::Device(at::kCPU) : k_[0].device();
   auto longs = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).to(dev); };
+  // A gather copies whole blocks (bs x head_dim contiguous elements each): the window then ends
+  // at a block's end, and the positions past a row's content are masked as always.
+  const bool gathered = !(home && f.window <= capacity_);
+  if (gathered) f.window = (f.window + block_size_ - 1) / block_size_ * block_size_;
   at::Tensor starts = at::tensor(f.starts, at::kLong).view({B, 1});
   f.positions = (starts + at::arange(T, at::kLong).view({1, T})).to(dev);
   // Each query sees its row's prefix and itself: key j <= start + t. A decode step whose rows
@@ -112,11 +116,11 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   const bool none_blocked = T == 1 && std::all_of(f.starts.begin(), f.starts.end(), [&](int64_t s) { return s + 1 == f.window; });
   if (!none_blocked)
     f.blocked = (at::arange(f.window, at::kLong).view({1, 1, f.window}) > f.positions.to(at::kCPU).view({B, T, 1})).to(dev);
-  if (home && f.window <= capacity_) {
+  if (gathered) {
+    f.gather = gather_index(f, k_.empty() ? 1 : k_[0].size(1)).to(dev);
+  } else {
     f.first = consecutive ? slots[0] : -1;
     if (!consecutive) f.rows = longs(slots);
-  } else {
-    f.gather = gather_index(f, k_.empty() ? 1 : k_[0].size(1)).to(dev);
   }
   f.write_slot = longs(wslot);
   f.write_pos = longs(wpos);
@@ -124,17 +128,17 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   return f;
 }
 
-// Row b, head h, key position j: where the tensor viewed as [slots * heads * capacity,
-// head_dim] holds it. Positions beyond a row's content (masked) read its first position.
+// Row b, head h, its i-th block: where the tensor viewed as [slots * heads * blocks a row,
+// block_size * head_dim] holds it. Blocks past a row's content (masked) read its first one.
 at::Tensor KVStore::gather_index(const SlotForward& f, int64_t heads) const {
-  const int64_t B = f.batch(), W = f.window;
-  at::Tensor idx = at::empty({B, heads, W}, at::kLong);
+  const int64_t B = f.batch(), nb = f.window / block_size_, per_row = capacity_ / block_size_;
+  at::Tensor idx = at::empty({B, heads, nb}, at::kLong);
   auto a = idx.accessor<int64_t, 3>();
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s = f.slots[b], end = f.starts[b] + f.counts[b];
-    for (int64_t j = 0; j < W; ++j) {
-      const auto [row, at] = locate(s, j < end ? j : 0);
-      for (int64_t h = 0; h < heads; ++h) a[b][h][j] = (row * heads + h) * capacity_ + at;
+    for (int64_t i = 0; i < nb; ++i) {
+      const auto [row, at] = locate(s, i * block_size_ < end ? i * block_size_ : 0);
+      for (int64_t h = 0; h < heads; ++h) a[b][h][i] = (row * heads + h) * per_row + at / block_size_;
     }
   }
   return idx.view({-1});
@@ -149,7 +153,7 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
     at::Tensor tokens = src->reshape({-1, H, D});
     store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);                // [N, H, D] at (row, :, pos)
     if (f.gather.defined()) {
-      *dst = store->view({-1, D}).index_select(0, f.gather).view({B, H, f.window, D});
+      *dst = store->view({-1, block_size_ * D}).index_select(0, f.gather).view({B, H, f.window, D});
       continue;
     }
     at::Tensor w = store->narrow(2, 0, f.window);

@@ -11,8 +11,8 @@
 //           order (the common case: model/block_pool.h hands out a slot's own blocks first);
 //   rows    the same, slots not consecutive: one index_select of the slots' rows;
 //   gather  any row holds blocks elsewhere (a prefix cached by another slot, blocks borrowed
-//           beyond its row): one index_select of every row's positions, a copy of the prefix
-//           at every layer of every forward. docs/speculation.md has the measured cost of each.
+//           beyond its row): one index_select of every row's blocks, a copy of the prefix at
+//           every layer of every forward. docs/speculation.md has the measured cost of each.
 //
 // Lengths: a slot's length counts the positions that hold content. A forward writes its new
 // positions after the length and advances it by what it wrote; the caller then sets the length
@@ -38,7 +38,8 @@ struct SlotForward {
   at::Tensor blocked;    // [B, T, window] bool, true where a query may not look; undefined if none
   int64_t first = -1;    // view: slots are first, first + 1, ... with their own blocks
   at::Tensor rows;       // rows: [B] int64 slot indices
-  at::Tensor gather;     // gather: [B * kv_heads * window] int64 indices into [slots * kv_heads * capacity, head_dim]
+  at::Tensor gather;     // gather: [B * kv_heads * window / block_size] int64 block indices into
+                         // [slots * kv_heads * capacity / block_size, block_size * head_dim]
   at::Tensor write_slot, write_pos;  // per content token: the row and position of the tensor that hold it
   at::Tensor content;  // per content token: b * T + t; undefined when no row is padded
   int64_t batch() const { return static_cast<int64_t>(slots.size()); }
