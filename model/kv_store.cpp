@@ -62,22 +62,16 @@ bool KVStore::at_home(int64_t slot, int64_t n) const {
   return true;
 }
 
-at::Tensor KVStore::keys(int64_t layer, int64_t slot) const {
-  std::vector<at::Tensor> parts;
-  for (int64_t p = 0; p < length_.at(slot); p += block_size_) {
-    const auto [row, at] = locate(slot, p);
-    parts.push_back(k_[layer][row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
-  }
-  return parts.empty() ? k_[layer][slot].narrow(1, 0, 0) : at::cat(parts, 1);
-}
+at::Tensor KVStore::keys(int64_t layer, int64_t slot) const { return content(k_[layer], slot); }
+at::Tensor KVStore::values(int64_t layer, int64_t slot) const { return content(v_[layer], slot); }
 
-at::Tensor KVStore::values(int64_t layer, int64_t slot) const {
+at::Tensor KVStore::content(const at::Tensor& buf, int64_t slot) const {
   std::vector<at::Tensor> parts;
   for (int64_t p = 0; p < length_.at(slot); p += block_size_) {
     const auto [row, at] = locate(slot, p);
-    parts.push_back(v_[layer][row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
+    parts.push_back(buf[row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
   }
-  return parts.empty() ? v_[layer][slot].narrow(1, 0, 0) : at::cat(parts, 1);
+  return parts.empty() ? buf[slot].narrow(1, 0, 0) : at::cat(parts, 1);
 }
 
 SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<int64_t>& counts, int64_t T) const {

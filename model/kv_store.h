@@ -93,6 +93,7 @@ class KVStore {
   // Whether the slot's first n positions are in its own row, in order.
   bool at_home(int64_t slot, int64_t n) const;
   at::Tensor gather_index(const SlotForward& f, int64_t heads) const;
+  at::Tensor content(const at::Tensor& buf, int64_t slot) const;  // keys() / values() of one layer
 
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
   std::vector<int64_t> length_;

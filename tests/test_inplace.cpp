@@ -181,7 +181,8 @@ struct DraftCase {
 
 // Every batch size and K (fixed, auto, random per step) with each draft yields exactly the
 // tokens of batch-1 nonspec greedy decoding, finish reasons included; half of the runs have
-// sequences joining a running batch, and the prompts are prefilled in chunks of 5 or 64.
+// sequences joining a running batch, the prompts are prefilled in chunks of 5 or 64, and the
+// stores' blocks hold 1 to 4 positions (16 at B 16).
 void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts) {
   const auto [reqs, want] = test::stopping_requests(*target);
 
@@ -194,6 +195,8 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
         c.batch_size = B;
         c.slots = B + (B % 3) * 2;  // slots >= B, sometimes == B
         c.prefill_chunk = (B + K) % 2 ? 5 : 64;
+        // Blocks of 1 to 4 positions split prompts and drafts mid-way (16, the default, at B 16).
+        c.block_size = B == 16 ? 16 : (B + K + 8) % 4 + 1;
         c.draft_tokens = std::max<int64_t>(K, 1);
         c.adaptive_k = K < 0;
         SequentialDriver engine(target, d.model, c);
@@ -202,7 +205,7 @@ void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vecto
         if ((B + K) % 3 != 0)  // every fourth request joins later, while others decode
           for (size_t i = 0; i < reqs.size(); ++i) t.arrive_at.push_back(i % 4 == 3 ? static_cast<int64_t>(2 * i) : 0);
         auto got = engine.run(reqs, t);
-        CATCH_INFO("draft " << d.name << ", B " << B << ", K " << K);
+        CATCH_INFO("draft " << d.name << ", B " << B << ", K " << K << ", block " << c.block_size);
         for (size_t i = 0; i < reqs.size(); ++i) {
           CATCH_CHECK(got[i].tokens == want[i].tokens);
           CATCH_CHECK(got[i].finish == want[i].finish);
