@@ -20,7 +20,18 @@ std::vector<Row*> pointers(std::vector<SlotRow>& rows) {
   return p;
 }
 
+void copy(const Models& m, const BlockCopies& c) {
+  if (!m.target_store) throw std::logic_error("a block copy without the target's store");
+  m.target_store->copy_blocks(c.target);
+  if (m.draft_store) m.draft_store->copy_blocks(c.draft);
+}
+
 }  // namespace
+
+void ChunkJob::assemble(const Models& m) {
+  if (plan.copies.empty()) return;
+  timed(outcome.error, outcome.seconds, "copying cached blocks", [&] { copy(m, plan.copies); });
+}
 
 void ChunkJob::draft(const Decoder& draft, KVStore* store) {
   timed(outcome.error, outcome.seconds, "draft prefill", [&] {
@@ -53,13 +64,10 @@ void ChunkJob::run_target(const Decoder& target, KVStore* store) {
 }
 
 void StepJob::assemble(const Models& m) {
-  if (plan.moves.empty()) return;
+  if (plan.moves.empty() && plan.copies.empty()) return;
   timed(outcome.error, outcome.times.align_s, "moving slots", [&] {
-    if (!m.target_store) throw std::logic_error("a slot move without the target's store");
-    for (const SlotMove& mv : plan.moves) {
-      m.target_store->copy_blocks(mv.target);
-      if (m.draft_store) m.draft_store->copy_blocks(mv.draft);
-    }
+    copy(m, plan.copies);
+    for (const SlotMove& mv : plan.moves) copy(m, BlockCopies{mv.target, mv.draft});
   });
 }
 

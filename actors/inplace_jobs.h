@@ -15,7 +15,8 @@ class ChunkJob : public Job {
  public:
   explicit ChunkJob(PrefillPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return true; }
-  void assemble(const Models&) override {}
+  // The plan's copies of cached prefixes (PrefillPlan::copies).
+  void assemble(const Models& m) override;
   bool drafts() const override { return plan.with_draft; }
   // The draft stores the same chunk as the target, first (eagerly, so that its first drafting
   // step has no whole prompt to catch up).
@@ -31,7 +32,8 @@ class StepJob : public Job {
  public:
   explicit StepJob(StepPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return false; }
-  // The plan's slot moves (StepPlan::moves): each model's positions copied to the new slot.
+  // The plan's copies of cached prefixes, then its slot moves (StepPlan::moves): each model's
+  // blocks copied to the new slot's.
   void assemble(const Models& m) override;
   bool drafts() const override { return plan.by_model; }
   void draft(const Decoder& draft, KVStore* store) override;

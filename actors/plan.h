@@ -43,6 +43,18 @@ struct PrefillResult {
   double seconds = 0;
 };
 
+// Blocks copied in each store before a job's forwards (the realigner's, in assemble): (from, to)
+// block ids. A newcomer's cached prefix found in another slot's row is copied into its own
+// blocks once, so that its keys are read as a view with its neighbours' at every later forward.
+struct BlockCopies {
+  std::vector<std::pair<int64_t, int64_t>> target, draft;
+  bool empty() const { return target.empty() && draft.empty(); }
+  void append(const BlockCopies& o) {
+    target.insert(target.end(), o.target.begin(), o.target.end());
+    draft.insert(draft.end(), o.draft.begin(), o.draft.end());
+  }
+};
+
 // One chunk of the prompts still being stored: at most `chunk` positions over `rows`
 // (prefill_chunk in model/inplace.h picks how many rows and how much of each).
 struct PrefillPlan {
@@ -51,6 +63,7 @@ struct PrefillPlan {
   std::vector<SlotRow> rows;
   bool with_draft = false;  // the draft stores the chunk too (else it catches up when it drafts)
   int64_t chunk = 0;
+  BlockCopies copies;  // the rows' cached prefixes into their own blocks, first
 };
 
 struct PrefillOutcome : PrefillResult {
@@ -72,6 +85,7 @@ struct StepPlan {
   // Rows moved first, so that the step's slots are consecutive: attention then reads their keys
   // as a view instead of gathering them at every layer (model/kv_store.h).
   std::vector<SlotMove> moves;
+  BlockCopies copies;  // the rows' cached prefixes into their own blocks, before the moves
   int64_t k = 0;
   StepShape shape;  // what the draft-length policy priced
   std::vector<RowSampling> sampling;  // per row (empty: every row plain greedy, no logprobs)

@@ -34,6 +34,7 @@ std::string RunStats::to_json() const {
                            {"drafted", drafted},
                            {"prefix_queried", prefix_queried},
                            {"prefix_hit", prefix_hit},
+                           {"prefix_copied", prefix_copied},
                            {"slot_moves", slot_moves},
                            {"gathered_steps", gathered_steps},
                            {"preemptions", preemptions},
@@ -66,6 +67,7 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.sequences = a.sequences - b.sequences;
   d.prefix_queried = a.prefix_queried - b.prefix_queried;
   d.prefix_hit = a.prefix_hit - b.prefix_hit;
+  d.prefix_copied = a.prefix_copied - b.prefix_copied;
   d.slot_moves = a.slot_moves - b.slot_moves;
   d.gathered_steps = a.gathered_steps - b.gathered_steps;
   d.preemptions = a.preemptions - b.preemptions;

@@ -27,6 +27,7 @@ struct RunStats {
   int64_t sequences = 0;
   int64_t prefix_queried = 0;      // in place: prompt positions looked up in the block cache
   int64_t prefix_hit = 0;          // of which found there (not prefilled again)
+  int64_t prefix_copied = 0;       // cached blocks copied into a newcomer's own blocks (no gather)
   int64_t slot_moves = 0;          // in place: rows moved to another slot before a step
   int64_t gathered_steps = 0;      // in place: steps whose keys were not read as one view
   int64_t preemptions = 0;         // in place: sequences sent back to the queue for want of blocks

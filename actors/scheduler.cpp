@@ -45,12 +45,14 @@ void Scheduler::plan_k(StepPlan& p) {
 
 void Scheduler::prefilled(PrefillOutcome o) {
   const std::vector<SeqId> ids = prefill_done(o);
+  copied(ids);
   for (size_t i = 0; i < ids.size(); ++i)
     if (prefill_row(ids[i], o, i)) stored(pool_.at(ids[i]), o.stored[i]);
 }
 
 void Scheduler::complete(StepOutcome o) {
   const InFlight f = step_done(o);
+  copied(f.ids);
   for (size_t b = 0; b < f.ids.size(); ++b) {
     Sequence& s = pool_.at(f.ids[b]);
     if (o.error.empty() && !s.cancel_pending) s.stored = o.stored.at(b);  // what the commit set

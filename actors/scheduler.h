@@ -47,13 +47,23 @@ class Scheduler : public Executor {
     int64_t target = 0, draft = 0;  // blocks a newcomer takes that no sequence holds now
   };
   struct SlotBlocks {
-    BlockTable target, draft;  // the live sequence's tables in each store
+    BlockTable target, draft;            // the live sequence's tables in each store
+    BlockTable target_from, draft_from;  // cached blocks copied into them, held until copied
+    BlockCopies pending;                 // those copies, until a job takes them
+    uint64_t released = 0;               // when its last sequence left (what it caches is that old)
   };
   static int64_t row_blocks(const EngineConfig& c);
   void admit_newcomers();
   Admission admission(const Sequence& s) const;
   SlotRow slot_row(const Sequence& s) const;
   bool take_slot(Sequence& s);  // false: back in the queue
+  // For a newcomer without its prefix in a free slot's row: the lowest free slot whose first n
+  // own blocks cache nothing, else the one whose sequence left longest ago; -1: none free.
+  int64_t coldest_free_slot(int64_t n) const;
+  void take_prefix(BlockPool& pool, const BlockTable& hit, int64_t slot, BlockTable& table, BlockTable& from,
+                   std::vector<std::pair<int64_t, int64_t>>& copies);
+  void hand_copies(const std::vector<SeqId>& ids, BlockCopies& into);  // to the job over ids
+  void copied(const std::vector<SeqId>& ids);  // a job over ids returned: its copies are done
   void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
   int64_t draft_held(const Sequence& s) const;  // positions the draft's store holds
   void requeue(Sequence& s);  // back to the queue, its blocks released
@@ -78,6 +88,7 @@ class Scheduler : public Executor {
   SlotTable slots_;
   BlockPool target_blocks_, draft_blocks_;  // which blocks of each store hold what
   std::vector<SlotBlocks> tables_;          // by slot
+  uint64_t releases_ = 0;
   bool last_was_prefill_ = false;  // prefill chunks and decode steps take turns
 };
 

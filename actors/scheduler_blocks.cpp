@@ -45,22 +45,24 @@ Scheduler::Admission Scheduler::admission(const Sequence& s) const {
 }
 
 // A newcomer's slot: the free one whose row holds the first block of its cached prefix (its keys
-// are then read as a view), else the lowest free one. It takes the cached blocks, and blocks
-// for the rest of its prompt; what the draft's cache lacks of the prompt is its lag. False (the
-// sequence is back in the queue) when the blocks ran out after all: a newcomer admitted with it
-// took blocks this one had counted on.
+// are then read as a view); else the coldest free one (what it caches is what this newcomer
+// evicts; a prefix cached elsewhere is copied into it when it caches nothing: take_prefix). It
+// takes the cached blocks, and blocks for the rest of its prompt; what the draft's cache
+// lacks of the prompt is its lag. False (the sequence is back in the queue) when the blocks ran
+// out after all: a newcomer admitted with it took blocks this one had counted on.
 bool Scheduler::take_slot(Sequence& s) {
   const std::vector<int64_t> tokens = s.tokens();
   const int64_t before_pending = s.length() - 1, bs = config_.block_size;
   const BlockTable hit = target_blocks_.match(tokens, before_pending);
   const BlockTable dhit = config_.draft ? draft_blocks_.match(tokens, static_cast<int64_t>(hit.size()) * bs) : BlockTable{};
   int64_t preferred = hit.empty() ? -1 : hit[0] / target_blocks_.blocks_per_slot();
-  if (preferred >= 0 && hit[0] != target_blocks_.home(preferred, 0)) preferred = -1;
+  if (preferred >= 0 && (hit[0] != target_blocks_.home(preferred, 0) || slots_.in_use(preferred))) preferred = -1;
+  if (preferred < 0) preferred = coldest_free_slot(target_blocks_.blocks_for(before_pending));
   s.slot = slots_.acquire(preferred);
   if (s.slot < 0) throw std::logic_error("Scheduler: a window member found no free slot");
   SlotBlocks& t = tables_[static_cast<size_t>(s.slot)];
-  target_blocks_.take(t.target, hit);
-  draft_blocks_.take(t.draft, dhit);
+  take_prefix(target_blocks_, hit, s.slot, t.target, t.target_from, t.pending.target);
+  take_prefix(draft_blocks_, dhit, s.slot, t.draft, t.draft_from, t.pending.draft);
   const bool room = target_blocks_.grow(t.target, s.slot, before_pending) &&
                     (!config_.draft || draft_blocks_.grow(t.draft, s.slot, before_pending));
   if (!room) {
@@ -75,6 +77,51 @@ bool Scheduler::take_slot(Sequence& s) {
   return true;
 }
 
+int64_t Scheduler::coldest_free_slot(int64_t n) const {
+  int64_t coldest = -1;
+  for (int64_t c = 0; c < slots_.slots(); ++c) {
+    if (slots_.in_use(c)) continue;
+    if (target_blocks_.home_clean(c, std::min(n, target_blocks_.blocks_per_slot()))) return c;
+    if (coldest < 0 || tables_[static_cast<size_t>(c)].released < tables_[static_cast<size_t>(coldest)].released) coldest = c;
+  }
+  return coldest;
+}
+
+// A cached prefix into a newcomer's table: as it is when it lies in the slot's own blocks;
+// copied into them when they are free and cache nothing (the copy, a read of the prefix once, is
+// the next job's, and the cached blocks are held until it returns), so that attention never
+// gathers this row; shared otherwise (its keys then gathered at every forward).
+void Scheduler::take_prefix(BlockPool& pool, const BlockTable& hit, int64_t slot, BlockTable& table, BlockTable& from,
+                            std::vector<std::pair<int64_t, int64_t>>& copies) {
+  const int64_t n = static_cast<int64_t>(hit.size());
+  // (A clean home holds none of the cached blocks it would copy.)
+  const bool own = n > 0 && !pool.at_home(hit, slot) && pool.home_clean(slot, n);
+  if (!own) return pool.take(table, hit);
+  pool.take(from, hit);
+  table = pool.take_home(slot, n);
+  for (int64_t i = 0; i < n; ++i) copies.emplace_back(hit[i], table[i]);
+  stats_.prefix_copied += n;
+}
+
+void Scheduler::hand_copies(const std::vector<SeqId>& ids, BlockCopies& into) {
+  for (SeqId id : ids) {
+    SlotBlocks& t = tables_.at(static_cast<size_t>(pool_.at(id).slot));
+    into.append(t.pending);
+    t.pending = {};
+  }
+}
+
+void Scheduler::copied(const std::vector<SeqId>& ids) {
+  for (SeqId id : ids) {
+    const Sequence& s = pool_.at(id);
+    if (s.slot < 0) continue;
+    SlotBlocks& t = tables_[static_cast<size_t>(s.slot)];
+    if (!t.pending.empty()) continue;  // no job took them yet
+    target_blocks_.release(t.target_from, {}, 0);
+    draft_blocks_.release(t.draft_from, {}, 0);
+  }
+}
+
 // What an ending sequence leaves: its full blocks to the cache (the target's stored positions,
 // at most its tokens: a step may have stored committed tokens past its EOS; the draft's held
 // ones), nothing after a failure; its slot.
@@ -84,6 +131,10 @@ void Scheduler::release(const Sequence& s, bool failed) {
   const std::vector<int64_t> tokens = failed ? std::vector<int64_t>{} : s.tokens();
   target_blocks_.release(t.target, tokens, s.stored);
   draft_blocks_.release(t.draft, tokens, draft_held(s));
+  target_blocks_.release(t.target_from, {}, 0);
+  draft_blocks_.release(t.draft_from, {}, 0);
+  t.pending = {};
+  t.released = ++releases_;
   slots_.release(s.slot);
 }
 

@@ -130,6 +130,7 @@ PrefillPlan Scheduler::plan_prefill() {
     if (static_cast<int64_t>(p.ids.size()) >= p.chunk) break;  // each row stores >= 1 position
   }
   if (p.ids.empty()) return p;
+  hand_copies(p.ids, p.copies);
   InFlight f;
   f.prefill = true;
   p.serial = start(p.ids, f);
@@ -158,6 +159,7 @@ StepPlan Scheduler::plan_step(bool hold_fresh) {
   p.ids = secure({ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take)});
   if (p.ids.empty()) return p;
   for (SeqId id : p.ids) p.rows.push_back(slot_row(pool_.at(id)));
+  hand_copies(p.ids, p.copies);  // before the moves: the realigner copies in that order
   if (config_.slot_moves) plan_moves(p);
   if (!viewed(p)) ++stats_.gathered_steps;  // counted when planned: a failed step too
   plan_k(p);

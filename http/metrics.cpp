@@ -224,6 +224,9 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
          "In place: prompt tokens looked up in the cached blocks.", static_cast<double>(t.prefix_queried));
   metric(out, "exspec_prefix_cache_hits_total", "counter",
          "In place: prompt tokens found there, not prefilled again.", static_cast<double>(t.prefix_hit));
+  metric(out, "exspec_prefix_cache_copied_blocks_total", "counter",
+         "In place: cached blocks copied into a new sequence's own blocks (read as a view after).",
+         static_cast<double>(t.prefix_copied));
   metric(out, "exspec_slot_moves_total", "counter",
          "In place: rows moved to another slot so that a step's slots are consecutive.", static_cast<double>(t.slot_moves));
   metric(out, "exspec_gathered_steps_total", "counter",

@@ -64,6 +64,13 @@ bool BlockPool::home_free(int64_t slot, int64_t n) const {
   return true;
 }
 
+bool BlockPool::home_clean(int64_t slot, int64_t n) const {
+  if (!home_free(slot, n)) return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (blocks_[static_cast<size_t>(home(slot, i))].entry != 0) return false;
+  return true;
+}
+
 BlockTable BlockPool::take_home(int64_t slot, int64_t n) {
   if (!home_free(slot, n)) throw std::logic_error("BlockPool::take_home: a home block is held");
   BlockTable t;

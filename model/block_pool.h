@@ -56,6 +56,8 @@ class BlockPool {
   bool grow(BlockTable& table, int64_t slot, int64_t positions);
   // Whether every home block of `slot` up to n blocks is free of holders (a slot move's target).
   bool home_free(int64_t slot, int64_t n) const;
+  // Whether they are also free of cached content (taking them forgets nothing).
+  bool home_clean(int64_t slot, int64_t n) const;
   // The first n home blocks of `slot`, now held (home_free(slot, n) must hold).
   BlockTable take_home(int64_t slot, int64_t n);
   // Whether the table is the slot's own blocks, in order (attention reads it as a view).

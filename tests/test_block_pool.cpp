@@ -66,6 +66,10 @@ CATCH_TEST_CASE("full blocks a sequence leaves are found again by their whole pr
   CATCH_CHECK(p.cached() == 3);
   CATCH_CHECK(p.match(V{1, 2, 3, 4, 5, 6, 0}, 6) == V{0, 1, 6});
   CATCH_CHECK(p.held() == 0);
+  // Slot 1's first blocks are free but block 6 caches: taking them would forget it.
+  CATCH_CHECK(p.home_free(1, 3));
+  CATCH_CHECK(p.home_clean(1, 2));
+  CATCH_CHECK_FALSE(p.home_clean(1, 3));
 }
 
 CATCH_TEST_CASE("the least recently used cached block is borrowed first, a chain's tail before its head", "[policy][blocks][prefix]") {

@@ -53,3 +53,40 @@ CATCH_TEST_CASE("in place in a few blocks: borrowed blocks and pre-emptions equa
   CATCH_CHECK(preempted > 0);
   CATCH_CHECK(gathered > 0);
 }
+
+CATCH_TEST_CASE("in place: a prefix cached in another slot's blocks is copied into the newcomer's own, output unchanged",
+                "[inplace][oracle][blocks][prefix]") {
+  auto target = test::load64(test::model_dir("llama"));
+  auto draft = test::load64(test::truncated_draft());
+  const int64_t vocab = target->config().vocab_size;
+  // A shared system prompt: one request with it ends; three more arrive together. The first
+  // takes the slot whose blocks hold it; the others find it in a taken slot's row and have it
+  // copied into the blocks of free slots that cache nothing.
+  const std::vector<int64_t> system = test::mixed_prompts(1, 21, 21, vocab, 97)[0];
+  std::vector<SeqRequest> reqs;
+  Timeline t;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int64_t> p = system;
+    p.push_back((11 * i + 5) % vocab), p.push_back((7 * i + 3) % vocab);
+    reqs.push_back(SeqRequest{p, i == 0 ? 4 : 12, {}});
+    t.arrive_at.push_back(i == 0 ? 0 : 40);
+  }
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
+    EngineConfig c;
+    c.mode = Mode::InPlace;
+    c.batch_size = 8;
+    c.slots = 8;
+    c.block_size = 4;
+    c.adaptive_k = false;
+    c.draft_tokens = 2;
+    SequentialDriver engine(target, d, c);
+    const auto got = engine.run(reqs, t);
+    CATCH_INFO("draft " << (d != nullptr));
+    for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+    const RunStats& st = engine.stats();
+    CATCH_CHECK(st.prefix_hit >= 3 * 20);     // each newcomer found the system prompt's 5 blocks
+    CATCH_CHECK(st.prefix_copied >= 2 * 5);   // two of them copied them into their own
+    CATCH_CHECK(st.gathered_steps == 0);      // and every step read its keys as a view
+  }
+}

@@ -1,6 +1,10 @@
 // The prefix cache behind the API (issue 30): a second turn that resends the first turn's prompt
 // and answer finds them in the blocks the first turn left, prefills only the rest, and answers
 // exactly as plain decoding does.
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "tests/http/support.h"
@@ -40,4 +44,30 @@ TEST_CASE("prefix cache: --no-prefix-cache prefills every prompt whole, with the
   }
   CHECK(metric(s.port(), "exspec_prefix_cache_hits_total") == 0);
   CHECK(metric(s.port(), "exspec_prefix_cache_queries_total") == static_cast<double>(2 * (prompt.size() - 1)));
+}
+
+TEST_CASE("prefix cache: a shared prefix held by a running request is copied into a newcomer's own blocks") {
+  ServerProcess s;
+  const std::string system = "You are a helpful assistant. Answer briefly and exactly, please. ";  // 4 blocks of 16
+  auto ask = [&](const std::string& user, int64_t max_tokens) {
+    return post(s.port(), "/v1/completions",
+                {{"prompt", bytes_of(system + user)}, {"max_tokens", max_tokens}, {"return_token_ids", true}}, 120);
+  };
+  REQUIRE(ask("First?", 4).status == 200);  // its blocks are cached when it ends
+  // A long one takes the slot whose blocks hold the system prompt; while it runs, another
+  // finds them there and has them copied into a free slot's blocks.
+  auto running = std::async(std::launch::async, [&] { return ask("Tell me a long story.", 300); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline && metric(s.port(), "exspec_kv_slots_used") < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  HttpResult b = ask("Second?", 12);
+  REQUIRE(b.status == 200);
+  CHECK(b.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() ==
+        oracle({bytes_of(system + "Second?")}, 12).at(0).ids);
+  HttpResult a = running.get();
+  REQUIRE(a.status == 200);
+  CHECK(a.json_body()["choices"][0]["token_ids"].get<std::vector<int64_t>>() ==
+        oracle({bytes_of(system + "Tell me a long story.")}, 300).at(0).ids);
+  CHECK(metric(s.port(), "exspec_prefix_cache_copied_blocks_total") >= 4);
+  CHECK(metric(s.port(), "exspec_prefix_cache_hits_total") >= 2 * 64);
 }
