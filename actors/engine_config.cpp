@@ -102,7 +102,7 @@ void validate(const EngineConfig& c) {
   if (c.mode == Mode::InPlace && c.slots < c.batch_size) throw std::invalid_argument("slots must be >= batch size");
   if (c.context < 0) throw std::invalid_argument("context must be >= 0");
   if (c.prefill_chunk < 1) throw std::invalid_argument("prefill_chunk must be >= 1");
-  if (c.block_size < 1 || c.block_size > 4096) throw std::invalid_argument("block_size must be 1..4096");
+  if (c.block_size < 1 || c.block_size > 4096) throw std::invalid_argument("block_size (--block-size) must be 1..4096");
   if (c.mode != Mode::NonSpec && c.mode != Mode::InPlace && !c.draft)
     throw std::invalid_argument(std::string(mode_name(c.mode)) + " needs a draft model");
   if (c.speculate == Speculate::Ngram && c.mode != Mode::InPlace)

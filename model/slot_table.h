@@ -2,8 +2,9 @@
 // apart from the tensors. Plain C++, no torch: the Scheduler owns one. A slot is a live
 // sequence's row of the step and its home in the stores (model/block_pool.h: its own blocks
 // come from the slot's row). The lowest free slot is handed out unless the caller prefers one
-// (the slot whose row holds the prefix a newcomer found cached), so that the live sequences of a
-// continuous batch stay consecutive (their keys are then read as a view).
+// (the Scheduler does: the slot whose row holds a newcomer's cached prefix, else the coldest),
+// so that the live sequences of a continuous batch stay consecutive (their keys are then read
+// as a view).
 #pragma once
 #include <cstdint>
 #include <stdexcept>
