@@ -46,8 +46,11 @@ void Scheduler::plan_k(StepPlan& p) {
 void Scheduler::prefilled(PrefillOutcome o) {
   const std::vector<SeqId> ids = prefill_done(o);
   copied(ids);
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (prefill_row(ids[i], o, i)) stored(pool_.at(ids[i]), o.stored[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!prefill_row(ids[i], o, i)) continue;
+    stored(pool_.at(ids[i]), o.stored[i]);
+    publish(pool_.at(ids[i]));
+  }
 }
 
 void Scheduler::complete(StepOutcome o) {
@@ -56,7 +59,7 @@ void Scheduler::complete(StepOutcome o) {
   for (size_t b = 0; b < f.ids.size(); ++b) {
     Sequence& s = pool_.at(f.ids[b]);
     if (o.error.empty() && !s.cancel_pending) s.stored = o.stored.at(b);  // what the commit set
-    write_row(f.ids[b], f, o, b);
+    if (write_row(f.ids[b], f, o, b)) publish(pool_.at(f.ids[b]));
   }
   ++step_;
 }

@@ -64,6 +64,7 @@ class Scheduler : public Executor {
                    std::vector<std::pair<int64_t, int64_t>>& copies);
   void hand_copies(const std::vector<SeqId>& ids, BlockCopies& into);  // to the job over ids
   void copied(const std::vector<SeqId>& ids);  // a job over ids returned: its copies are done
+  void publish(const Sequence& s);  // its full stored blocks into the cache (others may share them)
   void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
   int64_t draft_held(const Sequence& s) const;  // positions the draft's store holds
   void requeue(Sequence& s);  // back to the queue, its blocks released

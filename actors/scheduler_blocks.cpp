@@ -1,5 +1,6 @@
 // The Scheduler's blocks (model/block_pool.h): a newcomer takes a slot and the cached blocks of
-// its longest cached prefix, then blocks for the rest of its prompt; a step's rows get the blocks
+// its longest cached prefix (blocks others stored: full ones are published after every job),
+// then blocks for the rest of its prompt; a step's rows get the blocks
 // their step may write first, and when the stores have too few a newer sequence goes back to the
 // queue (pre-empted: it keeps its tokens, and its blocks stay cached for its return, so the
 // recompute is often a cache hit); an ending sequence leaves its full blocks to the cache.
@@ -120,6 +121,14 @@ void Scheduler::copied(const std::vector<SeqId>& ids) {
     target_blocks_.release(t.target_from, {}, 0);
     draft_blocks_.release(t.draft_from, {}, 0);
   }
+}
+
+void Scheduler::publish(const Sequence& s) {
+  if (s.slot < 0) return;
+  const SlotBlocks& t = tables_[static_cast<size_t>(s.slot)];
+  const std::vector<int64_t> tokens = s.tokens();
+  target_blocks_.publish(t.target, tokens, s.stored);
+  draft_blocks_.publish(t.draft, tokens, draft_held(s));
 }
 
 // What an ending sequence leaves: its full blocks to the cache (the target's stored positions,

@@ -1,5 +1,6 @@
 #include "model/block_pool.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -86,14 +87,25 @@ bool BlockPool::at_home(const BlockTable& table, int64_t slot) const {
 }
 
 void BlockPool::release(BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid) {
-  const int64_t full = std::min<int64_t>(valid, static_cast<int64_t>(tokens.size())) / block_size_;
+  publish(table, tokens, valid);
+  // The tail of a chain is evicted before its head: a block is found only after the ones before it.
+  const uint64_t base = clock_;
+  clock_ += table.size() + 1;
+  for (size_t i = 0; i < table.size(); ++i) {
+    blocks_[static_cast<size_t>(table[i])].last_use = base + table.size() - i;
+    unhold(table[i]);
+  }
+  table.clear();
+}
+
+void BlockPool::publish(const BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid) {
+  if (!cache_) return;
+  const int64_t full = std::min({valid, static_cast<int64_t>(tokens.size()) / block_size_ * block_size_,
+                                 static_cast<int64_t>(table.size()) * block_size_}) / block_size_;
   Key key;
-  bool chained = cache_;
-  for (int64_t i = 0; i < static_cast<int64_t>(table.size()); ++i) {
+  for (int64_t i = 0; i < full; ++i) {
     Block& b = blocks_.at(static_cast<size_t>(table[i]));
-    chained = chained && i < full;
-    if (!chained) continue;
-    if (b.entry != 0) {  // a cached block this sequence took
+    if (b.entry != 0) {  // cached already: taken from the cache, or published before
       key.parent = b.entry;
       continue;
     }
@@ -108,14 +120,6 @@ void BlockPool::release(BlockTable& table, const std::vector<int64_t>& tokens, i
     entries_.emplace(b.entry, key);
     key.parent = b.entry;
   }
-  // The tail of a chain is evicted before its head: a block is found only after the ones before it.
-  const uint64_t base = clock_;
-  clock_ += table.size() + 1;
-  for (size_t i = 0; i < table.size(); ++i) {
-    blocks_[static_cast<size_t>(table[i])].last_use = base + table.size() - i;
-    unhold(table[i]);
-  }
-  table.clear();
 }
 
 void BlockPool::claim(int64_t id) {

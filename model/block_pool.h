@@ -10,9 +10,10 @@
 // is not held: an uncached one first, else the least recently used cached one. Attention then
 // gathers that row's positions (model/kv_store.h says what each costs).
 //
-// Exact prefix caching: a full block that a sequence leaves behind is keyed by its tokens and
-// the key of the block before it (a chain that starts at the prompt's first token: equal keys,
-// equal prefixes; keys are compared whole, never by a hash alone). A later sequence whose tokens
+// Exact prefix caching: a full block a sequence has stored (published after each of its jobs,
+// and when it ends) is keyed by its tokens and the key of the block before it (a chain that
+// starts at the prompt's first token: equal keys, equal prefixes; keys are compared whole, never
+// by a hash alone). A later sequence whose tokens
 // start with a chain of cached blocks takes them into its table (shared, read-only: a sequence
 // only writes positions after the ones it took) and stores only the rest. A position's keys and
 // values depend only on the tokens up to it, so this is exact. A cached block stays until a
@@ -62,8 +63,11 @@ class BlockPool {
   BlockTable take_home(int64_t slot, int64_t n);
   // Whether the table is the slot's own blocks, in order (attention reads it as a view).
   bool at_home(const BlockTable& table, int64_t slot) const;
-  // Gives a table's blocks back. tokens: the sequence's tokens, of which the first `valid`
-  // positions hold content: their full blocks are cached (unless the pool does not cache).
+  // Caches the table's full blocks among the first `valid` positions, which hold the keys and
+  // values of `tokens` (unless the pool does not cache): a later sequence may take them while
+  // this one still holds them, as it never writes them again. Idempotent.
+  void publish(const BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid);
+  // Gives a table's blocks back, its full blocks published first.
   void release(BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid);
 
  private:

@@ -90,3 +90,40 @@ CATCH_TEST_CASE("in place: a prefix cached in another slot's blocks is copied in
     CATCH_CHECK(st.gathered_steps == 0);      // and every step read its keys as a view
   }
 }
+
+CATCH_TEST_CASE("in place: newcomers take the blocks a running sequence has stored, output unchanged",
+                "[inplace][oracle][blocks][prefix]") {
+  auto target = test::load64(test::model_dir("llama"));
+  auto draft = test::load64(test::truncated_draft());
+  const int64_t vocab = target->config().vocab_size;
+  // A system prompt's first user is still decoding when two more arrive with it: its full blocks
+  // were published after its prefill, so they are found without waiting for it to end.
+  const std::vector<int64_t> system = test::mixed_prompts(1, 21, 21, vocab, 101)[0];
+  std::vector<SeqRequest> reqs;
+  Timeline t;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int64_t> p = system;
+    p.push_back((13 * i + 2) % vocab);
+    reqs.push_back(SeqRequest{p, i == 0 ? 80 : 10, {}});
+    if (i == 2) reqs.back().sampling.temperature = 0.9, reqs.back().sampling.seed = 5;
+    t.arrive_at.push_back(i == 0 ? 0 : 4);
+  }
+  const auto want = greedy_generate(*target, reqs, 1);
+  for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
+    for (bool cache : {true, false}) {
+      EngineConfig c;
+      c.mode = Mode::InPlace;
+      c.batch_size = 4;
+      c.slots = 4;
+      c.block_size = 4;
+      c.prefix_cache = cache;
+      SequentialDriver engine(target, d, c);
+      const auto got = engine.run(reqs, t);
+      CATCH_INFO("draft " << (d != nullptr) << ", cache " << cache);
+      for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+      CATCH_CHECK(engine.trace().max_active >= 3);  // the first was still running
+      if (cache) CATCH_CHECK(engine.stats().prefix_hit >= 2 * 20);
+      else CATCH_CHECK(engine.stats().prefix_hit == 0);
+    }
+  }
+}
