@@ -54,36 +54,54 @@ CATCH_TEST_CASE("in place in a few blocks: borrowed blocks and pre-emptions equa
   CATCH_CHECK(gathered > 0);
 }
 
+namespace {
+
+// n requests after a shared 21-token system prompt, each with `own` tokens of its own: the
+// first asks for first_max tokens and arrives at once, the others for rest_max at step `later`.
+struct Workload {
+  std::vector<SeqRequest> reqs;
+  Timeline t;
+};
+Workload shared_prompt(int64_t vocab, uint64_t seed, int n, int own, int64_t first_max, int64_t rest_max, int64_t later) {
+  const std::vector<int64_t> system = test::mixed_prompts(1, 21, 21, vocab, seed)[0];
+  Workload w;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int64_t> p = system;
+    for (int k = 0; k < own; ++k) p.push_back((11 * i + 7 * k + 5) % vocab);
+    w.reqs.push_back(SeqRequest{p, i == 0 ? first_max : rest_max, {}});
+    w.t.arrive_at.push_back(i == 0 ? 0 : later);
+  }
+  return w;
+}
+
+// In place, B = slots, blocks of 4 positions.
+EngineConfig paged(int64_t slots) {
+  EngineConfig c;
+  c.mode = Mode::InPlace;
+  c.batch_size = c.slots = slots;
+  c.block_size = 4;
+  return c;
+}
+
+}  // namespace
+
 CATCH_TEST_CASE("in place: a prefix cached in another slot's blocks is copied into the newcomer's own, output unchanged",
                 "[inplace][oracle][blocks][prefix]") {
   auto target = test::load64(test::model_dir("llama"));
   auto draft = test::load64(test::truncated_draft());
-  const int64_t vocab = target->config().vocab_size;
   // A shared system prompt: one request with it ends; three more arrive together. The first
   // takes the slot whose blocks hold it; the others find it in a taken slot's row and have it
   // copied into the blocks of free slots that cache nothing.
-  const std::vector<int64_t> system = test::mixed_prompts(1, 21, 21, vocab, 97)[0];
-  std::vector<SeqRequest> reqs;
-  Timeline t;
-  for (int i = 0; i < 4; ++i) {
-    std::vector<int64_t> p = system;
-    p.push_back((11 * i + 5) % vocab), p.push_back((7 * i + 3) % vocab);
-    reqs.push_back(SeqRequest{p, i == 0 ? 4 : 12, {}});
-    t.arrive_at.push_back(i == 0 ? 0 : 40);
-  }
-  const auto want = greedy_generate(*target, reqs, 1);
+  const Workload w = shared_prompt(target->config().vocab_size, 97, 4, 2, 4, 12, 40);
+  const auto want = greedy_generate(*target, w.reqs, 1);
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
-    EngineConfig c;
-    c.mode = Mode::InPlace;
-    c.batch_size = 8;
-    c.slots = 8;
-    c.block_size = 4;
+    EngineConfig c = paged(8);
     c.adaptive_k = false;
     c.draft_tokens = 2;
     SequentialDriver engine(target, d, c);
-    const auto got = engine.run(reqs, t);
+    const auto got = engine.run(w.reqs, w.t);
     CATCH_INFO("draft " << (d != nullptr));
-    for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+    for (size_t i = 0; i < w.reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
     const RunStats& st = engine.stats();
     CATCH_CHECK(st.prefix_hit >= 3 * 20);     // each newcomer found the system prompt's 5 blocks
     CATCH_CHECK(st.prefix_copied >= 2 * 5);   // two of them copied them into their own
@@ -95,32 +113,19 @@ CATCH_TEST_CASE("in place: newcomers take the blocks a running sequence has stor
                 "[inplace][oracle][blocks][prefix]") {
   auto target = test::load64(test::model_dir("llama"));
   auto draft = test::load64(test::truncated_draft());
-  const int64_t vocab = target->config().vocab_size;
   // A system prompt's first user is still decoding when two more arrive with it: its full blocks
   // were published after its prefill, so they are found without waiting for it to end.
-  const std::vector<int64_t> system = test::mixed_prompts(1, 21, 21, vocab, 101)[0];
-  std::vector<SeqRequest> reqs;
-  Timeline t;
-  for (int i = 0; i < 3; ++i) {
-    std::vector<int64_t> p = system;
-    p.push_back((13 * i + 2) % vocab);
-    reqs.push_back(SeqRequest{p, i == 0 ? 80 : 10, {}});
-    if (i == 2) reqs.back().sampling.temperature = 0.9, reqs.back().sampling.seed = 5;
-    t.arrive_at.push_back(i == 0 ? 0 : 4);
-  }
-  const auto want = greedy_generate(*target, reqs, 1);
+  Workload w = shared_prompt(target->config().vocab_size, 101, 3, 1, 80, 10, 4);
+  w.reqs[2].sampling.temperature = 0.9, w.reqs[2].sampling.seed = 5;
+  const auto want = greedy_generate(*target, w.reqs, 1);
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
     for (bool cache : {true, false}) {
-      EngineConfig c;
-      c.mode = Mode::InPlace;
-      c.batch_size = 4;
-      c.slots = 4;
-      c.block_size = 4;
+      EngineConfig c = paged(4);
       c.prefix_cache = cache;
       SequentialDriver engine(target, d, c);
-      const auto got = engine.run(reqs, t);
+      const auto got = engine.run(w.reqs, w.t);
       CATCH_INFO("draft " << (d != nullptr) << ", cache " << cache);
-      for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
+      for (size_t i = 0; i < w.reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
       CATCH_CHECK(engine.trace().max_active >= 3);  // the first was still running
       if (cache) CATCH_CHECK(engine.stats().prefix_hit >= 2 * 20);
       else CATCH_CHECK(engine.stats().prefix_hit == 0);
