@@ -143,8 +143,8 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   // run concurrently with each other and never stall the scheduler's workers.
   // In place, each store's forwards run on the role that owns its model; the realigner only
   // copies the slots of a job it holds (a slot move), which no forward touches meanwhile.
-  std::shared_ptr<KVStore> target_store = make_store(d, *impl->target, impl->target.get());
-  std::shared_ptr<KVStore> draft_store = make_store(d, *impl->target, impl->draft.get());
+  std::shared_ptr<KVStore> target_store = make_store(d, impl->target.get());
+  std::shared_ptr<KVStore> draft_store = make_store(d, impl->draft.get());
   if (target_store) log_store(*target_store, draft_store.get(), d);
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
                                                                forward_threads(o, *impl->draft));

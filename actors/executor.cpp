@@ -158,7 +158,7 @@ SeqEvent& Executor::event_for(SeqId id) {
 
 void Executor::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
-  if (s.state == SeqState::Waiting && !s.preempted) ++dequeued_;  // a pre-empted one was counted once
+  if (s.state == SeqState::Waiting) left_queue(s);
   release(s, !error.empty());  // not inside a job: nothing writes its state now
   if (s.state != SeqState::Finished) pool_.cancel(id);
   window_.remove(id);

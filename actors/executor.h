@@ -93,6 +93,11 @@ class Executor {
   bool write_row(SeqId id, const InFlight& f, const StepResult& o, size_t row);
   // Ends a sequence that is not inside a job: frees it and tells its producer.
   void end(SeqId id, FinishReason reason, const std::string& error = "");
+  // A sequence left the waiting queue: counted for the front's queue bound the first time only (a
+  // pre-empted one comes back to the queue, and was counted when it first left).
+  void left_queue(const Sequence& s) {
+    if (!s.preempted) ++dequeued_;
+  }
   // What a sequence leaves behind when it ends (in place: its slot).
   virtual void release(const Sequence&, bool /*failed*/) {}
 

@@ -20,14 +20,14 @@ void fit_store(EngineConfig& c, const Decoder& target, const Decoder* draft) {
   if (c.mode != Mode::InPlace || c.slot_positions > 0) return;
   const int64_t want = c.context > 0 ? c.context : target.config().max_position_embeddings;
   const int64_t k = largest_k(c), bs = c.block_size;
+  const int64_t whole = (want + k + bs - 1) / bs * bs;  // a whole context a slot, in blocks
   if (c.kv_cache_bytes <= 0) {
-    c.slot_positions = (want + k + bs - 1) / bs * bs;
+    c.slot_positions = whole;
     c.context = want;
     return;
   }
   const int64_t per_position = target.kv_bytes_per_position() + (draft ? draft->kv_bytes_per_position() : 0);
   // More than a whole context a slot would hold nothing more: the budget is a ceiling.
-  const int64_t whole = (want + k + bs - 1) / bs * bs;
   const int64_t row = std::min(whole, c.kv_cache_bytes / (std::max<int64_t>(1, c.slots) * per_position) / bs * bs);
   const int64_t fits = c.slots * row - k;
   constexpr int64_t kShortest = 16;
@@ -49,7 +49,7 @@ std::string slot_misfit(const EngineConfig& c, const SeqRequest& r) {
          ") exceeds the engine's context of " + std::to_string(c.context) + " tokens";
 }
 
-std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& /*target*/, const Decoder* model) {
+std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder* model) {
   if (c.mode != Mode::InPlace || !model) return nullptr;
   return std::make_shared<KVStore>(model->new_store(c.slots, c.slot_positions, c.block_size));
 }

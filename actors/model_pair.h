@@ -28,6 +28,6 @@ std::string slot_misfit(const EngineConfig& c, const SeqRequest& r);
 
 class KVStore;
 // In place: the store of c.slots rows of c.slot_positions for `model` (null in the other modes).
-std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder& target, const Decoder* model);
+std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder* model);
 
 }  // namespace exspec

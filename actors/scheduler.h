@@ -1,8 +1,9 @@
 // The Scheduler: how exspec serves, in place (issue 18), with or without a draft model (without
 // one every step has K = 0: plain decoding, continuously batched). Every decision in plain C++
 // (no actors, no tensors): the window is the set of sequences holding a KV slot
-// (model/slot_table.h) and the blocks of their positions (model/block_pool.h); a step is any B of its stored members, formed without a copy, so
-// sequences join and leave between any two steps; prompts are stored in chunks between decode
+// (model/slot_table.h) and the blocks of their positions (model/block_pool.h); a step is any B
+// of its stored members, formed without a copy, so sequences join and leave between any two
+// steps; prompts are stored in chunks between decode
 // steps; the draft-length policy picks K; each row's drafts come from the draft model, prompt
 // lookup or the request's prediction (actors/proposer.h). Its interface is vLLM's:
 //   plan()                the next piece of work, planned in full (actors/plan.h)
@@ -43,6 +44,9 @@ class Scheduler : public Executor {
   StepPlan plan_step(bool hold_fresh);  // hold_fresh: rows without a token wait
   void plan_k(StepPlan& plan);
   // Blocks (actors/scheduler_blocks.cpp, model/block_pool.h).
+  struct Hits {
+    BlockTable target, draft;  // cached blocks of a newcomer's prefix in each store
+  };
   struct Admission {
     int64_t target = 0, draft = 0;  // blocks a newcomer takes that no sequence holds now
   };
@@ -54,6 +58,7 @@ class Scheduler : public Executor {
   };
   static int64_t row_blocks(const EngineConfig& c);
   void admit_newcomers();
+  Hits hits(const std::vector<int64_t>& tokens) const;
   Admission admission(const Sequence& s) const;
   SlotRow slot_row(const Sequence& s) const;
   bool take_slot(Sequence& s);  // false: back in the queue
@@ -66,6 +71,9 @@ class Scheduler : public Executor {
   void copied(const std::vector<SeqId>& ids);  // a job over ids returned: its copies are done
   void publish(const Sequence& s);  // its full stored blocks into the cache (others may share them)
   void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
+  // A sequence's tables given back, their full blocks among what it stored cached (tokens: its
+  // tokens, empty to cache nothing).
+  void give_back(BlockTable& target, BlockTable& draft, const Sequence& s, const std::vector<int64_t>& tokens);
   int64_t draft_held(const Sequence& s) const;  // positions the draft's store holds
   void requeue(Sequence& s);  // back to the queue, its blocks released
   std::vector<SeqId> secure(const std::vector<SeqId>& ids);

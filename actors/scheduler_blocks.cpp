@@ -32,16 +32,22 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
   return r;
 }
 
+// The cached blocks of the longest prefix of these tokens before the pending one, in each store:
+// the draft's at most the target's.
+Scheduler::Hits Scheduler::hits(const std::vector<int64_t>& tokens) const {
+  Hits h;
+  h.target = target_blocks_.match(tokens, static_cast<int64_t>(tokens.size()) - 1);
+  if (config_.draft) h.draft = draft_blocks_.match(tokens, static_cast<int64_t>(h.target.size()) * config_.block_size);
+  return h;
+}
+
 Scheduler::Admission Scheduler::admission(const Sequence& s) const {
-  const std::vector<int64_t> tokens = s.tokens();
   const int64_t need = s.length() + largest_k(config_);  // its prompt and its first step
+  const Hits h = hits(s.tokens());
   Admission a;
-  const BlockTable hit = target_blocks_.match(tokens, s.length() - 1);
-  a.target = target_blocks_.blocks_for(need) - static_cast<int64_t>(hit.size()) + target_blocks_.unheld(hit);
-  if (config_.draft) {
-    const BlockTable dhit = draft_blocks_.match(tokens, static_cast<int64_t>(hit.size()) * config_.block_size);
-    a.draft = draft_blocks_.blocks_for(need) - static_cast<int64_t>(dhit.size()) + draft_blocks_.unheld(dhit);
-  }
+  a.target = target_blocks_.blocks_for(need) - static_cast<int64_t>(h.target.size()) + target_blocks_.unheld(h.target);
+  if (config_.draft)
+    a.draft = draft_blocks_.blocks_for(need) - static_cast<int64_t>(h.draft.size()) + draft_blocks_.unheld(h.draft);
   return a;
 }
 
@@ -52,10 +58,9 @@ Scheduler::Admission Scheduler::admission(const Sequence& s) const {
 // lacks of the prompt is its lag. False (the sequence is back in the queue) when the blocks ran
 // out after all: a newcomer admitted with it took blocks this one had counted on.
 bool Scheduler::take_slot(Sequence& s) {
-  const std::vector<int64_t> tokens = s.tokens();
   const int64_t before_pending = s.length() - 1, bs = config_.block_size;
-  const BlockTable hit = target_blocks_.match(tokens, before_pending);
-  const BlockTable dhit = config_.draft ? draft_blocks_.match(tokens, static_cast<int64_t>(hit.size()) * bs) : BlockTable{};
+  const Hits h = hits(s.tokens());
+  const BlockTable &hit = h.target, &dhit = h.draft;
   int64_t preferred = hit.empty() ? -1 : hit[0] / target_blocks_.blocks_per_slot();
   if (preferred >= 0 && (hit[0] != target_blocks_.home(preferred, 0) || slots_.in_use(preferred))) preferred = -1;
   if (preferred < 0) preferred = coldest_free_slot(target_blocks_.blocks_for(before_pending));
@@ -137,14 +142,17 @@ void Scheduler::publish(const Sequence& s) {
 void Scheduler::release(const Sequence& s, bool failed) {
   if (s.slot < 0) return;  // never took one
   SlotBlocks& t = tables_.at(static_cast<size_t>(s.slot));
-  const std::vector<int64_t> tokens = failed ? std::vector<int64_t>{} : s.tokens();
-  target_blocks_.release(t.target, tokens, s.stored);
-  draft_blocks_.release(t.draft, tokens, draft_held(s));
+  give_back(t.target, t.draft, s, failed ? std::vector<int64_t>{} : s.tokens());
   target_blocks_.release(t.target_from, {}, 0);
   draft_blocks_.release(t.draft_from, {}, 0);
   t.pending = {};
   t.released = ++releases_;
   slots_.release(s.slot);
+}
+
+void Scheduler::give_back(BlockTable& target, BlockTable& draft, const Sequence& s, const std::vector<int64_t>& tokens) {
+  target_blocks_.release(target, tokens, s.stored);
+  draft_blocks_.release(draft, tokens, draft_held(s));
 }
 
 int64_t Scheduler::draft_held(const Sequence& s) const {
@@ -217,9 +225,7 @@ void Scheduler::plan_moves(StepPlan& p) {
     SlotMove mv{r.slot, m.to, {}, {}};
     for (int64_t i = 0; i < target_blocks_.blocks_for(s.stored); ++i) mv.target.emplace_back(from.target[i], to.target[i]);
     for (int64_t i = 0; i < draft_blocks_.blocks_for(draft_held(s)); ++i) mv.draft.emplace_back(from.draft[i], to.draft[i]);
-    const std::vector<int64_t> tokens = s.tokens();
-    target_blocks_.release(from.target, tokens, s.stored);
-    draft_blocks_.release(from.draft, tokens, draft_held(s));
+    give_back(from.target, from.draft, s, s.tokens());
     tables_[static_cast<size_t>(m.to)] = std::move(to);
     slots_.move(r.slot, m.to);
     s.slot = r.slot = m.to;

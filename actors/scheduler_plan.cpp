@@ -39,8 +39,7 @@ void Scheduler::admit_newcomers() {
     promised.target += a.target, promised.draft += a.draft;
     return true;
   };
-  for (SeqId id : window_.refill(pool_, fits))
-    if (!pool_.at(id).preempted) ++dequeued_;  // a pre-empted one's dequeue was counted
+  for (SeqId id : window_.refill(pool_, fits)) left_queue(pool_.at(id));
 }
 
 bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {

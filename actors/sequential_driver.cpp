@@ -46,8 +46,8 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     if (!misfit.empty()) throw std::invalid_argument(misfit);
   }
   // In place: each model's store, for this run (null in the paper's modes).
-  std::shared_ptr<KVStore> tstore = make_store(config_, *target_, target_.get());
-  std::shared_ptr<KVStore> dstore = make_store(config_, *target_, draft_.get());
+  std::shared_ptr<KVStore> tstore = make_store(config_, target_.get());
+  std::shared_ptr<KVStore> dstore = make_store(config_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Executor> executor = make_executor(config_, policy_, /*max_in_flight=*/1);
   Executor& scheduler = *executor;

@@ -20,14 +20,19 @@ at::Tensor right_padded(const std::vector<std::vector<int64_t>>& runs, int64_t T
   return ids;
 }
 
-// The rows' slots, each store's blocks and length set from the rows first: the rows are the
-// truth, a store follows them (model/slot_row.h).
+// The stores given follow the row (the row is the truth, model/slot_row.h): its blocks, then its
+// length (which must fit in them).
+void follow(const SlotRow& r, KVStore* target, KVStore* draft) {
+  if (target) target->set_blocks(r.slot, r.target_blocks), target->set_length(r.slot, r.target_len);
+  if (draft) draft->set_blocks(r.slot, r.draft_blocks), draft->set_length(r.slot, r.draft_len);
+}
+
+// The rows' slots, each store following its row first.
 template <class Row>
 std::vector<int64_t> slots_of(const std::vector<Row*>& rows, KVStore* target, KVStore* draft) {
   std::vector<int64_t> s;
   for (const SlotRow* r : rows) {
-    if (target) target->set_blocks(r->slot, r->target_blocks), target->set_length(r->slot, r->target_len);
-    if (draft) draft->set_blocks(r->slot, r->draft_blocks), draft->set_length(r->slot, r->draft_len);
+    follow(*r, target, draft);
     s.push_back(r->slot);
   }
   return s;
@@ -147,8 +152,7 @@ void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, c
     // Draft: its last forward left [pending, d_1..d_{K-1}] there (nothing at K = 0); it keeps
     // what was accepted.
     s.draft_len = after - lag_after_step(s.draft_lag(), k, a, agree.empty() ? k : agree.at(b));
-    if (m.target_store) m.target_store->set_blocks(s.slot, s.target_blocks), m.target_store->set_length(s.slot, s.target_len);
-    if (m.draft_store) m.draft_store->set_blocks(s.slot, s.draft_blocks), m.draft_store->set_length(s.slot, s.draft_len);
+    follow(s, m.target_store, m.draft_store);
     const int64_t* row = tokens.data_ptr<int64_t>() + static_cast<int64_t>(b) * tokens.size(1);
     s.tokens.insert(s.tokens.end(), row, row + a + 1);
   }
