@@ -71,8 +71,8 @@ bool Scheduler::take_slot(Sequence& s) {
   take_prefix(draft_blocks_, dhit, s.slot, t.draft, t.draft_from, t.pending.draft);
   const bool room = target_blocks_.grow(t.target, s.slot, before_pending) &&
                     (!config_.draft || draft_blocks_.grow(t.draft, s.slot, before_pending));
-  if (!room) {
-    s.stored = 0, s.draft_lag = 0;
+  if (!room) {  // nothing is stored yet: the release below must cache none of these blocks
+    s.stored = 0, s.draft_lag = before_pending;
     requeue(s);
     return false;
   }
