@@ -1,7 +1,7 @@
 // drafter: owns the draft model and its KV store; runs a job's draft-model forward (drafting K
 // tokens, or storing a prompt chunk in place). Its forwards run on the initial thread when that
 // is parked (model/initial_thread.h).
-#include "actors/job.h"
+#include "actors/jobs/job.h"
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "model/initial_thread.h"

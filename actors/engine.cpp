@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "actors/calibration.h"
+#include "actors/jobs/calibration.h"
 #include "actors/messages.h"
-#include "actors/model_pair.h"
+#include "actors/jobs/model_pair.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
 #include "actors/route.h"

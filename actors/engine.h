@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/draft_length.h"
-#include "actors/engine_config.h"
-#include "actors/run_stats.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/scheduler/run_stats.h"
 #include "model/generation.h"
 
 namespace exspec {

@@ -1,7 +1,7 @@
 // realigner: keeps the KV caches aligned, off the forward-pass path: a job's assemble and split.
-// In place it moves scattered rows into consecutive slots (actors/slot_moves.h); in the paper's
+// In place it moves scattered rows into consecutive slots (actors/scheduler/slot_moves.h); in the paper's
 // modes it puts batches together and realigns them (unpad-append-repad).
-#include "actors/job.h"
+#include "actors/jobs/job.h"
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "model/runtime.h"

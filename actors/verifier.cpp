@@ -1,7 +1,7 @@
 // verifier: owns the target model and its KV store; runs a job's target forward (storing a
 // prompt, or verifying a step and committing it; plain steps verify zero drafts). Its forwards
 // run on the initial thread when that is parked (model/initial_thread.h).
-#include "actors/job.h"
+#include "actors/jobs/job.h"
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "model/initial_thread.h"

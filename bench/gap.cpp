@@ -10,7 +10,7 @@
 
 #include "actors/collector.h"
 #include "actors/engine.h"
-#include "model/calibrate.h"
+#include "model/tools/calibrate.h"
 #include "model/decoder.h"
 #include "model/runtime.h"
 

@@ -19,7 +19,7 @@ struct SeqRequest {
   std::vector<int64_t> eos_ids;  // generation stops right after any of these (it is kept)
   SamplingParams sampling;       // default: greedy
   bool model_eos = true;         // the engine fills empty eos_ids with the model's (false: as given)
-  // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/proposer.h) and
+  // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/scheduler/proposer.h) and
   // verified like any: they change how fast the output comes, never what it is.
   std::vector<int64_t> prediction;
 };

@@ -14,7 +14,7 @@
 #include "model/model_set.h"
 #include "model/slot_row.h"
 #include "model/sampling.h"
-#include "model/speculative.h"
+#include "model/paper/speculative.h"
 
 namespace exspec {
 
@@ -36,7 +36,7 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
 at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k);
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
-// every mode (accept() in model/speculative.h). drafts [B, 0] is a plain target step.
+// every mode (accept() in model/paper/speculative.h). drafts [B, 0] is a plain target step.
 VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling = {});
 
@@ -44,7 +44,7 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
 // tokens - 1 (the rejected positions are overwritten later); draft_len follows lag_after_step.
 // The stores given in m get those lengths (the verifier's phase passes only the target's: the
 // draft's is the drafter's, set from the counters at its next forward). Nothing is copied. The
-// verifier commits through it (StepJob::run_target, actors/inplace_jobs.cpp), and the model-level tests do.
+// verifier commits through it (StepJob::run_target, actors/jobs/inplace_jobs.cpp), and the model-level tests do.
 // agree: per row, the leading drafts the draft model fed (empty: all k, the drafts were its own).
 void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
                     const std::vector<int64_t>& agree = {});

@@ -1,6 +1,6 @@
 // The in-place KV store of one model (issue 18), paged (issue 30): per layer a preallocated
 // [slots, kv_heads, capacity, head_dim] tensor, read as blocks of `block_size` positions. Each
-// live sequence owns a slot; its block table (model/block_pool.h decides which blocks) says where
+// live sequence owns a slot; its block table (actors/scheduler/block_pool.h decides which blocks) says where
 // its positions live; an empty table means its slot's own row, block by block. A forward over
 // any subset of slots writes each row's new keys and values at that row's own positions
 // (index_put_) and attention reads each row's prefix through a mask built from per-row lengths.
@@ -8,7 +8,7 @@
 //
 // How attention reads a step's keys, without custom kernels:
 //   view    the rows' slots are consecutive and each row's table is its own row's blocks in
-//           order (the common case: model/block_pool.h hands out a slot's own blocks first);
+//           order (the common case: actors/scheduler/block_pool.h hands out a slot's own blocks first);
 //   rows    the same, slots not consecutive: one index_select of the slots' rows;
 //   gather  any row holds blocks elsewhere (a prefix cached by another slot, blocks borrowed
 //           beyond its row): one index_select of every row's blocks, a copy of the prefix at
@@ -60,12 +60,12 @@ class KVStore {
   // Bytes held by the store's tensors (what its sizing costs).
   int64_t bytes() const;
 
-  // Which slots are taken is not the store's business (model/slot_table.h): a slot given to a
+  // Which slots are taken is not the store's business (actors/scheduler/slot_table.h): a slot given to a
   // new sequence starts with set_length(slot, 0).
   int64_t length(int64_t slot) const { return length_.at(slot); }
   // Keeps the first n positions of the slot as content (n <= what its blocks hold).
   void set_length(int64_t slot, int64_t n);
-  // Where the slot's positions live (block ids, model/block_pool.h); empty: its own row.
+  // Where the slot's positions live (block ids, actors/scheduler/block_pool.h); empty: its own row.
   void set_blocks(int64_t slot, std::vector<int64_t> table);
 
   // The slot's content: [kv_heads, length, head_dim] views (tests, debugging).

@@ -20,7 +20,7 @@ struct SlotRow {
   int64_t slot = -1;
   std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
   int64_t target_len = 0, draft_len = 0;  // positions of the slot each store holds
-  // Where those positions live in each store (model/block_pool.h); empty: the slot's own row.
+  // Where those positions live in each store (actors/scheduler/block_pool.h); empty: the slot's own row.
   std::vector<int64_t> target_blocks, draft_blocks;
 
   int64_t before_pending() const { return static_cast<int64_t>(tokens.size()) - 1; }
@@ -34,7 +34,7 @@ struct SlotRow {
 // draft was fed nothing (pending joins its lag); otherwise it holds pending and the first
 // min(a, k - 1, agree) drafts, which leaves d_k unfed when every draft was accepted. agree: how
 // many leading verified drafts are the ones the draft model fed (all k unless a proposal took
-// their place, actors/proposer.h). The one statement of this rule.
+// their place, actors/scheduler/proposer.h). The one statement of this rule.
 inline int64_t lag_after_step(int64_t lag, int64_t k, int64_t a, int64_t agree) {
   if (k == 0) return lag + 1;
   const int64_t kept = a < k - 1 ? a : k - 1;

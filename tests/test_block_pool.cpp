@@ -1,9 +1,9 @@
-// The paged stores' block bookkeeping (model/block_pool.h): home blocks first, borrowing beyond
+// The paged stores' block bookkeeping (actors/scheduler/block_pool.h): home blocks first, borrowing beyond
 // them, all-or-nothing growth, and the exact prefix cache (a chain of whole keys, least recently
 // used evicted first, held blocks never). Plain C++, no tensors.
 #include <catch2/catch.hpp>
 
-#include "model/block_pool.h"
+#include "actors/scheduler/block_pool.h"
 
 using namespace exspec;
 using V = std::vector<int64_t>;

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "actors/paper/batch_former.h"
-#include "actors/sequence_pool.h"
-#include "actors/window.h"
+#include "actors/scheduler/sequence_pool.h"
+#include "actors/scheduler/window.h"
 
 using namespace exspec;
 

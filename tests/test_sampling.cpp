@@ -8,9 +8,9 @@
 #include <cmath>
 #include <map>
 
-#include "actors/calibration.h"
+#include "actors/jobs/calibration.h"
 #include "actors/collector.h"
-#include "actors/sequential_driver.h"
+#include "actors/jobs/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"

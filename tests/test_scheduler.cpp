@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "actors/inplace_turn.h"
-#include "actors/scheduler.h"
+#include "actors/scheduler/inplace_turn.h"
+#include "actors/scheduler/scheduler.h"
 #include "tests/engine_configs.h"
 #include "tests/scheduler_support.h"
 

@@ -1,5 +1,5 @@
 // What the PaperScheduler (nonspec, EqSpec, ExSpec) hands out and takes back. Their rows are
-// tensor states cut out of batches and put together again (model/spec_batch.h); the scheduler
+// tensor states cut out of batches and put together again (model/paper/spec_batch.h); the scheduler
 // moves them between the pool and the steps and never looks inside.
 #pragma once
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "actors/plan.h"
+#include "actors/scheduler/plan.h"
 
 namespace exspec {
 

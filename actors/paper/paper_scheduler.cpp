@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/step_trace.h"
+#include "actors/scheduler/step_trace.h"
 
 namespace exspec {
 
@@ -98,7 +98,7 @@ PaperStepPlan PaperScheduler::plan_fixed_step() {
 }
 
 // A row's state was cut from the batch of step `cut_step`: when the rows are exactly that
-// batch, in order, it is reused as it is (model/spec_batch.h, assemble).
+// batch, in order, it is reused as it is (model/paper/spec_batch.h, assemble).
 bool PaperScheduler::reuses_cut_batch(const std::vector<SeqId>& ids) const {
   const PoolRow& first = rows_.at(ids[0]);
   if (first.cut_step < 0 || first.cut_rows != static_cast<int64_t>(ids.size())) return false;
