@@ -169,7 +169,7 @@ namespace {
 std::string invalid_reason(const Decoder& target, const ModelInfo& info, const EngineConfig& c, SeqRequest& request) {
   if (request.eos_ids.empty() && request.model_eos) request.eos_ids = info.eos_ids;
   try {
-    validate_request(target, request);
+    validate_request(target.config(), request);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "actors/engine.h"
+#include "actors/sink.h"
 
 namespace exspec {
 

@@ -3,7 +3,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "actors/scheduler/executor.h"
+#include "actors/executors.h"
 #include "actors/route.h"
 
 namespace exspec {

@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 
-#include "actors/scheduler/draft_length.h"
 #include "actors/messages.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/sink.h"
 
 namespace exspec {
 

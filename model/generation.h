@@ -8,6 +8,8 @@
 
 namespace exspec {
 
+struct ModelConfig;
+
 enum class FinishReason { None, Stop, Length };
 inline const char* to_string(FinishReason r) {
   return r == FinishReason::Stop ? "stop" : r == FinishReason::Length ? "length" : "none";
@@ -49,5 +51,10 @@ inline FinishReason finish_after(const SeqRequest& r, int64_t token, int64_t n_g
     if (token == e) return FinishReason::Stop;
   return n_generated >= r.max_tokens ? FinishReason::Length : FinishReason::None;
 }
+
+// Throws std::invalid_argument when a request cannot be served by a model of this config (empty
+// prompt, ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings,
+// sampling parameters out of range).
+void validate_request(const ModelConfig& model, const SeqRequest& r);
 
 }  // namespace exspec

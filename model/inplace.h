@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/accept.h"
 #include "model/kv_store.h"
 #include "model/model_set.h"
-#include "model/slot_row.h"
 #include "model/sampling.h"
-#include "model/paper/speculative.h"
+#include "model/slot_row.h"
 
 namespace exspec {
 
@@ -36,7 +36,7 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
 at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k);
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
-// every mode (accept() in model/paper/speculative.h). drafts [B, 0] is a plain target step.
+// every mode (model/accept.h). drafts [B, 0] is a plain target step.
 VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling = {});
 

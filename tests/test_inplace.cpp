@@ -2,7 +2,7 @@
 // and the float64 oracle (batch-1 nonspec greedy decoding, token for token) for every batch size,
 // K (fixed, auto, random), EOS and max_tokens mid-batch, sequences joining a running batch,
 // chunked prefill of long prompts, a full store, cancellation and slot moves: the Scheduler's
-// jobs through the step function (run_job, driven by actors/jobs/sequential_driver.h), as the server
+// jobs through the step function (run_job, driven by actors/sequential_driver.h), as the server
 // runs them.
 #include <catch2/catch.hpp>
 
@@ -12,7 +12,7 @@
 #include <mutex>
 
 #include "actors/scheduler/engine_config.h"
-#include "actors/jobs/sequential_driver.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/inplace.h"

@@ -6,7 +6,7 @@
 
 #include "actors/scheduler/engine_config.h"
 #include "actors/scheduler/proposer.h"
-#include "actors/jobs/sequential_driver.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "tests/support.h"

@@ -10,7 +10,7 @@
 
 #include "actors/jobs/calibration.h"
 #include "actors/collector.h"
-#include "actors/jobs/sequential_driver.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/sampling.h"

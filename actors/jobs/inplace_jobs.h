@@ -7,7 +7,7 @@
 
 #include "actors/jobs/job.h"
 #include "actors/scheduler/plan.h"
-#include "model/paper/speculative.h"
+#include "model/accept.h"
 
 namespace exspec {
 

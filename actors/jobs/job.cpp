@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "actors/scheduler/plan.h"
-#include "model/paper/speculative.h"
+#include "model/accept.h"
 
 namespace exspec {
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/paper/paper_scheduler.h"
-#include "actors/scheduler/scheduler.h"
 #include "actors/scheduler/step_trace.h"
 
 namespace exspec {
@@ -20,12 +18,6 @@ Executor::Executor(EngineConfig config, std::shared_ptr<DraftLengthPolicy> polic
     throw std::invalid_argument(std::string(mode_name(config_.mode)) + " needs a draft-length policy");
   if (trace_enabled())
     trace_engine(mode_name(config_.mode), config_.batch_size, live_sequences(config_), config_.adaptive_k, config_.draft_tokens);
-}
-
-std::unique_ptr<Executor> make_executor(const EngineConfig& config, std::shared_ptr<DraftLengthPolicy> policy,
-                                        int max_in_flight) {
-  if (config.mode == Mode::InPlace) return std::make_unique<Scheduler>(config, std::move(policy), max_in_flight);
-  return std::make_unique<PaperScheduler>(config, std::move(policy), max_in_flight);
 }
 
 SeqId Executor::admit(SeqRequest request, int priority, SeqId id) {

@@ -1,5 +1,5 @@
 // The executor interface: what the two drivers (the actor pipeline, actors/pool_manager.cpp, and
-// the sequential driver, actors/jobs/sequential_driver.h) see of an engine's scheduling, whichever
+// the sequential driver, actors/sequential_driver.h) see of an engine's scheduling, whichever
 // mode plans it. Sequences in (admit, cancel), jobs out (next), jobs back (done), and what the
 // producers hear (take_events). Two executors implement it:
 //   Scheduler       in place: continuous batching over KV slots, how exspec serves (actors/scheduler/scheduler.h)
@@ -126,9 +126,5 @@ class Executor {
   std::chrono::steady_clock::time_point last_done_;
   bool last_full_ = false;
 };
-
-// The executor of config.mode: the Scheduler in place, the PaperScheduler otherwise.
-std::unique_ptr<Executor> make_executor(const EngineConfig& config, std::shared_ptr<DraftLengthPolicy> policy,
-                                        int max_in_flight);
 
 }  // namespace exspec

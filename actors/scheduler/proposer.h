@@ -2,7 +2,7 @@
 // model at all: prompt lookup (the sequence's own text: what followed the last time its latest
 // n tokens appeared) and the request's `prediction` (OpenAI's Predicted Outputs: the text the
 // client expects). Every proposal is verified by the same acceptance rule as the model's drafts
-// (accept() in model/paper/speculative.h), so the output stays that of plain decoding whatever was
+// (model/accept.h), so the output stays that of plain decoding whatever was
 // proposed: a proposer can only change how many tokens a step commits.
 #pragma once
 #include <cstdint>

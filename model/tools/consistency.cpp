@@ -167,7 +167,7 @@ std::vector<PathRun> run_paths(const Decoder& model, const Prompts& prompts, con
   if (prompts.empty()) throw std::invalid_argument("check: no prompts");
   if (o.max_tokens < 1 || o.chunk < 1 || o.verify_width < 1)
     throw std::invalid_argument("check: max_tokens, chunk and verify width must be >= 1");
-  for (const auto& p : prompts) validate_request(model, SeqRequest{p, o.max_tokens, {}});
+  for (const auto& p : prompts) validate_request(model.config(), SeqRequest{p, o.max_tokens, {}});
   std::vector<PathRun> runs;
   runs.push_back(greedy_path(model, prompts, 1, "KV cache, batch 1 (no padding)", o.max_tokens));
   runs.push_back(greedy_path(model, prompts, static_cast<int64_t>(prompts.size()), "KV cache, padded batch",

@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "actors/jobs/sequential_driver.h"
+#include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/tools/calibrate.h"
 #include "model/greedy.h"

@@ -1,4 +1,4 @@
-#include "actors/jobs/sequential_driver.h"
+#include "actors/sequential_driver.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "actors/jobs/calibration.h"
-#include "actors/scheduler/executor.h"
+#include "actors/executors.h"
 #include "actors/jobs/job.h"
 #include "actors/jobs/model_pair.h"
 #include "model/decoder.h"
@@ -41,7 +41,7 @@ void count(const Job& j, DriverTrace& t, int64_t& steps_since_prefill) {
 
 std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests, const Timeline& timeline) {
   for (const auto& r : requests) {
-    validate_request(*target_, r);
+    validate_request(target_->config(), r);
     const std::string misfit = slot_misfit(config_, r);
     if (!misfit.empty()) throw std::invalid_argument(misfit);
   }
