@@ -21,6 +21,26 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// A Collector that also counts each sequence's on_finish calls: every sink is told exactly once.
+class CountingCollector : public Collector {
+ public:
+  void on_finish(SeqId id, const SeqResult& r) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++calls_[id];
+    }
+    Collector::on_finish(id, r);
+  }
+  std::map<SeqId, int> finish_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<SeqId, int> calls_;
+};
+
 // The first layer of the tiny target of `arch`, made once per process.
 // K = 0 in options(): no draft (in place then runs plain steps).
 std::string draft_dir(const std::string& arch = "llama") {
@@ -101,7 +121,7 @@ void pipeline_oracle(const std::string& arch) {
                  Case{Mode::InPlace, 4, 0, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
     auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap, arch));
-    auto sink = std::make_shared<Collector>();
+    auto sink = std::make_shared<CountingCollector>();
     std::vector<SeqId> ids(reqs.size());
     std::vector<std::thread> producers;
     for (int t = 0; t < 4; ++t)  // four producers submit interleaved slices at the same time
@@ -236,7 +256,7 @@ CATCH_TEST_CASE("stats read from other threads, then shutdown from this one: no 
 CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every sink once", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::NonSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));
-    auto sink = std::make_shared<Collector>();
+    auto sink = std::make_shared<CountingCollector>();
     for (int i = 0; i < 20; ++i) engine->submit(SeqRequest{{5, 6, static_cast<int64_t>(i)}, 200, {}}, 0, sink);
     std::this_thread::sleep_for(50ms);
     engine->shutdown(false);  // must return: no hang

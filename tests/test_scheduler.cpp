@@ -56,7 +56,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   const SeqId a = s.admit(ones_request(6, 2)), b = s.admit(ones_request(3, 8)), d1 = s.admit(ones_request(1, 8)), d2 = s.admit(ones_request(2, 8));
   PrefillPlan p1 = take_prefill(s);
   CATCH_CHECK(s.take_dequeued() == 3);  // the window is the slots: the fourth waits
-  CATCH_CHECK(s.slot_table().used() == 3);
+  CATCH_CHECK(s.slots_used() == 3);
   CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // d1's prompt is one token: nothing to store
   CATCH_CHECK(p1.chunk == 4);
   CATCH_CHECK(p1.with_draft);  // a fixed K drafts: the draft stores the prompts as they come
@@ -87,7 +87,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   PrefillPlan p3 = take_prefill(s);  // d2 joined the window in a's slot, the lowest free
   CATCH_CHECK(p3.ids == std::vector<SeqId>{d2});
   CATCH_CHECK(p3.rows[0].slot == 0);
-  CATCH_CHECK(s.slot_table().used() == 3);
+  CATCH_CHECK(s.slots_used() == 3);
   prefill_in_place(s, p3, {1});
 
   // Around the least recently stepped row (d2 and d1 never stepped: d2, the lower slot), with its
@@ -104,7 +104,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   CATCH_CHECK(st4.rows[1].target_len == 0);
   s.complete(verified(st4, {2, 0}));
   s.cancel(b, FinishReason::None);  // not inside a step: its slot is free at once
-  CATCH_CHECK(s.slot_table().used() == 2);
+  CATCH_CHECK(s.slots_used() == 2);
   CATCH_CHECK(s.cancelled() == 1);
 }
 

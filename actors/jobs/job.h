@@ -37,7 +37,8 @@ class Job {
   virtual const std::string& error() const = 0;
 };
 
-// The step function: plan -> draft -> verify -> commit for one job, in this thread.
+// The step function: assemble -> draft (when drafts()) -> run_target -> split, for one job, in
+// this thread.
 void run_job(Job& job, const Models& m);
 
 // A verification's accepted counts, committed tokens (accepted drafts, then the bonus) and

@@ -33,7 +33,6 @@ enum class Assembly {
   Stack,     // a same-length group: the rows' caches stacked, no padding
   Repad,     // mixed lengths: left-padded to the longest (ExSpec's realignment cost)
 };
-const char* assembly_name(Assembly a);
 
 struct PaperStepPlan {
   int64_t serial = 0;

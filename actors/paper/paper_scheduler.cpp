@@ -7,16 +7,6 @@
 
 namespace exspec {
 
-const char* assembly_name(Assembly a) {
-  switch (a) {
-    case Assembly::Continue: return "continue";
-    case Assembly::Reuse: return "reuse";
-    case Assembly::Stack: return "stack";
-    case Assembly::Repad: return "repad";
-  }
-  return "?";
-}
-
 PaperScheduler::PaperScheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : Executor(config, std::move(policy), max_in_flight),
       // Every step appends at most K + 1 positions a row; one more keeps a realigned cache from

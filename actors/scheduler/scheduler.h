@@ -31,7 +31,6 @@ class Scheduler : public Executor {
   std::shared_ptr<Job> next() override;  // plan(), as a job (actors/jobs/inplace_jobs.cpp)
   void done(std::shared_ptr<Job> job) override;
 
-  const SlotTable& slot_table() const { return slots_; }
   int64_t slots() const override { return slots_.slots(); }
   int64_t slots_used() const override { return slots_.used(); }
   BlockCounts blocks() const override;
