@@ -16,6 +16,11 @@
 
 namespace exspec {
 
+// What each model's store holds of a sequence: positions, from its first token.
+struct Stored {
+  int64_t target = 0, draft = 0;
+};
+
 struct SlotRow {
   int64_t slot = -1;
   std::vector<int64_t> tokens;  // prompt, then generated; the last is pending
@@ -23,6 +28,7 @@ struct SlotRow {
   // Where those positions live in each store (actors/scheduler/block_pool.h); empty: the slot's own row.
   std::vector<int64_t> target_blocks, draft_blocks;
 
+  Stored stored() const { return {target_len, draft_len}; }
   int64_t before_pending() const { return static_cast<int64_t>(tokens.size()) - 1; }
   // Prompt tokens the target has yet to store (0: the sequence can decode).
   int64_t prefill_remaining() const { return before_pending() - target_len; }

@@ -86,8 +86,7 @@ bool BlockPool::at_home(const BlockTable& table, int64_t slot) const {
   return true;
 }
 
-void BlockPool::release(BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid) {
-  publish(table, tokens, valid);
+void BlockPool::release(BlockTable& table) {
   // The tail of a chain is evicted before its head: a block is found only after the ones before it.
   const uint64_t base = clock_;
   clock_ += table.size() + 1;

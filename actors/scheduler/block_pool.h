@@ -67,8 +67,9 @@ class BlockPool {
   // values of `tokens` (unless the pool does not cache): a later sequence may take them while
   // this one still holds them, as it never writes them again. Idempotent.
   void publish(const BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid);
-  // Gives a table's blocks back, its full blocks published first.
-  void release(BlockTable& table, const std::vector<int64_t>& tokens, int64_t valid);
+  // Gives a table's blocks back (the table is emptied). What they cache stays cached; nothing is
+  // cached here: publish first what the table's sequence stored.
+  void release(BlockTable& table);
 
  private:
   struct Key {

@@ -1,21 +1,232 @@
-// The Scheduler's constructor, its choice of K, and the outcomes coming back. Its plans are
-// actors/scheduler/scheduler_plan.cpp, its jobs actors/jobs/inplace_jobs.cpp.
+// The Scheduler's plans and their outcomes: the window's newcomers take their slots (their
+// blocks: the BlockManager); prompts are stored in chunks of `prefill_chunk` positions, one chunk
+// between two decode steps, so a long prompt holds the running sequences up for one chunk's
+// forward at a time; a step takes B stored members, neighbours in slot order around the least
+// recently stepped one, with K from the draft-length policy and the rows' own proposals. The
+// jobs are actors/jobs/inplace_jobs.cpp.
 #include "actors/scheduler/scheduler.h"
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "actors/scheduler/inplace_turn.h"
 #include "actors/scheduler/step_trace.h"
 
 namespace exspec {
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
-    : Executor(config, std::move(policy), max_in_flight),
-      slots_(config.slots),
-      target_blocks_(config.slots, row_blocks(config), config.block_size, config.prefix_cache),
-      draft_blocks_(config.slots, row_blocks(config), config.block_size, config.prefix_cache),
-      tables_(static_cast<size_t>(config.slots)) {
+    : Executor(config, std::move(policy), max_in_flight), blocks_(config) {
   if (config.mode != Mode::InPlace) throw std::invalid_argument("Scheduler: the paper's modes are PaperScheduler's");
+}
+
+Work Scheduler::plan() {
+  if (full()) return {};
+  admit_newcomers();
+  WindowFacts f;
+  f.chunk_in_flight = prefilling_;
+  f.last_was_chunk = last_was_prefill_;
+  bool storing = false;                // a member's prompt is not stored yet (in a chunk, or due)
+  std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
+  std::vector<Sequence*> newcomers;
+  for (SeqId id : std::vector<SeqId>(window_.members())) {
+    Sequence& s = pool_.at(id);
+    if (s.slot >= 0) continue;
+    if (take_slot(s)) newcomers.push_back(&s);  // a newcomer (the window never exceeds the slots)
+  }
+  decide_draft_prefill(newcomers);
+  for (SeqId id : window_.members()) {
+    const Sequence& s = pool_.at(id);
+    const bool stored = s.state == SeqState::Decoding;
+    storing = storing || !stored;
+    if (s.generated.empty()) fresh.push_back(&s);
+    if (s.busy) continue;
+    f.chunk_due = f.chunk_due || !stored;
+    f.decoding = f.decoding || (stored && !s.generated.empty());
+  }
+  f.hold_fresh = storing && !first_block_stored(fresh);
+  for (Piece piece : turn_order(f)) {  // the rule: actors/scheduler/inplace_turn.h
+    if (piece == Piece::Chunk) {
+      PrefillPlan p = plan_prefill();
+      if (p.ids.empty()) continue;
+      last_was_prefill_ = true;
+      return p;
+    }
+    StepPlan s = plan_step(f.hold_fresh);
+    if (s.ids.empty()) continue;
+    last_was_prefill_ = false;
+    return s;
+  }
+  return {};
+}
+
+// Waiting sequences join the window while the stores have blocks for their prompts and first
+// steps beside one block for each live sequence's next step; the first that does not fit waits,
+// and those behind it with it.
+void Scheduler::admit_newcomers() {
+  StoreBlocks promised;
+  const int64_t reserve = static_cast<int64_t>(window_.members().size());
+  auto fits = [&](const Sequence& s) {
+    const StoreBlocks a = blocks_.admission(s.tokens(), largest_k(config_)), free = blocks_.available();
+    if (a.target + promised.target + reserve > free.target) return false;
+    if (config_.draft && a.draft + promised.draft + reserve > free.draft) return false;
+    promised.target += a.target, promised.draft += a.draft;
+    return true;
+  };
+  for (SeqId id : window_.refill(pool_, fits)) left_queue(pool_.at(id));
+}
+
+// A newcomer's slot and blocks (BlockManager::allocate): what the draft's cache lacks of the
+// prompt is its lag. False (the sequence is back in the queue) when the blocks ran out after all.
+bool Scheduler::take_slot(Sequence& s) {
+  const int64_t before_pending = s.length() - 1;
+  const std::optional<BlockManager::Allocation> a = blocks_.allocate(s.tokens(), /*use_cache=*/true);
+  if (!a) {
+    window_.remove(s.id);
+    s.preempted = true;  // its dequeue was counted once
+    pool_.requeue(s.id);
+    return false;
+  }
+  s.slot = a->slot;
+  stats_.prefix_copied += a->copied;
+  if (trace_enabled()) trace_slot(s.slot, before_pending + 1, a->cached.target, a->cached.draft);
+  stored(s, a->cached.target);
+  s.draft_lag = before_pending - a->cached.draft;
+  return true;
+}
+
+// Whether the draft stores the prompts of the sequences that took their slots together: one
+// answer for all of them (drafting_pays, at their mean prompt and max_tokens). They step
+// together, and a step catches up its longest lag first, so a block split between stored and
+// unstored prompts would pay the draft's prefill and then not draft anyway.
+void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
+  if (newcomers.empty()) return;
+  int64_t prompt = 0, max_tokens = 0;
+  for (const Sequence* s : newcomers)
+    prompt += static_cast<int64_t>(s->request.prompt.size()), max_tokens += s->request.max_tokens;
+  const int64_t n = static_cast<int64_t>(newcomers.size());
+  const bool pays = config_.draft && policy_ && policy_->drafting_pays(config_.batch_size, prompt / n, max_tokens / n);
+  for (Sequence* s : newcomers) {
+    // The draft's prompt chunks follow the target's, from the same count: where its slot held
+    // less of the prompt than the target's (prefix cache), it catches the rest up when it first
+    // drafts instead, and the target keeps what it held.
+    const int64_t before_pending = s->length() - 1;  // a pre-empted one's tokens are its prompt now
+    s->draft_prefill = pays && before_pending - s->draft_lag == s->stored;
+    stats_.prefix_queried += before_pending;
+    stats_.prefix_hit += s->stored;
+  }
+}
+
+bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
+  std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
+  const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
+  for (size_t i = 0; i < n; ++i)
+    if (fresh[i]->busy || fresh[i]->state != SeqState::Decoding) return false;
+  return true;
+}
+
+// Every member still storing its prompt, in window order: the model's chunk rule
+// (prefill_chunk in model/inplace.h) takes the first and whichever fit the budget beside it.
+// A chunk's rows either all go through the draft too or none do (the draft's chunk rule must
+// see the target's lengths).
+PrefillPlan Scheduler::plan_prefill() {
+  PrefillPlan p;
+  p.chunk = config_.prefill_chunk;
+  for (SeqId id : window_.members()) {
+    Sequence& s = pool_.at(id);
+    if (s.busy || s.state != SeqState::Prefilling) continue;
+    if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
+    p.with_draft = s.draft_prefill;
+    p.ids.push_back(id);
+    p.rows.push_back(slot_row(s));
+    if (static_cast<int64_t>(p.ids.size()) >= p.chunk) break;  // each row stores >= 1 position
+  }
+  if (p.ids.empty()) return p;
+  for (SeqId id : p.ids) p.copies.append(blocks_.take_copies(pool_.at(id).slot));
+  InFlight f;
+  f.prefill = true;
+  p.serial = start(p.ids, f);
+  prefilling_ = true;
+  return p;
+}
+
+StepPlan Scheduler::plan_step(bool hold_fresh) {
+  StepPlan p;
+  std::vector<SeqId> ready;
+  for (SeqId id : window_.members()) {
+    const Sequence& s = pool_.at(id);
+    if (!s.busy && s.state == SeqState::Decoding && !(hold_fresh && s.generated.empty())) ready.push_back(id);
+  }
+  if (ready.empty()) return p;
+  // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest
+  // slot among equals): it is always in, so no row waits for long, and rows in consecutive
+  // slots read their keys as a view, where a scattered set gathers them at every layer
+  // (measured with decoder_bench --slots 1: docs/speculation.md).
+  std::sort(ready.begin(), ready.end(), [&](SeqId a, SeqId b) { return pool_.at(a).slot < pool_.at(b).slot; });
+  const size_t n = ready.size(), take = std::min(n, static_cast<size_t>(config_.batch_size));
+  size_t oldest = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (pool_.at(ready[i]).last_step < pool_.at(ready[oldest]).last_step) oldest = i;
+  const size_t first = std::min(oldest, n - take);
+  p.ids = secure({ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take)});
+  if (p.ids.empty()) return p;
+  for (SeqId id : p.ids) {
+    p.rows.push_back(slot_row(pool_.at(id)));
+    p.copies.append(blocks_.take_copies(pool_.at(id).slot));  // before the moves: copied in that order
+  }
+  if (config_.slot_moves) plan_moves(p);
+  if (!blocks_.viewed(p.rows)) ++stats_.gathered_steps;  // counted when planned: a failed step too
+  plan_k(p);
+  InFlight f;
+  f.k = p.k;
+  f.shape = p.shape;
+  note_proposals(p, f);
+  p.serial = start(p.ids, f);
+  return p;
+}
+
+// Where the stores lack blocks for a row, the newest sequence that is not in a job and not
+// already secured for this step goes back to the queue; a row that still finds none sits the
+// step out.
+std::vector<SeqId> Scheduler::secure(const std::vector<SeqId>& ids) {
+  std::vector<SeqId> oldest_first = ids, kept;
+  std::sort(oldest_first.begin(), oldest_first.end());
+  for (SeqId id : oldest_first) {
+    Sequence& s = pool_.at(id);
+    if (s.slot >= 0 && make_room(s, kept)) kept.push_back(id);  // slot -1: pre-empted for an older row
+  }
+  std::vector<SeqId> out;
+  for (SeqId id : ids)
+    if (std::count(kept.begin(), kept.end(), id)) out.push_back(id);
+  return out;
+}
+
+// Blocks for what its step may write: K + 1 positions past its tokens, in each store.
+bool Scheduler::make_room(Sequence& s, const std::vector<SeqId>& keep) {
+  const int64_t need = s.length() + largest_k(config_);
+  while (!blocks_.can_reserve(s.slot, need)) {
+    Sequence* victim = nullptr;
+    for (SeqId id : window_.members()) {
+      Sequence& v = pool_.at(id);
+      if (v.busy || v.slot < 0 || id == s.id || std::count(keep.begin(), keep.end(), id)) continue;
+      if (!victim || id > victim->id) victim = &v;
+    }
+    if (!victim) return false;
+    preempt(*victim);
+    ++stats_.preemptions;
+  }
+  blocks_.reserve(s.slot, need);
+  return true;
+}
+
+// It keeps its tokens, and its blocks stay cached for its return, so the recompute is often a
+// cache hit.
+void Scheduler::preempt(Sequence& s) {
+  release(s, false);
+  window_.remove(s.id);
+  s.slot = -1, s.stored = 0, s.draft_lag = 0;
+  s.draft_prefill = false;
+  s.preempted = true;  // its dequeue was counted once
+  pool_.requeue(s.id);
 }
 
 // K for a step over p.ids (the policy's choice for these rows, or 0 without one) and the rows'
@@ -41,6 +252,102 @@ void Scheduler::plan_k(StepPlan& p) {
     p.shape = StepShape{rows, p.k, o.context, o.lag, true};
   }
   p.by_model = p.k > 0 && config_.draft;
+}
+
+Proposer Scheduler::proposer_of(const Sequence& s) const {
+  if (!s.request.prediction.empty()) return Proposer::Prediction;
+  return config_.speculate == Speculate::Ngram ? Proposer::Lookup : Proposer::Model;
+}
+
+int64_t Scheduler::propose(StepPlan& p) const {
+  const int64_t k = largest_k(config_);
+  int64_t longest = 0;
+  p.proposed.assign(p.ids.size(), {});
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    const Sequence& s = pool_.at(p.ids[i]);
+    const Proposer by = proposer_of(s);
+    if (by == Proposer::Prediction) p.proposed[i] = propose_prediction(s.request.prediction, s.generated, k);
+    else if (by == Proposer::Lookup) p.proposed[i] = propose_lookup(p.rows[i].tokens, k);
+    longest = std::max(longest, static_cast<int64_t>(p.proposed[i].size()));
+  }
+  if (longest == 0) p.proposed.clear();
+  return longest;
+}
+
+void Scheduler::outlook_proposals(const StepPlan& p, BatchOutlook& o) const {
+  if (!config_.draft) o.lag = 0;  // no draft model: nothing to catch up
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    const Sequence& s = pool_.at(p.ids[i]);
+    if (proposer_of(s) == Proposer::Prediction)
+      o.rows[i].acceptance = policy_->outlook(s.acceptance, o.rows[i].remaining,
+                                              temperature_band(s.request.sampling.temperature), true).acceptance;
+    // Without the draft model a row's drafts end where its proposal does.
+    if (!config_.draft) o.rows[i].limit = p.proposed.empty() ? 0 : static_cast<int64_t>(p.proposed[i].size());
+  }
+}
+
+void Scheduler::note_proposals(const StepPlan& p, InFlight& f) const {
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    f.proposers.push_back(proposer_of(pool_.at(p.ids[i])));
+    // Without the draft model a row's drafts end where its proposal does (then filler).
+    const bool filled = p.by_model || p.proposed.empty();
+    f.row_k.push_back(filled ? p.k : std::min(p.k, static_cast<int64_t>(p.proposed[i].size())));
+  }
+}
+
+void Scheduler::plan_moves(StepPlan& p) {
+  p.moves = blocks_.plan_moves(p.rows);
+  stats_.slot_moves += static_cast<int64_t>(p.moves.size());
+  std::vector<size_t> order(p.ids.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    pool_.at(p.ids[i]).slot = p.rows[i].slot;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.rows[a].slot < p.rows[b].slot; });
+  std::vector<SeqId> ids;
+  std::vector<SlotRow> rows;
+  for (size_t i : order) ids.push_back(p.ids[i]), rows.push_back(std::move(p.rows[i]));
+  p.ids = std::move(ids), p.rows = std::move(rows);
+}
+
+SlotRow Scheduler::slot_row(const Sequence& s) const {
+  SlotRow r;
+  r.slot = s.slot;
+  r.tokens = s.tokens();
+  r.target_len = s.stored;
+  r.draft_len = r.before_pending() - s.draft_lag;
+  r.target_blocks = blocks_.target_table(s.slot);
+  r.draft_blocks = blocks_.draft_table(s.slot);
+  return r;
+}
+
+Stored Scheduler::stored_of(const Sequence& s) const {
+  return {s.stored, config_.draft ? std::max<int64_t>(0, s.length() - 1 - s.draft_lag) : 0};
+}
+
+// The target's slot holds `stored` positions; the sequence decodes once that is every token but
+// pending (at once for a one-token prompt).
+void Scheduler::stored(Sequence& s, int64_t stored) {
+  s.stored = stored;
+  if (stored == s.length() - 1) s.state = SeqState::Decoding;
+}
+
+void Scheduler::publish(const Sequence& s) {
+  if (s.slot >= 0) blocks_.publish(s.slot, s.tokens(), stored_of(s));
+}
+
+// What an ending sequence leaves: its full blocks to the cache (the target's stored positions,
+// at most its tokens: a step may have stored committed tokens past its EOS; the draft's held
+// ones), nothing after a failure; its slot.
+void Scheduler::release(const Sequence& s, bool failed) {
+  if (s.slot < 0) return;  // never took one
+  if (!failed) publish(s);
+  blocks_.free(s.slot);
+}
+
+void Scheduler::copied(const std::vector<SeqId>& ids) {
+  for (SeqId id : ids)
+    if (pool_.at(id).slot >= 0) blocks_.copied(pool_.at(id).slot);
 }
 
 void Scheduler::prefilled(PrefillOutcome o) {
