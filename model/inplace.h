@@ -2,8 +2,8 @@
 // model (model/kv_store.h) from admission to finish; a step is any list of them. No realignment,
 // no batch assembly: each forward writes each row at its own offset, and a verification keeps
 // what it accepted by setting the row's counters. The rows are SlotRows (model/slot_row.h):
-// their counters say what each store holds, and every function here sets the stores' lengths
-// from them before its forward.
+// their counters say what each store holds, and every forward here is handed them (the stores
+// keep no lengths); the functions advance the counters of what they stored.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -42,11 +42,11 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
 
 // Keeps what was accepted: row b's tokens gain d_1..d_a and the bonus; target_len becomes
 // tokens - 1 (the rejected positions are overwritten later); draft_len follows lag_after_step.
-// The stores given in m get those lengths (the verifier's phase passes only the target's: the
-// draft's is the drafter's, set from the counters at its next forward). Nothing is copied. The
-// verifier commits through it (StepJob::run_target, actors/jobs/inplace_jobs.cpp), and the model-level tests do.
-// agree: per row, the leading drafts the draft model fed (empty: all k, the drafts were its own).
-void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
+// Nothing is copied and no store is touched: the counters are what the next forwards are handed.
+// The verifier commits through it (StepJob::run_target, actors/jobs/inplace_jobs.cpp), and the
+// model-level tests do. agree: per row, the leading drafts the draft model fed (empty: all k, the
+// drafts were its own).
+void commit_inplace(const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
                     const std::vector<int64_t>& agree = {});
 
 }  // namespace exspec

@@ -1,8 +1,10 @@
 // A sequence in the in-place stores (model/kv_store.h), as the Scheduler plans it and a step
 // carries it: its slot (the same index in the target's and the draft's store), its tokens, and
-// how many positions of its slot each store holds. The two counters are the truth, as vLLM
-// keeps num_computed_tokens: the in-place functions (model/inplace.h) set a store's lengths
-// from them before a forward and advance them after it, and a step's commit sets them.
+// how many positions of its slot each store holds. The two counters are a copy of the
+// sequence's own (Sequence::stored, actors/scheduler/sequence_pool.h), as vLLM hands
+// num_computed_tokens to its model runner: the in-place functions (model/inplace.h) hand them
+// to each forward (the stores keep no lengths) and advance them by what they stored, a step's
+// commit sets them, and the job's outcome brings them back to the sequence.
 //
 // Invariant (the paper modes' too, docs/design.md "How a step works"): tokens are the prompt,
 // then the generated ones; the last, `pending`, is in neither store. The target's slot holds

@@ -23,10 +23,13 @@ PrefillPlan take_prefill(Scheduler& s) { return test::take_plan<PrefillPlan>(s);
 StepPlan take_step(Scheduler& s) { return test::take_plan<StepPlan>(s); }
 
 // Every row accepts `accepted[b]` drafts (test::accept_rows); its target slot then holds every
-// token but the new pending one.
+// token but the new pending one, its draft's slot that less the draft's lag.
 StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
   auto o = test::accept_rows<StepOutcome>(p, accepted);
-  for (size_t b = 0; b < p.ids.size(); ++b) o.stored.push_back(p.rows[b].before_pending() + accepted[b] + 1);
+  for (size_t b = 0; b < p.ids.size(); ++b) {
+    const int64_t target = p.rows[b].before_pending() + accepted[b] + 1;
+    o.stored.push_back({target, target - test::draft_lag_after(accepted[b], p.k)});
+  }
   return o;
 }
 
@@ -40,8 +43,7 @@ void prefill_in_place(Scheduler& s, const PrefillPlan& p, std::vector<int64_t> s
   PrefillOutcome o;
   o.serial = p.serial;
   for (size_t i = 0; i < p.ids.size(); ++i) {
-    o.stored.push_back(stored[i]);
-    o.draft_lag.push_back(static_cast<int64_t>(p.rows[i].tokens.size()) - 1 - p.rows[i].draft_len);
+    o.stored.push_back({stored[i], p.rows[i].draft_len});  // the draft's unchanged
   }
   s.prefilled(std::move(o));
 }

@@ -43,22 +43,20 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
     // same chunk the verifier will.
     std::vector<SlotRow> rows = plan.rows;
     prefill_chunk(InplaceModels{&draft, store}, pointers<SlotRow>(rows), plan.chunk);
-    // In the target's place the draft's store advanced target_len: what it lacks is what the
-    // copy has left to store.
-    for (const SlotRow& r : rows) outcome.draft_lag.push_back(r.prefill_remaining());
+    // In the target's place the draft's store advanced target_len: what it holds now.
+    for (const SlotRow& r : rows) drafted.push_back(r.target_len);
   });
 }
 
-// The target stores the next chunk of the prompts. The draft's lag is what the drafter's call
-// left (it stored the same chunk), or, without it, unchanged.
+// The target stores the next chunk of the prompts. The draft holds what the drafter's call left
+// (it stored the same chunk), or, without it, what it held.
 void ChunkJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the target's store");
     prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk);
-    const bool drafted = !outcome.draft_lag.empty();
-    for (const SlotRow& r : plan.rows) {
-      outcome.stored.push_back(r.target_len);
-      if (!drafted) outcome.draft_lag.push_back(r.draft_lag());
+    for (size_t i = 0; i < plan.rows.size(); ++i) {
+      const SlotRow& r = plan.rows[i];
+      outcome.stored.push_back({r.target_len, drafted.empty() ? r.draft_len : drafted[i]});
     }
   });
 }
@@ -104,21 +102,18 @@ void settle_drafts(StepJob& j) {
   }
 }
 
-// Verification in place: the outcome straight from the accepted counts. The target's slots keep
-// what was accepted; the draft's are the drafter's: its next call sets them from the next plan,
-// which carries the lag reported here.
+// Verification in place: the outcome straight from the accepted counts: what each store holds of
+// each row after the commit (the target's: what was accepted; the draft's: what it was fed and
+// kept), which the next plan hands to the next forwards.
 void StepJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.times.verify_s, "verification", [&] {
     if (!store) throw std::logic_error("an in-place step without the target's store");
     settle_drafts(*this);
     const InplaceModels m{&target, store};
     verified = verify_inplace(m, pointers<const SlotRow>(plan.rows), drafted, plan.sampling);
-    commit_inplace(m, pointers<SlotRow>(plan.rows), verified, drafted.size(1), agree);
+    commit_inplace(pointers<SlotRow>(plan.rows), verified, drafted.size(1), agree);
     take_verified(verified, outcome);
-    for (const SlotRow& r : plan.rows) {
-      outcome.draft_lag.push_back(r.draft_lag());
-      outcome.stored.push_back(r.target_len);
-    }
+    for (const SlotRow& r : plan.rows) outcome.stored.push_back(r.stored());
   });
 }
 

@@ -1,7 +1,8 @@
 // The in-place Scheduler's work as jobs (actors/jobs/job.h): a prompt chunk, or a step. Each takes
 // the model's KV store (model/kv_store.h), owned by the role that runs the model: the verifier
-// the target's, the drafter the draft's. Each sets its rows' lengths in the store from the plan,
-// then writes in place; nothing is put together before a step or split after it.
+// the target's, the drafter the draft's. Each hands its rows' counts (the plan's copies of the
+// sequences' own) to the forwards, which write in place; nothing is put together before a step
+// or split after it. The outcome brings the new counts back.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -25,6 +26,7 @@ class ChunkJob : public Job {
   const std::string& error() const override { return outcome.error; }
 
   PrefillPlan plan;
+  std::vector<int64_t> drafted;  // per row: what the draft's store holds after its call (drafts())
   PrefillOutcome outcome;
 };
 

@@ -24,6 +24,7 @@ struct PaperPrefillPlan {
 
 struct PaperPrefillOutcome : PrefillResult {
   std::vector<std::shared_ptr<SeqTensors>> states;  // per sequence, in plan order
+  std::vector<int64_t> draft_lag;                   // per sequence: tokens before pending the draft lacks
 };
 
 // How the step's batch is put together (the copy it costs, cheapest first).
@@ -52,6 +53,7 @@ struct PaperStepPlan {
 struct PaperStepOutcome : StepResult {
   std::vector<std::shared_ptr<SeqTensors>> rows;  // each row's state (not keep_batch)
   std::shared_ptr<SpecBatch> batch;               // keep_batch: the batch's state
+  std::vector<int64_t> draft_lag;                 // per row: tokens before pending the draft lacks after it
 };
 
 using PaperWork = std::variant<std::monostate, PaperPrefillPlan, PaperStepPlan>;

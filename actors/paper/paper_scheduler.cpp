@@ -38,12 +38,11 @@ PaperPrefillPlan PaperScheduler::plan_prefill() {
   std::vector<SeqId> fresh;
   if (fixed_batches()) {
     fresh = pool_.take_waiting(static_cast<size_t>(config_.batch_size), config_.sort_by_length);
-    dequeued_ += fresh.size();
   } else {
-    dequeued_ += window_.refill(pool_).size();
+    window_.refill(pool_);
     for (SeqId id : window_.members()) {
       const Sequence& s = pool_.at(id);
-      if (!s.busy && s.state == SeqState::Prefilling && fresh.size() < static_cast<size_t>(config_.batch_size))
+      if (!s.in_job() && s.state == SeqState::Prefilling && fresh.size() < static_cast<size_t>(config_.batch_size))
         fresh.push_back(id);
     }
   }
@@ -82,7 +81,7 @@ PaperStepPlan PaperScheduler::plan_fixed_step() {
   f.grouped = grouped;
   f.k = p.k;
   f.shape = p.shape;
-  // Its rows stayed busy between its steps (a cancellation waits for the step boundary).
+  // The batch held its rows between its steps (a cancellation waits for the step boundary).
   p.serial = start(p.ids, f);
   return p;
 }
@@ -104,7 +103,7 @@ PaperStepPlan PaperScheduler::plan_pool_step() {
   std::vector<Candidate> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && s.state == SeqState::Decoding) ready.push_back({id, s.length(), s.last_step});
+    if (!s.in_job() && s.state == SeqState::Running) ready.push_back({id, s.length(), s.last_step});
   }
   if (ready.empty()) return p;
   BatchChoice choice = former_.form(ready, step_, !policy_ || policy_->speculating());
@@ -140,11 +139,12 @@ void PaperScheduler::prefilled(PaperPrefillOutcome o) {
   const std::vector<SeqId> ids = prefill_done(o);
   FixedBatch fb;
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (!prefill_row(ids[i], o, i)) continue;
+    if (!prefill_row(ids[i], o)) continue;
     Sequence& s = pool_.at(ids[i]);
-    s.state = SeqState::Decoding;
+    s.state = SeqState::Running;
+    s.stored = held(s, o.draft_lag[i]);
     if (fixed_batches()) {
-      s.busy = true;  // the fixed batch holds it from now on
+      s.job = o.serial;  // the fixed batch holds it from now on
       fb.ids.push_back(ids[i]);
       fb.rows.push_back(std::move(o.states[i]));
     } else {
@@ -163,6 +163,7 @@ void PaperScheduler::complete(PaperStepOutcome o) {
       still.drop_rows.push_back(static_cast<int64_t>(b));
       continue;
     }
+    pool_.at(id).stored = held(pool_.at(id), o.draft_lag[b]);
     still.ids.push_back(id);
     if (!f.fixed) rows_[id] = PoolRow{o.rows[b], o.serial, static_cast<int64_t>(b), static_cast<int64_t>(f.ids.size())};
   }
@@ -174,5 +175,10 @@ void PaperScheduler::complete(PaperStepOutcome o) {
 }
 
 void PaperScheduler::release(const Sequence& s, bool) { rows_.erase(s.id); }
+
+// Each model's cache covers every token but pending; the draft's less its lag.
+Stored PaperScheduler::held(const Sequence& s, int64_t draft_lag) {
+  return {s.length() - 1, s.length() - 1 - draft_lag};
+}
 
 }  // namespace exspec

@@ -50,6 +50,7 @@ class PaperScheduler : public Executor {
   bool reuses_cut_batch(const std::vector<SeqId>& ids) const;
   bool same_length(const std::vector<SeqId>& ids) const;
   void release(const Sequence& s, bool failed) override;
+  static Stored held(const Sequence& s, int64_t draft_lag);
 
   int64_t reserve_;  // spare cache positions: the largest K a step may draft, + 2
   BatchFormer former_;

@@ -44,7 +44,7 @@ BatchOutlook DraftLengthPolicy::outlook(const SequencePool& pool, const std::vec
     o.rows.push_back(outlook(s.acceptance, s.request.max_tokens - static_cast<int64_t>(s.generated.size()),
                              temperature_band(s.request.sampling.temperature)));
     o.context = std::max(o.context, s.length());
-    o.lag = std::max(o.lag, s.draft_lag);
+    o.lag = std::max(o.lag, s.draft_lag());
   }
   return o;
 }

@@ -24,10 +24,7 @@ SeqId Executor::admit(SeqRequest request, int priority, SeqId id) {
   id = pool_.admit(std::move(request), priority, id);
   ++submitted_;
   ++stats_.sequences;
-  if (pool_.at(id).state == SeqState::Finished) {  // max_tokens 0: never waits
-    ++dequeued_;
-    end(id, FinishReason::Length);
-  }
+  if (pool_.at(id).state == SeqState::Finished) end(id, FinishReason::Length);  // max_tokens 0: never waits
   return id;
 }
 
@@ -35,8 +32,8 @@ void Executor::cancel(SeqId id, FinishReason reason) {
   if (!pool_.contains(id)) return;
   Sequence& s = pool_.at(id);
   if (s.state == SeqState::Finished) return;
-  if (s.busy) {  // at the step boundary; the first reason given stands
-    if (!s.cancel_pending) s.cancel_pending = true, s.cancel_reason = reason;
+  if (s.in_job()) {  // at the step boundary; the first reason given stands
+    if (!s.cancel) s.cancel = reason;
     return;
   }
   end(id, reason);
@@ -47,9 +44,10 @@ void Executor::cancel_all() {
 }
 
 int64_t Executor::start(std::vector<SeqId> ids, InFlight f) {
-  for (SeqId id : ids) pool_.at(id).busy = true;
+  ++serial_;
+  for (SeqId id : ids) pool_.at(id).job = serial_;
   f.ids = std::move(ids);
-  in_flight_[++serial_] = std::move(f);
+  in_flight_[serial_] = std::move(f);
   return serial_;
 }
 
@@ -95,22 +93,21 @@ void Executor::count_step(const InFlight& f, const StepResult& o) {
   policy_->observe_step(f.shape, o.times.draft_s, o.times.verify_s, o.times.align_s);
 }
 
-bool Executor::prefill_row(SeqId id, const PrefillResult& o, size_t i) {
+bool Executor::prefill_row(SeqId id, const PrefillResult& o) {
   Sequence& s = pool_.at(id);
-  s.busy = false;
-  if (s.cancel_pending || !o.error.empty()) {
-    end(id, s.cancel_pending ? s.cancel_reason : FinishReason::None, o.error);
+  s.job = 0;
+  if (s.cancel || !o.error.empty()) {
+    end(id, s.cancel.value_or(FinishReason::None), o.error);
     return false;
   }
-  s.draft_lag = o.draft_lag[i];
   return true;
 }
 
 bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_t b) {
   Sequence& s = pool_.at(id);
-  if (!o.error.empty() || s.cancel_pending) {
-    s.busy = false;
-    end(id, s.cancel_pending ? s.cancel_reason : FinishReason::None, o.error);
+  if (!o.error.empty() || s.cancel) {
+    s.job = 0;
+    end(id, s.cancel.value_or(FinishReason::None), o.error);
     return false;
   }
   // A row's drafts are its proposal's when no draft model filled the rest (what fills it may be
@@ -123,7 +120,6 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
   stats_.count_band(band, k, a);
   stats_.count_proposer(static_cast<int>(by), k, a);
   if (policy_) policy_->learn(s.acceptance, k, a, band, by == Proposer::Prediction);
-  s.draft_lag = o.draft_lag[b];
   const std::vector<TokenLogprob>* lp = b < o.logprobs.size() && !o.logprobs[b].empty() ? &o.logprobs[b] : nullptr;
   const size_t before = s.generated.size();
   const size_t n = pool_.write_back(id, o.committed[b].data(), o.committed[b].size(), lp ? lp->data() : nullptr);
@@ -135,11 +131,11 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
     if (lp) e.logprobs.insert(e.logprobs.end(), lp->begin(), lp->begin() + static_cast<int64_t>(n));
   }
   if (s.state == SeqState::Finished) {
-    s.busy = false;
+    s.job = 0;
     end(id, s.finish);
     return false;
   }
-  if (!f.fixed) s.busy = false;  // a fixed batch holds its rows between its steps
+  if (!f.fixed) s.job = 0;  // a fixed batch holds its rows between its steps
   return true;
 }
 
@@ -150,7 +146,6 @@ SeqEvent& Executor::event_for(SeqId id) {
 
 void Executor::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
-  if (s.state == SeqState::Waiting) left_queue(s);
   release(s, !error.empty());  // not inside a job: nothing writes its state now
   if (s.state != SeqState::Finished) pool_.cancel(id);
   window_.remove(id);
@@ -182,10 +177,5 @@ std::vector<SeqEvent> Executor::take_events() {
   return out;
 }
 
-size_t Executor::take_dequeued() {
-  const size_t n = dequeued_;
-  dequeued_ = 0;
-  return n;
-}
 
 }  // namespace exspec

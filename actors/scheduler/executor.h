@@ -44,7 +44,7 @@ class Executor {
   // Token deltas and results since the last call, in order.
   std::vector<SeqEvent> take_events();
   // Sequences that left the waiting queue since the last call (the front's queue bound).
-  size_t take_dequeued();
+  size_t take_dequeued() { return pool_.take_dequeued(); }
 
   // Nothing in flight and nothing unfinished.
   bool idle() const { return in_flight_.empty() && pool_.unfinished() == 0; }
@@ -70,7 +70,7 @@ class Executor {
     std::vector<SeqId> ids;
     bool prefill = false;
     bool grouped = false;  // ExSpec: a same-length group
-    bool fixed = false;    // nonspec, EqSpec: a fixed batch, whose rows stay busy between its steps
+    bool fixed = false;    // nonspec, EqSpec: a fixed batch, which holds its rows between its steps
     int64_t k = 0;
     StepShape shape;
     // Each row's drafts, and by whom (empty: k each, the server's proposer).
@@ -85,19 +85,16 @@ class Executor {
   // learns its timings); what was planned for it.
   InFlight step_done(const StepResult& o);
 
-  // A sequence of a returned prefill: no longer busy; its draft lag recorded; false when it
-  // ended instead (cancelled meanwhile, or the prefill failed; it has been ended).
-  bool prefill_row(SeqId id, const PrefillResult& o, size_t i);
+  // A sequence of a returned prefill: no job holds it now; false when it ended instead
+  // (cancelled meanwhile, or the prefill failed; it has been ended). Its progress is the
+  // executor's to record.
+  bool prefill_row(SeqId id, const PrefillResult& o);
   // A row of a returned step: its statistics, its tokens written back and told; false when the
-  // sequence ended (finished, cancelled or failed; it has been ended).
+  // sequence ended (finished, cancelled or failed; it has been ended). In place its progress is
+  // recorded before (the commit's counts are absolute), in the paper's modes after.
   bool write_row(SeqId id, const InFlight& f, const StepResult& o, size_t row);
   // Ends a sequence that is not inside a job: frees it and tells its producer.
   void end(SeqId id, FinishReason reason, const std::string& error = "");
-  // A sequence left the waiting queue: counted for the front's queue bound the first time only (a
-  // pre-empted one comes back to the queue, and was counted when it first left).
-  void left_queue(const Sequence& s) {
-    if (!s.preempted) ++dequeued_;
-  }
   // What a sequence leaves behind when it ends (in place: its slot).
   virtual void release(const Sequence&, bool /*failed*/) {}
 
@@ -107,7 +104,6 @@ class Executor {
   Window window_;
   bool prefilling_ = false;
   int64_t step_ = 0;
-  size_t dequeued_ = 0;
   RunStats stats_;
 
  private:

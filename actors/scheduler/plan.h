@@ -1,7 +1,8 @@
 // What the in-place Scheduler hands out and what it takes back: one prefill chunk or one step,
 // planned in full (which rows, which K, where each row's drafts come from), and its outcome as
 // plain data. Each row is a SlotRow (model/slot_row.h): its slot, its tokens and what each
-// model's store holds of it. The paper's modes have their own plans (actors/paper/paper_plan.h);
+// model's store holds of it (a copy of the sequence's own counts, Sequence::stored); an outcome
+// brings the new counts back. The paper's modes have their own plans (actors/paper/paper_plan.h);
 // the results every step and prefill return, whichever mode ran them, are the bases here.
 #pragma once
 #include <cstdint>
@@ -31,7 +32,6 @@ struct StepResult {
   std::vector<std::vector<int64_t>> committed;      // accepted drafts, then the bonus token
   std::vector<std::vector<TokenLogprob>> logprobs;  // with `committed` (empty: none asked)
   std::vector<int64_t> accepted;
-  std::vector<int64_t> draft_lag;  // tokens the draft lacks after the step
   StepTimes times;
 };
 
@@ -39,7 +39,6 @@ struct StepResult {
 struct PrefillResult {
   int64_t serial = 0;
   std::string error;  // non-empty: every sequence of the prefill fails with it
-  std::vector<int64_t> draft_lag;  // tokens the draft lacks
   double seconds = 0;
 };
 
@@ -67,7 +66,7 @@ struct PrefillPlan {
 };
 
 struct PrefillOutcome : PrefillResult {
-  std::vector<int64_t> stored;  // per sequence: positions the target's slot holds
+  std::vector<Stored> stored;  // per sequence: what each store holds of it now
 };
 
 // A sequence moved to a free slot before its step (the realigner's job in place): its blocks are
@@ -96,7 +95,7 @@ struct StepPlan {
 };
 
 struct StepOutcome : StepResult {
-  std::vector<int64_t> stored;  // per row: positions the target's slot holds
+  std::vector<Stored> stored;  // per row: what each store holds of it after the commit
 };
 
 // The scheduler's next piece of work: nothing (idle, or the pipeline is full), a prefill or a step.

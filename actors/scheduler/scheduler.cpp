@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "actors/scheduler/inplace_turn.h"
 #include "actors/scheduler/step_trace.h"
@@ -21,25 +22,18 @@ Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> pol
 
 Work Scheduler::plan() {
   if (full()) return {};
-  admit_newcomers();
+  decide_draft_prefill(admit_newcomers());
   WindowFacts f;
   f.chunk_in_flight = prefilling_;
   f.last_was_chunk = last_was_prefill_;
   bool storing = false;                // a member's prompt is not stored yet (in a chunk, or due)
   std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
-  std::vector<Sequence*> newcomers;
-  for (SeqId id : std::vector<SeqId>(window_.members())) {
-    Sequence& s = pool_.at(id);
-    if (s.slot >= 0) continue;
-    if (take_slot(s)) newcomers.push_back(&s);  // a newcomer (the window never exceeds the slots)
-  }
-  decide_draft_prefill(newcomers);
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    const bool stored = s.state == SeqState::Decoding;
+    const bool stored = s.state == SeqState::Running;
     storing = storing || !stored;
     if (s.generated.empty()) fresh.push_back(&s);
-    if (s.busy) continue;
+    if (s.in_job()) continue;
     f.chunk_due = f.chunk_due || !stored;
     f.decoding = f.decoding || (stored && !s.generated.empty());
   }
@@ -59,39 +53,38 @@ Work Scheduler::plan() {
   return {};
 }
 
-// Waiting sequences join the window while the stores have blocks for their prompts and first
-// steps beside one block for each live sequence's next step; the first that does not fit waits,
-// and those behind it with it.
-void Scheduler::admit_newcomers() {
+// Queued sequences join the window while the stores have blocks for their tokens and first
+// steps beside one block for each live sequence's next step, and each takes its slot and blocks
+// as it joins (BlockManager::allocate: the slot that holds its cached prefix, else the coldest;
+// the window never exceeds the slots). The first that does not fit waits, and those behind it
+// with it. Returns the newcomers, in window order.
+std::vector<Sequence*> Scheduler::admit_newcomers() {
   StoreBlocks promised;
+  const StoreBlocks free = blocks_.available();
   const int64_t reserve = static_cast<int64_t>(window_.members().size());
+  std::unordered_map<SeqId, BlockManager::Allocation> taken;
   auto fits = [&](const Sequence& s) {
-    const StoreBlocks a = blocks_.admission(s.tokens(), largest_k(config_)), free = blocks_.available();
+    const std::vector<int64_t> tokens = s.tokens();
+    const StoreBlocks a = blocks_.admission(tokens, largest_k(config_));
     if (a.target + promised.target + reserve > free.target) return false;
     if (config_.draft && a.draft + promised.draft + reserve > free.draft) return false;
+    std::optional<BlockManager::Allocation> got = blocks_.allocate(tokens, /*use_cache=*/true);
+    if (!got) return false;  // a newcomer before it took blocks it had counted on
     promised.target += a.target, promised.draft += a.draft;
+    taken[s.id] = *got;
     return true;
   };
-  for (SeqId id : window_.refill(pool_, fits)) left_queue(pool_.at(id));
-}
-
-// A newcomer's slot and blocks (BlockManager::allocate): what the draft's cache lacks of the
-// prompt is its lag. False (the sequence is back in the queue) when the blocks ran out after all.
-bool Scheduler::take_slot(Sequence& s) {
-  const int64_t before_pending = s.length() - 1;
-  const std::optional<BlockManager::Allocation> a = blocks_.allocate(s.tokens(), /*use_cache=*/true);
-  if (!a) {
-    window_.remove(s.id);
-    s.preempted = true;  // its dequeue was counted once
-    pool_.requeue(s.id);
-    return false;
+  std::vector<Sequence*> newcomers;
+  for (SeqId id : window_.refill(pool_, fits)) {
+    Sequence& s = pool_.at(id);
+    const BlockManager::Allocation& a = taken.at(id);
+    s.slot = a.slot;
+    stats_.prefix_copied += a.copied;
+    if (trace_enabled()) trace_slot(s.slot, s.length(), a.cached.target, a.cached.draft);
+    stored(s, a.cached);
+    newcomers.push_back(&s);
   }
-  s.slot = a->slot;
-  stats_.prefix_copied += a->copied;
-  if (trace_enabled()) trace_slot(s.slot, before_pending + 1, a->cached.target, a->cached.draft);
-  stored(s, a->cached.target);
-  s.draft_lag = before_pending - a->cached.draft;
-  return true;
+  return newcomers;
 }
 
 // Whether the draft stores the prompts of the sequences that took their slots together: one
@@ -110,9 +103,9 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
     // less of the prompt than the target's (prefix cache), it catches the rest up when it first
     // drafts instead, and the target keeps what it held.
     const int64_t before_pending = s->length() - 1;  // a pre-empted one's tokens are its prompt now
-    s->draft_prefill = pays && before_pending - s->draft_lag == s->stored;
+    s->draft_prefill = pays && s->stored.draft == s->stored.target;
     stats_.prefix_queried += before_pending;
-    stats_.prefix_hit += s->stored;
+    stats_.prefix_hit += s->stored.target;
   }
 }
 
@@ -120,7 +113,7 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
   std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
   const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
   for (size_t i = 0; i < n; ++i)
-    if (fresh[i]->busy || fresh[i]->state != SeqState::Decoding) return false;
+    if (fresh[i]->in_job() || fresh[i]->state != SeqState::Running) return false;
   return true;
 }
 
@@ -133,7 +126,7 @@ PrefillPlan Scheduler::plan_prefill() {
   p.chunk = config_.prefill_chunk;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
-    if (s.busy || s.state != SeqState::Prefilling) continue;
+    if (s.in_job() || s.state != SeqState::Prefilling) continue;
     if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
     p.with_draft = s.draft_prefill;
     p.ids.push_back(id);
@@ -154,7 +147,7 @@ StepPlan Scheduler::plan_step(bool hold_fresh) {
   std::vector<SeqId> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && s.state == SeqState::Decoding && !(hold_fresh && s.generated.empty())) ready.push_back(id);
+    if (!s.in_job() && s.state == SeqState::Running && !(hold_fresh && s.generated.empty())) ready.push_back(id);
   }
   if (ready.empty()) return p;
   // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest
@@ -207,7 +200,7 @@ bool Scheduler::make_room(Sequence& s, const std::vector<SeqId>& keep) {
     Sequence* victim = nullptr;
     for (SeqId id : window_.members()) {
       Sequence& v = pool_.at(id);
-      if (v.busy || v.slot < 0 || id == s.id || std::count(keep.begin(), keep.end(), id)) continue;
+      if (v.in_job() || v.slot < 0 || id == s.id || std::count(keep.begin(), keep.end(), id)) continue;
       if (!victim || id > victim->id) victim = &v;
     }
     if (!victim) return false;
@@ -223,10 +216,9 @@ bool Scheduler::make_room(Sequence& s, const std::vector<SeqId>& keep) {
 void Scheduler::preempt(Sequence& s) {
   release(s, false);
   window_.remove(s.id);
-  s.slot = -1, s.stored = 0, s.draft_lag = 0;
+  s.slot = -1, s.stored = {};
   s.draft_prefill = false;
-  s.preempted = true;  // its dequeue was counted once
-  pool_.requeue(s.id);
+  pool_.preempt(s.id);
 }
 
 // K for a step over p.ids (the policy's choice for these rows, or 0 without one) and the rows'
@@ -314,26 +306,22 @@ SlotRow Scheduler::slot_row(const Sequence& s) const {
   SlotRow r;
   r.slot = s.slot;
   r.tokens = s.tokens();
-  r.target_len = s.stored;
-  r.draft_len = r.before_pending() - s.draft_lag;
+  r.target_len = s.stored.target;
+  r.draft_len = s.stored.draft;
   r.target_blocks = blocks_.target_table(s.slot);
   r.draft_blocks = blocks_.draft_table(s.slot);
   return r;
 }
 
-Stored Scheduler::stored_of(const Sequence& s) const {
-  return {s.stored, config_.draft ? std::max<int64_t>(0, s.length() - 1 - s.draft_lag) : 0};
-}
-
-// The target's slot holds `stored` positions; the sequence decodes once that is every token but
-// pending (at once for a one-token prompt).
-void Scheduler::stored(Sequence& s, int64_t stored) {
+// What each store holds of it now; it runs once the target's holds every token but pending (at
+// once for a one-token prompt, or a prompt found whole in the cache).
+void Scheduler::stored(Sequence& s, Stored stored) {
   s.stored = stored;
-  if (stored == s.length() - 1) s.state = SeqState::Decoding;
+  if (stored.target == s.length() - 1) s.state = SeqState::Running;
 }
 
 void Scheduler::publish(const Sequence& s) {
-  if (s.slot >= 0) blocks_.publish(s.slot, s.tokens(), stored_of(s));
+  if (s.slot >= 0) blocks_.publish(s.slot, s.tokens(), s.stored);
 }
 
 // What an ending sequence leaves: its full blocks to the cache (the target's stored positions,
@@ -354,7 +342,7 @@ void Scheduler::prefilled(PrefillOutcome o) {
   const std::vector<SeqId> ids = prefill_done(o);
   copied(ids);
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (!prefill_row(ids[i], o, i)) continue;
+    if (!prefill_row(ids[i], o)) continue;
     stored(pool_.at(ids[i]), o.stored[i]);
     publish(pool_.at(ids[i]));
   }
@@ -365,7 +353,7 @@ void Scheduler::complete(StepOutcome o) {
   copied(f.ids);
   for (size_t b = 0; b < f.ids.size(); ++b) {
     Sequence& s = pool_.at(f.ids[b]);
-    if (o.error.empty() && !s.cancel_pending) s.stored = o.stored.at(b);  // what the commit set
+    if (o.error.empty() && !s.cancel) s.stored = o.stored.at(b);  // what the commit set
     if (write_row(f.ids[b], f, o, b)) publish(pool_.at(f.ids[b]));
   }
   ++step_;

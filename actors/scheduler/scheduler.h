@@ -37,10 +37,9 @@ class Scheduler : public Executor {
   BlockCounts blocks() const override { return blocks_.counts(); }
 
  private:
-  // Newcomers: the window takes waiting sequences while the
-  // stores have blocks for them; each takes a slot; the draft's prefill is decided for them.
-  void admit_newcomers();
-  bool take_slot(Sequence& s);  // false: back in the queue
+  // Newcomers: the window takes queued sequences while the stores have blocks for them, each
+  // with its slot; the draft's prefill is decided for them together.
+  std::vector<Sequence*> admit_newcomers();
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
   // Whether the B lowest-slot sequences without a token yet are all stored and free to step.
   bool first_block_stored(std::vector<const Sequence*> fresh) const;
@@ -54,8 +53,7 @@ class Scheduler : public Executor {
   // Moves the step's rows into consecutive slots where that is possible (block_manager.h).
   void plan_moves(StepPlan& p);
   SlotRow slot_row(const Sequence& s) const;
-  Stored stored_of(const Sequence& s) const;  // what each store holds of it
-  void stored(Sequence& s, int64_t stored);
+  void stored(Sequence& s, Stored stored);
   void publish(const Sequence& s);  // its full stored blocks into the cache (others may share them)
   void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
   void copied(const std::vector<SeqId>& ids);  // a job over ids returned: its copies are done

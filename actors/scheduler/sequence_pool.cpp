@@ -12,9 +12,10 @@ SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
   s.id = id;
   s.request = std::move(request);
   s.priority = priority;
-  if (s.request.max_tokens == 0) {
+  if (s.request.max_tokens == 0) {  // never waits: it left the queue as it came
     s.state = SeqState::Finished;
     s.finish = FinishReason::Length;
+    ++dequeued_;
   } else {
     waiting_.push_back(id);
     ++unfinished_;
@@ -48,22 +49,24 @@ std::vector<SeqId> SequencePool::take_waiting(size_t n, bool sort_by_length,
   }
   for (SeqId id : order) {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
-    seqs_.at(id).state = SeqState::Prefilling;
+    Sequence& s = seqs_.at(id);
+    if (s.state == SeqState::Waiting) ++dequeued_;
+    s.state = SeqState::Prefilling;
   }
   return order;
 }
 
-void SequencePool::requeue(SeqId id) {
+void SequencePool::preempt(SeqId id) {
   Sequence& s = at(id);
-  if (s.state != SeqState::Prefilling && s.state != SeqState::Decoding)
-    throw std::logic_error("requeue of a sequence that is not live");
-  s.state = SeqState::Waiting;
+  if (s.state != SeqState::Prefilling && s.state != SeqState::Running)
+    throw std::logic_error("pre-emption of a sequence that is not live");
+  s.state = SeqState::Preempted;
   waiting_.push_front(id);
 }
 
 size_t SequencePool::write_back(SeqId id, const int64_t* tokens, size_t n, const TokenLogprob* logprobs) {
   Sequence& s = at(id);
-  if (s.state != SeqState::Decoding) throw std::logic_error("write_back to a sequence that is not decoding");
+  if (s.state != SeqState::Running) throw std::logic_error("write_back to a sequence that is not running");
   size_t used = 0;
   while (used < n && s.finish == FinishReason::None) {
     if (logprobs) s.logprobs.push_back(logprobs[used]);
@@ -103,7 +106,9 @@ std::vector<SeqId> SequencePool::unfinished_ids() const {
 void SequencePool::cancel(SeqId id) {
   Sequence& s = at(id);
   if (s.state == SeqState::Finished) return;
-  if (s.state == SeqState::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  if (s.state == SeqState::Waiting) ++dequeued_;  // leaves the queue without being taken
+  if (s.state == SeqState::Waiting || s.state == SeqState::Preempted)
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
   s.state = SeqState::Finished;
   s.finish = FinishReason::None;
   --unfinished_;

@@ -6,22 +6,29 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "actors/scheduler/acceptance.h"
 #include "model/generation.h"
 #include "model/sampling.h"
+#include "model/slot_row.h"
 
 namespace exspec {
 
 using SeqId = uint64_t;
 
-// A sequence's life. Waiting: queued for the window (or a fixed batch). Prefilling: taken; its
-// prompt is being stored (in place chunk by chunk, while others decode). Decoding: its caches
-// hold every token but the pending one, so a step may take it. Finished: done or cancelled.
-// Whether it is inside a prefill or a step right now is `busy`, beside the state.
-enum class SeqState { Waiting, Prefilling, Decoding, Finished };
+// A sequence's life, as vLLM's RequestStatus and llama.cpp's slot_state:
+//   Waiting     queued for the window (or a fixed batch); never taken yet
+//   Prefilling  taken (in place: it holds a slot); its prompt is being stored (in place chunk by
+//               chunk, while others decode)
+//   Running     its stores hold every token but the pending one: a step may take it
+//   Preempted   back at the head of the queue for want of blocks; it keeps its tokens and is
+//               stored again (often from the prefix cache) when it is taken
+//   Finished    done, cancelled or failed
+// Whether a job holds it right now is Sequence::job, beside the state.
+enum class SeqState { Waiting, Prefilling, Running, Preempted, Finished };
 
 struct Sequence {
   SeqId id = 0;
@@ -33,20 +40,27 @@ struct Sequence {
   FinishReason finish = FinishReason::None;
   int64_t last_step = -1;               // the step that last advanced it (fairness)
   AcceptanceEstimate acceptance;        // of its drafts (adaptive K)
-  int64_t draft_lag = 0;                // tokens the draft lacks, as the last step reported it
   int64_t drafted = 0, accepted = 0;    // its draft tokens verified, and accepted (usage details)
-  // Scheduling (actors/scheduler/executor.h): inside a job; a cancellation that waits for it to end.
-  bool busy = false;
-  bool cancel_pending = false;
-  FinishReason cancel_reason = FinishReason::None;
-  // In place: its slot in the stores (-1: none yet) and the positions the target's slot holds
-  // (every token but pending once its prompt is stored: the prompt is stored when it reaches
-  // prompt - 1), as the last prefill chunk or commit set them; whether the draft stores its
-  // prompt chunks too (decided when it takes its slot; else the draft catches it up lazily).
-  int64_t slot = -1, stored = 0;
+  // The job that holds it (its serial; 0: none). A fixed batch (nonspec, EqSpec) holds its rows
+  // between its steps too.
+  int64_t job = 0;
+  // A cancellation asked while a job held it: it ends with this reason when the job is back.
+  std::optional<FinishReason> cancel;
+  // Its progress, the one record of it: what each model's store (in the paper's modes, cache)
+  // holds of its tokens, as the last job reported. Every token but pending once its prompt is
+  // stored; the draft's shorter by its lag. A plan hands a copy to the job (model/slot_row.h),
+  // each forward is handed that, and the job's outcome brings the new counts back here.
+  Stored stored;
+  // In place: its slot in the stores (-1: none), and whether the draft's store follows the
+  // target's prompt chunks (decided when it takes its slot; else the draft catches the prompt
+  // up when it first drafts).
+  int64_t slot = -1;
   bool draft_prefill = false;
-  bool preempted = false;  // sent back to the queue once for want of blocks (it keeps its tokens)
+
+  bool in_job() const { return job != 0; }
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
+  // Tokens before pending the draft lacks.
+  int64_t draft_lag() const { return length() - 1 - stored.draft; }
   // The prompt, then the generated tokens.
   std::vector<int64_t> tokens() const {
     std::vector<int64_t> t = request.prompt;
@@ -69,15 +83,15 @@ class SequencePool {
   const Sequence& at(SeqId id) const;
   bool contains(SeqId id) const { return seqs_.count(id) != 0; }
 
-  // Pops up to n waiting sequences (higher priority first; then shortest prompt first when
+  // Pops up to n queued sequences (higher priority first; then shortest prompt first when
   // sort_by_length, else arrival order); they are Prefilling now.
   // fits: whether the next one can be taken now (called in that order; the first that cannot
   // ends the taking, so a large request is not overtaken for ever).
   std::vector<SeqId> take_waiting(size_t n, bool sort_by_length,
                                   const std::function<bool(const Sequence&)>& fits = {});
-  // A Prefilling or Decoding sequence back to the head of the queue (pre-empted: it keeps its
-  // tokens and is stored again when it is taken).
-  void requeue(SeqId id);
+  // A Prefilling or Running sequence back to the head of the queue, Preempted: it keeps its
+  // tokens and is stored again when it is taken.
+  void preempt(SeqId id);
 
   // Write-back: appends committed tokens, stopping exactly where greedy decoding stops (the first
   // EOS, kept, or max_tokens). Returns how many were appended.
@@ -93,12 +107,19 @@ class SequencePool {
 
   size_t waiting() const { return waiting_.size(); }
   size_t unfinished() const { return unfinished_; }
+  // Sequences that left the queue for the first time since the last call (the engine front's
+  // queue bound counts them once: a pre-empted one that comes back is not queued there again).
+  size_t take_dequeued() {
+    const size_t n = dequeued_;
+    dequeued_ = 0;
+    return n;
+  }
 
  private:
   SeqId next_id_ = 1;
   std::unordered_map<SeqId, Sequence> seqs_;
   std::deque<SeqId> waiting_;
-  size_t unfinished_ = 0;
+  size_t unfinished_ = 0, dequeued_ = 0;
 };
 
 }  // namespace exspec

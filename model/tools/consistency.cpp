@@ -61,21 +61,27 @@ PathRun verify_cache_path(const Decoder& m, const Prompts& prompts, const PathRu
 class SlotRunner {
  public:
   SlotRunner(const Decoder& m, const Prompts& prompts, int64_t extra)
-      : m_(m), prompts_(prompts), store_(m.new_store(static_cast<int64_t>(prompts.size()), longest(prompts) + extra)) {}
+      : m_(m),
+        prompts_(prompts),
+        store_(m.new_store(static_cast<int64_t>(prompts.size()), longest(prompts) + extra)),
+        held_(prompts.size(), 0) {}
 
   // One forward over `rows`: row r feeds tokens[r] (right-padded); returns the logits read.
   at::Tensor forward(const std::vector<size_t>& rows, const std::vector<std::vector<int64_t>>& tokens,
                      Decoder::Logits which) {
     int64_t T = 0;
     for (const auto& t : tokens) T = std::max<int64_t>(T, static_cast<int64_t>(t.size()));
-    std::vector<int64_t> flat, counts, slots;
+    std::vector<int64_t> flat;
+    std::vector<SlotSpan> spans;
     for (size_t b = 0; b < rows.size(); ++b) {
       for (int64_t t = 0; t < T; ++t) flat.push_back(t < static_cast<int64_t>(tokens[b].size()) ? tokens[b][t] : 0);
-      counts.push_back(static_cast<int64_t>(tokens[b].size()));
-      slots.push_back(static_cast<int64_t>(prompts_.size() - 1 - rows[b]));
+      const int64_t n = static_cast<int64_t>(tokens[b].size());
+      spans.push_back(SlotSpan{static_cast<int64_t>(prompts_.size() - 1 - rows[b]), held_[rows[b]], n, {}});
     }
     at::Tensor ids = at::tensor(flat, at::kLong).view({static_cast<int64_t>(rows.size()), T}).to(m_.device());
-    return m_.forward_slots(ids, counts, store_, slots, which).to(at::kCPU, at::kDouble);
+    at::Tensor logits = m_.forward_slots(ids, spans, store_, which).to(at::kCPU, at::kDouble);
+    for (size_t b = 0; b < rows.size(); ++b) held_[rows[b]] += spans[b].count;
+    return logits;
   }
 
   // Stores the prompts of `rows` (together) `chunk` tokens a forward; returns each row's
@@ -111,6 +117,7 @@ class SlotRunner {
   const Decoder& m_;
   const Prompts& prompts_;
   KVStore store_;
+  std::vector<int64_t> held_;  // per prompt: the positions its slot holds
 };
 
 // Incremental decoding in the store: each row alone (its steps skip the mask), or every row in

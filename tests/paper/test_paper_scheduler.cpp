@@ -40,6 +40,7 @@ void prefill_ok(PaperScheduler& s, const PaperPrefillPlan& p) {
 // unless the batch is kept whole.
 PaperStepOutcome verified(const PaperStepPlan& p, const std::vector<int64_t>& accepted) {
   auto o = test::accept_rows<PaperStepOutcome>(p, accepted);
+  for (size_t b = 0; b < p.ids.size(); ++b) o.draft_lag.push_back(test::draft_lag_after(accepted[b], p.k));
   for (size_t b = 0; b < p.ids.size() && !p.keep_batch; ++b) o.rows.push_back(opaque_state());
   return o;
 }
