@@ -158,7 +158,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap && (d.draft || d.mode != Mode::InPlace);
   pm.queued = impl->queued;
   pm.board = impl->board;
-  pm.policy = !drafts(d) ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
+  const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
+  pm.policy = !drafts(d)  ? nullptr
+              : o.policy  ? o.policy
+                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, threads);
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

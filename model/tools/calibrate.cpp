@@ -12,20 +12,38 @@
 
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/initial_thread.h"
 #include "model/paper/spec_batch.h"
 
 namespace exspec {
 namespace {
 
-double fastest(int reps, const std::function<at::Tensor()>& op) {
-  op().sum().item<double>();  // warm-up: first-touch allocation, kernel selection
+using Op = std::function<at::Tensor()>;
+
+// Runs op where the roles run their forwards, and waits for its result.
+void synced(const Op& op, int threads) {
+  run_on_initial_thread([&] { op().sum().item<double>(); }, threads);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The fastest of reps runs after a warm-up (first-touch allocation, kernel selection).
+double fastest(int reps, const std::function<void()>& run) {
+  run();
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < std::max(1, reps); ++r) {
     const auto t = std::chrono::steady_clock::now();
-    op().sum().item<double>();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+    run();
+    best = std::min(best, seconds_since(t));
   }
   return best;
+}
+
+// A copy of the paper's realigner runs on its own thread (here: this one), not handed over.
+double fastest_here(int reps, const Op& op) {
+  return fastest(reps, [&] { op().sum().item<double>(); });
 }
 
 // A cache of `context` zero positions (finite values: the timing must not hit NaN paths).
@@ -41,8 +59,8 @@ KVCache filled_cache(const Decoder& m, int64_t rows, int64_t context, int64_t sp
   return c;
 }
 
-// One forward of rows x tokens over `context` cached positions, inputs built once.
-std::function<at::Tensor()> forward_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context) {
+// One dense forward of rows x tokens over `context` cached positions, inputs built once.
+Op dense_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context) {
   const at::Device dev = m.device();
   at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
   at::Tensor pos = (context + at::arange(tokens, at::kLong)).view({1, tokens}).expand({rows, tokens}).contiguous();
@@ -55,26 +73,46 @@ std::function<at::Tensor()> forward_op(const Decoder& m, int64_t rows, int64_t t
   };
 }
 
+// One in-place forward of rows x tokens, each row in its own slot (consecutive: the view that
+// serving reads most) after `context` positions; every run writes the same positions.
+Op slots_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, bool last_only) {
+  auto store = std::make_shared<KVStore>(m.new_store(rows, context + tokens));
+  std::vector<SlotSpan> spans;
+  for (int64_t r = 0; r < rows; ++r) spans.push_back({r, context, tokens, {}});
+  const at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
+  const Decoder::Logits which = last_only ? Decoder::Logits::Last : Decoder::Logits::All;
+  return [&m, store, spans, ids, which] { return m.forward_slots(ids, spans, *store, which); };
+}
+
+Op forward_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, ForwardPath path, bool last_only) {
+  return path == ForwardPath::Slots ? slots_op(m, rows, tokens, context, last_only) : dense_op(m, rows, tokens, context);
+}
+
 }  // namespace
 
-double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps) {
-  return fastest(reps, forward_op(m, rows, tokens, context));
+double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps, ForwardPath path,
+                    int threads, bool last_only) {
+  const Op op = forward_op(m, rows, tokens, context, path, last_only);
+  return fastest(reps, [&] { synced(op, threads); });
 }
 
 double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t rows, int64_t k, int64_t context,
-                            int reps) {
+                            int reps, ForwardPath path, ForwardThreads threads) {
+  if (on_unparked_initial_thread()) return 1.0;  // every forward will run here, one at a time
   k = std::max<int64_t>(1, k);
-  const auto verify_op = forward_op(target, rows, k + 1, context), draft_op = forward_op(draft, rows, 1, context);
-  auto verify = [&] { verify_op().sum().item<double>(); };
+  const Op verify_op = forward_op(target, rows, k + 1, context, path, false);
+  const Op draft_op = forward_op(draft, rows, 1, context, path, true);
+  // Each phase as its role hands it over: the verifier's forward, then the drafter's k forwards.
+  auto verify = [&] { synced(verify_op, threads.target); };
   auto drafts = [&] {
-    for (int64_t j = 0; j < k; ++j) draft_op().sum().item<double>();
+    for (int64_t j = 0; j < k; ++j) synced(draft_op, threads.draft);
   };
   verify();  // warm-up
   drafts();
   auto wall = [](const std::function<void()>& f) {
     const auto t = std::chrono::steady_clock::now();
     f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    return seconds_since(t);
   };
   double best = 1;
   for (int r = 0; r < std::max(1, reps); ++r) {
@@ -95,7 +133,7 @@ double time_repad(const Decoder& m, int64_t rows, int64_t context, int reps) {
   for (int64_t r = 0; r < rows; ++r) seqs.push_back(filled_cache(m, 1, context - r % 8, 0));
   std::vector<const KVCache*> ptrs;
   for (const auto& s : seqs) ptrs.push_back(&s);
-  return fastest(reps, [&] { return KVCache::stack_right_aligned(ptrs, 4).keys(0).narrow(2, 0, 1); });
+  return fastest_here(reps, [&] { return KVCache::stack_right_aligned(ptrs, 4).keys(0).narrow(2, 0, 1); });
 }
 
 double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps) {
@@ -105,7 +143,7 @@ double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps) {
   at::Tensor mask = at::ones({rows, context}, at::kLong);
   mask.index_put_({at::indexing::Slice(0, at::indexing::None, 2), at::indexing::Slice(context - 2, context)}, 0);
   s.mask = mask.to(m.device());
-  return fastest(reps, [&] {
+  return fastest_here(reps, [&] {
     CacheState c = s;
     realign(c, 4);
     return c.cache.keys(0).narrow(2, 0, 1);

@@ -6,7 +6,6 @@
 
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/tools/calibrate.h"
 #include "model/greedy.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
@@ -234,28 +233,4 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
   CATCH_CHECK(engine.stats().grouping_rate() == 1.0);
   CATCH_CHECK(engine.stats().reused_steps > 0);  // W = 2B: the same rows line up again, no copy
-}
-
-CATCH_TEST_CASE("calibration: timings grow with the work, the overlap share is a share", "[calibration]") {
-  auto m = Decoder::load(test::model_dir("llama"), {at::kFloat, test::device()});
-  const double one = time_forward(*m, 1, 1, 16), many = time_forward(*m, 16, 64, 16);
-  CATCH_CHECK(one > 0);
-  CATCH_CHECK(many > one);  // 1024 tokens against 1
-  CATCH_CHECK(time_realign(*m, 8, 64) > 0);
-  const double s = overlap_serial_share(*m, *m, 4, 3, 32);
-  CATCH_CHECK(s >= 0);
-  CATCH_CHECK(s <= 1);
-}
-
-CATCH_TEST_CASE("calibration: a draft's agreement with the target's own greedy text", "[calibration]") {
-  auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
-  auto other = Decoder::load(test::model_dir("llama", "tiny", 7), {at::kDouble, test::device()});
-  // The target as its own draft agrees at every generated position.
-  const AgreementSample self = measure_agreement(*m, *m, 2, 6, 16);
-  CATCH_CHECK(self.positions == 2 * 16);
-  CATCH_CHECK(self.agreed == self.positions);
-  // An unrelated model of the same shape (another seed) rarely predicts the target's token.
-  const AgreementSample unrelated = measure_agreement(*m, *other, 2, 6, 16);
-  CATCH_CHECK(unrelated.positions == 2 * 16);
-  CATCH_CHECK(unrelated.agreed < unrelated.positions / 4);
 }
