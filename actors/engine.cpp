@@ -17,7 +17,6 @@
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/initial_thread.h"
@@ -249,10 +248,6 @@ EngineStats Engine::stats() const {
 
 const ModelInfo& Engine::info() const { return impl_->info; }
 
-std::vector<TokenLogprob> Engine::prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const {
-  apply_thread_settings();
-  return exspec::prompt_logprobs(*impl_->target, prompt, top);
-}
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 void Engine::shutdown(bool drain) {

@@ -67,10 +67,6 @@ class Engine {
   void cancel(SeqId id, FinishReason reason = FinishReason::None);
   EngineStats stats() const;
   const ModelInfo& info() const;
-  // The target's log-probabilities of each prompt token after its prefix (prompt.size() - 1
-  // entries: the first token has none), with the `top` most likely: echo with logprobs. Runs one
-  // forward on the calling thread, beside the engine's; thread-safe.
-  std::vector<TokenLogprob> prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const;
   // As started: decoding.draft says whether a draft was loaded.
   const EngineOptions& options() const;
   // Stops admitting; drain = finish everything in flight and queued, else cancel it all.

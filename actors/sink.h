@@ -23,6 +23,9 @@ class TokenSink {
   virtual void on_tokens(SeqId id, const std::vector<int64_t>& delta) = 0;
   // Sequences that asked for logprobs: called just before on_tokens with one entry per token.
   virtual void on_logprobs(SeqId, const std::vector<TokenLogprob>&) {}
+  // Sequences that asked for prompt logprobs (SeqRequest::prompt_logprobs): once, before any
+  // token, an entry for each prompt token after the first (none for a one-token prompt).
+  virtual void on_prompt_logprobs(SeqId, const std::vector<TokenLogprob>&) {}
   // Exactly once per accepted submit: finish is Stop/Length, or None when cancelled.
   virtual void on_finish(SeqId id, const SeqResult& result) = 0;
 };

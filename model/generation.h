@@ -24,6 +24,11 @@ struct SeqRequest {
   // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/scheduler/proposer.h) and
   // verified like any: they change how fast the output comes, never what it is.
   std::vector<int64_t> prediction;
+  // >= 0: the target's logprob of each prompt token after its prefix too, with this many of the
+  // most likely tokens (echo with logprobs), from the prefill that stores the prompt.
+  int64_t prompt_logprobs = -1;
+  // Whether it asks for prompt logprobs and its prompt has tokens to score (all but the first).
+  bool scores_prompt() const { return prompt_logprobs >= 0 && prompt.size() > 1; }
 };
 
 // vLLM's stop rules: the model's EOS ids (none with ignore_eos) and stop_token_ids end the

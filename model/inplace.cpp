@@ -27,14 +27,17 @@ SlotSpan draft_span(const SlotRow& r, int64_t count) { return {r.slot, r.draft_l
 
 }  // namespace
 
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget) {
+int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top,
+                      std::vector<std::vector<TokenLogprob>>* logprobs) {
   if (budget < 1) throw std::invalid_argument("prefill_chunk: the token budget must be >= 1");
   std::vector<SlotRow*> todo;
   std::vector<int64_t> rem;
-  for (SlotRow* s : rows) {
-    const int64_t r = s->prefill_remaining();
-    if (r > 0) todo.push_back(s), rem.push_back(r);
+  std::vector<size_t> index;  // each todo row's place in rows
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t r = rows[i]->prefill_remaining();
+    if (r > 0) todo.push_back(rows[i]), rem.push_back(r), index.push_back(i);
   }
+  if (logprobs) logprobs->assign(rows.size(), {});
   // The first n rows at the deepest width T_n that keeps their content within the budget and
   // their padded positions within twice it (padding is not computed by the products, only by
   // attention): the n that stores the most tokens, the fewest rows among equals.
@@ -74,8 +77,17 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
     if (m.draft) draft_rows.push_back(draft_span(*s, n));
   }
   at::Tensor ids = right_padded(runs, best_T);
-  m.target->forward_slots(ids, target_rows, *m.target_store, Decoder::Logits::None);
+  const at::Tensor logits =
+      m.target->forward_slots(ids, target_rows, *m.target_store, logprobs ? Decoder::Logits::All : Decoder::Logits::None);
   if (m.draft) m.draft->forward_slots(ids, draft_rows, *m.draft_store, Decoder::Logits::None);
+  if (logprobs)  // position p predicts token p + 1: a prompt token, as the pending one is never stored
+    for (int64_t i = 0; i < best_n; ++i) {
+      const at::Tensor row = logits[i].narrow(0, 0, counts[i]).to(at::kCPU, at::kDouble).contiguous();
+      const int64_t V = row.size(1);
+      for (int64_t t = 0; t < counts[i]; ++t)
+        (*logprobs)[index[i]].push_back(
+            token_logprob(row.data_ptr<double>() + t * V, V, todo[i]->tokens[todo[i]->target_len + t + 1], top));
+    }
   int64_t stored = 0;
   for (int64_t i = 0; i < best_n; ++i) {  // the counters advance once the forwards went through
     todo[i]->target_len += counts[i];

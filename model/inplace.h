@@ -28,7 +28,11 @@ class Decoder;
 // draft, when there is one, stores the same chunk and its draft_len follow (the actor pipeline
 // runs the draft's chunk on the drafter, passing it as the only model, on a copy of the rows:
 // the rule then sees the same lengths and picks the same chunk). Returns the tokens stored.
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget);
+// logprobs (echo): per row, the target's logprob of each prompt token after a position the chunk
+// stored (the logits of every position it stores, log-softmax in float64 on the host), with the
+// `top` most likely tokens; rows it did not store get none.
+int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top = -1,
+                      std::vector<std::vector<TokenLogprob>>* logprobs = nullptr);
 
 // The draft's K greedy tokens for each row ([B, K] CPU int64; [B, 0] when k == 0): its first
 // forward feeds each row's lag and pending (right-padded), then K - 1 one-token forwards.

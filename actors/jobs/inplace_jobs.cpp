@@ -53,7 +53,8 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
 void ChunkJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the target's store");
-    prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk);
+    prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk, plan.prompt_logprobs,
+                  plan.prompt_logprobs >= 0 ? &outcome.prompt_logprobs : nullptr);
     for (size_t i = 0; i < plan.rows.size(); ++i) {
       const SlotRow& r = plan.rows[i];
       outcome.stored.push_back({r.target_len, drafted.empty() ? r.draft_len : drafted[i]});

@@ -20,11 +20,13 @@ struct PaperPrefillPlan {
   std::vector<SeqId> ids;
   std::vector<std::vector<int64_t>> prompts;  // whole prompts; the last token becomes pending
   bool with_draft = false;                    // speculative modes: the draft follows them
+  std::vector<int64_t> prompt_logprobs;       // per prompt: SeqRequest::prompt_logprobs
 };
 
 struct PaperPrefillOutcome : PrefillResult {
   std::vector<std::shared_ptr<SeqTensors>> states;  // per sequence, in plan order
   std::vector<int64_t> draft_lag;                   // per sequence: tokens before pending the draft lacks
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;  // per sequence: its prompt's, when asked for
 };
 
 // How the step's batch is put together (the copy it costs, cheapest first).

@@ -47,7 +47,11 @@ PaperPrefillPlan PaperScheduler::plan_prefill() {
     }
   }
   if (fresh.empty()) return p;
-  for (SeqId id : fresh) p.prompts.push_back(pool_.at(id).request.prompt);
+  for (SeqId id : fresh) {
+    const SeqRequest& r = pool_.at(id).request;
+    p.prompts.push_back(r.prompt);
+    p.prompt_logprobs.push_back(r.scores_prompt() ? r.prompt_logprobs : -1);
+  }
   p.with_draft = config_.mode != Mode::NonSpec;
   p.ids = fresh;
   InFlight f;
@@ -143,6 +147,8 @@ void PaperScheduler::prefilled(PaperPrefillOutcome o) {
     Sequence& s = pool_.at(ids[i]);
     s.state = SeqState::Running;
     s.stored = held(s, o.draft_lag[i]);
+    if (!o.prompt_logprobs.empty()) scored(s, o.prompt_logprobs[i], 0);
+    if (!goes_on(s)) continue;
     if (fixed_batches()) {
       s.job = o.serial;  // the fixed batch holds it from now on
       fb.ids.push_back(ids[i]);

@@ -24,6 +24,8 @@ SeqId Executor::admit(SeqRequest request, int priority, SeqId id) {
   id = pool_.admit(std::move(request), priority, id);
   ++submitted_;
   ++stats_.sequences;
+  const SeqRequest& r = pool_.at(id).request;
+  if (r.prompt_logprobs >= 0 && !r.scores_prompt()) event_for(id).prompt_logprobs.emplace();  // nothing to score
   if (pool_.at(id).state == SeqState::Finished) end(id, FinishReason::Length);  // max_tokens 0: never waits
   return id;
 }
@@ -139,8 +141,21 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
   return true;
 }
 
+void Executor::scored(Sequence& s, const std::vector<TokenLogprob>& entries, size_t first) {
+  if (!s.scoring()) return;  // scored before it was pre-empted: the recompute adds nothing
+  for (size_t k = 0; k < entries.size(); ++k)
+    if (first + k == s.prompt_logprobs.size()) s.prompt_logprobs.push_back(entries[k]);
+  if (!s.scoring()) event_for(s.id).prompt_logprobs = s.prompt_logprobs;
+}
+
+bool Executor::goes_on(Sequence& s) {
+  if (s.request.max_tokens > 0) return true;
+  end(s.id, FinishReason::Length);
+  return false;
+}
+
 SeqEvent& Executor::event_for(SeqId id) {
-  if (events_.empty() || events_.back().id != id) events_.push_back(SeqEvent{id, {}, {}, {}});
+  if (events_.empty() || events_.back().id != id) events_.push_back(SeqEvent{id, {}, {}, {}, {}});
   return events_.back();
 }
 

@@ -93,6 +93,12 @@ class Executor {
   // sequence ended (finished, cancelled or failed; it has been ended). In place its progress is
   // recorded before (the commit's counts are absolute), in the paper's modes after.
   bool write_row(SeqId id, const InFlight& f, const StepResult& o, size_t row);
+  // Entries of the prompt tokens first + 1 ... that a prefill scored for s: those it lacks are
+  // kept, and once its prompt is scored they go out (once).
+  void scored(Sequence& s, const std::vector<TokenLogprob>& entries, size_t first);
+  // A sequence whose prefill is done: ends it when all it asked for was its prompt's logprobs
+  // (max_tokens 0). Returns whether it goes on.
+  bool goes_on(Sequence& s);
   // Ends a sequence that is not inside a job: frees it and tells its producer.
   void end(SeqId id, FinishReason reason, const std::string& error = "");
   // What a sequence leaves behind when it ends (in place: its slot).

@@ -63,10 +63,15 @@ struct PrefillPlan {
   bool with_draft = false;  // the draft stores the chunk too (else it catches up when it drafts)
   int64_t chunk = 0;
   BlockCopies copies;  // the rows' cached prefixes into their own blocks, first
+  // >= 0: the chunk (one row) scores the prompt tokens it predicts, with this many of the most
+  // likely tokens (SeqRequest::prompt_logprobs).
+  int64_t prompt_logprobs = -1;
 };
 
 struct PrefillOutcome : PrefillResult {
   std::vector<Stored> stored;  // per sequence: what each store holds of it now
+  // prompt_logprobs: per sequence, the entries of the prompt tokens after the positions stored
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;
 };
 
 // A sequence moved to a free slot before its step (the realigner's job in place): its blocks are
@@ -104,6 +109,7 @@ using Work = std::variant<std::monostate, PrefillPlan, StepPlan>;
 // What producers hear of a sequence after an event: new tokens, and the result when it ended.
 struct SeqEvent {
   SeqId id = 0;
+  std::optional<std::vector<TokenLogprob>> prompt_logprobs;  // once, when asked for, before any token
   std::vector<int64_t> tokens;
   std::vector<TokenLogprob> logprobs;  // one per token, when asked for
   std::optional<SeqResult> finished;

@@ -68,7 +68,7 @@ std::vector<Sequence*> Scheduler::admit_newcomers() {
     const StoreBlocks a = blocks_.admission(tokens, largest_k(config_));
     if (a.target + promised.target + reserve > free.target) return false;
     if (config_.draft && a.draft + promised.draft + reserve > free.draft) return false;
-    std::optional<BlockManager::Allocation> got = blocks_.allocate(tokens, /*use_cache=*/true);
+    std::optional<BlockManager::Allocation> got = blocks_.allocate(tokens, /*use_cache=*/!s.scoring());
     if (!got) return false;  // a newcomer before it took blocks it had counted on
     promised.target += a.target, promised.draft += a.draft;
     taken[s.id] = *got;
@@ -120,18 +120,21 @@ bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
 // Every member still storing its prompt, in window order: the model's chunk rule
 // (prefill_chunk in model/inplace.h) takes the first and whichever fit the budget beside it.
 // A chunk's rows either all go through the draft too or none do (the draft's chunk rule must
-// see the target's lengths).
+// see the target's lengths). A row that scores its prompt (echo) has a chunk of its own: the
+// logits of every position it stores are then one row's, a chunk's worth at most.
 PrefillPlan Scheduler::plan_prefill() {
   PrefillPlan p;
   p.chunk = config_.prefill_chunk;
   for (SeqId id : window_.members()) {
     Sequence& s = pool_.at(id);
     if (s.in_job() || s.state != SeqState::Prefilling) continue;
-    if (!p.ids.empty() && s.draft_prefill != p.with_draft) continue;
+    const int64_t top = s.scoring() ? s.request.prompt_logprobs : -1;
+    if (!p.ids.empty() && (s.draft_prefill != p.with_draft || top >= 0)) continue;
     p.with_draft = s.draft_prefill;
+    p.prompt_logprobs = top;
     p.ids.push_back(id);
     p.rows.push_back(slot_row(s));
-    if (static_cast<int64_t>(p.ids.size()) >= p.chunk) break;  // each row stores >= 1 position
+    if (top >= 0 || static_cast<int64_t>(p.ids.size()) >= p.chunk) break;  // each row stores >= 1 position
   }
   if (p.ids.empty()) return p;
   for (SeqId id : p.ids) p.copies.append(blocks_.take_copies(pool_.at(id).slot));
@@ -343,8 +346,11 @@ void Scheduler::prefilled(PrefillOutcome o) {
   copied(ids);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!prefill_row(ids[i], o)) continue;
-    stored(pool_.at(ids[i]), o.stored[i]);
-    publish(pool_.at(ids[i]));
+    Sequence& s = pool_.at(ids[i]);
+    if (!o.prompt_logprobs.empty()) scored(s, o.prompt_logprobs[i], static_cast<size_t>(s.stored.target));
+    stored(s, o.stored[i]);
+    publish(s);
+    if (s.state == SeqState::Running) goes_on(s);
   }
 }
 

@@ -12,7 +12,7 @@ SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
   s.id = id;
   s.request = std::move(request);
   s.priority = priority;
-  if (s.request.max_tokens == 0) {  // never waits: it left the queue as it came
+  if (s.request.max_tokens == 0 && !s.request.scores_prompt()) {  // never waits: it left the queue as it came
     s.state = SeqState::Finished;
     s.finish = FinishReason::Length;
     ++dequeued_;

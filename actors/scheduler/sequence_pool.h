@@ -36,6 +36,7 @@ struct Sequence {
   int priority = 0;                  // higher first (interactive before batch work)
   std::vector<int64_t> generated;
   std::vector<TokenLogprob> logprobs;  // one per generated token when request.sampling.logprobs >= 0
+  std::vector<TokenLogprob> prompt_logprobs;  // request.prompt_logprobs: prompt tokens 1.. scored so far
   SeqState state = SeqState::Waiting;
   FinishReason finish = FinishReason::None;
   int64_t last_step = -1;               // the step that last advanced it (fairness)
@@ -58,6 +59,11 @@ struct Sequence {
   bool draft_prefill = false;
 
   bool in_job() const { return job != 0; }
+  // Whether its prefill must still score prompt tokens (then it computes every prompt position:
+  // no cached prefix stands in for them).
+  bool scoring() const {
+    return request.scores_prompt() && prompt_logprobs.size() + 1 < request.prompt.size();
+  }
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
   // Tokens before pending the draft lacks.
   int64_t draft_lag() const { return length() - 1 - stored.draft; }
