@@ -18,6 +18,7 @@
 #include "model/inplace.h"
 #include "actors/scheduler/slot_table.h"
 #include "tests/engine_configs.h"
+#include "tests/mode_sweep.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 
@@ -234,6 +235,27 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the ora
   auto target = load64(test::model_dir("glm4"));
   oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},
                         {"unrelated", load64(test::model_dir("glm4", "tiny", 77))}});
+}
+
+// The sweep the paper's modes go through (tests/paper/test_speculative.cpp), in place: every
+// batch size and K with each draft, every output the oracle's, each draft's acceptance in its
+// range at a fixed K.
+CATCH_TEST_CASE("in place, swept as the paper's modes, equals batch-1 nonspec greedy in float64 (the oracle)",
+                "[inplace][oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft()), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("llama", "tiny", 77)), 0.0, 0.2}},
+                   {Mode::InPlace});
+}
+
+CATCH_TEST_CASE("in place, swept as the paper's modes, equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)",
+                "[inplace][oracle][glm]") {
+  auto target = load64(test::model_dir("glm4"));
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft("glm4")), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("glm4", "tiny", 77)), 0.0, 0.2}},
+                   {Mode::InPlace});
 }
 
 CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled in chunks between their steps",

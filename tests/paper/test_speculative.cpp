@@ -1,5 +1,6 @@
-// Speculative decoding core: realignment invariants checked directly, and the float64 oracle
-// (every mode equals batch-1 non-speculative greedy decoding, token for token).
+// The paper's speculative decoding core: realignment invariants checked directly, and the
+// float64 oracle (each of the paper's modes equals batch-1 non-speculative greedy decoding,
+// token for token; in place, the same sweep: tests/test_inplace.cpp).
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -9,7 +10,7 @@
 #include "model/greedy.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
-#include "tests/random_draft_length.h"
+#include "tests/mode_sweep.h"
 #include "tests/support.h"
 
 #include <map>
@@ -151,70 +152,25 @@ CATCH_TEST_CASE("the bonus token is the target's, not the draft's", "[verify]") 
   }
 }
 
-namespace {
+// The paper's modes; in place is swept the same way in tests/test_inplace.cpp.
+const std::vector<Mode> kPaperModes{Mode::NonSpec, Mode::EqSpec, Mode::ExSpec};
 
-struct DraftCase {
-  const char* name;
-  std::shared_ptr<const Decoder> model;
-  double min_acc, max_acc;  // the acceptance rate this draft has at a fixed K
-};
-
-// Every mode, batch size and K (fixed, auto, random per step) with each draft yields exactly the
-// tokens of batch-1 nonspec greedy decoding of `target`, finish reasons included.
-void oracle_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts) {
-  const auto [reqs, want] = test::stopping_requests(*target);
-
-  for (const auto& d : drafts) {
-    for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
-      for (int64_t B : {1, 2, 3, 8, 16}) {
-        // K: fixed 1, 3, 5; -1 = auto (the calibrated policy); -2 = random K per step, 0 included.
-        for (int64_t K : {1, 3, 5, -1, -2}) {
-          if (mode == Mode::NonSpec && (K != 1 || d.model != target)) continue;
-          EngineConfig c;
-          c.mode = mode;
-          c.batch_size = B;
-          c.draft_tokens = std::max<int64_t>(K, 1);
-          c.adaptive_k = K < 0;
-          c.window = c.slots = B + (B % 3) * 2;  // W (or the slots) >= B, sometimes == B
-          c.prefill_chunk = (B + K) % 2 ? 5 : 64;  // in place: prompts stored in chunks, or whole
-          SequentialDriver engine(target, d.model, c);
-          if (K == -2) engine.set_policy(std::make_shared<test::RandomDraftLength>(B * 31 + 7, 5));
-          auto got = engine.run(reqs);
-          CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K);
-          for (size_t i = 0; i < reqs.size(); ++i) {
-            CATCH_CHECK(got[i].tokens == want[i].tokens);
-            CATCH_CHECK(got[i].finish == want[i].finish);
-          }
-          if (K == -2 && mode != Mode::NonSpec) {  // the random policy really mixed K = 0 and K > 0
-            CATCH_CHECK(engine.stats().k_steps.size() > 1);
-            CATCH_CHECK(engine.stats().k_steps.at(0) > 0);
-          }
-          if (mode != Mode::NonSpec && K > 0) {  // the ranges describe each draft at a fixed K
-            CATCH_CHECK(engine.stats().acceptance_rate() >= d.min_acc);
-            CATCH_CHECK(engine.stats().acceptance_rate() <= d.max_acc);
-          }
-        }
-      }
-    }
-  }
-}
-
-}  // namespace
-
-CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in float64 (the oracle)", "[oracle]") {
+CATCH_TEST_CASE("the paper's modes equal batch-1 nonspec greedy in float64 (the oracle)", "[oracle]") {
   auto target = load64(test::model_dir("llama"));
-  oracle_sweep(target, {{"identical", target, 1.0, 1.0},
-                        {"layer-truncated", load64(truncated_draft()), 0.2, 0.97},
-                        {"unrelated", load64(test::model_dir("llama", "tiny", 77)), 0.0, 0.2}});
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft()), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("llama", "tiny", 77)), 0.0, 0.2}},
+                   kPaperModes);
 }
 
 // GLM-4-0414 (partial interleaved rope, fused MLP, sandwich norms, q/k/v biases, several EOS ids):
 // the paper's third pair, through the same sweep.
-CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[oracle][glm]") {
+CATCH_TEST_CASE("the paper's modes equal batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[oracle][glm]") {
   auto target = load64(test::model_dir("glm4"));
-  oracle_sweep(target, {{"identical", target, 1.0, 1.0},
-                        {"layer-truncated", load64(truncated_draft("glm4")), 0.2, 0.97},
-                        {"unrelated", load64(test::model_dir("glm4", "tiny", 77)), 0.0, 0.2}});
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft("glm4")), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("glm4", "tiny", 77)), 0.0, 0.2}},
+                   kPaperModes);
 }
 
 CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle][grouping]") {
