@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "config/engine_options.h"
+
 namespace exspec::http {
 
-std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string& who) {
+std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& who) {
   auto b = std::make_unique<Backend>();
   const EngineOptions eo = engine_options(cfg);
   b->engine = Engine::start(eo);

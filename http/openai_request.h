@@ -9,7 +9,7 @@
 
 #include "http/chat_template.h"
 #include "http/sampling_request.h"
-#include "http/server_config.h"
+#include "config/settings.h"
 
 namespace exspec {
 class Tokenizer;

@@ -1,5 +1,5 @@
-// Pieces of http/ without a server: stop strings over streamed text, chat templates, config, the
-// job store's rules.
+// Pieces of http/ without a server: stop strings over streamed text, chat templates, the job
+// store's rules.
 #include <filesystem>
 #include <fstream>
 
@@ -10,7 +10,6 @@
 #include "http/job_store.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
-#include "http/server_config.h"
 #include "http/stop_scanner.h"
 #include "model/make_model.h"
 #include "model/tokenizer/tokenizer.h"
@@ -95,50 +94,6 @@ TEST_CASE("chat templates: GLM-4 is recognised from tokenizer_config.json and en
   CHECK(ids == std::vector<int64_t>{*tok.token_to_id("[gMASK]"), *tok.token_to_id("<sop>"), *tok.token_to_id("<|user|>"),
                                     '\n', 'h', 'i', *tok.token_to_id("<|assistant|>")});
   CHECK(choose_chat_template(tok, "glm4", why)->family == ChatFamily::Glm4);
-}
-
-TEST_CASE("config file: keys, types and unknown keys") {
-  const std::string path = exspec::httptest::scratch() + "/cfg.json";
-  std::ofstream(path) << R"({"port": 9000, "engine": {"mode": "eqspec", "batch": 4}, "limits": {"max_tokens": 77},
-                            "threads": {"http": 3}})";
-  ServerConfig c;
-  load_config_file(path, c);
-  CHECK(c.port == 9000);
-  CHECK(c.mode == "eqspec");
-  CHECK(c.batch == 4);
-  CHECK(c.limits.max_tokens == 77);
-  CHECK(c.http_threads == 3);
-  CHECK(engine_options(c).decoding.window == 8);
-  // In place the live sequences are the slots; exspec's window is refused there, naming them.
-  ServerConfig in_place;
-  in_place.slots = 6;
-  CHECK(engine_options(in_place).decoding.slots == 6);
-  CHECK(engine_options(in_place).decoding.batch_size == 6);  // every ready slot a step
-  in_place.window = 6;
-  CHECK_THROWS_WITH(engine_options(in_place), Catch::Contains("engine.slots (--slots)"));
-  std::ofstream(path) << R"({"prot": 9000})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("unknown key \"prot\""));
-  std::ofstream(path) << R"({"engine": {"batch": "4"}})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.batch"));
-  // draft_tokens: "auto" or a number >= 1, checked where the engine options are made.
-  std::ofstream(path) << R"({"engine": {"draft_tokens": "auto", "max_draft_tokens": 6}})";
-  load_config_file(path, c);
-  CHECK(engine_options(c).decoding.adaptive_k);
-  CHECK(engine_options(c).decoding.max_draft_tokens == 6);
-  std::ofstream(path) << R"({"engine": {"draft_tokens": 5}})";
-  load_config_file(path, c);
-  CHECK_FALSE(engine_options(c).decoding.adaptive_k);
-  CHECK(engine_options(c).decoding.draft_tokens == 5);
-  std::ofstream(path) << R"({"engine": {"draft_tokens": "fast"}})";
-  load_config_file(path, c);
-  CHECK_THROWS_WITH(engine_options(c), Catch::Contains("draft_tokens"));
-  std::ofstream(path) << R"({"engine": {"draft_tokens": [3]}})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.draft_tokens"));
-  // The shipped defaults load.
-  ServerConfig d;
-  load_config_file(std::string(HTTP_TEST_DIR) + "/../../config/exspec.json", d);
-  CHECK(d.host == "127.0.0.1");
-  CHECK(d.port == 8000);
 }
 
 TEST_CASE("safe text: Content-Disposition cannot be broken out of") {
