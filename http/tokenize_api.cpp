@@ -3,7 +3,6 @@
 #include <set>
 
 #include "http/api_error.h"
-#include "http/files_api.h"
 #include "http/json_body.h"
 #include "http/openai_request.h"
 #include "model/tokenizer/tokenizer.h"
@@ -76,15 +75,18 @@ ordered_json detokenize(const json& body, const ModelFacts& m) {
   return ordered_json{{"prompt", need_tokenizer(m).decode(ids)}};
 }
 
-}  // namespace
-
-Response tokenize_api(const Backend& b, const Request& req, const std::string& path, bool ka) {
-  need_verb(req, boost::beast::http::verb::post);
-  const json body = parse_json_body(req.body());
+// The body checked as both endpoints take it, then answered by `f`.
+Response answer(const Call& c, ordered_json (*f)(const json&, const ModelFacts&)) {
+  const Backend& b = need_ready(c.ctx);
+  const json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   check_model(body, b.facts);
-  const ordered_json out = path == "/tokenize" ? tokenize(body, b.facts) : detokenize(body, b.facts);
-  return json_response(200, out.dump(-1, ' ', false, json::error_handler_t::replace), req.version(), ka);
+  return c.json(200, f(body, b.facts).dump(-1, ' ', false, json::error_handler_t::replace));
 }
+
+}  // namespace
+
+Response tokenize_request(const Call& c) { return answer(c, tokenize); }
+Response detokenize_request(const Call& c) { return answer(c, detokenize); }
 
 }  // namespace exspec::http
