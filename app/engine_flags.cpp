@@ -5,12 +5,12 @@ namespace exspec {
 const std::set<std::string>& engine_flag_names() {
   static const std::set<std::string> names{"config", "model", "draft", "mode", "speculate", "kv-cache-memory", "draft-tokens", "min-draft-tokens", "max-draft-tokens", "batch", "window", "slots",
                                            "min-group-fill", "max-wait", "context", "prefill-chunk", "dtype", "device", "served-model-name",
-                                           "chat-template", "cache-dir", "threads", "torch-threads", "max-queue", "block-size"};
+                                           "chat-template", "tool-call-parser", "cache-dir", "threads", "torch-threads", "max-queue", "block-size"};
   return names;
 }
 
 const std::set<std::string>& engine_switch_names() {
-  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length", "no-prefix-cache", "no-slot-moves"};
+  static const std::set<std::string> names{"help", "no-overlap", "sort-by-length", "no-prefix-cache", "no-slot-moves", "split-special-tokens"};
   return names;
 }
 
@@ -40,6 +40,8 @@ void apply_engine_flags(const Args& a, http::ServerConfig& c) {
   c.device = a.get("device", c.device);
   c.served_model_name = a.get("served-model-name", c.served_model_name);
   c.chat_template = a.get("chat-template", c.chat_template);
+  c.tool_call_parser = a.get("tool-call-parser", c.tool_call_parser);
+  if (a.has("split-special-tokens")) c.split_special_tokens = true;
   c.cache_dir = a.get("cache-dir", c.cache_dir);
   c.blas_threads = static_cast<int>(a.get_int("threads", c.blas_threads));
   c.torch_threads = static_cast<int>(a.get_int("torch-threads", c.torch_threads));

@@ -78,7 +78,8 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"context", o.decoding.context > 0 ? o.decoding.context : i.max_position_embeddings},
                         {"dtype", i.dtype},
                         {"device", i.device},
-                        {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};
+                        {"chat_template", b.chat ? json(b.chat->source) : json(nullptr)},
+                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)}};
   ordered_json draft = nullptr;
   // Names, not paths: a client never learns the server's file system (the log has the paths).
   if (!i.draft_dir.empty()) draft = ordered_json{{"name", model_label(i.draft_dir)}, {"parameters", i.draft_parameters}};

@@ -61,7 +61,7 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   if (!j.is_object()) throw std::invalid_argument(path + ": the top level must be a JSON object");
   Reader r{path};
   r.known(j, "", {"host", "port", "model", "draft", "served_model_name", "cache_dir", "data_dir", "job_store", "replica",
-                  "batch_lease_ms", "api_key", "chat_template",
+                  "batch_lease_ms", "api_key", "chat_template", "tool_call_parser", "split_special_tokens",
                   "dtype", "device", "engine", "threads", "limits"});
   r.get(j, "host", "host", c.host);
   r.get(j, "port", "port", c.port);
@@ -75,6 +75,8 @@ void load_config_file(const std::string& path, ServerConfig& c) {
   r.get(j, "batch_lease_ms", "batch_lease_ms", c.batch_lease_ms);
   r.get(j, "api_key", "api_key", c.api_key);
   r.get(j, "chat_template", "chat_template", c.chat_template);
+  r.get(j, "tool_call_parser", "tool_call_parser", c.tool_call_parser);
+  r.get(j, "split_special_tokens", "split_special_tokens", c.split_special_tokens);
   r.get(j, "dtype", "dtype", c.dtype);
   r.get(j, "device", "device", c.device);
   if (j.contains("engine")) {

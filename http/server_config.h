@@ -37,7 +37,9 @@ struct ServerConfig {
   std::string replica;               // this replica's name: a label on /metrics, the owner of its leases
   int64_t batch_lease_ms = 30000;    // shared store: a claimed batch line is ours this long without renewal
   std::string api_key;               // empty: no authentication
-  std::string chat_template = "auto";  // auto | chatml | llama2 | vicuna | llama3 | plain
+  std::string chat_template = "auto";  // auto (the model's) | chatml | a Jinja template file
+  std::string tool_call_parser = "auto";  // auto (from the template) | hermes | llama3_json | deepseek_v3 | mistral | none
+  bool split_special_tokens = false;  // special-token text in prompts stays text (default: becomes the tokens)
   std::string dtype = "float32", device = "cpu";
   std::string mode;                  // empty: exspec with a draft, nonspec without
   std::string speculate = "model";   // model | ngram (prompt lookup, no draft model)
