@@ -239,6 +239,21 @@ TEST_CASE("tool calls streamed: text that may open a call is held back, whatever
   const ToolAnswer a = plain.finish();
   CHECK(sent + a.content == "a < b and <tool no call");
   CHECK(a.calls.empty());
+  // The official openai client's stream accumulator assembles these deltas into the message.
+  const std::vector<ToolCall> calls{{"get_weather", "{\"city\":\"Paris\"}"}, {"get_time", "{}"}};
+  const std::vector<std::string> ids{"call_1", "call_2"};
+  const std::string file = exspec::httptest::scratch() + "/deltas.json";
+  ordered_json all = ordered_json::array();
+  for (const auto& d : tool_call_deltas(calls, ids)) all.push_back(d);
+  std::ofstream(file) << all.dump();
+  int st = 0;
+  const std::string out = exspec::httptest::run_capture(
+      "cd " HTTP_TEST_DIR " && timeout 60 node openai_tool_deltas.mjs " + file + " 2>&1", &st);
+  INFO(out);
+  REQUIRE(st == 0);
+  const ordered_json sdk = ordered_json::parse(out);
+  CHECK(sdk["finish"] == "tool_calls");
+  CHECK(sdk["message"]["tool_calls"] == tool_calls_json(calls, ids));
   const auto deltas = tool_call_deltas({{"f", "{\"x\":1}"}}, {"call_9"});
   REQUIRE(deltas.size() == 2);
   CHECK(deltas[0] == ordered_json::parse(R"({"index": 0, "id": "call_9", "type": "function", "function": {"name": "f", "arguments": ""}})"));

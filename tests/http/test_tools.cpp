@@ -120,6 +120,24 @@ TEST_CASE("tools over HTTP: Qwen3's template renders as python3-jinja2 does, the
   REQUIRE(t2.status == 200);
   CHECK(t2.json_body()["tokens"].get<std::vector<int64_t>>() == bytes_of(reference_prompt(tpl, false)));
 
+  // The official openai client: the same history plain and through its stream accumulator.
+  if (!std::filesystem::exists(std::string(HTTP_TEST_DIR) + "/node_modules/openai/package.json"))
+    FAIL("the openai npm package is missing: run tests/http/fetch.sh (scripts/test does)");
+  const std::string out = run_capture("cd " HTTP_TEST_DIR " && timeout 120 node openai_tools.mjs http://127.0.0.1:" +
+                                      std::to_string(s.port()) + "/v1 qwen3-small 2>&1", &status);
+  INFO(out);
+  REQUIRE(status == 0);
+  const json sdk = json::parse(out);
+  for (const char* how : {"plain", "stream"}) {
+    CHECK(sdk[how]["content"] == c["message"]["content"]);
+    CHECK(sdk[how]["finish"] == want.finish);
+    CHECK(sdk[how]["tool_calls"] == json::array());
+  }
+  CHECK(sdk["required"]["status"] == 400);
+  CHECK(sdk["required"]["param"] == "tool_choice");
+  CHECK(sdk["named"]["status"] == 400);
+  CHECK(sdk["named"]["param"] == "tool_choice.function.name");
+
   // tool_choice: "required" and a named function wait for the structured-output engine; bad
   // choices and tools are 400s naming the field.
   auto error_of = [&](json b) {
