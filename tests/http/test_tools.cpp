@@ -56,6 +56,17 @@ std::string reference_prompt(const std::string& tpl, bool add_generation_prompt)
   return r[0].text;
 }
 
+// `exspec make-model FLAGS` into scratch()/name, and its one-layer draft into name-draft.
+std::string make_pair(const std::string& flags, const std::string& name) {
+  const std::string dir = scratch() + "/" + name;
+  for (const std::string& args : {flags + " --out " + dir, "--draft-of " + dir + " --layers 1 --out " + dir + "-draft"}) {
+    int st = 0;
+    run_capture(std::string(EXSPEC_BIN) + " make-model " + args + " 2>&1", &st);
+    REQUIRE(st == 0);
+  }
+  return dir;
+}
+
 }  // namespace
 
 TEST_CASE("tools over HTTP: Qwen3's template renders as python3-jinja2 does, the answer is the oracle's") {
@@ -63,12 +74,8 @@ TEST_CASE("tools over HTTP: Qwen3's template renders as python3-jinja2 does, the
   std::ifstream f(tpl_file);
   const std::string tpl((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   // Tools make long prompts (853 tokens here): a Qwen3 model with 2,048 positions, and its draft.
-  const std::string model = scratch() + "/qwen3-small";
+  const std::string model = make_pair("--arch qwen3 --preset small --seed 3", "qwen3-small");
   int status = 0;
-  run_capture(std::string(EXSPEC_BIN) + " make-model --arch qwen3 --preset small --seed 3 --out " + model + " 2>&1", &status);
-  REQUIRE(status == 0);
-  run_capture(std::string(EXSPEC_BIN) + " make-model --draft-of " + model + " --layers 1 --out " + model + "-draft 2>&1", &status);
-  REQUIRE(status == 0);
   ServerProcess s({"--model", model, "--draft", model + "-draft", "--chat-template", tpl_file});
   const std::vector<int64_t> want_prompt = bytes_of(reference_prompt(tpl, true));
 
@@ -190,12 +197,7 @@ TEST_CASE("tools over HTTP: a template without tool syntax, one that raises, one
 }
 
 TEST_CASE("special tokens written in a prompt become those tokens, unless split_special_tokens") {
-  const std::string glm = scratch() + "/glm4-special";
-  int st = 0;
-  run_capture(std::string(EXSPEC_BIN) + " make-model --arch glm4 --preset tiny --seed 2 --out " + glm + " 2>&1", &st);
-  REQUIRE(st == 0);
-  run_capture(std::string(EXSPEC_BIN) + " make-model --draft-of " + glm + " --layers 1 --out " + glm + "-draft 2>&1", &st);
-  REQUIRE(st == 0);
+  const std::string glm = make_pair("--arch glm4 --preset tiny --seed 2", "glm4-special");
   const exspec::Tokenizer tok = exspec::Tokenizer::load(glm);
   const std::string text = "<|user|>\nhi<|assistant|>";
   const auto as_tokens = tok.encode(text, true, /*allow_special=*/true), as_text = tok.encode(text, true, false);
