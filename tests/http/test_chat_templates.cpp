@@ -115,7 +115,7 @@ TEST_CASE("chat templates: tools and tool results reach the template as apply_ch
   CHECK(ours.find("\"name\": \"get_weather\"") != std::string::npos);
 }
 
-TEST_CASE("chat templates: GLM-4's from tokenizer_config.json; <|user|> and <|observation|> end the turn") {
+TEST_CASE("chat templates: GLM-4's from tokenizer_config.json, <|user|> and <|observation|> end the turn") {
   const std::string dir = exspec::httptest::scratch() + "/glm4-tokenizer";
   std::filesystem::create_directories(dir);
   exspec::write_byte_tokenizer(dir, 512, /*glm=*/true);
@@ -175,7 +175,7 @@ TEST_CASE("chat templates: ChatML without a template, --chat-template files, ref
   CHECK(load_chat_template(tok, "auto", "mistral").tool_format == ToolFormat::Mistral);
 }
 
-TEST_CASE("tool calls: each family's syntax parses into calls; anything else stays content") {
+TEST_CASE("tool calls: each family's syntax parses into calls, anything else stays content") {
   auto one = [](ToolFormat f, const std::string& text) { return parse_tool_calls(f, text); };
   ParsedOutput h = one(ToolFormat::Hermes, "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
                                            "{\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", "
