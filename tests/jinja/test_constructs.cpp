@@ -127,6 +127,25 @@ const Expect kCases[] = {
      "{{ dict(a=1) }} {{ namespace(a=1).a }}",
      R"({"d": {"items": "i", "b": 2}})", "['items', 'b'] ['i', 2] i [0, 1, 2] [1, 3, 5] {'a': 1} 1"},
     {"{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Y-%m-%dT%H:%M') }}", "{}", "26 Nov 2025 2025-11-26T00:00"},
+    // what the tool-using templates do (Llama 3.1's, Hermes', Mistral's)
+    {"{{ t|tojson(indent=4) }}|{{ ['a', 'code_interpreter', 'b']|reject('equalto', 'code_interpreter')|join(', ') }}|"
+     "{% set rest = xs[1:] %}{{ rest|length }}|{{ t is mapping or t is iterable }}|{{ 'call_abc12'|length != 9 }}",
+     R"({"t": {"name": "f", "parameters": {"x": [1, null]}}, "xs": [1, 2, 3]})",
+     "{\n    \"name\": \"f\",\n    \"parameters\": {\n        \"x\": [\n            1,\n            null\n        ]\n    "
+     "}\n}|a, b|2|True|True"},
+    {"{% macro py(s) %}{% if s.type == 'array' %}list[{{ py(s['items']) }}]{% elif s.type in m %}{{ m[s.type] }}"
+     "{% else %}Any{% endif %}{% endmacro %}{% set m = {'string': 'str', 'integer': 'int'} %}"
+     "{% for n, f in spec.properties|items %}{{ n }}: {{ py(f) }}{{ ', ' if not loop.last }}{% endfor %}",
+     R"({"spec": {"properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {"type": "string"},
+                                  "c": {"type": "object"}}}})",
+     "a: list[int], b: str, c: Any"},
+    {"{%- for m in messages %}\n  {%- if m.role == 'tool' %}\n    {{- '<tool>' + m.content + '</tool>' }}\n  {%- elif "
+     "m.tool_calls is defined and m.tool_calls is not none %}\n    {%- for c in m.tool_calls %}\n      {{- c.function.name "
+     "}}{{ c.function.arguments|tojson if c.function.arguments is not string else c.function.arguments }}\n    {%- "
+     "endfor %}\n  {%- else %}\n    {{- m.role|upper ~ ': ' ~ m.content|trim }}\n  {%- endif %}\n{%- endfor %}\n",
+     R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": null, "tool_calls":
+        [{"function": {"name": "f", "arguments": {"x": "é"}}}]}, {"role": "tool", "content": "1"}]})",
+     "USER: hif{\"x\": \"é\"}<tool>1</tool>"},
     {"{{ raise_exception('roles must alternate') }}", "{}", nullptr},
     {"{% if 1 / 0 %}{% endif %}", "{}", nullptr},
 };
