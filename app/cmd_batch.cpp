@@ -23,7 +23,6 @@
 #include "http/api_error.h"
 #include "http/backend.h"
 #include "http/batch_lines.h"
-#include "http/chat_template.h"
 #include "http/generation.h"
 #include "http/line_start.h"
 #include "http/task_queue.h"

@@ -160,8 +160,15 @@ const std::vector<Option>& option_table() {
       integer("batch-lease-ms", "batch_lease_ms", "N", 30000, "with a job store: a claimed batch line stays this replica's this long without renewal")
           .in(kServe).range(100).to(&S::batch_lease_ms),
       text("api-key", "api_key", "KEY", "", "every /v1/* request needs 'Authorization: Bearer KEY'; empty: no authentication").in(kServe).to(&S::api_key),
-      text("chat-template", "chat_template", "NAME", "auto", "auto (the model's own) or chatml, llama2, mistral, vicuna, llama3, llama3.1, glm4")
+      text("chat-template", "chat_template", "auto|chatml|FILE", "auto",
+           "auto: the model's own Jinja template; chatml; or a Jinja template file that overrides it")
           .in(kServer).to(&S::chat_template),
+      text("tool-call-parser", "tool_call_parser", "auto|hermes|llama3_json|deepseek_v3|mistral|none", "auto",
+           "how tool calls are read from answers; auto: from the template's text")
+          .in(kServer).to(&S::tool_call_parser),
+      boolean("split-special-tokens", "split_special_tokens", false,
+              "special-token text in prompts stays text (default: it becomes those tokens)")
+          .in(kServer).to(&S::split_special_tokens),
       text("dtype", "dtype", "float32|float64|bfloat16|float16", "float32", "float64 equals the oracle token for token").in(kAll).to(&S::dtype),
       text("device", "device", "cpu|cuda", "cpu", "cuda needs a CUDA build of libtorch").in(kAll).to(&S::device),
 

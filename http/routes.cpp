@@ -1,5 +1,7 @@
 #include "http/routes.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "http/batches_api.h"
@@ -68,7 +70,9 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"context", o.decoding.context > 0 ? o.decoding.context : i.max_position_embeddings},
                         {"dtype", i.dtype},
                         {"device", i.device},
-                        {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};
+                        // a --chat-template file by its name only, as the draft below
+                        {"chat_template", b.chat ? json(std::filesystem::path(b.chat->source).filename().string()) : json(nullptr)},
+                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)}};
   ordered_json draft = nullptr;
   // Names, not paths: a client never learns the server's file system (the log has the paths).
   if (!i.draft_dir.empty()) draft = ordered_json{{"name", model_label(i.draft_dir)}, {"parameters", i.draft_parameters}};
