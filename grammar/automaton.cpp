@@ -12,7 +12,7 @@ std::vector<Dfa> rule_dfas(const Grammar& g, const AutomatonLimits& lim) {
   std::vector<Dfa> dfas;
   for (const Rule& r : g.rules) {
     if (!r.body) throw GrammarError(r.name, "rule " + r.name, "rule '" + r.name + "' is referenced but not defined");
-    dfas.push_back(minimize(determinize(build_nfa(*r.body, lim.max_states_per_rule), lim.max_states_per_rule)));
+    dfas.push_back(minimize(determinize(build_nfa(*r.body, 4 * lim.max_states_per_rule), lim.max_states_per_rule)));
   }
   return dfas;
 }

@@ -14,7 +14,9 @@
 namespace exspec::grammar {
 
 struct AutomatonLimits {
-  size_t max_states_per_rule = 200000;  // NFA and DFA states of one rule
+  // DFA states of one rule (NFA states: 4x): about a string of maxLength 500. Larger counted
+  // repetitions are refused: their token sets would cost seconds to compile.
+  size_t max_states_per_rule = 20000;
   size_t max_nodes = 500000;            // all rules together
 };
 

@@ -10,7 +10,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& g
   auto c = std::make_shared<CompiledGrammar>();
   c->automaton_ = build_automaton(g, limits);
   c->vocab_ = std::move(vocab);
-  c->sets_ = compute_token_sets(c->automaton_, *c->vocab_);
+  c->sets_.build(c->automaton_, *c->vocab_);
   c->seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return c;
 }

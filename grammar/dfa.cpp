@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "grammar/error.h"
+#include "grammar/refine.h"
 
 namespace exspec::grammar {
 namespace {
@@ -97,26 +98,19 @@ Dfa determinize(const Nfa& nfa, size_t max_states) {
 Dfa minimize(const Dfa& d, size_t max_states) {
   const size_t n = d.states.size();
   if (n > max_states || n < 2) return d;
-  std::vector<uint32_t> cls(n), next_cls(n);
-  for (size_t s = 0; s < n; ++s) cls[s] = d.states[s].final ? 1 : 0;
-  size_t count = 0;
-  for (;;) {
-    std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> sig;
-    std::vector<uint32_t> key;
-    for (size_t s = 0; s < n; ++s) {
-      const Dfa::State& st = d.states[s];
-      key.assign(1, cls[s]);
-      for (uint32_t t : st.next) key.push_back(t == kDead ? kDead : cls[t]);
-      for (const auto& [rule, t] : st.refs) {
-        key.push_back(rule);
-        key.push_back(cls[t]);
-      }
-      next_cls[s] = sig.emplace(key, static_cast<uint32_t>(sig.size())).first->second;
+  std::vector<uint32_t> initial(n);
+  for (size_t s = 0; s < n; ++s) initial[s] = d.states[s].final ? 1 : 0;
+  const std::vector<uint32_t> cls = refine_partition(std::move(initial), [&](uint32_t s, const std::vector<uint32_t>& c, std::vector<uint32_t>& key) {
+    const Dfa::State& st = d.states[s];
+    key.push_back(c[s]);
+    for (uint32_t t : st.next) key.push_back(t == kDead ? kDead : c[t]);
+    for (const auto& [rule, t] : st.refs) {
+      key.push_back(rule);
+      key.push_back(c[t]);
     }
-    cls.swap(next_cls);
-    if (sig.size() == count) break;
-    count = sig.size();
-  }
+  }, n + 1);
+  uint32_t count = 0;
+  for (uint32_t c : cls) count = std::max(count, c + 1);
   Dfa m;
   m.class_of = d.class_of;
   m.num_classes = d.num_classes;

@@ -29,8 +29,9 @@ struct Dfa {
 };
 
 Dfa determinize(const Nfa& nfa, size_t max_states);
-// Merges equivalent states (Moore's refinement). Leaves DFAs over max_states as they are.
-Dfa minimize(const Dfa& d, size_t max_states = 20000);
+// Merges equivalent states (Moore's refinement, O(states^2) on long chains: DFAs over max_states,
+// such as long counted repetitions, are left as subset construction made them).
+Dfa minimize(const Dfa& d, size_t max_states = 1500);
 // Strings of both (diff = false) or of a and not of b (diff = true). Neither may have references.
 Dfa product(const Dfa& a, const Dfa& b, bool diff, size_t max_states);
 // Drops references to rules not in `productive` (indexed by rule), then states that are not

@@ -18,8 +18,10 @@ ExprPtr other_key(SchemaCompiler& c, const Json& props) {
 ExprPtr object_expr(SchemaCompiler& c, const Json& schema, const std::string& path) {
   static const Json none = Json::object();
   const Json& props = schema.contains("properties") ? schema["properties"] : none;
+  // Strict objects: listed properties and nothing else, unless the schema says otherwise; an
+  // object schema that lists none stays any object.
   const Json additional = schema.contains("additionalProperties") ? schema["additionalProperties"]
-                                                                  : Json(!c.options().strict_objects);
+                                                                  : Json(!c.options().strict_objects || props.empty());
   const bool closed = additional.is_boolean() && !additional.get<bool>();
   std::set<std::string> required;
   if (schema.contains("required"))

@@ -21,8 +21,9 @@
 namespace exspec::grammar {
 
 struct JsonSchemaOptions {
-  // Objects whose schema does not say additionalProperties get none (OpenAI's strict mode, and
-  // what generation wants). false: JSON Schema's own default, any further property allowed.
+  // Objects whose schema lists properties but does not say additionalProperties get no others
+  // (OpenAI's strict mode, and what generation wants). false: JSON Schema's own default, any
+  // further property allowed. An object schema without properties allows any object either way.
   bool strict_objects = true;
 };
 

@@ -4,18 +4,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "grammar/refine.h"
 #include "grammar/trie_walk.h"
 
 namespace exspec::grammar {
 namespace {
-
-struct KeyHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    size_t h = 1469598103934665603ull;
-    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-    return h;
-  }
-};
 
 // representative[n]: a node of n's rule that every byte string of up to `depth` bytes treats
 // like n (Moore's refinement stopped after `depth` rounds). Rules that reference others keep
@@ -28,26 +21,17 @@ std::vector<uint32_t> representatives(const Automaton& a, size_t depth) {
     bool refs = false;
     for (uint32_t n = r.first_node; n < r.first_node + r.num_nodes; ++n) refs |= a.has(n, Automaton::kRefs);
     if (refs) continue;
-    const uint32_t classes = static_cast<uint32_t>(a.nodes[r.first_node + 1].trans - a.nodes[r.first_node].trans);
-    std::vector<uint32_t> cls(r.num_nodes), next(r.num_nodes);
-    for (uint32_t i = 0; i < r.num_nodes; ++i) cls[i] = a.has(r.first_node + i, Automaton::kFinal) ? 1 : 0;
-    size_t count = 0;
-    std::vector<uint32_t> key;
-    for (size_t round = 0; round <= depth; ++round) {
-      std::unordered_map<std::vector<uint32_t>, uint32_t, KeyHash> ids;
-      for (uint32_t i = 0; i < r.num_nodes; ++i) {
-        const Automaton::Node& n = a.nodes[r.first_node + i];
-        key.assign(1, cls[i]);
-        for (uint32_t c = 0; c < classes; ++c) {
-          const uint32_t t = a.trans[n.trans + c];
-          key.push_back(t == kDead ? kDead : cls[t - r.first_node]);
-        }
-        next[i] = ids.emplace(key, static_cast<uint32_t>(ids.size())).first->second;
+    const uint32_t classes = a.nodes[r.first_node + 1].trans - a.nodes[r.first_node].trans;
+    std::vector<uint32_t> initial(r.num_nodes);
+    for (uint32_t i = 0; i < r.num_nodes; ++i) initial[i] = a.has(r.first_node + i, Automaton::kFinal) ? 1 : 0;
+    const std::vector<uint32_t> cls = refine_partition(std::move(initial), [&](uint32_t i, const std::vector<uint32_t>& c, std::vector<uint32_t>& key) {
+      const Automaton::Node& n = a.nodes[r.first_node + i];
+      key.push_back(c[i]);
+      for (uint32_t k = 0; k < classes; ++k) {
+        const uint32_t t = a.trans[n.trans + k];
+        key.push_back(t == kDead ? kDead : c[t - r.first_node]);
       }
-      cls.swap(next);
-      if (ids.size() == count) break;
-      count = ids.size();
-    }
+    }, depth + 1);
     std::vector<uint32_t> first(r.num_nodes, kDead);
     for (uint32_t i = 0; i < r.num_nodes; ++i) {
       if (first[cls[i]] == kDead) first[cls[i]] = r.first_node + i;
@@ -61,13 +45,13 @@ NodeTokens node_tokens(const Automaton& a, const Vocabulary& v, uint32_t node, F
   frames.clear();
   TrieWalk walk(a, frames);
   const Trie& t = v.trie();
-  std::vector<uint32_t> accepted;
+  TokenBitset accepted(v.size());
   std::vector<std::pair<uint32_t, uint32_t>> tails;  // (token, bytes inside the rule)
   NodeTokens out;
   walk.run(
       t, 0, State{Stack{node, kNoFrame}},
       [&](uint32_t i, uint32_t) {
-        for (uint32_t k = t.tok_begin[i]; k < t.tok_begin[i + 1]; ++k) accepted.push_back(t.toks[k]);
+        for (uint32_t k = t.tok_begin[i]; k < t.tok_begin[i + 1]; ++k) accepted.set(t.toks[k]);
       },
       [&](uint32_t i, uint32_t d) {
         if (d == 0) {
@@ -77,26 +61,25 @@ NodeTokens node_tokens(const Automaton& a, const Vocabulary& v, uint32_t node, F
         for (uint32_t j = i + 1; j < t.end[i]; ++j)
           for (uint32_t k = t.tok_begin[j]; k < t.tok_begin[j + 1]; ++k) tails.emplace_back(t.toks[k], d);
       });
-  std::sort(accepted.begin(), accepted.end());
-  accepted.erase(std::unique(accepted.begin(), accepted.end()), accepted.end());
   std::vector<std::pair<std::string, uint32_t>> items;
   for (const auto& [tok, d] : tails)
-    if (!std::binary_search(accepted.begin(), accepted.end(), tok))
-      items.emplace_back(v.bytes(static_cast<int32_t>(tok)).substr(d), tok);
+    if (!accepted.test(tok)) items.emplace_back(v.bytes(static_cast<int32_t>(tok)).substr(d), tok);
   if (!items.empty()) out.continuing = Trie::build(std::move(items));
-  out.accepted = TokenList(std::move(accepted), v.size());
+  out.accepted = TokenList(accepted);
   return out;
 }
 
 }  // namespace
 
-TokenList::TokenList(std::vector<uint32_t> ids, size_t vocab_size) : count_(ids.size()) {
-  if (ids.size() * 32 > vocab_size) {  // a bitset is smaller
-    bits_.assign((vocab_size + 63) / 64, 0);
-    for (uint32_t i : ids) bits_[i >> 6] |= uint64_t{1} << (i & 63);
-  } else {
-    ids_ = std::move(ids);
+TokenList::TokenList(const TokenBitset& set) : count_(set.count()) {
+  if (count_ * 32 > set.size()) {  // a bitset is smaller
+    bits_.assign(set.words(), set.words() + set.num_words());
+    return;
   }
+  ids_.reserve(count_);
+  for (size_t w = 0; w < set.num_words(); ++w)
+    for (uint64_t bits = set.words()[w]; bits; bits &= bits - 1)
+      ids_.push_back(static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
 }
 
 void TokenList::or_into(TokenBitset& mask) const {
@@ -108,26 +91,46 @@ void TokenList::or_into(TokenBitset& mask) const {
   }
 }
 
-size_t TokenSets::memory_bytes() const {
-  size_t n = of_node.size() * 4;
-  for (const NodeTokens& s : sets) n += s.memory_bytes();
-  return n;
-}
-
-TokenSets compute_token_sets(const Automaton& a, const Vocabulary& v) {
+void TokenSets::build(const Automaton& a, const Vocabulary& v, size_t eager_per_rule) {
+  a_ = &a;
+  v_ = &v;
   const std::vector<uint32_t> rep = representatives(a, v.trie().max_depth);
-  TokenSets out;
-  out.of_node.resize(a.nodes.size());
-  Frames frames;
+  of_node_.assign(a.nodes.size(), 0);
+  rep_.clear();
   for (uint32_t n = 0; n < a.nodes.size(); ++n) {
     if (rep[n] != n) {
-      out.of_node[n] = out.of_node[rep[n]];
+      of_node_[n] = of_node_[rep[n]];
       continue;
     }
-    out.of_node[n] = static_cast<uint32_t>(out.sets.size());
-    out.sets.push_back(node_tokens(a, v, n, frames));
+    of_node_[n] = static_cast<uint32_t>(rep_.size());
+    rep_.push_back(n);
   }
-  return out;
+  sets_ = std::make_unique<std::atomic<const NodeTokens*>[]>(rep_.size());
+  for (size_t i = 0; i < rep_.size(); ++i) sets_[i].store(nullptr);
+  std::vector<size_t> per_rule(a.rules.size(), 0);
+  for (uint32_t r : rep_) ++per_rule[a.nodes[r].rule];
+  for (uint32_t e = 0; e < rep_.size(); ++e)
+    if (per_rule[a.nodes[rep_[e]].rule] <= eager_per_rule) compute(e);
+}
+
+const NodeTokens& TokenSets::compute(uint32_t entry) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (const NodeTokens* p = sets_[entry].load(std::memory_order_relaxed)) return *p;
+  owned_.push_back(std::make_unique<NodeTokens>(node_tokens(*a_, *v_, rep_[entry], frames_)));
+  sets_[entry].store(owned_.back().get(), std::memory_order_release);
+  return *owned_.back();
+}
+
+size_t TokenSets::computed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owned_.size();
+}
+
+size_t TokenSets::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = of_node_.size() * 4 + rep_.size() * (4 + sizeof(void*));
+  for (const auto& s : owned_) n += s->memory_bytes();
+  return n;
 }
 
 }  // namespace exspec::grammar

@@ -9,11 +9,15 @@
 //   - or neither: never allowed there.
 // A token that ends exactly where the rule ends is in `accepted`: a rule below always goes on.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "grammar/automaton.h"
 #include "grammar/bitset.h"
+#include "grammar/stack.h"
 #include "grammar/trie.h"
 #include "grammar/vocabulary.h"
 
@@ -23,7 +27,7 @@ namespace exspec::grammar {
 class TokenList {
  public:
   TokenList() = default;
-  TokenList(std::vector<uint32_t> sorted_ids, size_t vocab_size);
+  explicit TokenList(const TokenBitset& set);
   void or_into(TokenBitset& mask) const;
   size_t count() const { return count_; }
   size_t memory_bytes() const { return bits_.size() * 8 + ids_.size() * 4; }
@@ -42,15 +46,38 @@ struct NodeTokens {
   size_t memory_bytes() const { return accepted.memory_bytes() + continuing.memory_bytes() + sizeof(*this); }
 };
 
-// Nodes of one rule that no token can tell apart (the same moves for every byte string as long as
-// the longest token: a long counted repetition) share one entry.
-struct TokenSets {
-  std::vector<uint32_t> of_node;  // per automaton node: its entry in `sets`
-  std::vector<NodeTokens> sets;
-  const NodeTokens& at(uint32_t node) const { return sets[of_node[node]]; }
-  size_t memory_bytes() const;
-};
+// Every node's sets. Nodes of one rule that no token can tell apart (the same moves for every byte
+// string as long as the longest token: the middle of a long counted repetition) share one entry.
+// Rules with few entries are computed when the grammar is compiled; the entries of a rule with
+// many (a string of maxLength 1000) are computed the first time a mask needs them, then kept.
+// Thread-safe: masks of many matchers may ask at once.
+class TokenSets {
+ public:
+  TokenSets() = default;
+  TokenSets(const TokenSets&) = delete;
+  TokenSets& operator=(const TokenSets&) = delete;
+  // a and v must outlive this object (the CompiledGrammar owns all three).
+  void build(const Automaton& a, const Vocabulary& v, size_t eager_per_rule = 64);
 
-TokenSets compute_token_sets(const Automaton& a, const Vocabulary& v);
+  const NodeTokens& at(uint32_t node) const {
+    const NodeTokens* p = sets_[of_node_[node]].load(std::memory_order_acquire);
+    return p ? *p : compute(of_node_[node]);
+  }
+  size_t entries() const { return rep_.size(); }
+  size_t computed() const;
+  size_t memory_bytes() const;
+
+ private:
+  const NodeTokens& compute(uint32_t entry) const;
+
+  const Automaton* a_ = nullptr;
+  const Vocabulary* v_ = nullptr;
+  std::vector<uint32_t> of_node_;  // per node: its entry
+  std::vector<uint32_t> rep_;      // per entry: the node its sets are computed from
+  std::unique_ptr<std::atomic<const NodeTokens*>[]> sets_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<NodeTokens>> owned_;
+  mutable Frames frames_;
+};
 
 }  // namespace exspec::grammar
