@@ -1,6 +1,7 @@
 #include "grammar/token_sets.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <unordered_map>
 
@@ -91,7 +92,7 @@ void TokenList::or_into(TokenBitset& mask) const {
   }
 }
 
-void TokenSets::build(const Automaton& a, const Vocabulary& v, size_t eager_per_rule) {
+void TokenSets::build(const Automaton& a, const Vocabulary& v, double eager_seconds) {
   a_ = &a;
   v_ = &v;
   const std::vector<uint32_t> rep = representatives(a, v.trie().max_depth);
@@ -107,10 +108,17 @@ void TokenSets::build(const Automaton& a, const Vocabulary& v, size_t eager_per_
   }
   sets_ = std::make_unique<std::atomic<const NodeTokens*>[]>(rep_.size());
   for (size_t i = 0; i < rep_.size(); ++i) sets_[i].store(nullptr);
-  std::vector<size_t> per_rule(a.rules.size(), 0);
-  for (uint32_t r : rep_) ++per_rule[a.nodes[r].rule];
-  for (uint32_t e = 0; e < rep_.size(); ++e)
-    if (per_rule[a.nodes[rep_[e]].rule] <= eager_per_rule) compute(e);
+  // Eagerly, rule by rule, smallest rules first, until the budget is spent: the rest (a long
+  // counted repetition's entries) is computed on first use.
+  std::vector<std::vector<uint32_t>> by_rule(a.rules.size());
+  for (uint32_t e = 0; e < rep_.size(); ++e) by_rule[a.nodes[rep_[e]].rule].push_back(e);
+  std::sort(by_rule.begin(), by_rule.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::vector<uint32_t>& entries : by_rule)
+    for (uint32_t e : entries) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > eager_seconds) return;
+      compute(e);
+    }
 }
 
 const NodeTokens& TokenSets::compute(uint32_t entry) const {

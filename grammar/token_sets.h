@@ -48,8 +48,9 @@ struct NodeTokens {
 
 // Every node's sets. Nodes of one rule that no token can tell apart (the same moves for every byte
 // string as long as the longest token: the middle of a long counted repetition) share one entry.
-// Rules with few entries are computed when the grammar is compiled; the entries of a rule with
-// many (a string of maxLength 1000) are computed the first time a mask needs them, then kept.
+// Entries are computed when the grammar is compiled, smallest rules first, for up to
+// eager_seconds; the rest (the entries of a long counted repetition) the first time a mask needs
+// them, then kept.
 // Thread-safe: masks of many matchers may ask at once.
 class TokenSets {
  public:
@@ -57,7 +58,7 @@ class TokenSets {
   TokenSets(const TokenSets&) = delete;
   TokenSets& operator=(const TokenSets&) = delete;
   // a and v must outlive this object (the CompiledGrammar owns all three).
-  void build(const Automaton& a, const Vocabulary& v, size_t eager_per_rule = 64);
+  void build(const Automaton& a, const Vocabulary& v, double eager_seconds = 0.1);
 
   const NodeTokens& at(uint32_t node) const {
     const NodeTokens* p = sets_[of_node_[node]].load(std::memory_order_acquire);
