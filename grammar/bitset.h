@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace exspec::grammar {
@@ -30,5 +31,14 @@ class TokenBitset {
   size_t n_ = 0;
   std::vector<uint64_t> words_;
 };
+
+// Sets the logits of the tokens the mask does not allow to -infinity (the float64 CPU path; a
+// device gets the words and does the same with its own kernel). n: logits.size() <= mask.size().
+template <class T>
+void apply_mask(const TokenBitset& mask, T* logits, size_t n) {
+  const T minus_inf = -std::numeric_limits<T>::infinity();
+  for (size_t i = 0; i < n; ++i)
+    if (!mask.test(i)) logits[i] = minus_inf;
+}
 
 }  // namespace exspec::grammar

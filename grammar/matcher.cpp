@@ -59,6 +59,12 @@ bool Matcher::accept(int32_t token) {
   return true;
 }
 
+size_t Matcher::accept_prefix(const int32_t* tokens, size_t n) {
+  size_t k = 0;
+  while (k < n && accept(tokens[k])) ++k;
+  return k;
+}
+
 bool Matcher::accept_bytes(std::string_view bytes) {
   Entry e = history_.back();
   if (!advance(e, bytes)) return false;

@@ -34,6 +34,10 @@ class Matcher {
 
   // Takes the token if the grammar allows it here (true); otherwise changes nothing (false).
   bool accept(int32_t token);
+  // Accepts tokens[0..n) in order up to the first one the grammar refuses; returns how many it
+  // took. The verifier advances over a step's drafts with it (the masks of columns 1..v), then
+  // rolls back what verification rejected.
+  size_t accept_prefix(const int32_t* tokens, size_t n);
   // Undoes the last n accepted tokens (n <= accepted()).
   void rollback(size_t n);
   size_t accepted() const { return history_.size() - 1; }

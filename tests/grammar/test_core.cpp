@@ -164,3 +164,19 @@ TEST_CASE("GBNF errors name the construct and its line", "[grammar][gbnf]") {
   refuse("root ::= \"a\"\nroot ::= \"b\"", "syntax");
   refuse("root ::= x\nx ::= \"a\" x", "empty");  // no finite text
 }
+
+TEST_CASE("accept_prefix stops at the first refused token; apply_mask leaves allowed logits alone", "[grammar][matcher]") {
+  auto g = compile_gbnf(R"(root ::= "ab" [0-9]*)");
+  Matcher m(g);
+  const std::vector<int32_t> drafts{tok('a'), tok('b'), tok('1'), tok('x'), tok('2')};
+  CHECK(m.accept_prefix(drafts.data(), drafts.size()) == 3);
+  CHECK(m.accepted() == 3);
+  m.rollback(1);
+  TokenBitset mask(g->vocabulary().size());
+  m.fill_mask(mask);
+  std::vector<double> logits(g->vocabulary().size(), 1.0);
+  apply_mask(mask, logits.data(), logits.size());
+  CHECK(logits[static_cast<size_t>(tok('7'))] == 1.0);
+  CHECK(logits[static_cast<size_t>(tok('x'))] == -std::numeric_limits<double>::infinity());
+  CHECK(logits[static_cast<size_t>(end_token(g->vocabulary()))] == 1.0);
+}
