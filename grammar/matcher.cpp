@@ -86,6 +86,11 @@ bool Matcher::can_end() {
 
 void Matcher::add_stack(const Stack& s, TokenBitset& mask) {
   const NodeTokens& nt = grammar_->token_sets().at(s.node);
+  add_sets(nt, s, mask);
+  if (nt.shared) add_sets(*nt.shared, s, mask);
+}
+
+void Matcher::add_sets(const NodeTokens& nt, const Stack& s, TokenBitset& mask) {
   nt.accepted.or_into(mask);
   if (s.parent == kNoFrame || (!nt.from_start && nt.continuing.size() <= 1)) return;
   // Tokens that end the node's rule and go on below it: walked from the stack below.

@@ -63,6 +63,7 @@ class Matcher {
   };
   bool advance(Entry& e, std::string_view bytes);
   void add_stack(const Stack& s, TokenBitset& mask);
+  void add_sets(const NodeTokens& nt, const Stack& s, TokenBitset& mask);
   void add_stripped(const State& state, TokenBitset& mask);
   std::vector<int32_t> tokenize_forced(const State& from, const std::string& bytes);
 

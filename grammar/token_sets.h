@@ -27,7 +27,9 @@ namespace exspec::grammar {
 class TokenList {
  public:
   TokenList() = default;
-  explicit TokenList(const TokenBitset& set);
+  // ids: distinct token ids, any order.
+  TokenList(std::vector<uint32_t> ids, size_t vocab_size);
+  bool contains(uint32_t id) const;
   void or_into(TokenBitset& mask) const;
   size_t count() const { return count_; }
   size_t memory_bytes() const { return bits_.size() * 8 + ids_.size() * 4; }
@@ -43,11 +45,15 @@ struct NodeTokens {
   TokenList accepted;
   bool from_start = false;
   Trie continuing;  // empty (size() <= 1) when no token continues below after some bytes
+  // A node that shares its class's sets for the short tokens: those (accepted, continuing), while
+  // the fields above hold only its long tokens'.
+  const NodeTokens* shared = nullptr;
   size_t memory_bytes() const { return accepted.memory_bytes() + continuing.memory_bytes() + sizeof(*this); }
 };
 
-// Every node's sets. Nodes of one rule that no token can tell apart (the same moves for every byte
-// string as long as the longest token: the middle of a long counted repetition) share one entry.
+// Every node's sets. Nodes of one rule that no string of up to Vocabulary::kShortBytes bytes tells
+// apart (the middle of a long counted repetition) share one walk of the whole vocabulary for their
+// short tokens; each then walks only the long tokens' trie.
 // Entries are computed when the grammar is compiled, smallest rules first, for up to
 // eager_seconds; the rest (the entries of a long counted repetition) the first time a mask needs
 // them, then kept.
@@ -61,21 +67,25 @@ class TokenSets {
   void build(const Automaton& a, const Vocabulary& v, double eager_seconds = 0.1);
 
   const NodeTokens& at(uint32_t node) const {
-    const NodeTokens* p = sets_[of_node_[node]].load(std::memory_order_acquire);
-    return p ? *p : compute(of_node_[node]);
+    const NodeTokens* p = sets_[node].load(std::memory_order_acquire);
+    return p ? *p : compute(node);
   }
-  size_t entries() const { return rep_.size(); }
+  size_t entries() const { return of_node_.size(); }
+  size_t walks() const { return walks_; }  // whole-vocabulary walks so far
   size_t computed() const;
   size_t memory_bytes() const;
 
  private:
-  const NodeTokens& compute(uint32_t entry) const;
+  const NodeTokens& compute(uint32_t node) const;
+  const NodeTokens& shared(uint32_t cls) const;  // under mu_
 
   const Automaton* a_ = nullptr;
   const Vocabulary* v_ = nullptr;
-  std::vector<uint32_t> of_node_;  // per node: its entry
-  std::vector<uint32_t> rep_;      // per entry: the node its sets are computed from
-  std::unique_ptr<std::atomic<const NodeTokens*>[]> sets_;
+  std::vector<uint32_t> of_node_;  // per node: its class (kDead: a class of one, walked whole)
+  std::vector<uint32_t> rep_;      // per class: the node its short tokens' sets come from
+  std::unique_ptr<std::atomic<const NodeTokens*>[]> sets_;  // per node
+  mutable std::vector<const NodeTokens*> shared_;          // per class
+  mutable size_t walks_ = 0;
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<NodeTokens>> owned_;
   mutable Frames frames_;

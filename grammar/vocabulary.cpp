@@ -19,11 +19,15 @@ Vocabulary::Vocabulary(std::vector<std::string> bytes, std::vector<TokenKind> ki
   }
   mix(options_.strip_first_space ? 3 : 5);
   fingerprint_ = h;
+  std::vector<std::pair<std::string, uint32_t>> long_text;
+  for (const auto& t : text)
+    if (t.first.size() > kShortBytes) long_text.push_back(t);
+  long_trie_ = Trie::build(std::move(long_text));
   trie_ = Trie::build(std::move(text));
 }
 
 size_t Vocabulary::memory_bytes() const {
-  size_t n = trie_.memory_bytes() + kinds_.size();
+  size_t n = trie_.memory_bytes() + long_trie_.memory_bytes() + kinds_.size();
   for (const std::string& b : bytes_) n += sizeof(std::string) + (b.size() > 15 ? b.size() : 0);
   return n;
 }

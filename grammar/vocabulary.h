@@ -38,6 +38,11 @@ class Vocabulary {
   TokenKind kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
   const std::vector<int32_t>& end_tokens() const { return ends_; }
   const Trie& trie() const { return trie_; }  // every text token with bytes
+  // Tokens longer than kShortBytes (about 1% of a 128k vocabulary): nodes that no shorter string
+  // tells apart share their sets for the short tokens and walk only these (token_sets.h).
+  static constexpr size_t kShortBytes = 16;
+  const Trie& long_trie() const { return long_trie_; }
+  bool is_long(int32_t id) const { return kinds_[static_cast<size_t>(id)] == TokenKind::Text && bytes(id).size() > kShortBytes; }
   const VocabularyOptions& options() const { return options_; }
   // Identifies the vocabulary's content (cache keys): equal vocabularies give equal values.
   uint64_t fingerprint() const { return fingerprint_; }
@@ -48,7 +53,7 @@ class Vocabulary {
   std::vector<TokenKind> kinds_;
   std::vector<int32_t> ends_;
   VocabularyOptions options_;
-  Trie trie_;
+  Trie trie_, long_trie_;
   uint64_t fingerprint_ = 0;
 };
 

@@ -73,6 +73,27 @@ TEST_CASE("masks equal brute force on real vocabularies", "[grammar][tokenizer][
   SECTION("llama3 (byte-level, 128k)") { check_masks_along(real_tokenizer("llama3"), 4); }
 }
 
+TEST_CASE("masks equal brute force where nodes share their short tokens' sets (long counted strings)", "[grammar][tokenizer][mask]") {
+  const RealTokenizer& t = real_tokenizer("llama3");
+  auto g = CompiledGrammar::compile(grammar_from_json_schema(R"({"type":"string","minLength":3,"maxLength":40})"), t.vocab);
+  // Long tokens: runs of spaces and dashes (up to 128 bytes in this vocabulary) fit early, not late.
+  const std::string text = "\"" + std::string(20, ' ') + "----------------------------------------------------------------" + "\"";
+  Matcher m(g);
+  TokenBitset mask(t.vocab->size());
+  size_t checked = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i % 3 == 0 || i > 30) {
+      m.fill_mask(mask);
+      INFO("after " << i << " bytes");
+      CHECK(mask == brute_force_mask(m));
+      ++checked;
+    }
+    if (!m.accept_bytes(text.substr(i, 1))) break;  // past maxLength the text is refused
+  }
+  CHECK(checked > 10);
+  CHECK(g->token_sets().walks() < g->automaton().nodes.size());  // classes did share
+}
+
 TEST_CASE("the first token may carry the space SentencePiece drops", "[grammar][tokenizer]") {
   const RealTokenizer& t = real_tokenizer("llama2");
   auto g = CompiledGrammar::compile(grammar_from_regex("[a-z]+"), t.vocab);
