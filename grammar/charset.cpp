@@ -160,4 +160,23 @@ uint32_t utf8_next(const std::string& s, size_t& i) {
   return c;
 }
 
+bool utf8_at(std::string_view s, size_t& i, uint32_t& c) {
+  const std::string rest(s.substr(i, 4));
+  size_t k = 0;
+  try {
+    c = utf8_next(rest, k);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  i += k;
+  return true;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace exspec::grammar

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace exspec::grammar {
@@ -49,5 +50,9 @@ std::string utf8_encode(uint32_t c);
 
 // Decodes the scalar value at s[i] and advances i; throws std::invalid_argument on ill-formed UTF-8.
 uint32_t utf8_next(const std::string& s, size_t& i);
+// The same for the parsers: false (i unchanged) on ill-formed UTF-8.
+bool utf8_at(std::string_view s, size_t& i, uint32_t& c);
+// 0..15 for a hexadecimal digit, -1 otherwise.
+int hex_digit(char c);
 
 }  // namespace exspec::grammar

@@ -149,8 +149,7 @@ class Parser {
   uint32_t hex(int n) {
     uint32_t v = 0;
     for (int k = 0; k < n; ++k) {
-      const char c = peek();
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int d = hex_digit(peek());
       if (d < 0 || at_end()) fail("escape", "expected a hexadecimal digit");
       v = v * 16 + static_cast<uint32_t>(d);
       ++i_;
@@ -173,15 +172,9 @@ class Parser {
         default: fail("escape", std::string("unknown escape \\") + c);
       }
     }
-    const std::string rest(s_.substr(i_, 4));
-    size_t k = 0;
-    try {
-      const uint32_t c = utf8_next(rest, k);
-      i_ += k;
-      return c;
-    } catch (const std::invalid_argument&) {
-      fail("utf-8", "the grammar is not valid UTF-8");
-    }
+    uint32_t c;
+    if (!utf8_at(s_, i_, c)) fail("utf-8", "the grammar is not valid UTF-8");
+    return c;
   }
 
   ExprPtr primary(bool nested) {

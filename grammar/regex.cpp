@@ -29,13 +29,6 @@ CharSet dot() {
   return s.complement();
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 class Parser {
  public:
   Parser(std::string_view s, std::string where) : s_(s), where_(std::move(where)) {}
@@ -70,15 +63,9 @@ class Parser {
     return false;
   }
   uint32_t code_point() {
-    const std::string rest(s_.substr(i_, 4));
-    size_t k = 0;
-    try {
-      const uint32_t c = utf8_next(rest, k);
-      i_ += k;
-      return c;
-    } catch (const std::invalid_argument&) {
-      fail("utf-8", "the pattern is not valid UTF-8");
-    }
+    uint32_t c;
+    if (!utf8_at(s_, i_, c)) fail("utf-8", "the pattern is not valid UTF-8");
+    return c;
   }
 
   ExprPtr alternation() {
@@ -170,7 +157,7 @@ class Parser {
     if (c == '\\') {
       ++i_;
       CharSet set;
-      if (escape(set, false)) return chars(set);
+      escape(set, false);
       return chars(set);
     }
     if (c == '{') {
@@ -183,8 +170,8 @@ class Parser {
   uint32_t hex_digits(int n) {
     uint32_t v = 0;
     for (int k = 0; k < n; ++k) {
-      if (at_end() || hex_value(peek()) < 0) fail("escape", "expected a hexadecimal digit");
-      v = v * 16 + static_cast<uint32_t>(hex_value(peek()));
+      if (at_end() || hex_digit(peek()) < 0) fail("escape", "expected a hexadecimal digit");
+      v = v * 16 + static_cast<uint32_t>(hex_digit(peek()));
       ++i_;
     }
     return v;
@@ -194,7 +181,7 @@ class Parser {
     if (eat('{')) {
       uint32_t v = 0;
       int n = 0;
-      while (!at_end() && hex_value(peek()) >= 0) v = v * 16 + static_cast<uint32_t>(hex_value(s_[i_++])), ++n;
+      while (!at_end() && hex_digit(peek()) >= 0) v = v * 16 + static_cast<uint32_t>(hex_digit(s_[i_++])), ++n;
       if (!eat('}') || n == 0 || v > kMaxCodePoint) fail("escape", "bad \\u{...} escape");
       return v;
     }

@@ -26,9 +26,8 @@ std::string bytes_of(const std::string& token, Scheme scheme) {
     std::string out;
     return tok::byte_level_decode(token, out) ? out : token;
   }
-  auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
-  if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' && hex(token[3]) >= 0 && hex(token[4]) >= 0)
-    return std::string(1, static_cast<char>(hex(token[3]) * 16 + hex(token[4])));
+  if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' && hex_digit(token[3]) >= 0 && hex_digit(token[4]) >= 0)
+    return std::string(1, static_cast<char>(hex_digit(token[3]) * 16 + hex_digit(token[4])));
   std::string out;
   static const std::string meta = "\xE2\x96\x81";  // ▁
   for (size_t i = 0; i < token.size();) {
