@@ -54,10 +54,6 @@ std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r
       entries_.emplace(key, Entry{future, lru_.begin()});
       ++stats_.misses;
       compile = true;
-      while (entries_.size() > capacity_) {  // a compile in flight keeps its future: evicting it is safe
-        entries_.erase(lru_.back());
-        lru_.pop_back();
-      }
     }
   }
   if (compile) {
@@ -66,6 +62,12 @@ std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r
       {
         std::lock_guard<std::mutex> lock(mu_);
         stats_.compile_seconds += g->compile_seconds();
+        // Evict only now, so that a request that fails to compile evicts nothing. A compile in
+        // flight keeps its own future: evicting its entry is safe.
+        while (entries_.size() > capacity_) {
+          entries_.erase(lru_.back());
+          lru_.pop_back();
+        }
       }
       promise.set_value(std::move(g));
     } catch (...) {
