@@ -165,7 +165,7 @@ TEST_CASE("GBNF errors name the construct and its line", "[grammar][gbnf]") {
   refuse("root ::= x\nx ::= \"a\" x", "empty");  // no finite text
 }
 
-TEST_CASE("accept_prefix stops at the first refused token; apply_mask leaves allowed logits alone", "[grammar][matcher]") {
+TEST_CASE("accept_prefix stops at the first refused token, apply_mask leaves allowed logits alone", "[grammar][matcher]") {
   auto g = compile_gbnf(R"(root ::= "ab" [0-9]*)");
   Matcher m(g);
   const std::vector<int32_t> drafts{tok('a'), tok('b'), tok('1'), tok('x'), tok('2')};
