@@ -100,7 +100,7 @@ TEST_CASE("chat templates: tools and tool results reach the template as apply_ch
     "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})");
   ChatInput in;
-  in.messages = parse_chat_messages(body, Limits{});
+  in.messages = parse_chat_messages(body, exspec::Settings().limits);
   in.tools = parse_chat_tools(body).tools;
   in.now = 1764115200;
   CHECK(in.messages[1]["tool_calls"][0]["function"]["arguments"] == ordered_json{{"city", "Paris"}, {"unit", "celsius"}});
@@ -271,7 +271,7 @@ TEST_CASE("chat requests: malformed tools and tool choices are 400s naming the f
     return std::string("(accepted)");
   };
   auto tools = [](const nlohmann::json& b) { parse_chat_tools(b); };
-  auto msgs = [](const nlohmann::json& b) { parse_chat_messages(b, Limits{}); };
+  auto msgs = [](const nlohmann::json& b) { parse_chat_messages(b, exspec::Settings().limits); };
   CHECK(param_of(R"({"tools": {}})", tools) == "tools");
   CHECK(param_of(R"({"tools": [{"type": "retrieval"}]})", tools) == "tools[0].type");
   CHECK(param_of(R"({"tools": [{"type": "function", "function": {"name": "has space"}}]})", tools) == "tools[0].function.name");
