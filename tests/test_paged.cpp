@@ -1,4 +1,4 @@
-// The paged stores under a budget of a few blocks (actors/scheduler/block_pool.h, actors/scheduler/scheduler_blocks.cpp):
+// The paged stores under a budget of a few blocks (actors/scheduler/block_pool.h, actors/scheduler/block_manager.cpp):
 // sequences outgrow their slots' rows and borrow blocks elsewhere (attention gathers them), the
 // stores run out and newer sequences are pre-empted and recomputed, and every output still equals
 // batch-1 nonspec decoding in float64, greedy and seeded, with a draft and without.

@@ -1,6 +1,6 @@
 // In place, what comes next: a prefill chunk, a decode step, or nothing yet. Plain C++ over a
 // few facts of the window, so the rule can be read and tested alone (the Scheduler gathers the
-// facts and plans the pieces: actors/scheduler/scheduler_plan.cpp).
+// facts and plans the pieces: actors/scheduler/scheduler.cpp).
 //
 // A chunk and a step take turns while both have work, so a decoding sequence waits at most one
 // chunk between two tokens. Sequences without a token yet wait until the B lowest slots among
