@@ -113,7 +113,7 @@ CATCH_TEST_CASE("a prefix cached in another live slot is copied into the newcome
   CATCH_CHECK(m.counts().held == 2);
 }
 
-CATCH_TEST_CASE("a step's scattered rows move into consecutive slots; a pending prefix copy moves with its row", "[policy][blocks][manager][slots]") {
+CATCH_TEST_CASE("a step's scattered rows move into consecutive slots, and a pending prefix copy moves with its row", "[policy][blocks][manager][slots]") {
   BlockManager m(geometry(4, false));
   // Slots 0, 1, 2 taken; 1 leaves: rows in 0 and 2 are apart.
   const V p0{1, 1, 1}, p1{2, 2, 2}, p2{3, 3, 3};
