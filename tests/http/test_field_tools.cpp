@@ -205,5 +205,20 @@ TEST_CASE("field tools: echo with logprobs scores the prompt with the target's l
       CHECK(lp["top_logprobs"][at].size() <= 2);
     }
     for (size_t k = 1; k < lp["text_offset"].size(); ++k) CHECK(lp["text_offset"][k] >= lp["text_offset"][k - 1]);
+    // Streamed, the echoed prompt is the first chunk, with the same entries (the engine's
+    // prefill sends them before any token).
+    HttpResult s = post(shared_server().port(), "/v1/completions",
+                        {{"prompt", full}, {"max_tokens", max_tokens}, {"echo", true}, {"logprobs", 2}, {"stream", true}});
+    REQUIRE(s.status == 200);
+    const auto events = sse_events(s.body);
+    REQUIRE(!events.empty());
+    const json& first = events[0]["choices"][0];
+    const std::string echoed = first["text"];
+    CHECK(!echoed.empty());
+    CHECK(r["choices"][0]["text"].get<std::string>().rfind(echoed, 0) == 0);
+    REQUIRE(first["logprobs"]["token_logprobs"].size() == full.size());
+    CHECK(first["logprobs"]["token_logprobs"][0].is_null());
+    for (size_t k = 1; k < full.size(); ++k)
+      CHECK(std::abs(first["logprobs"]["token_logprobs"][k].get<double>() - lp["token_logprobs"][k].get<double>()) < 1e-12);
   }
 }
