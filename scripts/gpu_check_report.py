@@ -105,7 +105,7 @@ def row_key(r):
 
 def spec(r, key):
     s = r["stats"] or {}
-    return s.get(key) if r["mode"] not in ("oracle", "nonspec") else None
+    return s.get(key) if r["mode"] not in ("oracle", "nonspec", "nonspec-sync") else None
 
 
 def floor_section(floor, runs):
