@@ -34,11 +34,20 @@ void sample_row(const at::Tensor& row, const RowSampling& rs, const int64_t* dra
 VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
                     const std::vector<RowSampling>& rows) {
   const int64_t B = logits.size(0), K = drafts.size(1);
-  at::Tensor pred = logits.argmax(-1).to(at::kCPU).contiguous();                     // [B, K+1]
+  // The target's tokens and the drafts come to the host together: drafts that stayed on the
+  // device (in place) cost no transfer of their own, so the step waits for the device once.
+  at::Tensor pred, d;                                                                // [B, K+1], [B, K]
+  if (K > 0 && !logits.device().is_cpu() && drafts.device() == logits.device()) {
+    at::Tensor both = at::cat({logits.argmax(-1), drafts.to(at::kLong)}, 1).to(at::kCPU);
+    pred = both.narrow(1, 0, K + 1).contiguous();
+    d = both.narrow(1, K + 1, K).contiguous();
+  } else {
+    pred = logits.argmax(-1).to(at::kCPU).contiguous();
+    d = drafts.to(at::kCPU, at::kLong).contiguous();
+  }
   if (!rows.empty() && static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("verify: one RowSampling per row");
   const bool host = needs_host(rows);
   std::vector<at::Tensor> host_rows(host ? B : 0);
-  at::Tensor d = drafts.to(at::kCPU, at::kLong).contiguous();
   if (host) {
     for (int64_t r = 0; r < B; ++r) {
       if (rows[r].params.plain_greedy() && rows[r].params.logprobs < 0) continue;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/attention.h"
+#include "model/to_device.h"
 
 namespace exspec {
 namespace {
@@ -94,7 +95,7 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::
   const bool packed = content.defined();
   const int64_t N = packed ? content.size(0) : B * T, Bx = packed ? 1 : B, Tx = packed ? N : T;
   at::Tensor pos = packed ? positions.reshape({1, B * T}).index_select(1, content) : positions;
-  auto [cos, sin] = rope_.tables(pos.to(device_), dtype_);
+  auto [cos, sin] = rope_.tables(to_device(pos, device_), dtype_);
   cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [Bx, Tx, 1, D]: one table for all heads
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
@@ -135,10 +136,10 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
   if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B || attention_mask.size(1) != cached + T)
     throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
 
-  at::Tensor ids = input_ids.to(device_, at::kLong);
+  at::Tensor ids = to_device(input_ids.to(at::kLong), device_);
   at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
   at::Tensor blocked = attention_blocked(attention_mask, cached, T);
-  if (blocked.defined()) blocked = blocked.to(device_);
+  if (blocked.defined()) blocked = to_device(blocked, device_);
   cache.reserve(T);
   h = layers(h, position_ids, blocked, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
     return cache.append(i, k.transpose(1, 2), v.transpose(1, 2));
@@ -166,7 +167,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   if (static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one SlotSpan per row");
   const SlotForward f = store.plan(rows, T);
   // Right padding is not computed: the layers run packed on the content positions (f.content).
-  at::Tensor ids = input_ids.to(device_, at::kLong).view({B * T});
+  at::Tensor ids = to_device(input_ids.to(at::kLong), device_).view({B * T});
   if (f.content.defined()) ids = ids.index_select(0, f.content);
   at::Tensor h = at::embedding(embed_, ids);  // [N, hidden]
   h = layers(
@@ -181,7 +182,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
       last.push_back(f.content.defined() ? before + f.counts[b] - 1 : b * T + f.counts[b] - 1);
       before += f.counts[b];
     }
-    h = h.index_select(0, at::tensor(last, at::kLong).to(device_)).view({B, 1, hidden});
+    h = h.index_select(0, to_device(at::tensor(last, at::kLong), device_)).view({B, 1, hidden});
   } else {
     if (f.content.defined()) h = at::zeros({B * T, hidden}, h.options()).index_copy_(0, f.content, h);
     h = h.view({B, T, hidden});  // padding positions: zeros, logits nobody reads

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
+#include "model/to_device.h"
 
 namespace exspec {
 namespace {
@@ -115,12 +116,12 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow
   std::vector<at::Tensor> drafts;
   for (int64_t j = 0; j < k; ++j) {
     at::Tensor logits = m.draft->forward_slots(ids, spans, *m.draft_store, Decoder::Logits::Last);
-    at::Tensor next = logits.select(1, 0).argmax(-1).to(at::kCPU);
+    at::Tensor next = logits.select(1, 0).argmax(-1);  // stays on the device: the next forward's input
     drafts.push_back(next);
     ids = next.view({B, 1});
     for (SlotSpan& sp : spans) sp.start += sp.count, sp.count = 1;  // each draft after the last
   }
-  return at::stack(drafts, 1);  // [B, K]
+  return at::stack(drafts, 1);  // [B, K], on the draft's device: verification reads it there
 }
 
 VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
@@ -134,8 +135,9 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
     lengths.push_back(static_cast<int64_t>(s->tokens.size()));
     spans.push_back(target_span(*s, K + 1));
   }
-  at::Tensor d = drafts.to(at::kCPU, at::kLong);
-  at::Tensor ids = at::cat({at::tensor(pending, at::kLong).view({B, 1}), d}, 1);  // [B, K+1]
+  // Drafts on the device (the draft model's) stay there: the ids are put together where they are.
+  at::Tensor d = drafts.to(at::kLong);
+  at::Tensor ids = at::cat({to_device(at::tensor(pending, at::kLong).view({B, 1}), d.device()), d}, 1);  // [B, K+1]
   at::Tensor logits = m.target->forward_slots(ids, spans, *m.target_store, Decoder::Logits::All);
   return accept(logits, d, at::tensor(lengths, at::kLong), sampling);
 }

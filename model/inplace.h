@@ -34,7 +34,8 @@ class Decoder;
 int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top = -1,
                       std::vector<std::vector<TokenLogprob>>* logprobs = nullptr);
 
-// The draft's K greedy tokens for each row ([B, K] CPU int64; [B, 0] when k == 0): its first
+// The draft's K greedy tokens for each row ([B, K] int64 on the draft's device, so that drafting
+// waits for nothing on the host; [B, 0] CPU when k == 0): its first
 // forward feeds each row's lag and pending (right-padded), then K - 1 one-token forwards.
 // m.target / m.target_store may be null (the drafter of the actor pipeline has only the draft).
 at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k);

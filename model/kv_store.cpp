@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/to_device.h"
+
 namespace exspec {
 
 KVStore::KVStore(int64_t num_layers, int64_t slots, int64_t kv_heads, int64_t head_dim, int64_t capacity,
@@ -92,20 +94,21 @@ SlotForward KVStore::plan(const std::vector<SlotSpan>& rows, int64_t T) const {
     }
   }
   const at::Device dev = k_.empty() ? at::Device(at::kCPU) : k_[0].device();
-  auto longs = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).to(dev); };
+  auto longs = [&](const std::vector<int64_t>& v) { return to_device(at::tensor(v, at::kLong), dev); };
   // A gather copies whole blocks (bs x head_dim contiguous elements each): the window then ends
   // at a block's end, and the positions past a row's content are masked as always.
   const bool gathered = !(home && f.window <= capacity_);
   if (gathered) f.window = (f.window + block_size_ - 1) / block_size_ * block_size_;
   at::Tensor starts = at::tensor(f.starts, at::kLong).view({B, 1});
-  f.positions = (starts + at::arange(T, at::kLong).view({1, T})).to(dev);
+  const at::Tensor positions = starts + at::arange(T, at::kLong).view({1, T});  // on the host
+  f.positions = to_device(positions, dev);
   // Each query sees its row's prefix and itself: key j <= start + t. A decode step whose rows
   // all end at the window's edge blocks nothing, and every layer skips the mask.
   const bool none_blocked = T == 1 && std::all_of(f.starts.begin(), f.starts.end(), [&](int64_t s) { return s + 1 == f.window; });
   if (!none_blocked)
-    f.blocked = (at::arange(f.window, at::kLong).view({1, 1, f.window}) > f.positions.to(at::kCPU).view({B, T, 1})).to(dev);
+    f.blocked = to_device(at::arange(f.window, at::kLong).view({1, 1, f.window}) > positions.view({B, T, 1}), dev);
   if (gathered) {
-    f.gather = gather_index(f, k_.empty() ? 1 : k_[0].size(1)).to(dev);
+    f.gather = to_device(gather_index(f, k_.empty() ? 1 : k_[0].size(1)), dev);
   } else {
     f.first = consecutive ? f.slots[0] : -1;
     if (!consecutive) f.rows = longs(f.slots);

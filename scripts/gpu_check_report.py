@@ -12,7 +12,8 @@ import json
 import os
 import sys
 
-MODES = {"oracle": 0, "nonspec": 1, "eqspec": 2, "exspec": 3, "inplace": 4, "inplace-auto": 5}
+MODES = {"oracle": 0, "nonspec": 1, "eqspec": 2, "exspec": 3, "inplace": 4, "inplace-auto": 5, "inplace-ngram": 6, "nonspec-sync": 7,
+         "inplace-auto-sync": 8}
 
 
 def read_kv(path):
@@ -104,13 +105,57 @@ def row_key(r):
 
 def spec(r, key):
     s = r["stats"] or {}
-    return s.get(key) if r["mode"] not in ("oracle", "nonspec") else None
+    return s.get(key) if r["mode"] not in ("oracle", "nonspec", "nonspec-sync") else None
+
+
+def floor_section(floor, runs):
+    """The batch-1 plain step against the time to read the weights once."""
+    if not floor:
+        return []
+    md = ["", "## Batch-1 plain step against its weight-read floor", ""]
+    wb, bw = float(floor.get("weight_bytes") or 0), float(floor.get("copy_bandwidth_Bps") or 0)
+    step = next((r for r in runs if r["kind"] == "bench" and r["mode"] == "nonspec" and r["batch"] == 1 and r["stats"]), None)
+    ms = step["stats"].get("ms_per_verify") if step else None
+    fl = 1e3 * wb / bw if wb and bw else None
+    md.append(f"- weights {wb / 1e9:.3f} GB; copy bandwidth {num(bw / 1e12 if bw else None)} TB/s (read + written); "
+              f"floor {num(fl, '{:.3f}')} ms")
+    md.append(f"- nonspec B=1 ({step['dtype'] if step else '?'}): {num(ms, '{:.3f}')} ms a step = "
+              f"{num(ms / fl if ms and fl else None)}× the floor")
+    return md
+
+
+def serve_results(work):
+    out = {}
+    d = os.path.join(work, "serve")
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if f.endswith(".json"):
+            j = load_json(os.path.join(d, f)) or {}
+            out[f[:-5]] = {k: j.get(k) for k in ("completed", "num_prompts", "output_throughput", "request_throughput",
+                                                  "ttft_ms", "tpot_ms", "e2el_ms", "max_concurrency")}
+    return out
+
+
+def serve_section(serve, work):
+    res = serve_results(work)
+    if not serve and not res:
+        return []
+    md = ["", "## Served over HTTP (bench/serve_bench.py, streamed /v1/completions)", "",
+          f"Servers: default {serve.get('default_ok', '?')}, nonspec {serve.get('nonspec_ok', '?')}.", "",
+          "| clients | default tok/s | nonspec tok/s | default / nonspec | completed (default, nonspec) |", "|--:|--:|--:|--:|--:|"]
+    clients = sorted({int(k.split("-c")[-1]) for k in res})
+    for c in clients:
+        d, n = res.get(f"default-c{c}", {}), res.get(f"nonspec-c{c}", {})
+        a, b = d.get("output_throughput"), n.get("output_throughput")
+        md.append(f"| {c} | {num(a, '{:.1f}')} | {num(b, '{:.1f}')} | {num(a / b if a and b else None, '{:.2f}×')} "
+                  f"| {d.get('completed', '–')}/{d.get('num_prompts', '–')}, {n.get('completed', '–')}/{n.get('num_prompts', '–')} |")
+    return md
 
 
 def main():
     work, report_path, results_path = sys.argv[1:4]
-    env, build, test, glm, rest, models = (read_kv(os.path.join(work, f + ".tsv"))
-                                           for f in ("env", "build", "test", "test-glm", "tests-rest", "models"))
+    env, build, test, glm, rest, models, floor, serve = (
+        read_kv(os.path.join(work, f + ".tsv"))
+        for f in ("env", "build", "test", "test-glm", "tests-rest", "models", "floor", "serve"))
     runs = read_runs(work)
     annotate(runs)
     device = env.get("device", "?")
@@ -124,7 +169,9 @@ def main():
     md += ["", "## Build", ""]
     if build:
         md.append(f"- ok: {build.get('ok', '?')}; configure {build.get('configure_s', '?')} s, build "
-                  f"{build.get('build_s', '?')} s (targets exspec, model_tests; -DEXSPEC_WITH_HTTP=OFF)")
+                  f"{build.get('build_s', '?')} s (targets exspec, model_tests; -DEXSPEC_WITH_HTTP={build.get('http', 'OFF')})")
+        if build.get("http") == "ON":
+            md.append(f"- libraries from gpu-deps: {build.get('deps_libs', '?')}; not found: {build.get('missing_libs') or 'none'}")
         md.append(f"- libtorch: {build.get('torch_prefix', '?')}; C++{build.get('cxx_std', '?')}; "
                   f"exspec binary {build.get('exspec_size', '?')}; links {build.get('torch_libs', '?')}")
     else:
@@ -173,6 +220,7 @@ def main():
         if ex8:
             md += ["", f"Headline: exspec at B=8 runs {ex8['speedup']:.2f}× batch-1 nonspec "
                        "(the paper's bar: ≥ 3× on an A100 in fp16)."]
+    md += floor_section(floor, runs) + serve_section(serve, work)
     failed = [r for r in runs if r["rc"] != 0]
     if failed:
         md += ["", "## Failed runs", ""] + [f"- {r['name']}: rc {r['rc']}: {r['error'][:200]}" for r in failed]
@@ -182,7 +230,8 @@ def main():
     for r in runs:
         r.pop("outputs", None)
     with open(results_path, "w", encoding="utf-8") as f:
-        json.dump({"env": env, "build": build, "test": test, "test_glm": glm, "models": models, "runs": runs}, f, indent=1)
+        json.dump({"env": env, "build": build, "test": test, "test_glm": glm, "models": models, "floor": floor,
+                   "serve": serve_results(work), "runs": runs}, f, indent=1)
 
 
 if __name__ == "__main__":

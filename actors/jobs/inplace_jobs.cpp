@@ -84,7 +84,7 @@ void settle_drafts(StepJob& j) {
   if (!p.by_model) j.drafted = at::empty({B, k}, at::kLong);
   if (k == 0 || (p.by_model && p.proposed.empty())) return;
   if (static_cast<int64_t>(p.proposed.size()) != B) throw std::logic_error("a step drafts without proposals");
-  j.drafted = j.drafted.contiguous();
+  j.drafted = j.drafted.to(at::kCPU).contiguous();  // the proposals join the drafts on the host
   j.agree.assign(static_cast<size_t>(B), k);
   for (int64_t b = 0; b < B; ++b) {
     const std::vector<int64_t>& mine = p.proposed[static_cast<size_t>(b)];
