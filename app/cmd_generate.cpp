@@ -33,7 +33,7 @@ int cmd_generate(int argc, char** argv, int first) {
            "                [--draft-tokens K|auto] [--min-draft-tokens N] [--max-draft-tokens N] [--batch B] [--window W] [--slots N] [--sort-by-length]\n"
            "                [--context N] [--prefill-chunk N] [--block-size N] [--no-prefix-cache] [--no-slot-moves]\n"
            "                [--min-group-fill F] [--max-wait STEPS] [--stats FILE.json]\n"
-           "                [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
+           "                [--dtype float64|float32|bfloat16|float16|int8] [--device cpu|cuda]\n"
            "                [--max-tokens N] [--threads N] [--torch-threads N] [--no-overlap]\n"
            "                [--temperature T] [--top-p P] [--top-k K] [--min-p P] [--seed S] [--n N] [--logprobs N]\n"
            "                [--presence-penalty P] [--frequency-penalty F] [--repetition-penalty R] [--logit-bias \"ID:B,...\"]\n"

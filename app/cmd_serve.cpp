@@ -22,7 +22,7 @@ int cmd_serve(int argc, char** argv, int first) {
            "             [--max-draft-tokens N] [--batch B] [--slots N] [--window W] [--context N] [--prefill-chunk N]\n"
            "             [--no-prefix-cache] [--no-slot-moves] [--kv-cache-memory SIZE|auto|0] [--block-size N]\n"
            "             [--min-group-fill F] [--max-wait STEPS] [--sort-by-length] [--no-overlap]\n"
-           "             [--dtype float32|float64|bfloat16|float16] [--device cpu|cuda]\n"
+           "             [--dtype float32|float64|bfloat16|float16|int8] [--device cpu|cuda]\n"
            "             [--api-key KEY] [--served-model-name NAME] [--chat-template auto|chatml|llama2|mistral|\n"
            "             vicuna|llama3|llama3.1|glm4] [--cache-dir DIR] [--threads N] [--torch-threads N]\n"
            "             [--http-threads N] [--max-queue N] [--max-body-bytes N] [--max-tokens N]\n"
