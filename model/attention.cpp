@@ -52,7 +52,7 @@ at::Tensor cpu_attention(const at::Tensor& q0, const at::Tensor& k0, const at::T
   at::Tensor mask = blocked.defined() ? blocked.to(at::kBool).contiguous() : at::Tensor();
   const bool* open = mask.defined() ? mask.data_ptr<bool>() : nullptr;
   const attn::View qv = view_of(q), kv = view_of(k), vv = view_of(v), ov = view_of(out);
-  parallel_ranges(s.B * s.H * s.T, 1, [&](int64_t b, int64_t e) { attn::attention(s, qv, kv, vv, open, ov, b, e); });
+  parallel_ranges(s.B * s.Hkv * s.T, 1, [&](int64_t b, int64_t e) { attn::attention(s, qv, kv, vv, open, ov, b, e); });
   return out;
 }
 

@@ -15,16 +15,14 @@ constexpr int64_t kLanes = 16;
 
 #define EXSPEC_INLINE inline __attribute__((always_inline))
 
-// Row p of head h of batch row b, as float32 into dst[0, D).
-EXSPEC_INLINE void load_row(const View& t, bool bf16, int64_t b, int64_t h, int64_t p, int64_t D, float* dst) {
+// Row p of head h of batch row b as float32: a pointer into a float32 tensor, or widened from
+// bfloat16 into buf.
+EXSPEC_INLINE const float* row(const View& t, bool bf16, int64_t b, int64_t h, int64_t p, int64_t D, float* buf) {
   const int64_t off = b * t.sb + h * t.sh + p * t.sp;
-  if (bf16) {
-    const uint16_t* src = static_cast<const uint16_t*>(t.data) + off;
-    for (int64_t d = 0; d < D; ++d) dst[d] = bf16_float(src[d]);
-  } else {
-    const float* src = static_cast<const float*>(t.data) + off;
-    for (int64_t d = 0; d < D; ++d) dst[d] = src[d];
-  }
+  if (!bf16) return static_cast<const float*>(t.data) + off;
+  const uint16_t* src = static_cast<const uint16_t*>(t.data) + off;
+  for (int64_t d = 0; d < D; ++d) buf[d] = bf16_float(src[d]);
+  return buf;
 }
 
 // Σ_d a_d b_d: lane l sums d ≡ l (mod 16) in order, then the lanes by a fixed tree.
@@ -40,43 +38,56 @@ EXSPEC_INLINE float dot(const float* a, const float* b, int64_t D) {
 }
 
 struct Scratch {
-  std::vector<float> q, row, acc, score;
+  std::vector<float> q, krow, vrow, acc, score;
   std::vector<int64_t> seen;
 };
 
-EXSPEC_INLINE void one_query(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+// The G query heads of kv head `kvh` at query t of batch row b: each key and value row is read
+// once for all G. Each head's arithmetic is its own, as if computed alone.
+EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
                              const View& out, int64_t item, Scratch& w) {
-  const int64_t t = item % s.T, h = item / s.T % s.H, b = item / (s.T * s.H);
-  const int64_t kvh = h / (s.H / s.Hkv), D = s.D;
-  const bool* open = blocked ? blocked + (b * s.T + t) * s.S : nullptr;
-  load_row(q, s.bf16, b, h, t, D, w.q.data());
+  const int64_t t = item % s.T, kvh = item / s.T % s.Hkv, b = item / (s.T * s.Hkv);
+  const int64_t G = s.H / s.Hkv, D = s.D, S = s.S;
+  const bool* closed = blocked ? blocked + (b * s.T + t) * S : nullptr;
+  for (int64_t g = 0; g < G; ++g) {
+    const float* qg = row(q, s.bf16, b, kvh * G + g, t, D, w.acc.data());
+    std::copy(qg, qg + D, w.q.begin() + g * D);
+  }
   int64_t n = 0;
-  float top = -INFINITY;
-  for (int64_t j = 0; j < s.S; ++j) {
-    if (open && open[j]) continue;
-    load_row(k, s.bf16, b, kvh, j, D, w.row.data());
-    const float sc = dot(w.q.data(), w.row.data(), D) * s.scale;
-    w.seen[n] = j, w.score[n] = sc, ++n;
-    top = std::max(top, sc);
+  for (int64_t j = 0; j < S; ++j) {
+    if (closed && closed[j]) continue;
+    const float* kr = row(k, s.bf16, b, kvh, j, D, w.krow.data());
+    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = dot(w.q.data() + g * D, kr, D) * s.scale;
+    w.seen[n++] = j;
   }
-  float* p = w.score.data();
-  for (int64_t i = 0; i < n; ++i) p[i] = exp_f32(p[i] - top);
-  float* o = w.acc.data();
-  for (int64_t d = 0; d < D; ++d) o[d] = 0.0f;
-  float sum = 0.0f;
+  for (int64_t g = 0; g < G; ++g) {
+    float* p = w.score.data() + g * S;
+    float top = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) top = std::max(top, p[i]);
+    for (int64_t i = 0; i < n; ++i) p[i] = exp_f32(p[i] - top);
+  }
+  std::fill(w.acc.begin(), w.acc.end(), 0.0f);
   for (int64_t i = 0; i < n; ++i) {
-    sum += p[i];
-    load_row(v, s.bf16, b, kvh, w.seen[i], D, w.row.data());
-    for (int64_t d = 0; d < D; ++d) o[d] += p[i] * w.row[d];
+    const float* vr = row(v, s.bf16, b, kvh, w.seen[i], D, w.vrow.data());
+    for (int64_t g = 0; g < G; ++g) {
+      const float p = w.score[g * S + i];
+      float* o = w.acc.data() + g * D;
+      for (int64_t d = 0; d < D; ++d) o[d] += p * vr[d];
+    }
   }
-  const float inv = n > 0 ? 1.0f / sum : 0.0f;
-  const int64_t off = b * out.sb + h * out.sh + t * out.sp;
-  if (s.bf16) {
-    uint16_t* dst = static_cast<uint16_t*>(out.data) + off;
-    for (int64_t d = 0; d < D; ++d) dst[d] = float_bf16(o[d] * inv);
-  } else {
-    float* dst = static_cast<float*>(out.data) + off;
-    for (int64_t d = 0; d < D; ++d) dst[d] = o[d] * inv;
+  for (int64_t g = 0; g < G; ++g) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) sum += w.score[g * S + i];
+    const float inv = n > 0 ? 1.0f / sum : 0.0f;
+    const float* o = w.acc.data() + g * D;
+    const int64_t off = b * out.sb + (kvh * G + g) * out.sh + t * out.sp;
+    if (s.bf16) {
+      uint16_t* dst = static_cast<uint16_t*>(out.data) + off;
+      for (int64_t d = 0; d < D; ++d) dst[d] = float_bf16(o[d] * inv);
+    } else {
+      float* dst = static_cast<float*>(out.data) + off;
+      for (int64_t d = 0; d < D; ++d) dst[d] = o[d] * inv;
+    }
   }
 }
 
@@ -86,10 +97,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
                                                                             const View& k, const View& v,
                                                                             const bool* blocked, const View& out,
                                                                             int64_t begin, int64_t end) {
+  const int64_t G = s.H / s.Hkv;
   Scratch w;
-  w.q.resize(s.D), w.row.resize(s.D), w.acc.resize(s.D);
-  w.score.resize(s.S), w.seen.resize(s.S);
-  for (int64_t item = begin; item < end; ++item) one_query(s, q, k, v, blocked, out, item, w);
+  w.q.resize(G * s.D), w.krow.resize(s.D), w.vrow.resize(s.D), w.acc.resize(G * s.D);
+  w.score.resize(G * s.S), w.seen.resize(s.S);
+  for (int64_t item = begin; item < end; ++item) one_group(s, q, k, v, blocked, out, item, w);
 }
 
 }  // namespace exspec::attn

@@ -27,10 +27,10 @@ struct Shape {
   float scale = 1.0f;
 };
 
-// Queries [begin, end) of the B * H * T in order (b, h, t): out (b, h, t, :) from q (b, h, t, :)
-// and the keys and values of kv head h / (H / Hkv) at the positions j < S that
-// blocked[(b * T + t) * S + j] leaves open (every j when blocked is null). A query that sees no
-// key gets zeros.
+// Items [begin, end) of the B * Hkv * T in order (b, kv head, t): for each query head h of the
+// kv head (h / (H / Hkv) == kv head), out (b, h, t, :) from q (b, h, t, :) and the keys and values
+// of the kv head at the positions j < S that blocked[(b * T + t) * S + j] leaves open (every j
+// when blocked is null). A query that sees no key gets zeros.
 void attention(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
                int64_t begin, int64_t end);
 

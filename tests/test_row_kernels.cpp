@@ -94,7 +94,7 @@ std::vector<float> attend(const std::vector<float>& q, const std::vector<float>&
   attn::Shape s{1, H, Hkv, T, Sp, D, false, 1.0f / std::sqrt(static_cast<float>(D))};
   attn::View qv{const_cast<float*>(q.data()), H * T * D, T * D, D}, kv{kp.data(), Hkv * Sp * D, Sp * D, D},
       vv{vp.data(), Hkv * Sp * D, Sp * D, D}, ov{out.data(), H * T * D, T * D, D};
-  attn::attention(s, qv, kv, vv, reinterpret_cast<const bool*>(blocked.data()), ov, 0, H * T);
+  attn::attention(s, qv, kv, vv, reinterpret_cast<const bool*>(blocked.data()), ov, 0, Hkv * T);
   return out;
 }
 
