@@ -41,15 +41,17 @@ at::Tensor fused_silu_mul(const at::Tensor& gu) {
 }
 
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos0, const at::Tensor& sin0) {
-  if (!applies(x) || x.dim() != 4 || x.stride(3) != 1 || x.stride(2) != x.size(3) || x.stride(0) != x.size(1) * x.stride(1) ||
-      cos0.scalar_type() != x.scalar_type() || sin0.scalar_type() != x.scalar_type() || cos0.size(-1) != x.size(3))
+  if (!applies(x) || x.dim() != 4 || cos0.scalar_type() != x.scalar_type() || sin0.scalar_type() != x.scalar_type() ||
+      cos0.size(-1) != x.size(3))
     return {};
-  const at::Tensor cos = cos0.contiguous(), sin = sin0.contiguous();
   const int64_t n = x.size(0) * x.size(1), heads = x.size(2), D = x.size(3);
-  if (cos.numel() != n * D) return {};
+  const at::Tensor rows = x.reshape({n, heads, D});  // a view for the decoder's rows of q and k
+  const at::Tensor cos = cos0.contiguous(), sin = sin0.contiguous();
+  if (rows.stride(2) != 1 || rows.stride(1) != D || cos.numel() != n * D || sin.numel() != n * D) return {};
   at::Tensor y = at::empty(x.sizes(), x.options());
   over_rows(n, [&](int64_t r0, int64_t r1) {
-    rowops::rope(type_of(x), x.data_ptr(), x.stride(1), cos.data_ptr(), sin.data_ptr(), D, y.data_ptr(), heads, D, r0, r1);
+    rowops::rope(type_of(x), rows.data_ptr(), rows.stride(0), cos.data_ptr(), sin.data_ptr(), D, y.data_ptr(), heads, D,
+                 r0, r1);
   });
   return y;
 }

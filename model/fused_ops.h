@@ -11,8 +11,8 @@ namespace exspec {
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
 // silu(gate) * up for gu [N, 2I] (gate first) -> [N, I].
 at::Tensor fused_silu_mul(const at::Tensor& gu);
-// Rotate-half rope of x [Bx, Tx, heads, D] (unit stride in D, heads D apart) with cos and sin
-// [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
+// Rotate-half rope of x [Bx, Tx, heads, D] (its Bx * Tx rows equally spaced, heads D apart, unit
+// stride in D) with cos and sin [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
 }  // namespace exspec
