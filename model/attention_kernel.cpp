@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "model/fast_exp.h"
+#include "model/fixed_order_dot.h"
 #include "model/half_float.h"
 
 namespace exspec::attn {
 namespace {
-
-constexpr int64_t kLanes = 16;
 
 #define EXSPEC_INLINE inline __attribute__((always_inline))
 
@@ -23,18 +22,6 @@ EXSPEC_INLINE const float* row(const View& t, bool bf16, int64_t b, int64_t h, i
   const uint16_t* src = static_cast<const uint16_t*>(t.data) + off;
   for (int64_t d = 0; d < D; ++d) buf[d] = bf16_float(src[d]);
   return buf;
-}
-
-// Σ_d a_d b_d: lane l sums d ≡ l (mod 16) in order, then the lanes by a fixed tree.
-EXSPEC_INLINE float dot(const float* a, const float* b, int64_t D) {
-  float lane[kLanes] = {};
-  int64_t d = 0;
-  for (; d + kLanes <= D; d += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += a[d + l] * b[d + l];
-  for (int64_t l = 0; d + l < D; ++l) lane[l] += a[d + l] * b[d + l];
-  for (int64_t w = kLanes / 2; w >= 1; w /= 2)
-    for (int64_t l = 0; l < w; ++l) lane[l] += lane[l + w];
-  return lane[0];
 }
 
 struct Scratch {
@@ -57,7 +44,7 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   for (int64_t j = 0; j < S; ++j) {
     if (closed && closed[j]) continue;
     const float* kr = row(k, s.bf16, b, kvh, j, D, w.krow.data());
-    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = dot(w.q.data() + g * D, kr, D) * s.scale;
+    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = fixed_order_dot(w.q.data() + g * D, kr, D) * s.scale;
     w.seen[n++] = j;
   }
   for (int64_t g = 0; g < G; ++g) {

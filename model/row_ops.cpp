@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/fast_exp.h"
+#include "model/fixed_order_dot.h"
 #include "model/half_float.h"
 
 namespace exspec::rowops {
@@ -13,8 +14,6 @@ namespace {
 
 #define EXSPEC_INLINE inline __attribute__((always_inline))
 #define EXSPEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-constexpr int64_t kLanes = 16;
 
 // What a libtorch operator in this dtype stores: bfloat16 rounds, float32 keeps.
 EXSPEC_INLINE float round_to(Type t, float f) { return t == Type::BF16 ? bf16_float(float_bf16(f)) : f; }
@@ -30,20 +29,11 @@ EXSPEC_INLINE const float* row_f32(Type t, const void* base, int64_t off, int64_
 
 EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy,
                             int64_t H, int64_t r0, int64_t r1) {
-  float xb[4096 + kLanes], wb[4096 + kLanes];
-  float* xbuf = H <= 4096 ? xb : new float[H];
-  float* wbuf = H <= 4096 ? wb : new float[H];
-  const float* wf = row_f32(t, w, 0, H, wbuf);
+  std::vector<float> xb(t == Type::BF16 ? H : 0), wb(xb.size());
+  const float* wf = row_f32(t, w, 0, H, wb.data());
   for (int64_t r = r0; r < r1; ++r) {
-    const float* xf = row_f32(t, x, r * ldx, H, xbuf);
-    float lane[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= H; i += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += xf[i + l] * xf[i + l];
-    for (int64_t l = 0; i + l < H; ++l) lane[l] += xf[i + l] * xf[i + l];
-    for (int64_t s = kLanes / 2; s >= 1; s /= 2)
-      for (int64_t l = 0; l < s; ++l) lane[l] += lane[l + s];
-    const float inv = 1.0f / std::sqrt(lane[0] / static_cast<float>(H) + eps);
+    const float* xf = row_f32(t, x, r * ldx, H, xb.data());
+    const float inv = 1.0f / std::sqrt(fixed_order_dot(xf, xf, H) / static_cast<float>(H) + eps);
     if (t == Type::BF16) {
       uint16_t* dst = static_cast<uint16_t*>(y) + r * ldy;
       for (int64_t k = 0; k < H; ++k) dst[k] = float_bf16(wf[k] * bf16_float(float_bf16(xf[k] * inv)));
@@ -52,8 +42,6 @@ EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, f
       for (int64_t k = 0; k < H; ++k) dst[k] = wf[k] * (xf[k] * inv);
     }
   }
-  if (xbuf != xb) delete[] xbuf;
-  if (wbuf != wb) delete[] wbuf;
 }
 
 EXSPEC_CLONES void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0,
