@@ -11,16 +11,16 @@
 
 #include "model/bf16_kernel.h"
 #include "model/half_float.h"
+#include "tests/random_values.h"
 
 using namespace exspec;
 
 namespace {
 
 std::vector<uint16_t> random_bf16(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
   std::vector<uint16_t> v(n);
-  for (auto& x : v) x = float_bf16(d(g));
+  const auto f = test::random_values(n, seed, scale);
+  for (size_t i = 0; i < n; ++i) v[i] = float_bf16(f[i]);
   return v;
 }
 

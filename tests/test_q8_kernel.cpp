@@ -13,18 +13,12 @@
 
 #include "model/half_float.h"
 #include "model/q8_kernel.h"
+#include "tests/random_values.h"
 
 using namespace exspec;
+using test::random_values;
 
 namespace {
-
-std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
 
 // y [m, out] through one path, the columns split at `split` tiles (two "threads").
 std::vector<float> product(const q8::Weight& w, const std::vector<float>& x, int64_t m, q8::Isa isa, int64_t split = -1) {

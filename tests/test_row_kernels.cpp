@@ -12,20 +12,10 @@
 #include "model/fast_exp.h"
 #include "model/half_float.h"
 #include "model/row_ops.h"
+#include "tests/random_values.h"
 
 using namespace exspec;
-
-namespace {
-
-std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
-
-}  // namespace
+using test::random_values;
 
 CATCH_TEST_CASE("rowops: exp within 2 ulp of the correctly rounded value", "[rowops]") {
   for (float x = -80.0f; x < 80.0f; x += 0.0137f) {
@@ -40,7 +30,7 @@ CATCH_TEST_CASE("rowops: exp within 2 ulp of the correctly rounded value", "[row
 
 CATCH_TEST_CASE("rowops: norm, gated activation and rope against float64", "[rowops]") {
   const int64_t n = 3, H = 72, I = 40, heads = 3, D = 16;
-  const auto x = randn(static_cast<size_t>(n * H), 1, 2.0f), w = randn(static_cast<size_t>(H), 2);
+  const auto x = random_values(static_cast<size_t>(n * H), 1, 2.0f), w = random_values(static_cast<size_t>(H), 2);
   std::vector<float> y(x.size());
   rowops::rms_norm(rowops::Type::F32, x.data(), H, w.data(), 1e-6f, y.data(), H, H, 0, n);
   for (int64_t r = 0; r < n; ++r) {
@@ -49,7 +39,7 @@ CATCH_TEST_CASE("rowops: norm, gated activation and rope against float64", "[row
     const double inv = 1.0 / std::sqrt(ss / H + 1e-6);
     for (int64_t k = 0; k < H; ++k) CATCH_CHECK(std::fabs(y[r * H + k] - w[k] * x[r * H + k] * inv) < 1e-5);
   }
-  const auto gu = randn(static_cast<size_t>(n * 2 * I), 3, 3.0f);
+  const auto gu = random_values(static_cast<size_t>(n * 2 * I), 3, 3.0f);
   std::vector<float> act(static_cast<size_t>(n * I));
   rowops::silu_mul(rowops::Type::F32, gu.data(), 2 * I, act.data(), I, I, 0, n);
   for (int64_t r = 0; r < n; ++r)
@@ -57,7 +47,7 @@ CATCH_TEST_CASE("rowops: norm, gated activation and rope against float64", "[row
       const double g = gu[r * 2 * I + i], u = gu[r * 2 * I + I + i];
       CATCH_CHECK(std::fabs(act[r * I + i] - g / (1 + std::exp(-g)) * u) < 1e-5 * (1 + std::fabs(g * u)));
     }
-  const auto q = randn(static_cast<size_t>(n * heads * D), 4), ang = randn(static_cast<size_t>(n * D / 2), 5);
+  const auto q = random_values(static_cast<size_t>(n * heads * D), 4), ang = random_values(static_cast<size_t>(n * D / 2), 5);
   std::vector<float> c(static_cast<size_t>(n * D)), s(c.size()), out(q.size());
   for (int64_t r = 0; r < n; ++r)
     for (int64_t i = 0; i < D; ++i) c[r * D + i] = std::cos(ang[r * D / 2 + i % (D / 2)]), s[r * D + i] = std::sin(ang[r * D / 2 + i % (D / 2)]);
@@ -79,7 +69,7 @@ namespace {
 std::vector<float> attend(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                           int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D, int64_t pad, uint32_t junk) {
   const int64_t Sp = S + pad;
-  auto kp = randn(static_cast<size_t>(Hkv * Sp * D), junk, 100.0f), vp = randn(kp.size(), junk + 1, 100.0f);
+  auto kp = random_values(static_cast<size_t>(Hkv * Sp * D), junk, 100.0f), vp = random_values(kp.size(), junk + 1, 100.0f);
   for (int64_t h = 0; h < Hkv; ++h)
     for (int64_t j = 0; j < S; ++j)
       for (int64_t d = 0; d < D; ++d) {
@@ -102,8 +92,8 @@ std::vector<float> attend(const std::vector<float>& q, const std::vector<float>&
 
 CATCH_TEST_CASE("attention kernel: a query's result ignores padding, blocked keys and other queries", "[attention]") {
   const int64_t H = 4, Hkv = 2, T = 3, S = 21, D = 64;
-  const auto q = randn(static_cast<size_t>(H * T * D), 7), k = randn(static_cast<size_t>(Hkv * S * D), 8),
-             v = randn(static_cast<size_t>(Hkv * S * D), 9);
+  const auto q = random_values(static_cast<size_t>(H * T * D), 7), k = random_values(static_cast<size_t>(Hkv * S * D), 8),
+             v = random_values(static_cast<size_t>(Hkv * S * D), 9);
   const auto want = attend(q, k, v, H, Hkv, T, S, D, 0, 10);
   for (int64_t pad : {1, 5, 16, 17})
     CATCH_CHECK(std::memcmp(attend(q, k, v, H, Hkv, T, S, D, pad, 11 + pad).data(), want.data(), want.size() * 4) == 0);
