@@ -20,6 +20,7 @@
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/initial_thread.h"
+#include "model/int8_matmul.h"
 #include "model/runtime.h"
 
 namespace exspec {
@@ -60,8 +61,11 @@ namespace {
 // (README, "The forward pass"), so it is said plainly.
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
-  std::cerr << "exspec: CPU matmul: " << (m.packed_weights() ? "weights packed once at load" : "at::linear") << " ("
-            << packed_matmul_support() << ")" << std::endl;
+  const char* how = m.int8_weights()     ? "int8 weights (Q8_0 blocks, quantised at load), float32 activations"
+                    : m.packed_weights() ? "weights packed once at load"
+                                         : "at::linear";
+  std::cerr << "exspec: CPU matmul: " << how << " (" << packed_matmul_support() << "; " << row_kernels_support() << ")"
+            << std::endl;
   if (m.dtype() == at::kBFloat16 && !m.packed_weights())
     std::cerr << "exspec: WARNING: bfloat16 on a CPU without BF16 instructions runs on at::linear, slower than "
                  "float32 here; use --dtype float32"

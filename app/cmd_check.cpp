@@ -39,7 +39,7 @@ std::string describe(const ModelConfig& c) {
 }
 
 void usage() {
-  std::cout << "exspec check --model DIR [--dtype float64|float32|bfloat16|float16] [--device cpu|cuda]\n"
+  std::cout << "exspec check --model DIR [--dtype float64|float32|bfloat16|float16|int8] [--device cpu|cuda]\n"
                "             [--max-tokens N] [--prefill-chunk N] [--verify-width N]\n"
                "             [--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl]\n"
                "Decodes the prompts greedily along each serving path's tensor code (KV cache at batch 1 and\n"

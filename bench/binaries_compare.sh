@@ -2,10 +2,13 @@
 # Two exspec binaries (before and after a change) served in turns over HTTP with
 # bench/serve_bench.py: ROUNDS rounds, each starting BEFORE, running the clients, stopping it,
 # then the same with AFTER (never both at once); then the medians and the median of the per-round
-# ratios. SERVE_ARGS go to both servers; PROMPTS (default 16) requests a run.
+# ratios. SERVE_ARGS go to both servers, BEFORE_ARGS and AFTER_ARGS (words) to one each;
+# PROMPTS (default 16) requests a run.
 # usage: bench/binaries_compare.sh BEFORE AFTER OUT_DIR ROUNDS CLIENTS OUTPUT_LEN SERVE_ARGS...
 # e.g.   bench/binaries_compare.sh /tmp/prev/build/exspec build/exspec threads 3 1 128 \
 #            --model models/m150 --dtype bfloat16 --no-prefix-cache
+#        BEFORE_ARGS="--dtype bfloat16" AFTER_ARGS="--dtype int8" \
+#            bench/binaries_compare.sh build/exspec build/exspec int8 3 1 128 --model models/m150 ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before=$1 after=$2 out=$3 rounds=$4 clients=$5 len=$6
@@ -15,9 +18,10 @@ py=/usr/bin/python3
 mkdir -p "$out"
 for round in $(seq "$rounds"); do
   for which in before after; do
-    bin=$before
-    [ "$which" = after ] && bin=$after
-    start_server "$bin" "$out/serve-$which-$round.log" "$@"
+    bin=$before own=${BEFORE_ARGS:-}
+    [ "$which" = after ] && bin=$after own=${AFTER_ARGS:-}
+    # shellcheck disable=SC2086  # the own arguments are words
+    start_server "$bin" "$out/serve-$which-$round.log" "$@" $own
     $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts "${PROMPTS:-16}" --output-len "$len" \
       --max-concurrency "$clients" --label "$which r$round" --out "$out/$which-r$round.json" > /dev/null
     stop_server

@@ -5,9 +5,12 @@
 // Every (dtype, path) runs in the same process, so "plain" (at::linear everywhere, the code
 // before packed weights) and "packed" are compared on the same machine minute.
 //
-//   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16]
-//                 [--paths plain,packed] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
+//   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16,int8]
+//                 [--paths plain,packed,onednn] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
 //                 [--profile B,T] [--slots 1]
+// "onednn" is packed with bfloat16's products on oneDNN (LoadOptions::onednn_bf16), as before
+// the vdpbf16ps kernel; int8 products always run on the int8 kernel (its "plain" path differs
+// from "packed" in attention only).
 // --slots 1 adds, for each packed row, the in-place forward (Decoder::forward_slots, issue 18) of
 // the same shape: over B consecutive slots of a 2B-slot store (keys read as a view), and over
 // every other slot (keys gathered with index_select), against the rectangular cache's forward;
@@ -29,6 +32,8 @@
 #include "bench/forward_case.h"
 #include "bench/forward_profile.h"
 #include "model/decoder.h"
+#include "model/int8_matmul.h"
+#include "model/linear.h"
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/runtime.h"
@@ -95,12 +100,15 @@ double product_weights(const exspec::ModelConfig& c) {
   return c.num_layers * layer + double(c.vocab_size) * h;
 }
 
-// Bytes a forward of B rows × T new tokens must read at least: those weights once, and each
-// row's cached keys and values.
-double forward_bytes(const exspec::ModelConfig& c, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+// Bytes a forward of B rows × T new tokens must read at least: those weights once (`weight`
+// bytes each: int8 is 34 bytes a block of 32, its scales included), and each row's cached keys
+// and values (`elem` bytes each).
+double forward_bytes(const exspec::ModelConfig& c, double weight, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
   const double cache = double(B) * (ctx + T) * c.num_layers * 2 * c.num_kv_heads * c.head_dim;
-  return (product_weights(c) + cache) * elem;
+  return product_weights(c) * weight + cache * elem;
 }
+
+double weight_bytes(at::ScalarType dtype) { return dtype == at::kChar ? 34.0 / 32.0 : at::elementSize(dtype); }
 
 double forward_flops(const exspec::ModelConfig& c, int64_t B, int64_t T, int64_t ctx) {
   const double attention = 4.0 * B * T * (ctx + T) * c.num_heads * c.head_dim * c.num_layers;
@@ -110,8 +118,10 @@ double forward_flops(const exspec::ModelConfig& c, int64_t B, int64_t T, int64_t
 // The best a large square product reaches here in this dtype: the compute yardstick.
 double measured_peak_flops(at::ScalarType dtype) {
   const int64_t n = 2048;
-  exspec::Linear w(at::randn({n, n}).to(dtype));
-  at::Tensor x = at::randn({n, n}).to(dtype);
+  const bool int8 = dtype == at::kChar;
+  exspec::Linear w(at::randn({n, n}).to(int8 ? at::kFloat : dtype), {},
+                   int8 ? exspec::WeightPath::Int8 : exspec::WeightPath::Packed);
+  at::Tensor x = at::randn({n, n}).to(int8 ? at::kFloat : dtype);
   double best = 1e9;
   for (int r = 0; r < 4; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -170,9 +180,10 @@ int main(int argc, char** argv) try {
   exspec::configure_threads(o.threads, o.blas_threads > 0 ? o.blas_threads : o.threads);
   exspec::check_blas();
   const exspec::BandwidthProbe probe(o.threads);
-  std::printf("model %s, threads %d, context %lld\npacked matmul: %s\n"
+  std::printf("model %s, threads %d, context %lld\npacked matmul: %s; %s\n"
               "floor: bytes / the read bandwidth probed just before each row (GB/s column), or FLOPs / peak\n",
-              o.model.c_str(), o.threads, (long long)o.context, exspec::packed_matmul_support().c_str());
+              o.model.c_str(), o.threads, (long long)o.context, exspec::packed_matmul_support().c_str(),
+              exspec::row_kernels_support().c_str());
   for (const auto& dname : o.dtypes) {
     const at::ScalarType dtype = exspec::parse_dtype(dname);
     const double peak = measured_peak_flops(dtype);
@@ -180,17 +191,17 @@ int main(int argc, char** argv) try {
     std::printf("%-9s %-7s %5s %6s %11s %15s %6s %9s %8s %8s\n", "dtype", "path", "batch", "tokens", "ms/forward",
                 "(min-max)", "GB/s", "floor ms", "x floor", "bound");
     for (const auto& path : o.paths) {
-      exspec::LoadOptions lo{dtype, at::kCPU, path == "packed"};
+      exspec::LoadOptions lo{dtype, at::kCPU, path != "plain", path == "onednn"};
       auto m = Decoder::load(o.model, lo);
       if (o.profile_b > 0) {
         exspec::print_forward_profile(*m, o.profile_b, o.profile_t, o.context, path);
         continue;
       }
-      const int64_t elem = at::elementSize(dtype);
+      const int64_t elem = at::elementSize(m->dtype());
       for (int64_t b : o.batches)
         for (int64_t t : o.tokens) {
           const double gbs = probe.measure().best_gbs;
-          const double mem = forward_bytes(m->config(), elem, b, t, o.context) / (gbs * 1e9) * 1e3;
+          const double mem = forward_bytes(m->config(), weight_bytes(dtype), elem, b, t, o.context) / (gbs * 1e9) * 1e3;
           const double cmp = forward_flops(m->config(), b, t, o.context) / peak * 1e3;
           const double floor = std::max(mem, cmp);
           auto row = [&](const std::string& what, const Timing& tm) {

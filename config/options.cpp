@@ -169,7 +169,8 @@ const std::vector<Option>& option_table() {
       boolean("split-special-tokens", "split_special_tokens", false,
               "special-token text in prompts stays text (default: it becomes those tokens)")
           .in(kServer).to(&S::split_special_tokens),
-      text("dtype", "dtype", "float32|float64|bfloat16|float16", "float32", "float64 equals the oracle token for token").in(kAll).to(&S::dtype),
+      text("dtype", "dtype", "float32|float64|bfloat16|float16|int8", "float32",
+           "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&S::dtype),
       text("device", "device", "cpu|cuda", "cpu", "cuda needs a CUDA build of libtorch").in(kAll).to(&S::device),
 
       // "engine"

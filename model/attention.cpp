@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "model/attention_kernel.h"
 #include "model/onednn_matmul.h"
+#include "model/kernel_threads.h"
 
 namespace exspec {
 namespace {
@@ -33,6 +35,27 @@ at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b, bool onednn) {
   return out.view(shape);
 }
 
+// A tensor's pointer and strides as the kernel reads it: unit stride along D.
+attn::View view_of(const at::Tensor& t) { return {t.data_ptr(), t.stride(0), t.stride(1), t.stride(2)}; }
+
+at::Tensor unit_d(const at::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }
+
+// The fixed-order kernel over every query, split over the calling thread's team (each query
+// whole on one thread). The output is [B, T, H, D] underneath, as the caller reshapes it to rows.
+at::Tensor cpu_attention(const at::Tensor& q0, const at::Tensor& k0, const at::Tensor& v0, const at::Tensor& blocked) {
+  const at::Tensor q = unit_d(q0), k = unit_d(k0), v = unit_d(v0);
+  attn::Shape s;
+  s.B = q.size(0), s.H = q.size(1), s.T = q.size(2), s.D = q.size(3), s.Hkv = k.size(1), s.S = k.size(2);
+  s.bf16 = q.scalar_type() == at::kBFloat16;
+  s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.D)));
+  at::Tensor out = at::empty({s.B, s.T, s.H, s.D}, q.options()).transpose(1, 2);  // [B, H, T, D]
+  at::Tensor mask = blocked.defined() ? blocked.to(at::kBool).contiguous() : at::Tensor();
+  const bool* open = mask.defined() ? mask.data_ptr<bool>() : nullptr;
+  const attn::View qv = view_of(q), kv = view_of(k), vv = view_of(v), ov = view_of(out);
+  parallel_ranges(s.B * s.Hkv * s.T, 1, [&](int64_t b, int64_t e) { attn::attention(s, qv, kv, vv, open, ov, b, e); });
+  return out;
+}
+
 }  // namespace
 
 at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) {
@@ -48,6 +71,10 @@ at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) 
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
                      bool onednn) {
+  const at::ScalarType t = q.scalar_type();
+  if (onednn && q.device().is_cpu() && (t == at::kFloat || t == at::kBFloat16) && k.scalar_type() == t &&
+      v.scalar_type() == t)
+    return cpu_attention(q, k, v, blocked);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).

@@ -6,18 +6,31 @@
 #include <stdexcept>
 
 #include "model/attention.h"
+#include "model/fused_ops.h"
+#include "model/int8_matmul.h"
 #include "model/to_device.h"
 
 namespace exspec {
 namespace {
 
-// HF RMSNorm: normalise in float32 at least, scale in the model dtype.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+// HF RMSNorm: normalise in float32 at least, scale in the model dtype. `fused`: one pass on the
+// CPU where it applies (model/fused_ops.h).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
+  at::Tensor y = fused ? fused_rms_norm(x, w, eps) : at::Tensor();
+  if (y.defined()) return y;
   const bool low = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
   at::Tensor xf = low ? x.to(at::kFloat) : x;
   at::Tensor var = xf.pow(2).mean(-1, /*keepdim=*/true);
   xf = xf * at::rsqrt(var + eps);
   return w * xf.to(x.scalar_type());
+}
+
+// silu(gate) * up of gu [N, 2 I] (gate first).
+at::Tensor gated(const at::Tensor& gu, bool fused) {
+  at::Tensor y = fused ? fused_silu_mul(gu) : at::Tensor();
+  if (y.defined()) return y;
+  const int64_t I = gu.size(-1) / 2;
+  return at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I);
 }
 
 at::Tensor get(const WeightMap& w, const std::string& name) {
@@ -26,19 +39,37 @@ at::Tensor get(const WeightMap& w, const std::string& name) {
   return it->second;
 }
 
+// int8: the activations' dtype.
+at::ScalarType compute_dtype(at::ScalarType t) { return t == at::kChar ? at::kFloat : t; }
+
+WeightPath weight_path(const LoadOptions& o) {
+  if (o.dtype == at::kChar) return WeightPath::Int8;
+  if (!o.pack_weights) return WeightPath::Plain;
+  return o.onednn_bf16 ? WeightPath::OneDnn : WeightPath::Packed;
+}
+
 }  // namespace
 
 Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts)
-    : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(opts.dtype), device_(opts.device), rope_(config_, opts.device) {
-  const bool pack = opts.pack_weights;
+    : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(compute_dtype(opts.dtype)), device_(opts.device),
+      rope_(config_, opts.device) {
+  const bool int8 = opts.dtype == at::kChar;
+  if (int8 && !device_.is_cpu()) throw std::invalid_argument("int8 weights run on the CPU only (--device cpu)");
+  const WeightPath pack = weight_path(opts);
+  // int8 quantises the products' weights from the file's dtype; the rest is float32, copied.
+  auto small = [&](const std::string& name) { return int8 ? get(w, name).to(dtype_, false, true) : get(w, name); };
   embed_ = get(w, "model.embed_tokens.weight");
-  norm_ = get(w, "model.norm.weight");
+  norm_ = small("model.norm.weight");
   lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get(w, "lm_head.weight"), {}, pack);
+  if (int8) {  // the embedding's rows are read from its quantised form: tied, the head's own
+    embed_int8_ = config_.tie_word_embeddings ? lm_head_.int8() : Int8Weight::quantise(embed_);
+    embed_ = at::Tensor();
+  }
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
-    l.ln1 = get(w, p + "input_layernorm.weight");
-    l.ln2 = get(w, p + "post_attention_layernorm.weight");
+    l.ln1 = small(p + "input_layernorm.weight");
+    l.ln2 = small(p + "post_attention_layernorm.weight");
     at::Tensor wqkv = at::cat({get(w, p + "self_attn.q_proj.weight"), get(w, p + "self_attn.k_proj.weight"),
                                get(w, p + "self_attn.v_proj.weight")});
     at::Tensor bqkv;
@@ -49,7 +80,7 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts
     l.o = Linear(get(w, p + "self_attn.o_proj.weight"),
                  config_.o_proj_bias() ? get(w, p + "self_attn.o_proj.bias") : at::Tensor(), pack);
     if (config_.qk_norm) {  // per head: q's weight on each of the H heads, then k's on the Hkv
-      at::Tensor qn = get(w, p + "self_attn.q_norm.weight"), kn = get(w, p + "self_attn.k_norm.weight");
+      at::Tensor qn = small(p + "self_attn.q_norm.weight"), kn = small(p + "self_attn.k_norm.weight");
       l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
     }
     // GLM stores gate and up fused already ([gate; up] rows), as this decoder multiplies them.
@@ -58,8 +89,8 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts
                        {}, pack);
     l.down = Linear(get(w, p + "mlp.down_proj.weight"), {}, pack);
     if (config_.sandwich_norms) {
-      l.post_attn_norm = get(w, p + "post_self_attn_layernorm.weight");
-      l.post_mlp_norm = get(w, p + "post_mlp_layernorm.weight");
+      l.post_attn_norm = small(p + "post_self_attn_layernorm.weight");
+      l.post_mlp_norm = small(p + "post_mlp_layernorm.weight");
     }
     layers_.push_back(std::move(l));
   }
@@ -67,8 +98,15 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
   ModelConfig c = ModelConfig::load(dir);
-  WeightMap w = load_weights(dir, c, opts.dtype, opts.device);
+  // int8 reads the weights as stored (no converted copy of the whole file) and quantises each.
+  at::ScalarType read = opts.dtype;
+  if (read == at::kChar) read = c.torch_dtype == "bfloat16" ? at::kBFloat16 : c.torch_dtype == "float16" ? at::kHalf : at::kFloat;
+  WeightMap w = load_weights(dir, c, read, opts.device);
   return std::make_shared<const Decoder>(std::move(c), w, opts);
+}
+
+at::Tensor Decoder::embed(const at::Tensor& ids) const {
+  return embed_int8_ ? embed_int8_->rows(ids) : at::embedding(embed_, ids);
 }
 
 KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
@@ -76,7 +114,7 @@ KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
 }
 
 int64_t Decoder::num_parameters() const {
-  int64_t n = embed_.numel() + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
+  int64_t n = config_.vocab_size * config_.hidden_size + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.post_attn_norm, &l.post_mlp_norm})
       if (t->defined()) n += t->numel();
@@ -99,14 +137,14 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::
   cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [Bx, Tx, 1, D]: one table for all heads
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const Layer& l = layers_[i];
-    at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps);
+    at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps, onednn_);
     at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
     // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
     // heads: element for element the same arithmetic, in half the operator calls.
     at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
     at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
-    if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps);
-    qk = rope_.apply(qk, cos, sin);
+    if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps, onednn_);
+    qk = rope_.apply(qk, cos, sin, onednn_);
     at::Tensor q = qk.narrow(2, 0, H);
     if (packed)  // padding queries read zeros; their outputs are dropped below
       q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({N, H, D})).view({B, T, H, D});
@@ -114,13 +152,11 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::
     at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
     if (packed) a = a.index_select(0, content);
     at::Tensor attn_out = l.o(a);
-    if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps);
+    if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
     h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
-    x = rms_norm(h, l.ln2, config_.rms_norm_eps);
-    at::Tensor gu = l.gate_up(x);  // [B*T, 2 I]
-    const int64_t I = gu.size(-1) / 2;
-    at::Tensor mlp_out = l.down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I));
-    if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps);
+    x = rms_norm(h, l.ln2, config_.rms_norm_eps, onednn_);
+    at::Tensor mlp_out = l.down(gated(l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
+    if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
     h.add_(mlp_out);
   }
   return h;
@@ -137,7 +173,7 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
 
   at::Tensor ids = to_device(input_ids.to(at::kLong), device_);
-  at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
+  at::Tensor h = embed(ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
   at::Tensor blocked = attention_blocked(attention_mask, cached, T);
   if (blocked.defined()) blocked = to_device(blocked, device_);
   cache.reserve(T);
@@ -148,7 +184,7 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
 
   h = h.view({B, T, h.size(-1)});
   if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
-  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
+  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
 }
 
 int64_t Decoder::kv_bytes_per_position() const {
@@ -169,7 +205,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   // Right padding is not computed: the layers run packed on the content positions (f.content).
   at::Tensor ids = to_device(input_ids.to(at::kLong), device_).view({B * T});
   if (f.content.defined()) ids = ids.index_select(0, f.content);
-  at::Tensor h = at::embedding(embed_, ids);  // [N, hidden]
+  at::Tensor h = embed(ids);  // [N, hidden]
   h = layers(
       h, f.positions, f.blocked,
       [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);
@@ -187,7 +223,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
     if (f.content.defined()) h = at::zeros({B * T, hidden}, h.options()).index_copy_(0, f.content, h);
     h = h.view({B, T, hidden});  // padding positions: zeros, logits nobody reads
   }
-  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps));
+  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
 }
 
 }  // namespace exspec

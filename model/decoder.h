@@ -19,12 +19,17 @@
 namespace exspec {
 
 struct LoadOptions {
+  // at::kChar is int8: the weights quantised at load as Q8_0 blocks (model/int8_matmul.h), the
+  // activations and the KV cache in float32 (CPU only).
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::kCPU;
-  // CPU products on oneDNN where they apply: packed weights (model/linear.h) and attention's
-  // batched products. false keeps plain libtorch (at::linear, at::matmul) everywhere: the
-  // benchmarks' "before" and the tests' reference.
+  // CPU products packed at load where they apply (model/linear.h) and attention's batched
+  // products on oneDNN. false keeps plain libtorch (at::linear, at::matmul) everywhere: the
+  // benchmarks' "before" and the tests' reference (int8 still quantises: it has no plain twin).
   bool pack_weights = true;
+  // bfloat16 products on oneDNN, as before the vdpbf16ps kernel: a row's result then depends on
+  // its batch. For the benchmarks' comparison.
+  bool onednn_bf16 = false;
 };
 
 class Decoder {
@@ -51,7 +56,8 @@ class Decoder {
   KVStore new_store(int64_t slots, int64_t capacity, int64_t block_size = 0) const;
 
   const ModelConfig& config() const { return config_; }
-  at::ScalarType dtype() const { return dtype_; }
+  at::ScalarType dtype() const { return dtype_; }  // of the activations and the KV cache
+  bool int8_weights() const { return lm_head_.int8() != nullptr; }
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
   // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
@@ -78,11 +84,13 @@ class Decoder {
   using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
   at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
                     const at::Tensor& content = {}) const;
+  at::Tensor embed(const at::Tensor& ids) const;  // ids [N] -> [N, hidden]
   ModelConfig config_;
-  bool onednn_ = true;  // LoadOptions::pack_weights
+  bool onednn_ = true;  // LoadOptions::pack_weights: the CPU kernels for attention, norms, rope, activation
   at::ScalarType dtype_;
   at::Device device_;
-  at::Tensor embed_, norm_;
+  at::Tensor embed_, norm_;  // embed_ undefined in int8: its rows come from embed_int8_
+  std::shared_ptr<const Int8Weight> embed_int8_;
   Linear lm_head_;
   std::vector<Layer> layers_;
   Rope rope_;

@@ -3,21 +3,26 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
+#include "model/int8_matmul.h"
 #include "model/onednn_matmul.h"
 
 namespace exspec {
 
-Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, bool pack)
+Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path)
     : weight_(weight), bias_(bias), out_(weight.size(0)), in_(weight.size(1)) {
-  if (pack) packed_ = PackedWeight::pack(weight);
-  if (packed_) weight_ = at::Tensor();
+  if (path == WeightPath::Int8) int8_ = Int8Weight::quantise(weight);
+  if (path == WeightPath::Packed) bf16_ = Bf16Weight::pack(weight);
+  if ((path == WeightPath::Packed && !bf16_) || path == WeightPath::OneDnn) packed_ = PackedWeight::pack(weight);
+  if (packed()) weight_ = at::Tensor();
+  if (int8_ && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
-  if (!packed_) return at::linear(x, weight_, bias_);
+  if (!packed()) return at::linear(x, weight_, bias_);
   RECORD_FUNCTION("exspec::packed_linear", std::vector<c10::IValue>());
   // The decoder passes rows [B*T, in]: those need no reshaping around the product.
-  at::Tensor y = packed_->multiply(x.dim() == 2 ? x : x.reshape({-1, in_}));
+  const at::Tensor rows = x.dim() == 2 ? x : x.reshape({-1, in_});
+  at::Tensor y = int8_ ? int8_->multiply(rows) : bf16_ ? bf16_->multiply(rows) : packed_->multiply(rows);
   if (bias_.defined()) y.add_(bias_);
   if (x.dim() == 2) return y;
   std::vector<int64_t> shape = x.sizes().vec();

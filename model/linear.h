@@ -1,11 +1,14 @@
-// y = x · Wᵀ + b: every weight product of the decoder goes through here, so the CPU fast path is
+// y = x · Wᵀ + b: every weight product of the decoder goes through here, so the CPU fast paths are
 // one seam and the model code stays device-generic.
 //
-// On CPU in float32 and bfloat16 the weight is packed once, at load, into oneDNN's blocked layout
-// and multiplied by oneDNN's matmul (model/onednn_matmul.h). libtorch's at::linear hands a few rows
-// to OpenBLAS's sgemm, which packs the whole weight again on every call; with one to a few dozen
-// rows that copy costs more than the product (README, "The forward pass"). Everywhere else
-// (float64, the oracle; float16; CUDA; a build without oneDNN) it is at::linear.
+// On CPU the weight is packed once, at load (WeightPath):
+// - bfloat16, where the CPU has BF16 instructions: for vdpbf16ps (model/int8_matmul.h), one fixed
+//   order of sums per output, so a row's result does not depend on its batch;
+// - float32 (and bfloat16 without BF16 instructions): oneDNN's blocked layout and matmul
+//   (model/onednn_matmul.h). libtorch's at::linear hands a few rows to OpenBLAS's sgemm, which
+//   packs the whole weight again on every call (README, "The forward pass");
+// - int8: quantised as Q8_0 blocks from any float dtype (model/int8_matmul.h); float32 in and out.
+// Everywhere else (float64, the oracle; float16; CUDA; a build without oneDNN) it is at::linear.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -14,23 +17,34 @@
 namespace exspec {
 
 class PackedWeight;
+class Int8Weight;
+class Bf16Weight;
+
+enum class WeightPath {
+  Plain,   // at::linear: the tests' reference and the benchmarks' "before"
+  Packed,  // the default: packed in its own dtype (bfloat16 for vdpbf16ps where it runs, else oneDNN)
+  OneDnn,  // packed for oneDNN in every dtype it takes (bfloat16 too): the benchmarks' comparison
+  Int8,    // quantised to Q8_0 on the CPU (at::linear in the weight's dtype elsewhere)
+};
 
 class Linear {
  public:
   Linear() = default;
-  // weight [out, in]; bias [out] or undefined. With `pack` and a supported device and dtype the
-  // weight is packed and the plain copy released.
-  explicit Linear(const at::Tensor& weight, const at::Tensor& bias = {}, bool pack = true);
+  // weight [out, in]; bias [out] or undefined. The plain copy is released once packed.
+  explicit Linear(const at::Tensor& weight, const at::Tensor& bias = {}, WeightPath path = WeightPath::Packed);
 
   at::Tensor operator()(const at::Tensor& x) const;  // x [..., in] -> [..., out]
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
-  bool packed() const { return packed_ != nullptr; }
+  bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr; }
+  const std::shared_ptr<const Int8Weight>& int8() const { return int8_; }  // null unless quantised
 
  private:
   at::Tensor weight_, bias_;  // weight_ is undefined once packed: the packed copy is the only one
   int64_t out_ = 0, in_ = 0;
   std::shared_ptr<const PackedWeight> packed_;
+  std::shared_ptr<const Bf16Weight> bf16_;
+  std::shared_ptr<const Int8Weight> int8_;
 };
 
 }  // namespace exspec

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "model/fused_ops.h"
+
 namespace exspec {
 
 Rope::Rope(const ModelConfig& c, at::Device device) : interleaved_(c.rope_interleaved) {
@@ -39,8 +41,10 @@ std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, a
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 
-at::Tensor Rope::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-  return interleaved_ ? apply_rope_interleaved_partial(x, cos, sin) : apply_rope(x, cos, sin);
+at::Tensor Rope::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool fused) const {
+  if (interleaved_) return apply_rope_interleaved_partial(x, cos, sin);
+  at::Tensor y = fused ? fused_rope(x, cos, sin) : at::Tensor();
+  return y.defined() ? y : apply_rope(x, cos, sin);
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {

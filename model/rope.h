@@ -16,8 +16,9 @@ class Rope {
   // end to end, and lower precisions get the correctly rounded table.
   std::pair<at::Tensor, at::Tensor> tables(const at::Tensor& position_ids, at::ScalarType dtype) const;
   const at::Tensor& inv_freq() const { return inv_freq_; }
-  // x: [B, H, T, head_dim] rotated in this model's layout.
-  at::Tensor apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  // x: [B, H, T, head_dim] rotated in this model's layout. `fused`: one pass on the CPU where it
+  // applies (model/fused_ops.h: rotate-half in float32 or bfloat16, x [B, T, heads, D]).
+  at::Tensor apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool fused = false) const;
 
  private:
   at::Tensor inv_freq_;  // [rotary_dim / 2], float64

@@ -71,7 +71,8 @@ at::ScalarType parse_dtype(const std::string& n) {
   if (n == "float32" || n == "f32" || n == "float") return at::kFloat;
   if (n == "bfloat16" || n == "bf16") return at::kBFloat16;
   if (n == "float16" || n == "f16" || n == "half") return at::kHalf;
-  throw std::invalid_argument("unknown dtype \"" + n + "\" (float64, float32, bfloat16, float16)");
+  if (n == "int8" || n == "q8_0") return at::kChar;  // int8 weights, float32 activations (LoadOptions)
+  throw std::invalid_argument("unknown dtype \"" + n + "\" (float64, float32, bfloat16, float16, int8)");
 }
 
 const char* dtype_name(at::ScalarType t) {
@@ -80,6 +81,7 @@ const char* dtype_name(at::ScalarType t) {
     case at::kFloat: return "float32";
     case at::kBFloat16: return "bfloat16";
     case at::kHalf: return "float16";
+    case at::kChar: return "int8";
     default: return "?";
   }
 }

@@ -21,7 +21,8 @@ std::string blas_library();
 // Prints a loud warning to stderr when libtorch is not on OpenBLAS (or MKL). Returns true when fine.
 bool check_blas();
 
-at::ScalarType parse_dtype(const std::string& name);  // float64 | float32 | bfloat16 | float16
+// float64 | float32 | bfloat16 | float16 | int8 (at::kChar: int8 weights, float32 activations)
+at::ScalarType parse_dtype(const std::string& name);
 const char* dtype_name(at::ScalarType t);
 at::Device parse_device(const std::string& name);     // cpu | cuda | cuda:N
 

@@ -2,6 +2,7 @@
 
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/int8_matmul.h"
 #include "model/runtime.h"
 
 #include <ATen/ATen.h>
@@ -93,6 +94,18 @@ std::vector<std::vector<int64_t>> mixed_prompts(int n, int min_len, int max_len,
 }
 
 std::shared_ptr<const Decoder> load64(const std::string& dir) { return Decoder::load(dir, {at::kDouble, device()}); }
+
+std::vector<at::ScalarType> invariant_dtypes() {
+  if (!device().is_cpu()) return {};
+  std::vector<at::ScalarType> v{at::kChar};
+  if (Bf16Weight::pack(at::zeros({16, 16}, at::kBFloat16))) v.push_back(at::kBFloat16);
+  else std::fprintf(stderr, "warning: no BF16 instructions here: bfloat16's batch invariance is not tested\n");
+  return v;
+}
+
+std::shared_ptr<const Decoder> load_as(const std::string& dir, at::ScalarType dtype) {
+  return Decoder::load(dir, {dtype, at::kCPU});
+}
 
 std::string truncated_draft(const std::string& arch) {
   static std::mutex mu;

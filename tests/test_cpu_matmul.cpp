@@ -35,7 +35,7 @@ CATCH_TEST_CASE("packed linear equals at::linear within the dtype's rounding", "
     const double tol = dt == at::kFloat ? 1e-5 : 2e-2;
     for (bool bias : {false, true}) {
       at::Tensor w = at::randn({300, 96}).to(dt), b = bias ? at::randn({300}).to(dt) : at::Tensor();
-      Linear packed(w, b, true), plain(w, b, false);
+      Linear packed(w, b, WeightPath::Packed), plain(w, b, WeightPath::Plain);
       CATCH_CHECK_FALSE(plain.packed());
       if (dt == at::kFloat) CATCH_CHECK(packed.packed() == kOneDnn);  // bfloat16 packs where the CPU has BF16
       CATCH_CHECK(packed.numel() == plain.numel());

@@ -17,6 +17,7 @@
 #include "model/greedy.h"
 #include "model/inplace.h"
 #include "actors/scheduler/slot_table.h"
+#include "model/runtime.h"
 #include "tests/engine_configs.h"
 #include "tests/mode_sweep.h"
 #include "tests/random_draft_length.h"
@@ -229,6 +230,15 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in float64 (the oracle)"
                         {"identical", target},
                         {"layer-truncated", load64(truncated_draft())},
                         {"unrelated", load64(test::model_dir("llama", "tiny", 77))}});
+}
+
+// int8 and bfloat16 (issue 47): each dtype's own batch-1 nonspec decoding is the oracle.
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in int8 and bfloat16 (each its own oracle)", "[inplace][oracle][int8]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    auto target = test::load_as(test::model_dir("llama"), dt);
+    oracle_sweep(target, {{"none (plain steps)", nullptr}, {"layer-truncated", test::load_as(truncated_draft(), dt)}});
+  }
 }
 
 CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {

@@ -9,6 +9,7 @@
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/runtime.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -51,12 +52,9 @@ Conversations conversations(const Decoder& target, int C, int T, bool sampled) {
   return w;
 }
 
-}  // namespace
-
-CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding over multi-turn conversations",
-                "[inplace][oracle][prefix]") {
-  auto target = test::load64(test::model_dir("llama"));
-  auto draft = test::load64(test::truncated_draft());
+// Multi-turn conversations through the prefix cache, on and off, equal `target`'s batch-1
+// nonspec decoding, greedy and seeded, with `draft` and without.
+void conversation_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
   for (bool sampled : {false, true}) {
     const Conversations w = conversations(*target, 4, 3, sampled);
     for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
@@ -87,6 +85,23 @@ CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding 
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding over multi-turn conversations",
+                "[inplace][oracle][prefix]") {
+  conversation_sweep(test::load64(test::model_dir("llama")), test::load64(test::truncated_draft()));
+}
+
+// int8 and bfloat16 (issue 47): a cached prefix's keys were computed in another batch and chunk;
+// the output is still that dtype's batch-1 nonspec decoding.
+CATCH_TEST_CASE("in place with the prefix cache in int8 and bfloat16 equals batch-1 nonspec decoding",
+                "[inplace][oracle][prefix][int8]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    conversation_sweep(test::load_as(test::model_dir("llama"), dt), test::load_as(test::truncated_draft(), dt));
   }
 }
 

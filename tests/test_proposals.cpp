@@ -9,6 +9,7 @@
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/runtime.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -75,10 +76,8 @@ Timeline staggered(size_t n, bool on) {
   return t;
 }
 
-}  // namespace
-
-CATCH_TEST_CASE("prompt lookup equals batch-1 nonspec decoding in float64 (the oracle)", "[proposals][oracle]") {
-  auto target = test::load64(test::model_dir("llama"));
+// Prompt lookup alone equals `target`'s batch-1 nonspec decoding, greedy and seeded.
+void lookup_sweep(const std::shared_ptr<const Decoder>& target) {
   int64_t looked_up = 0, accepted = 0;
   for (bool sampled : {false, true}) {
     const auto reqs = workload(*target, sampled);
@@ -99,9 +98,9 @@ CATCH_TEST_CASE("prompt lookup equals batch-1 nonspec decoding in float64 (the o
   CATCH_CHECK(accepted > 0);
 }
 
-CATCH_TEST_CASE("predictions equal batch-1 nonspec decoding with every proposer (the oracle)", "[proposals][oracle]") {
-  auto target = test::load64(test::model_dir("llama"));
-  auto draft = test::load64(test::truncated_draft());
+// Predictions of every quality, with no other proposer, with prompt lookup and with `draft`,
+// equal `target`'s batch-1 nonspec decoding, greedy and seeded.
+void prediction_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
   for (bool sampled : {false, true}) {
     auto reqs = workload(*target, sampled);
     const auto want = greedy_generate(*target, reqs, 1);
@@ -132,5 +131,26 @@ CATCH_TEST_CASE("predictions equal batch-1 nonspec decoding with every proposer 
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("prompt lookup equals batch-1 nonspec decoding in float64 (the oracle)", "[proposals][oracle]") {
+  lookup_sweep(test::load64(test::model_dir("llama")));
+}
+
+CATCH_TEST_CASE("predictions equal batch-1 nonspec decoding with every proposer (the oracle)", "[proposals][oracle]") {
+  prediction_sweep(test::load64(test::model_dir("llama")), test::load64(test::truncated_draft()));
+}
+
+// int8 and bfloat16 (issue 47): every proposer against each dtype's own batch-1 decoding.
+CATCH_TEST_CASE("prompt lookup and predictions in int8 and bfloat16 equal batch-1 nonspec decoding",
+                "[proposals][oracle][int8]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    auto target = test::load_as(test::model_dir("llama"), dt);
+    lookup_sweep(target);
+    prediction_sweep(target, test::load_as(test::truncated_draft(), dt));
   }
 }

@@ -13,6 +13,7 @@
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
+#include "model/runtime.h"
 #include "model/sampling.h"
 #include "tests/support.h"
 
@@ -212,11 +213,9 @@ std::vector<SeqRequest> sampled_requests(const Decoder& target, const std::vecto
   return reqs;
 }
 
-}  // namespace
-
-CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle]") {
-  auto target = load64(test::model_dir("llama"));
-  auto draft = load64(truncated_draft());
+// Every mode, B and K with `draft` equals batch-1 nonspec sampling of `target` with the same
+// seeds, token for token, logprobs included.
+void sampling_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
   // EOS: a token that plain sampling emits early for one sequence, so rows stop mid-batch.
   const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
   const auto reqs = sampled_requests(*target, {eos});
@@ -259,6 +258,22 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
         if (mode != Mode::NonSpec && K > 0) CATCH_CHECK(engine.stats().accepted > 0);
       }
     }
+  }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle]") {
+  sampling_sweep(load64(test::model_dir("llama")), load64(truncated_draft()));
+}
+
+// int8 and bfloat16 (issue 47): rows independent of their batch, so seeded sampling holds too,
+// against each dtype's own batch-1 sampling.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in int8 and bfloat16",
+                "[sampling][oracle][int8]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    sampling_sweep(test::load_as(test::model_dir("llama"), dt), test::load_as(truncated_draft(), dt));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
+#include "model/runtime.h"
 #include "model/greedy.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
@@ -171,6 +172,16 @@ CATCH_TEST_CASE("the paper's modes equal batch-1 nonspec greedy on a GLM-4 pair 
                              {"layer-truncated", load64(truncated_draft("glm4")), 0.2, 0.97},
                              {"unrelated", load64(test::model_dir("glm4", "tiny", 77)), 0.0, 0.2}},
                    kPaperModes);
+}
+
+// int8 and bfloat16 (issue 47): a row's logits do not depend on its batch, so the same sweep
+// holds with each dtype's own batch-1 nonspec decoding as the oracle.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in int8 and bfloat16 (each its own oracle)", "[oracle][int8]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    auto target = test::load_as(test::model_dir("llama"), dt);
+    test::mode_sweep(target, {{"layer-truncated", test::load_as(truncated_draft(), dt), 0.2, 0.97}}, kPaperModes);
+  }
 }
 
 CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle][grouping]") {

@@ -1,0 +1,59 @@
+#include "model/fused_ops.h"
+
+#include <ATen/ATen.h>
+
+#include "model/row_ops.h"
+#include "model/kernel_threads.h"
+
+namespace exspec {
+namespace {
+
+bool applies(const at::Tensor& t) {
+  return t.device().is_cpu() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16);
+}
+
+rowops::Type type_of(const at::Tensor& t) { return t.scalar_type() == at::kBFloat16 ? rowops::Type::BF16 : rowops::Type::F32; }
+
+// Rows over the calling thread's team, a row whole on one thread; a few rows stay on this one.
+void over_rows(int64_t n, const std::function<void(int64_t, int64_t)>& f) { parallel_ranges(n, 16, f); }
+
+}  // namespace
+
+at::Tensor fused_rms_norm(const at::Tensor& x0, const at::Tensor& w0, double eps) {
+  if (!applies(x0) || w0.scalar_type() != x0.scalar_type() || w0.dim() != 1) return {};
+  const at::Tensor x = x0.contiguous(), w = w0.contiguous();
+  const int64_t H = x.size(-1), n = x.numel() / H;
+  at::Tensor y = at::empty_like(x);
+  over_rows(n, [&](int64_t r0, int64_t r1) {
+    rowops::rms_norm(type_of(x), x.data_ptr(), H, w.data_ptr(), static_cast<float>(eps), y.data_ptr(), H, H, r0, r1);
+  });
+  return y;
+}
+
+at::Tensor fused_silu_mul(const at::Tensor& gu) {
+  if (!applies(gu) || gu.dim() != 2 || gu.stride(1) != 1) return {};
+  const int64_t n = gu.size(0), I = gu.size(1) / 2;
+  at::Tensor out = at::empty({n, I}, gu.options());
+  over_rows(n, [&](int64_t r0, int64_t r1) {
+    rowops::silu_mul(type_of(gu), gu.data_ptr(), gu.stride(0), out.data_ptr(), I, I, r0, r1);
+  });
+  return out;
+}
+
+at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos0, const at::Tensor& sin0) {
+  if (!applies(x) || x.dim() != 4 || cos0.scalar_type() != x.scalar_type() || sin0.scalar_type() != x.scalar_type() ||
+      cos0.size(-1) != x.size(3))
+    return {};
+  const int64_t n = x.size(0) * x.size(1), heads = x.size(2), D = x.size(3);
+  const at::Tensor rows = x.reshape({n, heads, D});  // a view for the decoder's rows of q and k
+  const at::Tensor cos = cos0.contiguous(), sin = sin0.contiguous();
+  if (rows.stride(2) != 1 || rows.stride(1) != D || cos.numel() != n * D || sin.numel() != n * D) return {};
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  over_rows(n, [&](int64_t r0, int64_t r1) {
+    rowops::rope(type_of(x), rows.data_ptr(), rows.stride(0), cos.data_ptr(), sin.data_ptr(), D, y.data_ptr(), heads, D,
+                 r0, r1);
+  });
+  return y;
+}
+
+}  // namespace exspec

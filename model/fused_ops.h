@@ -1,0 +1,18 @@
+// The seam between the decoder and the per-row CPU operations (model/row_ops.h): each function
+// takes and returns tensors as the decoder's libtorch code does, and returns an undefined tensor
+// where it does not apply (not the CPU, not float32 or bfloat16, a layout it does not read), so
+// that the caller falls back to libtorch.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace exspec {
+
+// HF's RMSNorm of the rows of x [..., H] with weight w [H].
+at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
+// silu(gate) * up for gu [N, 2I] (gate first) -> [N, I].
+at::Tensor fused_silu_mul(const at::Tensor& gu);
+// Rotate-half rope of x [Bx, Tx, heads, D] (its Bx * Tx rows equally spaced, heads D apart, unit
+// stride in D) with cos and sin [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
+at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+}  // namespace exspec

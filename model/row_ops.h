@@ -1,0 +1,32 @@
+// The decoder's small per-row operations, each one pass over its rows on the CPU (torch-free;
+// model/fused_ops.h is the seam). At one row a forward ran some 30 libtorch operators a layer, a
+// few microseconds each; these replace the norm (6), the rope (7) and the gated activation (3).
+// Each row is computed alone, in one fixed order (the norm's sum: 16 lanes, then a fixed tree),
+// so a row's result does not depend on its batch; and the file is built without contraction, so
+// the AVX-512, AVX2 and plain clones do the same arithmetic. bfloat16 rounds where libtorch's
+// bfloat16 operators do (after each multiplication), so the results stay Hugging Face's.
+#pragma once
+#include <cstdint>
+
+namespace exspec::rowops {
+
+// The element type of every tensor a call reads and writes.
+enum class Type { F32, BF16 };
+
+// y = w * (x / sqrt(mean(x^2) + eps)) for rows [r0, r1) of x [n, H] (rows ldx apart), into y
+// (rows ldy apart). bfloat16: y = bf16(w * bf16(x * r)), r in float32 (HF's LlamaRMSNorm).
+void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy, int64_t H, int64_t r0,
+              int64_t r1);
+
+// out = silu(gate) * up for rows [r0, r1) of gu [n, 2I] (gate first, rows ldg apart), into out
+// [n, I] (rows ldo apart). bfloat16: bf16(bf16(silu(g)) * u).
+void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0, int64_t r1);
+
+// Rotate-half rope over every head of rows [r0, r1): x [n, heads, D] (rows ldx apart, heads D
+// apart), cos and sin [n, D] (rows ldc apart), into y [n, heads, D] (contiguous rows).
+// y_i = x_i cos_i - x_{i+D/2} sin_i and y_{i+D/2} = x_{i+D/2} cos_{i+D/2} + x_i sin_{i+D/2}, each
+// product and the sum rounded in bfloat16 as libtorch's x * cos + rotate_half(x) * sin does.
+void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y, int64_t heads,
+          int64_t D, int64_t r0, int64_t r1);
+
+}  // namespace exspec::rowops

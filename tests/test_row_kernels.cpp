@@ -1,0 +1,118 @@
+// The per-row kernels (model/row_ops.h, model/attention_kernel.h), torch-free: each within its
+// dtype's rounding of a float64 reference, and attention's result for a query the same bits
+// whatever the other queries, the padding before its keys, the blocked keys and the strides.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "model/attention_kernel.h"
+#include "model/fast_exp.h"
+#include "model/half_float.h"
+#include "model/row_ops.h"
+#include "tests/random_values.h"
+
+using namespace exspec;
+using test::random_values;
+
+CATCH_TEST_CASE("rowops: exp within 2 ulp of the correctly rounded value", "[rowops]") {
+  for (float x = -80.0f; x < 80.0f; x += 0.0137f) {
+    const double want = std::exp(static_cast<double>(x));
+    const float got = exp_f32(x);
+    CATCH_CHECK(std::fabs(got - want) <= 2.5 * std::fabs(std::nextafter(static_cast<float>(want), INFINITY) - static_cast<float>(want)));
+  }
+  CATCH_CHECK(exp_f32(0.0f) == 1.0f);
+  CATCH_CHECK(exp_f32(-1000.0f) < 1e-37f);  // clamped, never NaN
+  CATCH_CHECK(std::isfinite(exp_f32(1000.0f)));
+}
+
+CATCH_TEST_CASE("rowops: norm, gated activation and rope against float64", "[rowops]") {
+  const int64_t n = 3, H = 72, I = 40, heads = 3, D = 16;
+  const auto x = random_values(static_cast<size_t>(n * H), 1, 2.0f), w = random_values(static_cast<size_t>(H), 2);
+  std::vector<float> y(x.size());
+  rowops::rms_norm(rowops::Type::F32, x.data(), H, w.data(), 1e-6f, y.data(), H, H, 0, n);
+  for (int64_t r = 0; r < n; ++r) {
+    double ss = 0;
+    for (int64_t k = 0; k < H; ++k) ss += double(x[r * H + k]) * x[r * H + k];
+    const double inv = 1.0 / std::sqrt(ss / H + 1e-6);
+    for (int64_t k = 0; k < H; ++k) CATCH_CHECK(std::fabs(y[r * H + k] - w[k] * x[r * H + k] * inv) < 1e-5);
+  }
+  const auto gu = random_values(static_cast<size_t>(n * 2 * I), 3, 3.0f);
+  std::vector<float> act(static_cast<size_t>(n * I));
+  rowops::silu_mul(rowops::Type::F32, gu.data(), 2 * I, act.data(), I, I, 0, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < I; ++i) {
+      const double g = gu[r * 2 * I + i], u = gu[r * 2 * I + I + i];
+      CATCH_CHECK(std::fabs(act[r * I + i] - g / (1 + std::exp(-g)) * u) < 1e-5 * (1 + std::fabs(g * u)));
+    }
+  const auto q = random_values(static_cast<size_t>(n * heads * D), 4), ang = random_values(static_cast<size_t>(n * D / 2), 5);
+  std::vector<float> c(static_cast<size_t>(n * D)), s(c.size()), out(q.size());
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < D; ++i) c[r * D + i] = std::cos(ang[r * D / 2 + i % (D / 2)]), s[r * D + i] = std::sin(ang[r * D / 2 + i % (D / 2)]);
+  rowops::rope(rowops::Type::F32, q.data(), heads * D, c.data(), s.data(), D, out.data(), heads, D, 0, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < D / 2; ++i) {
+        const int64_t o = (r * heads + h) * D;
+        const double a = ang[r * D / 2 + i], x1 = q[o + i], x2 = q[o + i + D / 2];
+        CATCH_CHECK(std::fabs(out[o + i] - (x1 * std::cos(a) - x2 * std::sin(a))) < 1e-5);
+        CATCH_CHECK(std::fabs(out[o + i + D / 2] - (x2 * std::cos(a) + x1 * std::sin(a))) < 1e-5);
+      }
+}
+
+namespace {
+
+// Attention of one batch row's queries [H, T, D] over keys/values [Hkv, S, D] stored at
+// position offset `pad` of buffers S + pad long (left padding: those positions blocked).
+std::vector<float> attend(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                          int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D, int64_t pad, uint32_t junk) {
+  const int64_t Sp = S + pad;
+  auto kp = random_values(static_cast<size_t>(Hkv * Sp * D), junk, 100.0f), vp = random_values(kp.size(), junk + 1, 100.0f);
+  for (int64_t h = 0; h < Hkv; ++h)
+    for (int64_t j = 0; j < S; ++j)
+      for (int64_t d = 0; d < D; ++d) {
+        kp[(h * Sp + pad + j) * D + d] = k[(h * S + j) * D + d];
+        vp[(h * Sp + pad + j) * D + d] = v[(h * S + j) * D + d];
+      }
+  // Causal over the last T positions, padding blocked.
+  std::vector<char> blocked(static_cast<size_t>(T * Sp));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < Sp; ++j) blocked[t * Sp + j] = j < pad || j - pad > S - T + t;
+  std::vector<float> out(static_cast<size_t>(H * T * D));
+  attn::Shape s{1, H, Hkv, T, Sp, D, false, 1.0f / std::sqrt(static_cast<float>(D))};
+  attn::View qv{const_cast<float*>(q.data()), H * T * D, T * D, D}, kv{kp.data(), Hkv * Sp * D, Sp * D, D},
+      vv{vp.data(), Hkv * Sp * D, Sp * D, D}, ov{out.data(), H * T * D, T * D, D};
+  attn::attention(s, qv, kv, vv, reinterpret_cast<const bool*>(blocked.data()), ov, 0, Hkv * T);
+  return out;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("attention kernel: a query's result ignores padding, blocked keys and other queries", "[attention]") {
+  const int64_t H = 4, Hkv = 2, T = 3, S = 21, D = 64;
+  const auto q = random_values(static_cast<size_t>(H * T * D), 7), k = random_values(static_cast<size_t>(Hkv * S * D), 8),
+             v = random_values(static_cast<size_t>(Hkv * S * D), 9);
+  const auto want = attend(q, k, v, H, Hkv, T, S, D, 0, 10);
+  for (int64_t pad : {1, 5, 16, 17})
+    CATCH_CHECK(std::memcmp(attend(q, k, v, H, Hkv, T, S, D, pad, 11 + pad).data(), want.data(), want.size() * 4) == 0);
+  // Against float64: softmax(q k / sqrt(D)) v, causal.
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t kvh = h / (H / Hkv), last = S - T + t;
+      std::vector<double> p(static_cast<size_t>(last + 1));
+      double top = -1e300, sum = 0;
+      for (int64_t j = 0; j <= last; ++j) {
+        double sc = 0;
+        for (int64_t d = 0; d < D; ++d) sc += double(q[(h * T + t) * D + d]) * k[(kvh * S + j) * D + d];
+        p[j] = sc / 8.0, top = std::max(top, p[j]);
+      }
+      for (auto& x : p) x = std::exp(x - top), sum += x;
+      for (int64_t d = 0; d < D; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j <= last; ++j) o += p[j] / sum * v[(kvh * S + j) * D + d];
+        CATCH_CHECK(std::fabs(want[(h * T + t) * D + d] - o) < 1e-5);
+      }
+    }
+}
