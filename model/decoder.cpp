@@ -5,6 +5,10 @@
 
 #include <stdexcept>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "model/attention.h"
 
 namespace exspec {
@@ -19,46 +23,49 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   return w * xf.to(x.scalar_type());
 }
 
-at::Tensor get(const WeightMap& w, const std::string& name) {
-  auto it = w.find(name);
-  if (it == w.end()) throw std::runtime_error("missing weight \"" + name + "\"");
-  return it->second;
-}
+int64_t storage_bytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; }
 
 }  // namespace
 
-Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts)
+Decoder::Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions& opts)
+    : Decoder(std::move(config), WeightSource([&weights](const std::string& name) {
+                auto it = weights.find(name);
+                if (it == weights.end()) throw std::runtime_error("missing weight \"" + name + "\"");
+                return it->second;
+              }), opts) {}
+
+Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions& opts)
     : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(opts.dtype), device_(opts.device), rope_(config_, opts.device) {
   const bool pack = opts.pack_weights;
-  embed_ = get(w, "model.embed_tokens.weight");
-  norm_ = get(w, "model.norm.weight");
-  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get(w, "lm_head.weight"), {}, pack);
+  embed_ = get("model.embed_tokens.weight");
+  norm_ = get("model.norm.weight");
+  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
-    l.ln1 = get(w, p + "input_layernorm.weight");
-    l.ln2 = get(w, p + "post_attention_layernorm.weight");
-    at::Tensor wqkv = at::cat({get(w, p + "self_attn.q_proj.weight"), get(w, p + "self_attn.k_proj.weight"),
-                               get(w, p + "self_attn.v_proj.weight")});
+    l.ln1 = get(p + "input_layernorm.weight");
+    l.ln2 = get(p + "post_attention_layernorm.weight");
+    at::Tensor wqkv = at::cat({get(p + "self_attn.q_proj.weight"), get(p + "self_attn.k_proj.weight"),
+                               get(p + "self_attn.v_proj.weight")});
     at::Tensor bqkv;
     if (config_.attention_bias)
-      bqkv = at::cat({get(w, p + "self_attn.q_proj.bias"), get(w, p + "self_attn.k_proj.bias"),
-                      get(w, p + "self_attn.v_proj.bias")});
+      bqkv = at::cat({get(p + "self_attn.q_proj.bias"), get(p + "self_attn.k_proj.bias"),
+                      get(p + "self_attn.v_proj.bias")});
     l.qkv = Linear(wqkv, bqkv, pack);
-    l.o = Linear(get(w, p + "self_attn.o_proj.weight"),
-                 config_.o_proj_bias() ? get(w, p + "self_attn.o_proj.bias") : at::Tensor(), pack);
+    l.o = Linear(get(p + "self_attn.o_proj.weight"),
+                 config_.o_proj_bias() ? get(p + "self_attn.o_proj.bias") : at::Tensor(), pack);
     if (config_.qk_norm) {  // per head: q's weight on each of the H heads, then k's on the Hkv
-      at::Tensor qn = get(w, p + "self_attn.q_norm.weight"), kn = get(w, p + "self_attn.k_norm.weight");
+      at::Tensor qn = get(p + "self_attn.q_norm.weight"), kn = get(p + "self_attn.k_norm.weight");
       l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
     }
     // GLM stores gate and up fused already ([gate; up] rows), as this decoder multiplies them.
-    l.gate_up = Linear(config_.fused_gate_up ? get(w, p + "mlp.gate_up_proj.weight")
-                                             : at::cat({get(w, p + "mlp.gate_proj.weight"), get(w, p + "mlp.up_proj.weight")}),
+    l.gate_up = Linear(config_.fused_gate_up ? get(p + "mlp.gate_up_proj.weight")
+                                             : at::cat({get(p + "mlp.gate_proj.weight"), get(p + "mlp.up_proj.weight")}),
                        {}, pack);
-    l.down = Linear(get(w, p + "mlp.down_proj.weight"), {}, pack);
+    l.down = Linear(get(p + "mlp.down_proj.weight"), {}, pack);
     if (config_.sandwich_norms) {
-      l.post_attn_norm = get(w, p + "post_self_attn_layernorm.weight");
-      l.post_mlp_norm = get(w, p + "post_mlp_layernorm.weight");
+      l.post_attn_norm = get(p + "post_self_attn_layernorm.weight");
+      l.post_mlp_norm = get(p + "post_mlp_layernorm.weight");
     }
     layers_.push_back(std::move(l));
   }
@@ -66,8 +73,15 @@ Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
   ModelConfig c = ModelConfig::load(dir);
-  WeightMap w = load_weights(dir, c, opts.dtype, opts.device);
-  return std::make_shared<const Decoder>(std::move(c), w, opts);
+  const CheckpointWeights w(dir, c, opts.dtype, opts.device);
+  auto m = std::make_shared<const Decoder>(std::move(c), WeightSource([&w](const std::string& name) { return w.take(name); }), opts);
+#ifdef __GLIBC__
+  // Each weight's read and converted copies were freed as its kept form was made, between the
+  // allocations of those kept forms: glibc keeps the holes (57 MB of 571 MB in float32, 150M)
+  // until asked to give back the pages of free memory.
+  malloc_trim(0);
+#endif
+  return m;
 }
 
 KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
@@ -81,6 +95,17 @@ int64_t Decoder::num_parameters() const {
       if (t->defined()) n += t->numel();
     if (l.qk_norm.defined()) n += 2 * config_.head_dim;  // q_norm and k_norm as stored
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->numel();
+  }
+  return n;
+}
+
+int64_t Decoder::weight_bytes() const {
+  // A tied head's plain weight is embed_ itself; packed, it is a copy of its own.
+  const bool head_is_embed = config_.tie_word_embeddings && !lm_head_.packed();
+  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + (head_is_embed ? 0 : lm_head_.bytes());
+  for (const auto& l : layers_) {
+    for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
   }
   return n;
 }

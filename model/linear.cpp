@@ -13,6 +13,11 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, bool pack)
   if (packed_) weight_ = at::Tensor();
 }
 
+int64_t Linear::bytes() const {
+  auto held = [](const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; };
+  return (packed_ ? packed_->bytes() : held(weight_)) + held(bias_);
+}
+
 at::Tensor Linear::operator()(const at::Tensor& x) const {
   if (!packed_) return at::linear(x, weight_, bias_);
   RECORD_FUNCTION("exspec::packed_linear", std::vector<c10::IValue>());

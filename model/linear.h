@@ -28,6 +28,8 @@ class Linear {
   int64_t in_features() const { return in_; }
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   bool packed() const { return packed_ != nullptr; }
+  // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
+  int64_t bytes() const;
 
  private:
   at::Tensor weight_, bias_;  // weight_ is undefined once packed: the packed copy is the only one

@@ -143,6 +143,8 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& weight)
   return std::shared_ptr<const PackedWeight>(new PackedWeight(std::move(impl)));
 }
 
+int64_t PackedWeight::bytes() const { return static_cast<int64_t>(impl_->storage.nbytes()); }
+
 at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   const Impl& w = *impl_;
   TORCH_CHECK(x.dim() == 2 && x.size(1) == w.in && x.scalar_type() == w.dtype && x.device().is_cpu(),
@@ -216,6 +218,7 @@ struct PackedWeight::Impl {};
 PackedWeight::PackedWeight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PackedWeight::~PackedWeight() = default;
 std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor&) { return nullptr; }
+int64_t PackedWeight::bytes() const { return 0; }
 at::Tensor PackedWeight::multiply(const at::Tensor&) const {
   throw std::logic_error("PackedWeight::multiply in a build without oneDNN");
 }

@@ -23,6 +23,7 @@ class PackedWeight {
 
   // x [M, in] in the weight's dtype -> [M, out] in that dtype, accumulated in float32.
   at::Tensor multiply(const at::Tensor& x) const;
+  int64_t bytes() const;  // the packed layout's, padding included
 
   ~PackedWeight();
   struct Impl;
