@@ -40,6 +40,7 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   embed_ = get("model.embed_tokens.weight");
   norm_ = get("model.norm.weight");
   lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
+  if (config_.tie_word_embeddings && lm_head_.packed()) embed_ = at::Tensor();  // one copy: the packed one
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
@@ -89,7 +90,7 @@ KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
 }
 
 int64_t Decoder::num_parameters() const {
-  int64_t n = embed_.numel() + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
+  int64_t n = config_.vocab_size * config_.hidden_size + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.post_attn_norm, &l.post_mlp_norm})
       if (t->defined()) n += t->numel();
@@ -99,8 +100,12 @@ int64_t Decoder::num_parameters() const {
   return n;
 }
 
+at::Tensor Decoder::embed(const at::Tensor& ids) const {
+  return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
+}
+
 int64_t Decoder::weight_bytes() const {
-  // A tied head's plain weight is embed_ itself; packed, it is a copy of its own.
+  // A tied head's plain weight is embed_ itself; packed, it is the only copy (embed_ is released).
   const bool head_is_embed = config_.tie_word_embeddings && !lm_head_.packed();
   int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + (head_is_embed ? 0 : lm_head_.bytes());
   for (const auto& l : layers_) {
@@ -161,7 +166,7 @@ at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& posit
     throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
 
   at::Tensor ids = input_ids.to(device_, at::kLong);
-  at::Tensor h = at::embedding(embed_, ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
+  at::Tensor h = embed(ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
   at::Tensor blocked = attention_blocked(attention_mask, cached, T);
   if (blocked.defined()) blocked = blocked.to(device_);
   cache.reserve(T);
@@ -193,7 +198,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   // Right padding is not computed: the layers run packed on the content positions (f.content).
   at::Tensor ids = input_ids.to(device_, at::kLong).view({B * T});
   if (f.content.defined()) ids = ids.index_select(0, f.content);
-  at::Tensor h = at::embedding(embed_, ids);  // [N, hidden]
+  at::Tensor h = embed(ids);  // [N, hidden]
   h = layers(
       h, f.positions, f.blocked,
       [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);

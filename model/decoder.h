@@ -85,11 +85,12 @@ class Decoder {
   using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
   at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
                     const at::Tensor& content = {}) const;
+  at::Tensor embed(const at::Tensor& ids) const;  // ids [N] -> [N, hidden]
   ModelConfig config_;
   bool onednn_ = true;  // LoadOptions::pack_weights
   at::ScalarType dtype_;
   at::Device device_;
-  at::Tensor embed_, norm_;
+  at::Tensor embed_, norm_;  // embed_ undefined when a tied head's packed copy serves it
   Linear lm_head_;
   std::vector<Layer> layers_;
   Rope rope_;

@@ -18,6 +18,10 @@ int64_t Linear::bytes() const {
   return (packed_ ? packed_->bytes() : held(weight_)) + held(bias_);
 }
 
+at::Tensor Linear::rows(const at::Tensor& ids) const {
+  return packed_ ? packed_->rows(ids) : at::embedding(weight_, ids);
+}
+
 at::Tensor Linear::operator()(const at::Tensor& x) const {
   if (!packed_) return at::linear(x, weight_, bias_);
   RECORD_FUNCTION("exspec::packed_linear", std::vector<c10::IValue>());

@@ -23,6 +23,9 @@ class Linear {
   explicit Linear(const at::Tensor& weight, const at::Tensor& bias = {}, bool pack = true);
 
   at::Tensor operator()(const at::Tensor& x) const;  // x [..., in] -> [..., out]
+  // The weight's rows ids [N] -> [N, in], from the packed copy when there is one: a head tied to
+  // the embedding serves the embedding's lookups, and the model holds that matrix once.
+  at::Tensor rows(const at::Tensor& ids) const;
 
   int64_t out_features() const { return out_; }
   int64_t in_features() const { return in_; }

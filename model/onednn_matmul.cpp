@@ -8,9 +8,11 @@
 #ifdef EXSPEC_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 namespace exspec {
 namespace {
@@ -145,6 +147,46 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& weight)
 
 int64_t PackedWeight::bytes() const { return static_cast<int64_t>(impl_->storage.nbytes()); }
 
+namespace {
+
+// Where index i of dimension d lies in a blocked layout: oneDNN's own rule (memory_desc_wrapper::
+// off_v), the part that dimension adds. An element's offset is offset0 plus each dimension's part.
+int64_t dim_offset(const dnnl_memory_desc_t& md, int d, int64_t i) {
+  const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
+  int64_t off = 0, blk_stride = 1;
+  for (int b = blk.inner_nblks - 1; b >= 0; --b) {
+    if (blk.inner_idxs[b] == d) {
+      off += (i % blk.inner_blks[b]) * blk_stride;
+      i /= blk.inner_blks[b];
+    }
+    blk_stride *= blk.inner_blks[b];
+  }
+  return off + i * blk.strides[d];
+}
+
+}  // namespace
+
+at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
+  const Impl& w = *impl_;
+  const dnnl_memory_desc_t& md = w.desc.data;  // dims {in, out}: a row of the weight is a column here
+  TORCH_CHECK(md.format_kind == dnnl_blocked, "PackedWeight::rows: the packed layout is not a blocked one");
+  at::Tensor idx = ids.to(at::kLong).contiguous();
+  const int64_t n = idx.numel(), elem = static_cast<int64_t>(c10::elementSize(w.dtype));
+  std::vector<int64_t> along(w.in);  // each column's part of the offset
+  for (int64_t k = 0; k < w.in; ++k) along[k] = dim_offset(md, 0, k);
+  at::Tensor out = at::empty({n, w.in}, at::TensorOptions().dtype(w.dtype));
+  const auto* src = static_cast<const char*>(w.storage.data_ptr());
+  auto* dst = static_cast<char*>(out.data_ptr());
+  const int64_t* id = idx.data_ptr<int64_t>();
+  for (int64_t r = 0; r < n; ++r) {
+    TORCH_CHECK(id[r] >= 0 && id[r] < w.out, "PackedWeight::rows: id ", id[r], " out of range [0, ", w.out, ")");
+    const int64_t base = md.offset0 + dim_offset(md, 1, id[r]);
+    char* row = dst + r * w.in * elem;
+    for (int64_t k = 0; k < w.in; ++k) std::memcpy(row + k * elem, src + (base + along[k]) * elem, elem);
+  }
+  return out;
+}
+
 at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   const Impl& w = *impl_;
   TORCH_CHECK(x.dim() == 2 && x.size(1) == w.in && x.scalar_type() == w.dtype && x.device().is_cpu(),
@@ -219,6 +261,9 @@ PackedWeight::PackedWeight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 PackedWeight::~PackedWeight() = default;
 std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor&) { return nullptr; }
 int64_t PackedWeight::bytes() const { return 0; }
+at::Tensor PackedWeight::rows(const at::Tensor&) const {
+  throw std::logic_error("PackedWeight::rows in a build without oneDNN");
+}
 at::Tensor PackedWeight::multiply(const at::Tensor&) const {
   throw std::logic_error("PackedWeight::multiply in a build without oneDNN");
 }

@@ -24,6 +24,9 @@ class PackedWeight {
   // x [M, in] in the weight's dtype -> [M, out] in that dtype, accumulated in float32.
   at::Tensor multiply(const at::Tensor& x) const;
   int64_t bytes() const;  // the packed layout's, padding included
+  // Rows ids [N] (int64) of the weight, [N, in], copied out of the packed layout: a tied
+  // embedding served from its head's packed copy, so that the model holds it once.
+  at::Tensor rows(const at::Tensor& ids) const;
 
   ~PackedWeight();
   struct Impl;
