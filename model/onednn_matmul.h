@@ -42,6 +42,13 @@ class PackedWeight {
 // or device, this build without oneDNN): the caller then uses at::matmul.
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 
+// The packed products' primitives, one per row count and weight shape: those held now (at most
+// `capacity`, the most recently used), and the lookups that found one or made one.
+struct PackedPlanStats {
+  int64_t held = 0, capacity = 0, hits = 0, misses = 0;
+};
+PackedPlanStats packed_plan_stats();
+
 // One line for logs: whether packed products run here, and on which instruction set (for
 // example "oneDNN 2.6.3, avx512_core_bf16"), or why not.
 std::string packed_matmul_support();

@@ -76,6 +76,26 @@ CATCH_TEST_CASE("rows read from a packed weight are the weight's rows", "[cpu_ma
   }
 }
 
+// Issue 49: a primitive made for every row count a product met, kept forever, grew a server's
+// resident memory with the requests it answered. The cache holds a bounded number.
+CATCH_TEST_CASE("the packed products keep a bounded number of primitives, whatever the row counts", "[cpu_matmul][memory]") {
+  at::Tensor w = at::randn({48, 32});
+  Linear packed(w, {}, true);
+  if (!packed.packed()) return;  // no oneDNN here: nothing is kept
+  const int64_t capacity = packed_plan_stats().capacity;
+  CATCH_REQUIRE(capacity > 0);
+  for (int64_t m = 1; m <= capacity + 50; ++m) {
+    at::Tensor x = at::randn({m, 32});
+    CATCH_CHECK(at::allclose(packed(x), at::linear(x, w), 1e-4, 1e-5));
+  }
+  const PackedPlanStats s = packed_plan_stats();
+  CATCH_CHECK(s.held <= s.capacity);
+  at::Tensor x = at::randn({capacity + 50, 32});  // the last one used is still held: no new one
+  const int64_t misses = s.misses;
+  packed(x);
+  CATCH_CHECK(packed_plan_stats().misses == misses);
+}
+
 CATCH_TEST_CASE("batched_matmul equals at::matmul on strided views of a cache", "[cpu_matmul]") {
   at::manual_seed(4);
   // A key cache with spare capacity, narrowed to its length, as attention reads it.
