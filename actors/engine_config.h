@@ -38,7 +38,7 @@ bool proposes_without_model(const EngineConfig& c);
 int64_t largest_k(const EngineConfig& c);
 
 // B where none is set, in the paper's modes (the server's in-place default is every slot:
-// http/server_config.cpp, engine_options).
+// config/engine_options.cpp).
 inline constexpr int64_t kPaperBatch = 8;
 
 struct EngineConfig;

@@ -89,10 +89,11 @@ std::vector<int64_t> parse_id_list(const std::string& text) {
   return ids;
 }
 
-std::vector<std::vector<int64_t>> read_prompt_ids(const Args& a) {
+std::vector<std::vector<int64_t>> read_prompt_ids(const std::vector<std::string>& id_lists,
+                                                  const std::vector<std::string>& files) {
   std::vector<std::vector<int64_t>> prompts;
-  for (const auto& s : a.all("prompt-ids")) prompts.push_back(parse_id_list(s));
-  for (const auto& path : a.all("prompts-file")) {
+  for (const auto& s : id_lists) prompts.push_back(parse_id_list(s));
+  for (const auto& path : files) {
     std::ifstream in(path);
     if (!in) throw std::invalid_argument(path + ": cannot open");
     std::string line;

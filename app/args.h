@@ -26,7 +26,9 @@ class Args {
 
 std::vector<int64_t> parse_id_list(const std::string& text);  // "1,2,3" (spaces allowed)
 
-// Prompts from --prompt-ids (repeatable) and --prompts-file (JSONL with "prompt_ids").
-std::vector<std::vector<int64_t>> read_prompt_ids(const Args& a);
+// Prompts from --prompt-ids (repeatable: `id_lists`) and --prompts-file (`files`, JSONL with
+// "prompt_ids"), in that order.
+std::vector<std::vector<int64_t>> read_prompt_ids(const std::vector<std::string>& id_lists,
+                                                  const std::vector<std::string>& files);
 
 }  // namespace exspec

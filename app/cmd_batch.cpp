@@ -17,18 +17,15 @@
 #include <set>
 #include <sstream>
 
-#include "app/args.h"
-#include "app/demo_pair.h"
-#include "app/engine_flags.h"
+#include "app/command_line.h"
 #include "app/commands.h"
+#include "app/demo_pair.h"
 #include "http/api_error.h"
 #include "http/backend.h"
 #include "http/batch_lines.h"
-#include "http/chat_template.h"
 #include "http/generation.h"
 #include "http/line_start.h"
 #include "http/task_queue.h"
-#include "http/server_config.h"
 
 namespace exspec {
 namespace {
@@ -115,27 +112,23 @@ class LineOut : public http::GenerationOutput {
   std::function<void(int, std::string)> done_;
 };
 
+// What --help says before the flags.
+const char* const kUsage = "--input requests.jsonl --output results.jsonl [--config FILE] [--model DIR] [flags]";
+const char* const kAbout =
+    "The OpenAI Batch API's JSONL formats, offline: each input line {custom_id, method: \"POST\",\n"
+    "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"
+    "response: {status_code, request_id, body}, error}, appended as soon as it is answered.\n"
+    "Re-running with the same --output skips the custom_ids already there (resume). Progress\n"
+    "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the trained demo\n"
+    "pair in demo/ (as exspec serve). See docs/batch-jobs.md.\n";
+
 }  // namespace
 
 int cmd_batch(int argc, char** argv, int first) {
-  std::set<std::string> flags = engine_flag_names();
-  flags.insert({"input", "output", "in-flight"});
-  Args a(argc, argv, first, flags, engine_switch_names());
-  if (a.has("help")) {
-    std::cout << "exspec batch --input requests.jsonl --output results.jsonl [--config FILE] [--model DIR]\n"
-                 "             [--draft DIR] [--mode M] [--draft-tokens auto|K] [--batch B] [--slots N] [--window W] [--dtype T]\n"
-                 "             [--device D] [--in-flight N] [--threads N] [--torch-threads N]\n"
-                 "The OpenAI Batch API's JSONL formats, offline: each input line {custom_id, method: \"POST\",\n"
-                 "url: /v1/completions | /v1/chat/completions, body} gets one output line {id, custom_id,\n"
-                 "response: {status_code, request_id, body}, error}, appended as soon as it is answered.\n"
-                 "Re-running with the same --output skips the custom_ids already there (resume). Progress\n"
-                 "goes to stderr (a bar on a terminal, plain lines otherwise). Without --model: the trained demo\n"
-                 "pair in demo/ (as exspec serve). See docs/batch-jobs.md.\n";
-    return 0;
-  }
-  http::ServerConfig c;
-  const std::string input = a.need("input"), output = a.need("output");
-  apply_engine_flags(a, c);
+  const auto cl = read_command_line(Command::Batch, argc, argv, first, kUsage, kAbout);
+  if (!cl) return 0;
+  Settings c = cl->settings();
+  const std::string input = cl->text("input"), output = cl->text("output");
   if (c.model.empty()) {
     use_demo_pair(c, "batch");
   }
@@ -179,8 +172,8 @@ int cmd_batch(int argc, char** argv, int first) {
   const std::string& served = backend->served_name;
 
   auto q = std::make_shared<http::TaskQueue>();  // the engine's callbacks, run on this thread
-  const size_t cap = a.has("in-flight") ? static_cast<size_t>(a.get_int("in-flight", 1))
-                                        : static_cast<size_t>(2 * live_sequences(engine->options().decoding));
+  const size_t cap = c.limits.batch_in_flight > 0 ? c.limits.batch_in_flight
+                                                 : static_cast<size_t>(2 * live_sequences(engine->options().decoding));
   std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
   std::vector<int64_t> finished;  // released after the Generation's own call returns
   bool overloaded = false;

@@ -75,7 +75,7 @@ int cmd_check(int argc, char** argv, int first) {
     Tokenizer tok = Tokenizer::load(dir);
     for (const auto& text : a.all("prompt")) prompts.push_back(tok.encode(text));
   }
-  for (auto& p : read_prompt_ids(a)) prompts.push_back(std::move(p));
+  for (auto& p : read_prompt_ids(a.all("prompt-ids"), a.all("prompts-file"))) prompts.push_back(std::move(p));
   if (prompts.empty()) prompts = default_prompts(model->config().vocab_size);
   ConsistencyOptions o;
   o.max_tokens = a.get_int("max-tokens", o.max_tokens);

@@ -27,7 +27,7 @@ int cmd_forward(int argc, char** argv, int first) {
   LoadOptions lo;
   lo.dtype = parse_dtype(a.get("dtype", "float64"));
   lo.device = parse_device(a.get("device", "cpu"));
-  const auto prompts = read_prompt_ids(a);
+  const auto prompts = read_prompt_ids(a.all("prompt-ids"), a.all("prompts-file"));
   if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
   const std::string out = a.need("out");
   auto model = Decoder::load(a.need("model"), lo);

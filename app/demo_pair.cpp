@@ -53,8 +53,8 @@ DemoPair demo_pair(const std::string& cache_dir, const char* command) {
 
 }  // namespace
 
-void use_demo_pair(http::ServerConfig& c, const char* command) {
-  const DemoPair demo = demo_pair(c.cache_dir.empty() ? http::default_cache_dir() : c.cache_dir, command);
+void use_demo_pair(Settings& c, const char* command) {
+  const DemoPair demo = demo_pair(c.cache_dir.empty() ? default_cache_dir() : c.cache_dir, command);
   c.model = demo.model;
   if (c.draft.empty()) c.draft = demo.draft;
   if (c.served_model_name.empty()) c.served_model_name = "demo";

@@ -4,23 +4,28 @@
 #include <filesystem>
 #include <iostream>
 
+#include "config/engine_options.h"
+
 namespace exspec::http {
 
-std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string& who) {
+std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& who) {
   auto b = std::make_unique<Backend>();
-  const EngineOptions eo = engine_options(cfg);
-  b->engine = Engine::start(eo);
-  const ModelInfo& info = b->engine->info();
   namespace fs = std::filesystem;
   std::string why;
+  // The tokenizer and chat template first: a template the interpreter cannot run refuses start-up
+  // (naming its line) before the models load.
   if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
     b->tokenizer = Tokenizer::load(cfg.model);
-    b->chat = choose_chat_template(*b->tokenizer, cfg.chat_template, why);
-    if (!b->chat) std::cerr << who << ": warning: chat completions are off: " << why << "\n";
+    b->chat = load_chat_template(*b->tokenizer, cfg.chat_template, cfg.tool_call_parser);
+    std::cerr << who << ": chat template: " << b->chat->source << ", tool calls: "
+              << tool_format_name(b->chat->tool_format) << "\n";
   } else {
     why = "the model directory has no tokenizer.json, so chat completions are not available";
     std::cerr << who << ": warning: " << why << "; prompts must be token ids\n";
   }
+  const EngineOptions eo = engine_options(cfg);
+  b->engine = Engine::start(eo);
+  const ModelInfo& info = b->engine->info();
   std::string dir = cfg.model;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
@@ -37,6 +42,7 @@ std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string
                                                        : info.max_position_embeddings;
   f.vocab = info.vocab_size;
   f.limits = cfg.limits;
+  f.split_special_tokens = cfg.split_special_tokens;
   f.model_names = {b->served_name, cfg.model, dir};
   return b;
 }

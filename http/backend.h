@@ -10,6 +10,6 @@ namespace exspec::http {
 
 // Throws what Engine::start throws. Warnings (no tokenizer, no chat template) go to stderr,
 // prefixed with `who`.
-std::unique_ptr<Backend> load_backend(const ServerConfig& cfg, const std::string& who);
+std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& who);
 
 }  // namespace exspec::http

@@ -7,7 +7,6 @@
 #include "http/random_id.h"
 
 namespace exspec::http {
-namespace bhttp = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
@@ -15,29 +14,18 @@ namespace {
 
 ordered_json stamp(int64_t t) { return t ? ordered_json(t) : ordered_json(nullptr); }
 
-// One query parameter, percent-decoding not needed: ids and numbers only.
-std::string query_param(const std::string& target, const std::string& key) {
-  const auto q = target.find('?');
-  if (q == std::string::npos) return "";
-  size_t pos = q + 1;
-  while (pos < target.size()) {
-    size_t amp = target.find('&', pos);
-    if (amp == std::string::npos) amp = target.size();
-    const std::string item = target.substr(pos, amp - pos);
-    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
-    pos = amp + 1;
-  }
-  return "";
-}
-
 BatchRec need_batch(JobStore& js, const std::string& id) {
   auto b = js.batch(id);
   if (!b) throw ApiError(404, "No such Batch object: " + id, "id", "not_found");
   return *b;
 }
 
-Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
-  const json body = parse_json_body(req.body());
+}  // namespace
+
+Response create_batch(const Call& c) {
+  ServerContext& ctx = c.ctx;
+  JobStore& js = need_jobs(ctx);
+  const json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_type");
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& k = it.key();
@@ -84,10 +72,8 @@ Response create(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
   // Answer with the batch as created (status validating), read before the runner may move it on.
   const std::string created = batch_json(need_batch(js, b.id)).dump();
   if (ctx.batches) ctx.batches->wake();
-  return json_response(200, created, req.version(), ka);
+  return c.json(200, created);
 }
-
-}  // namespace
 
 ordered_json batch_json(const BatchRec& b) {
   ordered_json errors = b.errors == "null" ? ordered_json(nullptr) : ordered_json::parse(b.errors);
@@ -115,48 +101,38 @@ ordered_json batch_json(const BatchRec& b) {
       {"metadata", metadata}};
 }
 
-Response batches_api(ServerContext& ctx, const Request& req, const std::string& path, const std::string& target,
-                     bool ka) {
-  JobStore& js = need_jobs(ctx);
-  const unsigned v = req.version();
-  if (path == "/v1/batches") {
-    if (req.method() == bhttp::verb::post) return create(ctx, js, req, ka);
-    need_verb(req, bhttp::verb::get);
-    int64_t limit = 20;
-    if (const std::string l = query_param(target, "limit"); !l.empty()) {
-      try {
-        limit = std::stoll(l);
-      } catch (const std::exception&) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > 100) throw bad_param("limit", "limit must be an integer in 1..100");
+Response list_batches(const Call& c) {
+  int64_t limit = 20;
+  if (const std::string l = c.target.param("limit"); !l.empty()) {
+    try {
+      limit = std::stoll(l);
+    } catch (const std::exception&) {
+      limit = -1;
     }
-    bool more = false;
-    ordered_json data = ordered_json::array();
-    for (const auto& b : js.batches(limit, query_param(target, "after"), &more)) data.push_back(batch_json(b));
-    ordered_json out{{"object", "list"}, {"data", data}};
-    out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
-    out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
-    out["has_more"] = more;
-    return json_response(200, out.dump(), v, ka);
+    if (limit < 1 || limit > 100) throw bad_param("limit", "limit must be an integer in 1..100");
   }
-  std::string rest = path.substr(std::string("/v1/batches/").size());
-  const bool cancel = rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/cancel") == 0;
-  if (cancel) rest.resize(rest.size() - 7);
-  if (rest.empty() || rest.find('/') != std::string::npos)
-    throw ApiError(404, "no such endpoint: " + path, "", "not_found");
-  if (cancel) {
-    need_verb(req, bhttp::verb::post);
-    const BatchRec b = need_batch(js, rest);
-    if (js.transition(rest, {"validating", "in_progress"}, "cancelling")) {
-      if (ctx.batches) ctx.batches->wake();
-    } else if (b.status != "cancelling" && b.status != "cancelled") {
-      throw ApiError(409, "Cannot cancel a batch with status '" + b.status + "'.", "", "batch_not_cancellable");
-    }
-    return json_response(200, batch_json(need_batch(js, rest)).dump(), v, ka);
+  bool more = false;
+  ordered_json data = ordered_json::array();
+  for (const auto& b : need_jobs(c.ctx).batches(limit, c.target.param("after"), &more)) data.push_back(batch_json(b));
+  ordered_json out{{"object", "list"}, {"data", data}};
+  out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
+  out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
+  out["has_more"] = more;
+  return c.json(200, out.dump());
+}
+
+Response get_batch(const Call& c) { return c.json(200, batch_json(need_batch(need_jobs(c.ctx), c.params.at(0))).dump()); }
+
+Response cancel_batch(const Call& c) {
+  JobStore& js = need_jobs(c.ctx);
+  const std::string& id = c.params.at(0);
+  const BatchRec b = need_batch(js, id);
+  if (js.transition(id, {"validating", "in_progress"}, "cancelling")) {
+    if (c.ctx.batches) c.ctx.batches->wake();
+  } else if (b.status != "cancelling" && b.status != "cancelled") {
+    throw ApiError(409, "Cannot cancel a batch with status '" + b.status + "'.", "", "batch_not_cancellable");
   }
-  need_verb(req, bhttp::verb::get);
-  return json_response(200, batch_json(need_batch(js, rest)).dump(), v, ka);
+  return c.json(200, batch_json(need_batch(js, id)).dump());
 }
 
 }  // namespace exspec::http

@@ -1,5 +1,6 @@
 // The OpenAI Batches API over the job store: POST /v1/batches, GET /v1/batches (limit/after),
-// GET /v1/batches/{id}, POST /v1/batches/{id}/cancel. The work itself is the BatchRunner's.
+// GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; the route table (http/routes.cpp) calls
+// one function per route. They throw ApiError. The work itself is the BatchRunner's.
 #pragma once
 #include <string>
 
@@ -10,9 +11,10 @@
 
 namespace exspec::http {
 
-// `target` is the whole request target (the list reads its query). Throws ApiError.
-Response batches_api(ServerContext& ctx, const Request& req, const std::string& path, const std::string& target,
-                     bool keep_alive);
+Response create_batch(const Call& c);
+Response list_batches(const Call& c);  // the query's limit and after
+Response get_batch(const Call& c);     // c.params: {id}
+Response cancel_batch(const Call& c);
 
 nlohmann::ordered_json batch_json(const BatchRec& b);
 

@@ -1,5 +1,9 @@
 #include "http/chat_template.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "http/api_error.h"
@@ -8,185 +12,138 @@
 namespace exspec::http {
 namespace {
 
-std::string trim(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+using nlohmann::ordered_json;
+
+// transformers' default_chat_template before templates were required (ChatML).
+const char* const kChatML =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+    "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+// Special tokens that end a turn where a vocabulary has them (as llama.cpp's end-of-generation
+// list): GLM's <|observation|> starts a tool's turn, which a probe conversation cannot show.
+const char* const kTurnEnds[] = {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>",
+                                 "<|observation|>", "<｜end▁of▁sentence｜>"};
+
+std::shared_ptr<const jinja::Template> compile(const std::string& text, const std::string& where) {
+  try {
+    return std::make_shared<const jinja::Template>(jinja::Template::parse(text));
+  } catch (const jinja::TemplateError& e) {
+    throw std::runtime_error("the chat template (" + where + ") cannot be run: line " + std::to_string(e.line()) +
+                             ": " + e.what());
+  }
 }
 
-// Qwen2's template writes its default system prompt as a literal:
-// '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n'.
-std::string chatml_default_system(const std::string& tpl) {
-  const std::string head = "<|im_start|>system\\n";
-  size_t at = 0;
-  while ((at = tpl.find(head, at)) != std::string::npos) {
-    at += head.size();
-    const auto end = tpl.find("<|im_end|>", at);
-    if (end == std::string::npos) break;
-    const std::string text = tpl.substr(at, end - at);
-    if (!text.empty() && text.find_first_of("{}'\"+") == std::string::npos) return text;
-  }
-  return "";
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("--chat-template " + path + ": cannot read the file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
-void alternate(const std::vector<ChatMessage>& msgs, size_t first) {
-  for (size_t i = first; i < msgs.size(); ++i) {
-    const bool want_user = (i - first) % 2 == 0;
-    if ((msgs[i].role == "user") != want_user || (msgs[i].role != "user" && msgs[i].role != "assistant"))
-      throw bad_param("messages", "this model's chat template needs the roles to alternate user/assistant/user/... "
-                                  "(after an optional first system message); message " + std::to_string(i) +
-                                  " has role \"" + msgs[i].role + "\"");
+// Renders with the variables apply_chat_template passes; TemplateError passes through.
+std::string run(const jinja::Template& t, const ChatTemplate& ct, const ChatInput& in, const ordered_json& messages) {
+  ordered_json vars = ct.special_tokens;
+  for (auto it = in.kwargs.begin(); it != in.kwargs.end(); ++it) vars[it.key()] = it.value();
+  vars["messages"] = messages;
+  vars["tools"] = in.tools;
+  vars["documents"] = nullptr;
+  vars["add_generation_prompt"] = in.add_generation_prompt;
+  return t.render(vars, in.now);
+}
+
+// The special tokens that open what a template writes after an assistant's text.
+void probe_turn_end(ChatTemplate& ct, const Tokenizer& tok) {
+  const std::string probe = "\x01probe\x01";
+  const ordered_json user{{"role", "user"}, {"content", "x"}}, answer{{"role", "assistant"}, {"content", probe}};
+  std::vector<int64_t> ids;
+  for (const ordered_json& msgs : {ordered_json{user, answer}, ordered_json{user, answer, user}}) {
+    ChatInput in;
+    in.add_generation_prompt = false;
+    std::string text;
+    try {
+      text = run(*ct.program, ct, in, msgs);
+    } catch (const jinja::TemplateError&) {
+      continue;
+    }
+    const size_t at = text.find(probe);
+    if (at == std::string::npos) continue;
+    const auto after = tok.encode(text.substr(at + probe.size()), false, /*allow_special=*/true);
+    if (!after.empty() && tok.is_special(after[0])) ids.push_back(after[0]);
   }
+  for (const char* end : kTurnEnds)
+    if (auto id = tok.token_to_id(end); id && tok.is_special(*id)) ids.push_back(*id);
+  for (int64_t id : ids)
+    if (std::find(ct.end_ids.begin(), ct.end_ids.end(), id) == ct.end_ids.end()) ct.end_ids.push_back(id);
 }
 
 }  // namespace
 
-const char* family_name(ChatFamily f) {
-  switch (f) {
-    case ChatFamily::ChatML: return "chatml";
-    case ChatFamily::Llama2: return "llama2";
-    case ChatFamily::Mistral: return "mistral";
-    case ChatFamily::Vicuna: return "vicuna";
-    case ChatFamily::Llama3: return "llama3";
-    case ChatFamily::Llama31: return "llama3.1";
-    case ChatFamily::Glm4: return "glm4";
+std::string ChatTemplate::render(const ChatInput& in) const {
+  const jinja::Template& t = !in.tools.is_null() && tool_use ? *tool_use : *program;
+  try {
+    try {
+      return run(t, *this, in, in.messages);
+    } catch (const jinja::TemplateError& e) {
+      // An assistant message with tool_calls may come back with content null (OpenAI's shape);
+      // templates that use the content as a string fail on it, so retry with "" (as llama.cpp).
+      bool nulls = false;
+      ordered_json msgs = in.messages;
+      for (auto& m : msgs)
+        if (m.contains("content") && m["content"].is_null()) {
+          m["content"] = "";
+          nulls = true;
+        }
+      if (e.raised() || !nulls) throw;
+      return run(t, *this, in, msgs);
+    }
+  } catch (const jinja::TemplateError& e) {
+    if (e.raised()) throw ApiError(400, e.what(), "messages", "chat_template_error");
+    throw ApiError(400, "the chat template failed on these messages (line " + std::to_string(e.line()) + "): " + e.what(),
+                   "messages", "chat_template_error");
   }
-  return "?";
 }
 
-std::string ChatTemplate::render(const std::vector<ChatMessage>& msgs) const {
-  if (msgs.empty()) throw bad_param("messages", "messages must not be empty");
-  const bool has_system = msgs.front().role == "system";
-  for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i)
-    if (msgs[i].role == "system" && family != ChatFamily::ChatML && family != ChatFamily::Llama3 &&
-        family != ChatFamily::Glm4)
-      throw bad_param("messages", std::string("a system message is only allowed first with the ") +
-                                      family_name(family) + " chat template (message " + std::to_string(i) + ")");
-  std::string out;
-  switch (family) {
-    case ChatFamily::ChatML: {
-      if (!has_system && !default_system.empty()) out += "<|im_start|>system\n" + default_system + "<|im_end|>\n";
-      for (const auto& m : msgs) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-      out += "<|im_start|>assistant\n";
-      break;
+ChatTemplate load_chat_template(const Tokenizer& tok, const std::string& setting, const std::string& tool_parser) {
+  ChatTemplate ct;
+  for (const auto& [name, text] : tok.special_tokens_map()) ct.special_tokens[name] = text;
+  std::string text, tool_text;
+  if (setting == "auto" && !tok.chat_templates().empty()) {
+    ct.source = "tokenizer_config.json";
+    for (const auto& [name, body] : tok.chat_templates()) {
+      auto program = compile(body, "tokenizer_config.json \"" + name + "\"");
+      if (name == "default") ct.program = program, text = body;
+      if (name == "tool_use") ct.tool_use = program, tool_text = body;
     }
-    case ChatFamily::Llama2: {
-      alternate(msgs, has_system ? 1 : 0);
-      for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i) {
-        std::string content = msgs[i].content;
-        if (i == (has_system ? 1u : 0u) && has_system)
-          content = "<<SYS>>\n" + msgs[0].content + "\n<</SYS>>\n\n" + content;
-        if (msgs[i].role == "user") out += bos_text + "[INST] " + trim(content) + " [/INST]";
-        else out += " " + trim(content) + " " + eos_text;
-      }
-      break;
-    }
-    case ChatFamily::Mistral: {
-      alternate(msgs, has_system ? 1 : 0);
-      out += bos_text;
-      for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i) {
-        std::string content = msgs[i].content;
-        if (i == (has_system ? 1u : 0u) && has_system) content = msgs[0].content + "\n\n" + content;
-        if (msgs[i].role == "user") out += "[INST] " + content + " [/INST]";
-        else out += content + eos_text;
-      }
-      break;
-    }
-    case ChatFamily::Vicuna: {  // FastChat vicuna_v1.1: sep " ", sep2 "</s>"
-      alternate(msgs, has_system ? 1 : 0);
-      out += bos_text + (has_system ? msgs[0].content : default_system) + " ";
-      for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i) {
-        if (msgs[i].role == "user") out += "USER: " + msgs[i].content + " ";
-        else out += "ASSISTANT: " + msgs[i].content + eos_text;
-      }
-      out += "ASSISTANT:";
-      break;
-    }
-    case ChatFamily::Llama3: {
-      out += bos_text;
-      for (const auto& m : msgs)
-        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + trim(m.content) + "<|eot_id|>";
-      out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-      break;
-    }
-    case ChatFamily::Llama31: {  // without tools: the date header and the system message first
-      out += bos_text + "<|start_header_id|>system<|end_header_id|>\n\n";
-      out += "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n";
-      out += (has_system ? trim(msgs[0].content) : std::string()) + "<|eot_id|>";
-      for (size_t i = has_system ? 1 : 0; i < msgs.size(); ++i)
-        out += "<|start_header_id|>" + msgs[i].role + "<|end_header_id|>\n\n" + trim(msgs[i].content) + "<|eot_id|>";
-      out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-      break;
-    }
-    case ChatFamily::Glm4: {  // GLM-4-9B-chat without tools: messages with empty content are skipped
-      out += "[gMASK]<sop>";
-      for (const auto& m : msgs)
-        if (!m.content.empty()) out += "<|" + m.role + "|>\n" + m.content;
-      out += "<|assistant|>";
-      break;
-    }
-  }
-  return out;
-}
-
-std::optional<ChatTemplate> choose_chat_template(const Tokenizer& tok, const std::string& setting, std::string& why) {
-  ChatTemplate t;
-  const std::string& tpl = tok.chat_template();
-  std::string name = setting;
-  if (setting == "auto") {
-    t.source = "tokenizer_config.json";
-    if (tpl.empty()) {
-      name = "chatml";
-      t.source = "default (the tokenizer has no chat_template)";
-    } else if (tpl.find("<|im_start|>") != std::string::npos) {
-      name = "chatml";
-      t.default_system = chatml_default_system(tpl);
-    } else if (tpl.find("<|start_header_id|>") != std::string::npos) {
-      name = tpl.find("Cutting Knowledge Date") != std::string::npos ? "llama3.1" : "llama3";
-    } else if (tpl.find("[INST]") != std::string::npos) {
-      name = tpl.find("<<SYS>>") != std::string::npos ? "llama2" : "mistral";
-    } else if (tpl.find("USER:") != std::string::npos && tpl.find("ASSISTANT:") != std::string::npos) {
-      name = "vicuna";
-    } else if (tpl.find("[gMASK]<sop>") != std::string::npos && tpl.find("<|assistant|>") != std::string::npos) {
-      name = "glm4";
-    } else {
-      why = "the model's chat_template (tokenizer_config.json) is not one exspec knows (ChatML, Llama-2, Mistral, "
-            "Vicuna, Llama-3, Llama-3.1, GLM-4); set \"chat_template\" in the server config to one of chatml, "
-            "llama2, mistral, vicuna, llama3, llama3.1, glm4";
-      return std::nullopt;
-    }
+    if (!ct.program)
+      throw std::runtime_error("tokenizer_config.json's chat_template list has no \"default\" template");
+  } else if (setting == "auto" && !tok.chat_template().empty()) {
+    ct.source = "tokenizer_config.json";
+    text = tok.chat_template();
+  } else if (setting == "auto" || setting == "chatml") {
+    ct.source = setting == "auto" ? "ChatML (the tokenizer has no chat_template)" : "ChatML";
+    text = kChatML;
   } else {
-    t.source = "config";
+    if (!std::filesystem::is_regular_file(setting))
+      throw std::runtime_error("--chat-template " + setting + ": no such file (give \"auto\", \"chatml\" or a Jinja "
+                               "template file)");
+    ct.source = setting;
+    text = read_file(setting);
   }
-  if (name == "chatml") t.family = ChatFamily::ChatML;
-  else if (name == "llama2") t.family = ChatFamily::Llama2;
-  else if (name == "mistral") t.family = ChatFamily::Mistral;
-  else if (name == "vicuna") t.family = ChatFamily::Vicuna;
-  else if (name == "llama3") t.family = ChatFamily::Llama3;
-  else if (name == "llama3.1") t.family = ChatFamily::Llama31;
-  else if (name == "glm4") t.family = ChatFamily::Glm4;
-  else
-    throw std::invalid_argument("chat_template \"" + setting +
-                                "\" is not one of auto, chatml, llama2, mistral, vicuna, llama3, llama3.1, glm4");
-  if (t.family == ChatFamily::Vicuna && t.default_system.empty())
-    t.default_system = "A chat between a curious user and an artificial intelligence assistant. The assistant gives "
-                       "helpful, detailed, and polite answers to the user's questions.";
-  if (auto b = tok.bos_id())
-    if (auto s = tok.id_to_token(*b)) t.bos_text = *s;
-  const auto eos = tok.eos_ids();
-  if (!eos.empty())
-    if (auto s = tok.id_to_token(eos.front())) t.eos_text = *s;
-  std::vector<std::string> ends;
-  if (t.family == ChatFamily::ChatML) ends = {"<|im_end|>"};
-  if (t.family == ChatFamily::Llama3 || t.family == ChatFamily::Llama31) ends = {"<|eot_id|>"};
-  // GLM-4 ends an assistant turn by starting the next one: the user's or a tool's.
-  if (t.family == ChatFamily::Glm4) ends = {"<|user|>", "<|observation|>"};
-  for (const auto& end : ends) {
-    if (auto id = tok.token_to_id(end); id && tok.is_special(*id)) t.end_ids.push_back(*id);
-    else t.end_stops.push_back(end);
+  if (!ct.program) ct.program = compile(text, ct.source);
+  if (tool_parser == "auto") {
+    ct.tool_format = tool_format_of_template(tool_text.empty() ? text : tool_text);
+  } else if (auto f = tool_format_named(tool_parser)) {
+    ct.tool_format = *f;
+  } else {
+    throw std::runtime_error("tool_call_parser \"" + tool_parser +
+                             "\" is not one of auto, hermes, llama3_json, deepseek_v3, mistral, none");
   }
-  return t;
+  probe_turn_end(ct, tok);
+  if (text == kChatML) {  // ChatML written as text in a vocabulary without its tokens
+    if (auto id = tok.token_to_id("<|im_end|>"); !id || !tok.is_special(*id)) ct.end_stops.push_back("<|im_end|>");
+  }
+  return ct;
 }
 
 }  // namespace exspec::http

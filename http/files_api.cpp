@@ -19,14 +19,6 @@ JobStore& need_jobs(ServerContext& ctx) {
   return *ctx.jobs;
 }
 
-void need_verb(const Request& req, bhttp::verb m) {
-  if (req.method() == m || (m == bhttp::verb::get && req.method() == bhttp::verb::head)) return;
-  throw ApiError(405, "method " + std::string(req.method_string()) + " is not allowed here; use " +
-                          std::string(bhttp::to_string(m)), "", "method_not_allowed");
-}
-
-// File names are the client's bytes: dumped with invalid UTF-8 replaced, so that one odd name
-// cannot make every listing fail.
 ordered_json file_json(const FileRec& f) {
   return ordered_json{{"id", f.id},           {"object", "file"},       {"bytes", f.bytes},
                       {"created_at", f.created_at}, {"filename", f.filename}, {"purpose", f.purpose},
@@ -35,13 +27,21 @@ ordered_json file_json(const FileRec& f) {
 
 namespace {
 
+// File names are the client's bytes: dumped with invalid UTF-8 replaced, so that one odd name
+// cannot make every listing fail.
+std::string dump(const ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 FileRec need_file(JobStore& js, const std::string& id) {
   auto f = js.file(id);
   if (!f) throw ApiError(404, "No such File object: " + id, "id", "not_found");
   return *f;
 }
 
-Response upload(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
+}  // namespace
+
+Response upload_file(const Call& c) {
+  JobStore& js = need_jobs(c.ctx);
+  const Request& req = c.req;
   const auto boundary = multipart_boundary(std::string(req[bhttp::field::content_type]));
   if (!boundary)
     throw ApiError(400, "POST /v1/files takes multipart/form-data with the fields 'file' and 'purpose'", "",
@@ -67,60 +67,51 @@ Response upload(ServerContext& ctx, JobStore& js, const Request& req, bool ka) {
     throw ApiError(400, "purpose '" + purpose + "' is not supported: exspec stores files for the Batch API only "
                         "(purpose=batch)", "purpose", "unsupported_value");
   if (!file) throw ApiError(400, "missing required parameter: 'file'", "file", "missing_required_parameter");
-  if (file->data.size() > ctx.cfg.limits.max_file_bytes)
+  if (file->data.size() > c.ctx.cfg.limits.max_file_bytes)
     throw ApiError(413, "the file is " + std::to_string(file->data.size()) + " bytes; the limit is " +
-                            std::to_string(ctx.cfg.limits.max_file_bytes) + " (limits.max_file_bytes)",
+                            std::to_string(c.ctx.cfg.limits.max_file_bytes) + " (limits.max_file_bytes)",
                    "file", "file_too_large");
   const std::string name = file->filename.empty() ? "upload.jsonl" : file->filename;
   FileRec f = js.add_file(purpose, name, std::string(file->data));
-  return json_response(200, file_json(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), req.version(), ka);
+  return c.json(200, dump(file_json(f)));
 }
 
-}  // namespace
+Response list_files(const Call& c) {
+  ordered_json data = ordered_json::array();
+  for (const auto& f : need_jobs(c.ctx).files()) data.push_back(file_json(f));
+  ordered_json out{{"object", "list"}, {"data", data}, {"has_more", false}};
+  out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
+  out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
+  return c.json(200, dump(out));
+}
 
-Response files_api(ServerContext& ctx, const Request& req, const std::string& path, bool ka) {
-  JobStore& js = need_jobs(ctx);
-  const unsigned v = req.version();
-  if (path == "/v1/files") {
-    if (req.method() == bhttp::verb::post) return upload(ctx, js, req, ka);
-    need_verb(req, bhttp::verb::get);
-    ordered_json data = ordered_json::array();
-    for (const auto& f : js.files()) data.push_back(file_json(f));
-    ordered_json out{{"object", "list"}, {"data", data}, {"has_more", false}};
-    out["first_id"] = data.empty() ? ordered_json(nullptr) : data.front()["id"];
-    out["last_id"] = data.empty() ? ordered_json(nullptr) : data.back()["id"];
-    return json_response(200, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
+Response get_file(const Call& c) { return c.json(200, dump(file_json(need_file(need_jobs(c.ctx), c.params.at(0))))); }
+
+Response file_content(const Call& c) {
+  JobStore& js = need_jobs(c.ctx);
+  const FileRec f = need_file(js, c.params.at(0));
+  std::string body;
+  try {
+    body = js.read_content(f);
+  } catch (const ContentMissing& e) {
+    // The server lost what it had accepted: a server error (500), not the client's. The id is
+    // all a client learns; the path goes to the log.
+    std::cerr << "exspec serve: " << e.what() << " (looked for " << e.where() << ")" << std::endl;
+    throw ApiError(500, std::string(e.what()) + "; an operator must restore it (the server log says where)", "",
+                   "file_content_missing");
   }
-  std::string rest = path.substr(std::string("/v1/files/").size());
-  const bool content = rest.size() > 8 && rest.compare(rest.size() - 8, 8, "/content") == 0;
-  if (content) rest.resize(rest.size() - 8);
-  if (rest.empty() || rest.find('/') != std::string::npos)
-    throw ApiError(404, "no such endpoint: " + path, "", "not_found");
-  if (content) {
-    need_verb(req, bhttp::verb::get);
-    const FileRec f = need_file(js, rest);
-    std::string body;
-    try {
-      body = js.read_content(f);
-    } catch (const ContentMissing& e) {
-      // The server lost what it had accepted: a server error (500), not the client's. The id is
-      // all a client learns; the path goes to the log.
-      std::cerr << "exspec serve: " << e.what() << " (looked for " << e.where() << ")" << std::endl;
-      throw ApiError(500, std::string(e.what()) + "; an operator must restore it (the server log says where)", "",
-                     "file_content_missing");
-    }
-    Response res = json_response(200, std::move(body), v, ka);
-    res.set(bhttp::field::content_type, "application/octet-stream");
-    res.set(bhttp::field::content_disposition, content_disposition(f.filename));
-    return res;
-  }
-  if (req.method() == bhttp::verb::delete_) {
-    need_file(js, rest);
-    js.delete_file(rest);
-    return json_response(200, ordered_json{{"id", rest}, {"object", "file"}, {"deleted", true}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
-  }
-  need_verb(req, bhttp::verb::get);
-  return json_response(200, file_json(need_file(js, rest)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), v, ka);
+  Response res = c.json(200, std::move(body));
+  res.set(bhttp::field::content_type, "application/octet-stream");
+  res.set(bhttp::field::content_disposition, content_disposition(f.filename));
+  return res;
+}
+
+Response delete_file(const Call& c) {
+  JobStore& js = need_jobs(c.ctx);
+  const std::string& id = c.params.at(0);
+  need_file(js, id);
+  js.delete_file(id);
+  return c.json(200, dump(ordered_json{{"id", id}, {"object", "file"}, {"deleted", true}}));
 }
 
 }  // namespace exspec::http

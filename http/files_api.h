@@ -1,5 +1,6 @@
 // The OpenAI Files API over the job store: POST /v1/files (multipart, purpose=batch),
 // GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}.
+// The route table (http/routes.cpp) calls one function per route. They throw ApiError.
 #pragma once
 #include <string>
 
@@ -10,14 +11,15 @@
 
 namespace exspec::http {
 
-// `path` is the target without its query. Throws ApiError.
-Response files_api(ServerContext& ctx, const Request& req, const std::string& path, bool keep_alive);
+Response upload_file(const Call& c);
+Response list_files(const Call& c);
+Response get_file(const Call& c);  // c.params: {id}
+Response file_content(const Call& c);
+Response delete_file(const Call& c);
 
 nlohmann::ordered_json file_json(const FileRec& f);
 
 // The job store, or a 404 that says how to turn the Files and Batches APIs on.
 JobStore& need_jobs(ServerContext& ctx);
-// A 405 unless the method is `m`.
-void need_verb(const Request& req, boost::beast::http::verb m);
 
 }  // namespace exspec::http

@@ -1,5 +1,7 @@
 #include "http/generation.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "http/api_error.h"
@@ -47,15 +49,23 @@ Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<Generati
                        Clock::time_point received)
     : req_(std::move(req)), env_(std::move(env)), out_(std::move(out)), received_(received) {
   id_ = random_id(req_.chat ? "chatcmpl-" : "cmpl-");
-  created_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // A chat request's created time is the instant its template's strftime_now formatted.
+  created_ = req_.created ? req_.created : unix_now();
+  stop_ids_ = env_.model_eos;
+  stop_ids_.insert(stop_ids_.end(), req_.extra_eos.begin(), req_.extra_eos.end());
+  stop_ids_.insert(stop_ids_.end(), req_.stop_token_ids.begin(), req_.stop_token_ids.end());
+  // With tools the answer keeps its special tokens (a family's call marker may be one, as
+  // Mistral's [TOOL_CALLS]); the token that ends the turn stays out of the text.
+  const bool tools = req_.tool_format != ToolFormat::None;
   const size_t n = static_cast<size_t>(req_.sampling.n);
   choices_.resize(req_.prompts.size() * n);
   for (size_t i = 0; i < choices_.size(); ++i) {
     Choice& c = choices_[i];
     c.prompt = req_.prompts[i / n];
     c.index = i % n;
-    if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, req_.skip_special_tokens);
+    if (env_.tokenizer) c.decoder.emplace(*env_.tokenizer, req_.skip_special_tokens && !tools);
     c.stop = StopScanner(req_.stop, req_.include_stop_str_in_output);
+    if (tools && req_.stream) c.tool_stream.emplace(req_.tool_format, req_.parallel_tool_calls);
   }
   req_.prompts.clear();
 }
@@ -114,7 +124,8 @@ void Generation::take_tokens(size_t i, const std::vector<int64_t>& ids, size_t f
     c.tokens.push_back(ids[k]);
     if (!c.decoder) continue;
     // Stop strings count from min_tokens on (vLLM): the text before is not scanned.
-    const std::string piece = c.decoder->push(ids[k]);
+    const bool hidden = req_.tool_format != ToolFormat::None && is_stop_id(ids[k]);
+    const std::string piece = hidden ? std::string() : c.decoder->push(ids[k]);
     text += static_cast<int64_t>(c.tokens.size()) <= req_.min_tokens ? piece : c.stop.feed(piece);
   }
   c.received += ids.size() - std::min(from, ids.size());
@@ -198,21 +209,57 @@ void Generation::on_finish(size_t i, const SeqResult& r) {
   if (open_ == 0) complete();
 }
 
+bool Generation::is_stop_id(int64_t id) const {
+  return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
+}
+
 void Generation::emit_text(size_t i, const std::string& text, const char* finish) {
   Choice& c = choices_[i];
   c.text += text;
   if (!req_.stream) return;
+  if (c.tool_stream) {
+    const std::string now = c.tool_stream->feed(text);
+    if (!now.empty())
+      if (auto out = out_.lock()) out->send_event(chunk(i, now, nullptr, false, take_logprobs(i)));
+    if (finish) finish_tool_stream(i, finish);
+    return;
+  }
   if (auto out = out_.lock()) out->send_event(chunk(i, text, finish, false, take_logprobs(i)));
 }
 
+void Generation::finish_tool_stream(size_t i, const char* finish) {
+  auto out = out_.lock();
+  if (!out) return;
+  const ToolAnswer a = choices_[i].tool_stream->finish();
+  if (!a.content.empty()) out->send_event(chunk(i, a.content, nullptr, false, take_logprobs(i)));
+  std::vector<std::string> ids;
+  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));
+  for (auto& d : tool_call_deltas(a.calls, ids)) out->send_event(chunk(i, "", nullptr, false, nullptr, std::move(d)));
+  out->send_event(chunk(i, "", a.calls.empty() ? finish : "tool_calls", false, take_logprobs(i)));
+}
+
+ordered_json Generation::message(size_t i, std::string& finish) const {
+  const Choice& c = choices_[i];
+  if (req_.tool_format == ToolFormat::None) return ordered_json{{"role", "assistant"}, {"content", c.text}};
+  const ToolAnswer a = split_answer(req_.tool_format, c.text, req_.parallel_tool_calls);
+  if (a.calls.empty()) return ordered_json{{"role", "assistant"}, {"content", c.text}};
+  std::vector<std::string> ids;
+  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));
+  finish = "tool_calls";
+  return ordered_json{{"role", "assistant"},
+                      {"content", a.content.empty() ? ordered_json(nullptr) : ordered_json(a.content)},
+                      {"tool_calls", tool_calls_json(a.calls, ids)}};
+}
+
 std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
-                              nlohmann::ordered_json logprobs) const {
+                              nlohmann::ordered_json logprobs, nlohmann::ordered_json tool_call) const {
   ordered_json ch;
   ch["index"] = i;
   if (req_.chat) {
     ordered_json delta = ordered_json::object();
     if (first_chat) delta["role"] = "assistant";
     if (first_chat || !text.empty()) delta["content"] = text;
+    if (!tool_call.is_null()) delta["tool_calls"] = ordered_json::array({std::move(tool_call)});
     ch["delta"] = delta;
   } else {
     ch["text"] = text;
@@ -289,13 +336,14 @@ void Generation::complete() {
   for (size_t i = 0; i < choices_.size(); ++i) {
     const Choice& c = choices_[i];
     ordered_json ch{{"index", i}};
+    std::string finish = to_string(c.finish);
     if (req_.chat) {
-      ch["message"] = ordered_json{{"role", "assistant"}, {"content", c.text}};
+      ch["message"] = message(i, finish);
     } else {
       ch["text"] = req_.echo ? c.prompt.text + c.text : c.text;
     }
     ch["logprobs"] = req_.chat ? take_logprobs(i) : with_prompt_logprobs(i, take_logprobs(i));
-    ch["finish_reason"] = to_string(c.finish);
+    ch["finish_reason"] = finish;
     if (req_.return_token_ids) {
       ch["prompt_token_ids"] = c.prompt.ids;
       ch["token_ids"] = c.tokens;

@@ -17,6 +17,7 @@
 #include "actors/engine.h"
 #include "http/openai_request.h"
 #include "http/stop_scanner.h"
+#include "http/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
@@ -74,6 +75,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     nlohmann::ordered_json prompt_logprobs;  // echo with logprobs: the prompt's entries (else null)
     int64_t drafted = 0, accepted = 0;   // its draft tokens, and the accepted ones (from the result)
     size_t logprobs_sent = 0, text_offset = 0;  // streaming: entries already sent
+    std::optional<ToolCallStream> tool_stream;   // chat with tools, streaming: holds back calls
   };
   class Sink;
 
@@ -91,11 +93,17 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void emit_text(size_t i, const std::string& text, const char* finish);
   void complete();
   std::string chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
-                    nlohmann::ordered_json logprobs = nullptr) const;
+                    nlohmann::ordered_json logprobs = nullptr, nlohmann::ordered_json tool_call = nullptr) const;
+  // Streaming with tools: the held-back rest of choice i, its calls as deltas, and the last chunk.
+  void finish_tool_stream(size_t i, const char* finish);
+  // Non-streaming: choice i's message ({"role", "content", "tool_calls"}), the finish reason set.
+  nlohmann::ordered_json message(size_t i, std::string& finish) const;
+  bool is_stop_id(int64_t id) const;
   std::string usage_json() const;
 
   GenRequest req_;
   GenerationEnv env_;
+  std::vector<int64_t> stop_ids_;  // EOS, the template's end of turn, stop_token_ids
   std::weak_ptr<GenerationOutput> out_;
   std::vector<Choice> choices_;
   std::string id_;

@@ -1,8 +1,10 @@
 #include "http/openai_request.h"
 
+#include <chrono>
 #include <set>
 
 #include "http/api_error.h"
+#include "http/chat_request.h"
 #include "http/json_body.h"
 #include "http/prediction_request.h"
 #include "model/tokenizer/tokenizer.h"
@@ -136,12 +138,13 @@ void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int
 }
 
 
-PromptIn from_text(const std::string& text, const ModelFacts& m) {
+// Special tokens written in the text become those tokens unless `split` (HF tokenizers, vLLM).
+PromptIn from_text(const std::string& text, const ModelFacts& m, bool split) {
   if (!m.tokenizer)
     throw bad_param("prompt", "this model has no tokenizer.json: send prompts as token ids", "unsupported_value");
   PromptIn p;
   p.text = text;
-  p.ids = m.tokenizer->encode(text, /*add_special_tokens=*/true, /*allow_special=*/false);
+  p.ids = m.tokenizer->encode(text, /*add_special_tokens=*/true, /*allow_special=*/!split);
   return p;
 }
 
@@ -180,55 +183,19 @@ void check_model(const json& body, const ModelFacts& m) {
                             m.model_names.front() + "'", "model", "model_not_found");
 }
 
-std::vector<ChatMessage> parse_messages(const json& body, const ModelFacts& m) {
-  const json* msgs = field(body, "messages");
-  if (!msgs) throw bad_param("messages", "'messages' is required", "missing_required_parameter");
-  if (!msgs->is_array()) throw bad_param("messages", "'messages' must be an array", "invalid_type");
-  if (msgs->empty()) throw bad_param("messages", "'messages' must not be empty");
-  if (msgs->size() > m.limits.max_messages)
-    throw bad_param("messages", "at most " + std::to_string(m.limits.max_messages) + " messages per request");
-  std::vector<ChatMessage> conv;
-  for (size_t i = 0; i < msgs->size(); ++i) {
-    const json& mj = (*msgs)[i];
-    const std::string at = "messages[" + std::to_string(i) + "]";
-    if (!mj.is_object()) throw bad_param(at, at + " must be an object", "invalid_type");
-    for (auto it = mj.begin(); it != mj.end(); ++it)
-      if (it.key() != "role" && it.key() != "content" && it.key() != "name")
-        throw bad_param(at + "." + it.key(), at + "." + it.key() + " is not supported", "unsupported_value");
-    const json* role = field(mj, "role");
-    if (!role || !role->is_string()) throw bad_param(at + ".role", at + ".role must be a string", "invalid_type");
-    ChatMessage cm;
-    cm.role = role->get<std::string>();
-    if (cm.role == "developer") cm.role = "system";
-    if (cm.role != "system" && cm.role != "user" && cm.role != "assistant")
-      throw bad_param(at + ".role", at + ".role \"" + cm.role + "\" is not supported (system, developer, user, "
-                                                                "assistant)", "unsupported_value");
-    const json* c = field(mj, "content");
-    if (!c) {
-      if (cm.role != "assistant") throw bad_param(at + ".content", at + ".content is required");
-    } else if (c->is_string()) {
-      cm.content = c->get<std::string>();
-    } else if (c->is_array()) {
-      for (const auto& part : *c) {
-        if (!part.is_object() || !part.contains("type") || part["type"] != "text" || !part.contains("text") ||
-            !part["text"].is_string())
-          throw bad_param(at + ".content", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
-                          "unsupported_value");
-        cm.content += part["text"].get<std::string>();
-      }
-    } else {
-      throw bad_param(at + ".content", at + ".content must be a string or an array of text parts", "invalid_type");
-    }
-    conv.push_back(std::move(cm));
-  }
-  return conv;
+bool split_special_tokens(const json& body, const ModelFacts& m) {
+  return get_bool(body, "split_special_tokens", m.split_special_tokens);
 }
 
-PromptIn chat_prompt(const std::vector<ChatMessage>& conv, const ModelFacts& m) {
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m) {
   if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
   if (!m.tokenizer) throw bad_param("messages", "this model has no tokenizer.json: chat needs one", "unsupported_value");
   PromptIn p;
-  p.text = m.chat->render(conv);
+  p.text = m.chat->render(in);
   // As transformers' apply_chat_template: the rendered text holds the BOS itself, and its special
   // tokens are parsed as such.
   p.ids = m.tokenizer->encode(p.text, /*add_special_tokens=*/false, /*allow_special=*/true);
@@ -241,9 +208,10 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
                         "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
                         "stream_options", "user", "return_token_ids", "top_k", "min_p", "repetition_penalty",
                         "ignore_eos", "min_tokens", "stop_token_ids", "include_stop_str_in_output",
-                        "skip_special_tokens", "prediction"});
+                        "skip_special_tokens", "prediction", "split_special_tokens"});
   GenRequest g;
   check_common(body, m, g);
+  const bool split = split_special_tokens(body, m);
   if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
     throw bad_param("suffix", "suffix is not supported", "unsupported_value");
   g.echo = get_bool(body, "echo", false);  // with logprobs: the prompt's logprobs too
@@ -253,7 +221,7 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
   const char* shape = "'prompt' must be a string, an array of strings, an array of token ids or an array of arrays "
                       "of token ids";
   if (p->is_string()) {
-    g.prompts.push_back(from_text(p->get<std::string>(), m));
+    g.prompts.push_back(from_text(p->get<std::string>(), m, split));
   } else if (p->is_array()) {
     if (p->empty()) throw bad_param("prompt", "'prompt' must not be an empty array");
     if ((*p)[0].is_number()) {
@@ -262,7 +230,7 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
       if (p->size() > m.limits.max_prompts)
         throw bad_param("prompt", "at most " + std::to_string(m.limits.max_prompts) + " prompts per request");
       for (const auto& e : *p) {
-        if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m));
+        if (e.is_string()) g.prompts.push_back(from_text(e.get<std::string>(), m, split));
         else if (e.is_array()) g.prompts.push_back(from_ids(token_ids(e, m, "prompt", "each token-id prompt"), m));
         else throw bad_param("prompt", shape, "invalid_type");
       }
@@ -281,19 +249,32 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
                         "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
                         "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
                         "repetition_penalty", "ignore_eos", "min_tokens", "stop_token_ids",
-                        "include_stop_str_in_output", "skip_special_tokens", "prediction"});
+                        "include_stop_str_in_output", "skip_special_tokens", "prediction", "chat_template_kwargs"});
   GenRequest g;
   g.chat = true;
+  g.created = unix_now();
   check_common(body, m, g);
-  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
-    throw bad_param("tools", "tools / function calling are not supported", "unsupported_value");
-  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && tc->get<std::string>() == "none"))
-    throw bad_param("tool_choice", "tools / function calling are not supported", "unsupported_value");
   if (const json* rf = field(body, "response_format")) {
     if (!rf->is_object() || !rf->contains("type") || (*rf)["type"] != "text")
       throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
   }
-  g.prompts.push_back(chat_prompt(parse_messages(body, m), m));
+  ChatInput in;
+  in.messages = parse_chat_messages(body, m.limits);
+  const ChatTools tools = parse_chat_tools(body);
+  in.tools = tools.tools;
+  in.kwargs = parse_template_kwargs(body);
+  in.now = static_cast<std::time_t>(g.created);
+  if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
+  require_tool_call(tools, m.chat->tool_format);
+  if (tools.choice == ToolChoice::Auto) {
+    if (m.chat->tool_format == ToolFormat::None)
+      throw bad_param("tools", "this model's chat template writes tool calls in no syntax exspec parses; set "
+                               "tool_call_parser (--tool-call-parser) to hermes, llama3_json, deepseek_v3 or mistral, "
+                               "or send tool_choice \"none\"", "unsupported_value");
+    g.tool_format = m.chat->tool_format;
+    g.parallel_tool_calls = tools.parallel;
+  }
+  g.prompts.push_back(chat_prompt(in, m));
   g.extra_eos = m.chat->end_ids;
   for (const auto& s : m.chat->end_stops)
     if (g.stop.size() < m.limits.max_stop + m.chat->end_stops.size()) g.stop.push_back(s);

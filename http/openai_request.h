@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "http/chat_template.h"
+#include "http/tool_calls.h"
 #include "http/sampling_request.h"
-#include "http/server_config.h"
+#include "config/settings.h"
 
 namespace exspec {
 class Tokenizer;
@@ -38,6 +39,11 @@ struct GenRequest {
   std::vector<int64_t> stop_token_ids;
   int64_t min_tokens = 0;
   std::vector<int64_t> prediction;  // Predicted Outputs (http/prediction_request.h), every choice
+  // Chat with tools (tool_choice auto): the answer's calls are parsed in this family's syntax into
+  // message.tool_calls (None: the answer is all content).
+  ToolFormat tool_format = ToolFormat::None;
+  bool parallel_tool_calls = true;  // false: the first call only
+  int64_t created = 0;  // unix seconds: the response's "created", and the instant strftime_now formats
 };
 
 // What validation needs to know about the served model.
@@ -49,6 +55,9 @@ struct ModelFacts {
   int64_t vocab = 0;
   std::vector<std::string> model_names;  // names a request's "model" may use
   Limits limits;
+  // Special tokens written in a prompt's text are read as text, not as those tokens (the
+  // server's default; a request's "split_special_tokens" overrides it).
+  bool split_special_tokens = false;
 };
 
 GenRequest parse_completion_request(const nlohmann::json& body, const ModelFacts& m);
@@ -58,10 +67,13 @@ std::vector<int64_t> token_ids(const nlohmann::json& arr, const ModelFacts& m, c
                                const std::string& what);
 GenRequest parse_chat_request(const nlohmann::json& body, const ModelFacts& m);
 
-// A request's "messages", validated (each error names messages[i].field).
-std::vector<ChatMessage> parse_messages(const nlohmann::json& body, const ModelFacts& m);
-// The conversation through the chat template, ending with the assistant's turn, and its ids.
-PromptIn chat_prompt(const std::vector<ChatMessage>& conv, const ModelFacts& m);
+// The conversation through the chat template, and its ids (the rendered text's special tokens
+// read as such, no BOS added: the template writes it, as apply_chat_template tokenizes).
+PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m);
+// A request's "split_special_tokens", else the server's default.
+bool split_special_tokens(const nlohmann::json& body, const ModelFacts& m);
+// Unix seconds now: a request's created time.
+int64_t unix_now();
 // A known "model" or none (the server serves one); 404 model_not_found otherwise.
 void check_model(const nlohmann::json& body, const ModelFacts& m);
 

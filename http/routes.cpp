@@ -1,5 +1,7 @@
 #include "http/routes.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "http/batches_api.h"
@@ -12,14 +14,6 @@ namespace exspec::http {
 namespace bhttp = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-uint64_t body_limit_for(const Limits& lim, const Request& head) {
-  std::string_view path(head.target().data(), head.target().size());
-  path = path.substr(0, path.find('?'));
-  if (head.method() == bhttp::verb::post && path == "/v1/files")
-    return std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes);
-  return lim.max_body_bytes;
-}
 
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive) {
   Response res{static_cast<bhttp::status>(status), version};
@@ -36,21 +30,8 @@ Response error_response(const ApiError& e, unsigned version, bool keep_alive) {
                        keep_alive);
 }
 
-namespace {
-
-void need_method(const Request& req, bhttp::verb v, const char* allow) {
-  if (req.method() == v || (v == bhttp::verb::get && req.method() == bhttp::verb::head)) return;
-  throw ApiError(405, std::string("method ") + std::string(req.method_string()) + " is not allowed here; use " + allow,
-                 "", "method_not_allowed");
-}
-
-void need_auth(const ServerContext& ctx, const Request& req) {
-  if (ctx.cfg.api_key.empty()) return;
-  auto it = req.find(bhttp::field::authorization);
-  if (it == req.end())
-    throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
-  if (!constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key))
-    throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
+Response Call::json(int status, const std::string& body) const {
+  return json_response(status, body, req.version(), keep_alive);
 }
 
 Backend& need_ready(ServerContext& ctx) {
@@ -60,6 +41,17 @@ Backend& need_ready(ServerContext& ctx) {
     case ServerState::Draining: throw ApiError(503, "the server is shutting down", "", "shutting_down");
     default: throw ApiError(503, "the server failed to load its models", "", "not_ready");
   }
+}
+
+namespace {
+
+void need_auth(const ServerContext& ctx, const Request& req) {
+  if (ctx.cfg.api_key.empty()) return;
+  auto it = req.find(bhttp::field::authorization);
+  if (it == req.end())
+    throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
+  if (!constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key))
+    throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
 }
 
 ordered_json model_card(const ServerContext& ctx, const Backend& b) {
@@ -78,7 +70,9 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"context", o.decoding.context > 0 ? o.decoding.context : i.max_position_embeddings},
                         {"dtype", i.dtype},
                         {"device", i.device},
-                        {"chat_template", b.chat ? json(family_name(b.chat->family)) : json(nullptr)}};
+                        // a --chat-template file by its name only, as the draft below
+                        {"chat_template", b.chat ? json(std::filesystem::path(b.chat->source).filename().string()) : json(nullptr)},
+                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)}};
   ordered_json draft = nullptr;
   // Names, not paths: a client never learns the server's file system (the log has the paths).
   if (!i.draft_dir.empty()) draft = ordered_json{{"name", model_label(i.draft_dir)}, {"parameters", i.draft_parameters}};
@@ -94,89 +88,158 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                       {"settings", settings}};
 }
 
-std::string endpoint_of(const std::string& path) {
-  for (const char* e : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
-    if (path == e) return e;
-  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
-  if (path == "/v1/files" || path == "/v1/batches" || path == "/tokenize" || path == "/detokenize") return path;
-  if (path.rfind("/v1/files/", 0) == 0) return "/v1/files/{id}";
-  if (path.rfind("/v1/batches/", 0) == 0) return "/v1/batches/{id}";
-  return "other";
+Response health(const Call& c) {
+  switch (c.ctx.state.load()) {
+    case ServerState::Ready: {
+      ordered_json h{{"status", "ok"}, {"model", c.ctx.backend.load()->served_name}};
+      if (!c.ctx.cfg.replica.empty()) h["replica"] = c.ctx.cfg.replica;  // which replica a balancer reached
+      return c.json(200, h.dump());
+    }
+    case ServerState::Loading: return c.json(503, R"({"status":"loading"})");
+    case ServerState::Draining: return c.json(503, R"({"status":"shutting_down"})");
+    default: return c.json(503, R"({"status":"failed"})");
+  }
+}
+
+Response metrics(const Call& c) {
+  ServerContext& ctx = c.ctx;
+  Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
+  EngineStats st;
+  if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
+  std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode, b->draft_tokens,
+                                            ctx.inflight.load())
+                       : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+  if (!ctx.cfg.replica.empty()) text = with_label(text, "replica", ctx.cfg.replica);
+  Response r = c.json(200, text);
+  r.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  return r;
+}
+
+Response list_models(const Call& c) {
+  Backend& b = need_ready(c.ctx);
+  return c.json(200, ordered_json{{"object", "list"}, {"data", ordered_json::array({model_card(c.ctx, b)})}}.dump());
+}
+
+Response get_model(const Call& c) {
+  Backend& b = need_ready(c.ctx);
+  const std::string& id = c.params.at(0);
+  bool known = false;
+  for (const auto& n : b.facts.model_names) known = known || n == id;
+  if (!known) throw ApiError(404, "The model '" + id + "' does not exist", "model", "model_not_found");
+  return c.json(200, model_card(c.ctx, b).dump());
+}
+
+template <bool chat>
+void generate(const Call& c, Routed& r) {
+  Backend& b = need_ready(c.ctx);
+  const json body = parse_json_body(c.req.body());
+  GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
+  auto gen = std::make_shared<Generation>(std::move(g), generation_env(c.ctx, b, c.post, 1), c.out, c.received);
+  gen->start();
+  r.generation = std::move(gen);
+}
+
+template <Response (*handler)(const Call&)>
+void answer(const Call& c, Routed& r) {
+  r.response = handler(c);
+}
+
+constexpr bool kOpen = false, kAuth = true;
+using V = bhttp::verb;
+
+}  // namespace
+
+const std::vector<Route>& route_table() {
+  static const std::vector<Route> table{
+      {V::get, "/health", kOpen, BodyLimit::Request, answer<health>},
+      {V::get, "/metrics", kOpen, BodyLimit::Request, answer<metrics>},
+      {V::get, "/v1/models", kAuth, BodyLimit::Request, answer<list_models>},
+      // the served name, or the model's directory path (slashes and all)
+      {V::get, "/v1/models/{id...}", kAuth, BodyLimit::Request, answer<get_model>},
+      {V::post, "/v1/completions", kAuth, BodyLimit::Request, generate<false>},
+      {V::post, "/v1/chat/completions", kAuth, BodyLimit::Request, generate<true>},
+      {V::post, "/tokenize", kAuth, BodyLimit::Request, answer<tokenize_request>},
+      {V::post, "/detokenize", kAuth, BodyLimit::Request, answer<detokenize_request>},
+      {V::get, "/v1/files", kAuth, BodyLimit::Request, answer<list_files>},
+      {V::post, "/v1/files", kAuth, BodyLimit::Upload, answer<upload_file>},
+      {V::get, "/v1/files/{id}", kAuth, BodyLimit::Request, answer<get_file>},
+      {V::delete_, "/v1/files/{id}", kAuth, BodyLimit::Request, answer<delete_file>},
+      {V::get, "/v1/files/{id}/content", kAuth, BodyLimit::Request, answer<file_content>},
+      {V::get, "/v1/batches", kAuth, BodyLimit::Request, answer<list_batches>},
+      {V::post, "/v1/batches", kAuth, BodyLimit::Request, answer<create_batch>},
+      {V::get, "/v1/batches/{id}", kAuth, BodyLimit::Request, answer<get_batch>},
+      {V::post, "/v1/batches/{id}/cancel", kAuth, BodyLimit::Request, answer<cancel_batch>},
+  };
+  return table;
+}
+
+namespace {
+
+// The routes of a target's path: the one for the request's method (GET's for HEAD), and the
+// methods the path has (for 405's Allow). No route at all: an unknown path.
+struct Found {
+  const Route* route = nullptr;
+  const char* pattern = nullptr;  // of any route of the path
+  std::vector<std::string> params;
+  std::string allow;
+};
+
+Found find_route(const std::optional<Target>& target, bhttp::verb method) {
+  Found f;
+  if (!target) return f;
+  std::vector<std::string> params;
+  for (const Route& r : route_table()) {
+    if (!match_pattern(r.pattern, target->segments, params)) continue;
+    f.pattern = r.pattern;
+    const std::string name(bhttp::to_string(r.method));
+    f.allow += (f.allow.empty() ? "" : ", ") + name + (r.method == bhttp::verb::get ? ", HEAD" : "");
+    if (!f.route && (r.method == method || (r.method == bhttp::verb::get && method == bhttp::verb::head))) {
+      f.route = &r;
+      f.params = params;
+    }
+  }
+  return f;
+}
+
+std::string served_list() {
+  std::string out;
+  for (const Route& r : route_table())
+    out += (out.empty() ? "" : ", ") + std::string(bhttp::to_string(r.method)) + " " + pattern_label(r.pattern);
+  return out;
 }
 
 }  // namespace
 
+uint64_t body_limit_for(const Limits& lim, const Request& head) {
+  const Found f = find_route(parse_target(std::string(head.target())), head.method());
+  if (f.route && f.route->body == BodyLimit::Upload) return std::max<uint64_t>(lim.max_body_bytes, lim.max_file_bytes);
+  return lim.max_body_bytes;
+}
+
 Routed route_request(ServerContext& ctx, const Request& req, std::function<void(std::function<void()>)> post,
                      std::weak_ptr<GenerationOutput> out, std::chrono::steady_clock::time_point received) {
   Routed r;
-  std::string path(req.target());
-  if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
-  r.endpoint = endpoint_of(path);
   const bool ka = req.keep_alive() && ctx.state.load() != ServerState::Draining;
   const unsigned v = req.version();
+  const std::optional<Target> target = parse_target(std::string(req.target()));
+  Found f = find_route(target, req.method());
+  r.endpoint = f.pattern ? pattern_label(f.pattern) : "other";
   try {
-    if (path == "/health") {
-      need_method(req, bhttp::verb::get, "GET");
-      switch (ctx.state.load()) {
-        case ServerState::Ready: {
-          ordered_json h{{"status", "ok"}, {"model", ctx.backend.load()->served_name}};
-          if (!ctx.cfg.replica.empty()) h["replica"] = ctx.cfg.replica;  // which replica a balancer reached
-          r.response = json_response(200, h.dump(), v, ka);
-          break;
-        }
-        case ServerState::Loading: r.response = json_response(503, R"({"status":"loading"})", v, ka); break;
-        case ServerState::Draining: r.response = json_response(503, R"({"status":"shutting_down"})", v, ka); break;
-        default: r.response = json_response(503, R"({"status":"failed"})", v, ka);
-      }
-    } else if (path == "/metrics") {
-      need_method(req, bhttp::verb::get, "GET");
-      Backend* b = ctx.state.load() == ServerState::Ready ? ctx.backend.load() : nullptr;
-      EngineStats st;
-      if (b) st = ctx.keeper.call([b] { return b->engine->stats(); });
-      std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode,
-                                                b->draft_tokens, ctx.inflight.load())
-                           : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
-      if (!ctx.cfg.replica.empty()) text = with_label(text, "replica", ctx.cfg.replica);
-      r.response = json_response(200, text, v, ka);
-      r.response->set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    } else if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
-      need_method(req, bhttp::verb::get, "GET");
-      need_auth(ctx, req);
-      Backend& b = need_ready(ctx);
-      if (path == "/v1/models") {
-        r.response = json_response(
-            200, ordered_json{{"object", "list"}, {"data", ordered_json::array({model_card(ctx, b)})}}.dump(), v, ka);
-      } else {
-        const std::string id = path.substr(std::string("/v1/models/").size());
-        bool known = false;
-        for (const auto& n : b.facts.model_names) known = known || n == id;
-        if (!known) throw ApiError(404, "The model '" + id + "' does not exist", "model", "model_not_found");
-        r.response = json_response(200, model_card(ctx, b).dump(), v, ka);
-      }
-    } else if (path == "/v1/completions" || path == "/v1/chat/completions") {
-      need_method(req, bhttp::verb::post, "POST");
-      need_auth(ctx, req);
-      Backend& b = need_ready(ctx);
-      const json body = parse_json_body(req.body());
-      const bool chat = path == "/v1/chat/completions";
-      GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
-      auto gen = std::make_shared<Generation>(std::move(g), generation_env(ctx, b, std::move(post), 1),
-                                              std::move(out), received);
-      gen->start();
-      r.generation = std::move(gen);
-    } else if (path == "/tokenize" || path == "/detokenize") {
-      need_auth(ctx, req);
-      r.response = tokenize_api(need_ready(ctx), req, path, ka);
-    } else if (path == "/v1/files" || path.rfind("/v1/files/", 0) == 0) {
-      need_auth(ctx, req);
-      r.response = files_api(ctx, req, path, ka);
-    } else if (path == "/v1/batches" || path.rfind("/v1/batches/", 0) == 0) {
-      need_auth(ctx, req);
-      r.response = batches_api(ctx, req, path, std::string(req.target()), ka);
+    if (!f.pattern) {
+      std::string path(req.target());
+      path = target ? target->path : path.substr(0, path.find('?'));
+      throw ApiError(404, "no such endpoint: " + std::string(req.method_string()) + " " + path + " (served: " +
+                              served_list() + ")", "", "not_found");
+    }
+    if (!f.route) {
+      r.response = error_response(ApiError(405, "method " + std::string(req.method_string()) +
+                                                    " is not allowed here; use " + f.allow, "", "method_not_allowed"),
+                                  v, ka);
+      r.response->set(bhttp::field::allow, f.allow);
     } else {
-      throw ApiError(404, "no such endpoint: " + std::string(req.method_string()) + " " + path +
-                              " (served: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, "
-                              "GET /metrics, /v1/files, /v1/batches, POST /tokenize, POST /detokenize)", "", "not_found");
+      if (f.route->auth) need_auth(ctx, req);
+      const Call call{ctx, req, *target, std::move(f.params), ka, std::move(post), std::move(out), received};
+      f.route->handle(call, r);
     }
   } catch (const ApiError& e) {
     r.generation.reset();

@@ -1,15 +1,19 @@
-// Request routing: which endpoint, authentication, and the answers that need no engine work
-// (models, health, metrics, errors). Generation requests come back as a started Generation.
+// Request routing by one table (http/routes.cpp): method, path pattern, API key, body limit and
+// handler of every endpoint. Unknown paths get 404, a known path with another method 405 with
+// Allow; the answers that need no engine work (models, health, metrics) are made here, and
+// generation requests come back as a started Generation.
 #pragma once
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/beast/http.hpp>
 
 #include "http/api_error.h"
 #include "http/generation.h"
+#include "http/route_match.h"
 #include "http/server_context.h"
 
 namespace exspec::http {
@@ -20,18 +24,48 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 struct Routed {
   std::optional<Response> response;        // answered at once
   std::shared_ptr<Generation> generation;  // or: a generation was started
-  std::string endpoint;                    // metrics label
+  std::string endpoint;                    // metrics label: the route's pattern, or "other"
 };
+
+// One request matched to its route: what a handler reads.
+struct Call {
+  ServerContext& ctx;
+  const Request& req;
+  const Target& target;
+  std::vector<std::string> params;  // the pattern's {names}' values, in order
+  bool keep_alive;
+  std::function<void(std::function<void()>)> post;  // runs a function on the connection's strand
+  std::weak_ptr<GenerationOutput> out;
+  std::chrono::steady_clock::time_point received;
+
+  Response json(int status, const std::string& body) const;  // application/json, this request's version
+};
+
+// Which limit a request's body has: limits.max_body_bytes, or for uploads limits.max_file_bytes.
+enum class BodyLimit { Request, Upload };
+
+struct Route {
+  boost::beast::http::verb method;  // GET routes answer HEAD too
+  const char* pattern;              // "/v1/files/{id}/content"; a last "{id...}" takes the rest of the path
+  bool auth;                        // needs the API key, when the server has one
+  BodyLimit body;
+  void (*handle)(const Call&, Routed&);  // sets the response or the generation; throws ApiError
+};
+
+const std::vector<Route>& route_table();
 
 // `post` runs a function on the connection's strand.
 Routed route_request(ServerContext& ctx, const Request& req, std::function<void(std::function<void()>)> post,
                      std::weak_ptr<GenerationOutput> out, std::chrono::steady_clock::time_point received);
 
 // The largest body a request may send, decided from its head alone (before any of the body is
-// read): uploads (POST /v1/files) take limits.max_file_bytes, everything else limits.max_body_bytes.
+// read), by its route's BodyLimit.
 uint64_t body_limit_for(const Limits& limits, const Request& head);
 
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive);
 Response error_response(const ApiError& e, unsigned version, bool keep_alive);
+
+// The loaded models, or a 503 that says why not (loading, shutting down, failed).
+Backend& need_ready(ServerContext& ctx);
 
 }  // namespace exspec::http

@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "config/engine_options.h"
 #include "http/accept_loop.h"
 #include "http/backend.h"
 #include "http/batch_runner.h"
@@ -22,7 +23,7 @@ namespace exspec::http {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-int serve(const ServerConfig& cfg) {
+int serve(const Settings& cfg) {
   ServerContext ctx;
   ctx.cfg = cfg;
   std::unique_ptr<Backend> backend;  // outlives the io_context: connections cancel through it

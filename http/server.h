@@ -1,7 +1,7 @@
 // The OpenAI-compatible HTTP server: a Boost.Beast acceptor and connections on an Asio thread
 // pool, in front of the engine. Torch-free.
 #pragma once
-#include "http/server_config.h"
+#include "config/settings.h"
 
 namespace exspec::http {
 
@@ -10,6 +10,6 @@ namespace exspec::http {
 // drains: no new requests (503), in-flight ones finish (up to limits.shutdown_timeout_s; a
 // second signal cancels them), responses are written, and it returns 0. Returns 1 when the
 // port cannot be bound or the models cannot be loaded (the reason on stderr).
-int serve(const ServerConfig& cfg);
+int serve(const Settings& cfg);
 
 }  // namespace exspec::http

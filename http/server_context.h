@@ -13,7 +13,7 @@
 #include "http/generation.h"
 #include "http/metrics.h"
 #include "http/openai_request.h"
-#include "http/server_config.h"
+#include "config/settings.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
@@ -33,7 +33,7 @@ struct Backend {
 enum class ServerState { Loading, Ready, Draining, Failed };
 
 struct ServerContext {
-  ServerConfig cfg;
+  Settings cfg;
   std::atomic<ServerState> state{ServerState::Loading};
   std::atomic<Backend*> backend{nullptr};  // set once, when ready
   std::atomic<bool> engine_stopping{false};

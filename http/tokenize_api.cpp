@@ -3,7 +3,7 @@
 #include <set>
 
 #include "http/api_error.h"
-#include "http/files_api.h"
+#include "http/chat_request.h"
 #include "http/json_body.h"
 #include "http/openai_request.h"
 #include "model/tokenizer/tokenizer.h"
@@ -36,20 +36,24 @@ const Tokenizer& need_tokenizer(const ModelFacts& m) {
 ordered_json tokenize(const json& body, const ModelFacts& m) {
   std::vector<int64_t> ids;
   if (field(body, "messages")) {
-    only(body, {"model", "messages", "add_generation_prompt", "add_special_tokens", "return_token_strs"});
-    if (!flag(body, "add_generation_prompt", true))
-      throw bad_param("add_generation_prompt", "the chat template always ends with the assistant's turn here",
-                      "unsupported_value");
-    if (flag(body, "add_special_tokens", false))  // the rendered template holds BOS itself
-      throw bad_param("add_special_tokens", "chat messages are tokenized as the chat endpoint does, without adding "
-                                            "special tokens", "unsupported_value");
-    ids = chat_prompt(parse_messages(body, m), m).ids;
+    only(body, {"model", "messages", "add_generation_prompt", "add_special_tokens", "return_token_strs", "tools",
+                "chat_template_kwargs"});
+    ChatInput in;
+    in.messages = parse_chat_messages(body, m.limits);
+    in.tools = parse_chat_tools(body).tools;
+    in.kwargs = parse_template_kwargs(body);
+    in.add_generation_prompt = flag(body, "add_generation_prompt", true);
+    in.now = static_cast<std::time_t>(unix_now());
+    PromptIn p = chat_prompt(in, m);
+    // vLLM's default: the rendered template holds BOS itself; add_special_tokens adds it again.
+    ids = flag(body, "add_special_tokens", false) ? need_tokenizer(m).encode(p.text, true, true) : std::move(p.ids);
   } else {
-    only(body, {"model", "prompt", "add_special_tokens", "return_token_strs"});
+    only(body, {"model", "prompt", "add_special_tokens", "return_token_strs", "split_special_tokens"});
     const json* p = field(body, "prompt");
     if (!p) throw bad_param("prompt", "'prompt' or 'messages' is required", "missing_required_parameter");
     if (!p->is_string()) throw bad_param("prompt", "'prompt' must be a string", "invalid_type");
-    ids = need_tokenizer(m).encode(p->get<std::string>(), flag(body, "add_special_tokens", true), false);
+    ids = need_tokenizer(m).encode(p->get<std::string>(), flag(body, "add_special_tokens", true),
+                                   /*allow_special=*/!split_special_tokens(body, m));
   }
   ordered_json strs = nullptr;
   if (flag(body, "return_token_strs", false)) {
@@ -76,15 +80,18 @@ ordered_json detokenize(const json& body, const ModelFacts& m) {
   return ordered_json{{"prompt", need_tokenizer(m).decode(ids)}};
 }
 
-}  // namespace
-
-Response tokenize_api(const Backend& b, const Request& req, const std::string& path, bool ka) {
-  need_verb(req, boost::beast::http::verb::post);
-  const json body = parse_json_body(req.body());
+// The body checked as both endpoints take it, then answered by `f`.
+Response answer(const Call& c, ordered_json (*f)(const json&, const ModelFacts&)) {
+  const Backend& b = need_ready(c.ctx);
+  const json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   check_model(body, b.facts);
-  const ordered_json out = path == "/tokenize" ? tokenize(body, b.facts) : detokenize(body, b.facts);
-  return json_response(200, out.dump(-1, ' ', false, json::error_handler_t::replace), req.version(), ka);
+  return c.json(200, f(body, b.facts).dump(-1, ' ', false, json::error_handler_t::replace));
 }
+
+}  // namespace
+
+Response tokenize_request(const Call& c) { return answer(c, tokenize); }
+Response detokenize_request(const Call& c) { return answer(c, detokenize); }
 
 }  // namespace exspec::http

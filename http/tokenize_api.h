@@ -1,13 +1,12 @@
 // vLLM's tokenizer endpoints, which evaluation harnesses and benchmark clients look up:
 // POST /tokenize ({"prompt"} or {"messages"} through the chat template) and POST /detokenize.
+// The route table (http/routes.cpp) calls them; they throw ApiError.
 #pragma once
-#include <string>
-
 #include "http/routes.h"
 
 namespace exspec::http {
 
-// `path` is "/tokenize" or "/detokenize"; `b` the loaded backend. Throws ApiError.
-Response tokenize_api(const Backend& b, const Request& req, const std::string& path, bool keep_alive);
+Response tokenize_request(const Call& c);
+Response detokenize_request(const Call& c);
 
 }  // namespace exspec::http

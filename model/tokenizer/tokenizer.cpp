@@ -93,6 +93,12 @@ int64_t Tokenizer::vocab_size() const { return impl_->vocab_size; }
 std::optional<int64_t> Tokenizer::bos_id() const { return impl_->bos; }
 std::vector<int64_t> Tokenizer::eos_ids() const { return impl_->eos; }
 const std::string& Tokenizer::chat_template() const { return impl_->chat_template; }
+const std::vector<std::pair<std::string, std::string>>& Tokenizer::chat_templates() const {
+  return impl_->chat_templates;
+}
+const std::vector<std::pair<std::string, std::string>>& Tokenizer::special_tokens_map() const {
+  return impl_->special_tokens_map;
+}
 std::optional<int64_t> Tokenizer::model_max_length() const { return impl_->model_max_length; }
 
 bool Tokenizer::is_special(int64_t id) const {

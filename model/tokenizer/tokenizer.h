@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace exspec {
@@ -34,7 +35,13 @@ class Tokenizer {
   int64_t vocab_size() const;  // largest id + 1, added tokens included
   std::optional<int64_t> bos_id() const;
   std::vector<int64_t> eos_ids() const;  // tokenizer_config eos_token, then generation_config's
-  const std::string& chat_template() const;  // empty when none
+  const std::string& chat_template() const;  // empty when none (the "default" of named templates)
+  // Named templates (tokenizer_config.json's list form: "default", "tool_use", ...); empty when
+  // the config holds one template.
+  const std::vector<std::pair<std::string, std::string>>& chat_templates() const;
+  // The special tokens tokenizer_config.json names (bos_token, eos_token, unk_token, sep_token,
+  // pad_token, cls_token, mask_token), as transformers' special_tokens_map passes them to a template.
+  const std::vector<std::pair<std::string, std::string>>& special_tokens_map() const;
   std::optional<int64_t> model_max_length() const;  // none when absent or the "infinite" 1e30
   bool is_special(int64_t id) const;
   // A token as written in tokenizer.json (added tokens first, then the model vocab).

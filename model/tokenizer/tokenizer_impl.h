@@ -26,6 +26,11 @@ struct TokenizerImpl {
   std::optional<int64_t> bos, model_max_length;
   std::vector<int64_t> eos;
   std::string chat_template;
+  // tokenizer_config.json's named templates ([{"name", "template"}]: "default", "tool_use", ...).
+  std::vector<std::pair<std::string, std::string>> chat_templates;
+  // tokenizer_config.json's special tokens by name (bos_token, eos_token, unk_token, ...): what
+  // transformers' special_tokens_map gives a chat template.
+  std::vector<std::pair<std::string, std::string>> special_tokens_map;
   int64_t vocab_size = 0;
 
   // Appends the ids of text (valid UTF-8), without BOS/EOS.

@@ -82,10 +82,17 @@ void read_config(const nlohmann::json& cfg, const nlohmann::json& tok_json, Toke
     if (ct->is_string()) {
       t.chat_template = ct->get<std::string>();
     } else if (ct->is_array()) {  // [{"name": "default", "template": ...}, ...]
-      for (const auto& e : *ct)
-        if (e.value("name", std::string()) == "default") t.chat_template = e.value("template", std::string());
+      for (const auto& e : *ct) {
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("template") ||
+            !e["template"].is_string())
+          throw std::runtime_error("tokenizer_config.json: every chat_template entry needs a string 'name' and 'template'");
+        t.chat_templates.emplace_back(e["name"].get<std::string>(), e["template"].get<std::string>());
+        if (e["name"] == "default") t.chat_template = e["template"].get<std::string>();
+      }
     }
   }
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"})
+    if (auto tok = config_token(cfg, key)) t.special_tokens_map.emplace_back(key, *tok);
   if (auto ml = cfg.find("model_max_length"); ml != cfg.end() && ml->is_number()) {
     const double v = ml->get<double>();
     if (v > 0 && v < 1e15) t.model_max_length = int64_t(v);

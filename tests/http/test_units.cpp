@@ -1,16 +1,13 @@
-// Pieces of http/ without a server: stop strings over streamed text, chat templates, config, the
-// job store's rules.
+// Pieces of http/ without a server: stop strings over streamed text, the job store's rules.
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
 #include "http/api_error.h"
-#include "http/chat_template.h"
 #include "http/job_store.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
-#include "http/server_config.h"
 #include "http/stop_scanner.h"
 #include "model/make_model.h"
 #include "model/tokenizer/tokenizer.h"
@@ -37,108 +34,6 @@ TEST_CASE("stop scanner: holds back possible starts, trims the stop string, any 
   CHECK_FALSE(none.stopped());
   StopScanner earliest({"b", "abc"});
   CHECK(earliest.feed("xabc") == "x");  // "abc" starts first
-}
-
-TEST_CASE("chat templates: the families render as their Jinja templates do") {
-  std::vector<ChatMessage> conv{{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "More"}};
-  ChatTemplate t;
-  t.family = ChatFamily::ChatML;
-  CHECK(t.render(conv) ==
-        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n"
-        "<|im_start|>user\nMore<|im_end|>\n<|im_start|>assistant\n");
-  t.default_system = "You are a helpful assistant.";
-  CHECK(t.render({{"user", "Hi"}}) ==
-        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-        "<|im_start|>assistant\n");
-  t = ChatTemplate{};
-  t.family = ChatFamily::Llama2;
-  t.bos_text = "<s>";
-  t.eos_text = "</s>";
-  CHECK(t.render(conv) == "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST] Yo </s><s>[INST] More [/INST]");
-  t.family = ChatFamily::Llama3;
-  t.bos_text = "<|begin_of_text|>";
-  CHECK(t.render({{"user", " Hi "}}) ==
-        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-        "<|start_header_id|>assistant<|end_header_id|>\n\n");
-  t.family = ChatFamily::Vicuna;
-  t.bos_text = "<s>";
-  t.default_system = "SYS.";
-  CHECK(t.render({{"user", "Hi"}, {"assistant", "Yo"}, {"user", "More"}}) ==
-        "<s>SYS. USER: Hi ASSISTANT: Yo</s>USER: More ASSISTANT:");
-  t.family = ChatFamily::Llama2;
-  CHECK_THROWS_AS(t.render({{"user", "a"}, {"user", "b"}}), ApiError);
-  CHECK_THROWS_AS(t.render({}), ApiError);
-}
-
-TEST_CASE("chat templates: GLM-4 is recognised from tokenizer_config.json and ends turns on <|user|>") {
-  // The tokenizer files `make-model --arch glm4` writes: GLM-4's chat tokens and its template.
-  const std::string dir = exspec::httptest::scratch() + "/glm4-tokenizer";
-  std::filesystem::create_directories(dir);
-  exspec::write_byte_tokenizer(dir, 512, /*glm=*/true);
-  const exspec::Tokenizer tok = exspec::Tokenizer::load(dir);
-  std::string why;
-  auto t = choose_chat_template(tok, "auto", why);
-  INFO(why);
-  REQUIRE(t);
-  CHECK(t->family == ChatFamily::Glm4);
-  CHECK(t->end_ids == std::vector<int64_t>{*tok.token_to_id("<|user|>"), *tok.token_to_id("<|observation|>")});
-  CHECK(t->end_stops.empty());
-  // As GLM-4-9B-chat's Jinja template renders (llama.cpp's test conversation): contents untrimmed,
-  // system messages where they stand, no newline after the generation prompt.
-  CHECK(t->render({{"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
-                   {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"}}) ==
-        "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are "
-        "you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>");
-  CHECK(t->render({{"user", "a"}, {"assistant", ""}, {"user", "b"}, {"system", "late"}}) ==
-        "[gMASK]<sop><|user|>\na<|user|>\nb<|system|>\nlate<|assistant|>");
-  const auto ids = tok.encode(t->render({{"user", "hi"}}), false, /*allow_special=*/true);
-  CHECK(ids == std::vector<int64_t>{*tok.token_to_id("[gMASK]"), *tok.token_to_id("<sop>"), *tok.token_to_id("<|user|>"),
-                                    '\n', 'h', 'i', *tok.token_to_id("<|assistant|>")});
-  CHECK(choose_chat_template(tok, "glm4", why)->family == ChatFamily::Glm4);
-}
-
-TEST_CASE("config file: keys, types and unknown keys") {
-  const std::string path = exspec::httptest::scratch() + "/cfg.json";
-  std::ofstream(path) << R"({"port": 9000, "engine": {"mode": "eqspec", "batch": 4}, "limits": {"max_tokens": 77},
-                            "threads": {"http": 3}})";
-  ServerConfig c;
-  load_config_file(path, c);
-  CHECK(c.port == 9000);
-  CHECK(c.mode == "eqspec");
-  CHECK(c.batch == 4);
-  CHECK(c.limits.max_tokens == 77);
-  CHECK(c.http_threads == 3);
-  CHECK(engine_options(c).decoding.window == 8);
-  // In place the live sequences are the slots; exspec's window is refused there, naming them.
-  ServerConfig in_place;
-  in_place.slots = 6;
-  CHECK(engine_options(in_place).decoding.slots == 6);
-  CHECK(engine_options(in_place).decoding.batch_size == 6);  // every ready slot a step
-  in_place.window = 6;
-  CHECK_THROWS_WITH(engine_options(in_place), Catch::Contains("engine.slots (--slots)"));
-  std::ofstream(path) << R"({"prot": 9000})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("unknown key \"prot\""));
-  std::ofstream(path) << R"({"engine": {"batch": "4"}})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.batch"));
-  // draft_tokens: "auto" or a number >= 1, checked where the engine options are made.
-  std::ofstream(path) << R"({"engine": {"draft_tokens": "auto", "max_draft_tokens": 6}})";
-  load_config_file(path, c);
-  CHECK(engine_options(c).decoding.adaptive_k);
-  CHECK(engine_options(c).decoding.max_draft_tokens == 6);
-  std::ofstream(path) << R"({"engine": {"draft_tokens": 5}})";
-  load_config_file(path, c);
-  CHECK_FALSE(engine_options(c).decoding.adaptive_k);
-  CHECK(engine_options(c).decoding.draft_tokens == 5);
-  std::ofstream(path) << R"({"engine": {"draft_tokens": "fast"}})";
-  load_config_file(path, c);
-  CHECK_THROWS_WITH(engine_options(c), Catch::Contains("draft_tokens"));
-  std::ofstream(path) << R"({"engine": {"draft_tokens": [3]}})";
-  CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.draft_tokens"));
-  // The shipped defaults load.
-  ServerConfig d;
-  load_config_file(std::string(HTTP_TEST_DIR) + "/../../config/exspec.json", d);
-  CHECK(d.host == "127.0.0.1");
-  CHECK(d.port == 8000);
 }
 
 TEST_CASE("safe text: Content-Disposition cannot be broken out of") {

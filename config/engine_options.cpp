@@ -1,0 +1,63 @@
+#include "config/engine_options.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace exspec {
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes (0 when it cannot be read: then no budget).
+int64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+}  // namespace
+
+int initial_threads_setting(const Settings& c) { return c.torch_threads != 1 ? c.torch_threads : 0; }
+
+EngineOptions engine_options(const Settings& c) {
+  EngineOptions o;
+  o.model_dir = c.model;
+  o.dtype = c.dtype;
+  o.device = c.device;
+  o.overlap = c.overlap;
+  o.max_queue = c.max_queue;
+  o.scheduler_threads = c.scheduler_threads;
+  o.torch_threads = c.torch_threads;
+  o.initial_threads = initial_threads_setting(c);
+  o.blas_threads = c.blas_threads;
+  EngineConfig& d = o.decoding;
+  if (!c.mode.empty()) d.mode = parse_mode(c.mode);
+  d.speculate = parse_speculate(c.speculate);
+  if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;  // Engine::start sets d.draft from it
+  parse_draft_tokens(c.draft_tokens, d);
+  d.min_draft_tokens = c.min_draft_tokens;
+  d.max_draft_tokens = c.max_draft_tokens;
+  // In place a step takes every ready slot (one forward for all of them, which is cheaper than
+  // two of half the rows each): its batch is the slots unless set.
+  if (c.batch < 0 || c.window < 0 || c.slots < 0)
+    throw std::invalid_argument("engine.batch, engine.window and engine.slots must be >= 0 (0: the default)");
+  if (d.mode == Mode::InPlace && c.window > 0)
+    throw std::invalid_argument("engine.window (--window) is exspec's window; in place the KV slots are engine.slots (--slots)");
+  const int64_t batch = c.batch > 0 ? c.batch : kPaperBatch;
+  d.window = c.window > 0 ? c.window : 2 * batch;
+  d.slots = c.slots > 0 ? c.slots : 2 * batch;
+  d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.slots : kPaperBatch;
+  d.min_group_fill = c.min_group_fill;
+  d.max_wait = c.max_wait;
+  d.context = c.context;
+  d.prefill_chunk = c.prefill_chunk;
+  d.prefix_cache = c.prefix_cache;
+  d.slot_moves = c.slot_moves;
+  d.block_size = c.block_size;
+  d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
+  d.sort_by_length = c.sort_by_length;
+  return o;
+}
+
+}  // namespace exspec

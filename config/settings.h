@@ -1,0 +1,76 @@
+// The settings of exspec serve, batch and generate: what config/exspec.json holds, with the
+// command line over it. Every default is the option table's (config/options.cpp); the members
+// here start at zero, and Settings(command) fills in that command's defaults. Torch-free.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace exspec {
+
+// The subcommands that take settings; bits, so that an option can name several.
+enum class Command : unsigned { Serve = 1, Batch = 2, Generate = 4 };
+const char* command_name(Command c);
+
+struct Limits {  // "limits" in the config file
+  size_t max_body_bytes{};      // request bodies above this get 413
+  int64_t max_prompt_tokens{};  // per prompt; 0 = the model's context
+  int64_t max_tokens{};         // largest max_tokens a request may ask for
+  int64_t default_max_tokens{};  // completions without max_tokens (OpenAI's default)
+  size_t max_prompts{};         // prompts in one completions request
+  size_t max_stop{};            // stop strings per request
+  size_t max_messages{};        // chat messages per request
+  int64_t idle_timeout_s{};     // connections idle this long are closed (a body or response that stalls too)
+  int64_t shutdown_timeout_s{};  // drain this long on SIGINT/SIGTERM, then cancel the rest
+  size_t max_file_bytes{};      // POST /v1/files (the request also obeys max_body_bytes)
+  size_t max_batch_lines{};     // requests in one batch input file
+  size_t max_active_batches{};  // batches not yet completed/failed/cancelled
+  size_t batch_in_flight{};     // batch lines submitted at once; 0 = 2 * the live sequences
+  size_t max_connections{};     // open connections; beyond: 503 at once; 0 = the file limit less 64
+  int64_t batch_window_s{};     // what completion_window "24h" lasts (lower: tests, or stricter)
+};
+
+struct Settings {
+  // The command's defaults (the option table's).
+  explicit Settings(Command command = Command::Serve);
+
+  std::string host;
+  int port{};
+  std::string model, draft;          // empty model: the demo pair
+  std::string served_model_name;     // empty: the model directory's name
+  std::string cache_dir;             // empty: default_cache_dir()
+  std::string data_dir;              // Files/Batches state (SQLite + files); empty: those APIs are off
+  std::string job_store;             // "postgresql://...": Files/Batches shared by replicas (data_dir unused)
+  std::string replica;               // this replica's name: a label on /metrics, the owner of its leases
+  int64_t batch_lease_ms{};          // shared store: a claimed batch line is ours this long without renewal
+  std::string api_key;               // empty: no authentication
+  std::string chat_template;         // auto (the model's) | chatml | a Jinja template file
+  std::string tool_call_parser;      // auto (from the template) | hermes | llama3_json | deepseek_v3 | mistral | none
+  bool split_special_tokens{};       // special-token text in prompts stays text (default: becomes the tokens)
+  std::string dtype, device;
+  std::string mode;                  // empty: inplace
+  std::string speculate;             // model | ngram (prompt lookup, no draft model)
+  std::string draft_tokens;          // "auto" (adaptive K) or a number
+  int64_t min_draft_tokens{}, max_draft_tokens{};  // bounds of auto
+  int64_t batch{}, window{}, slots{};  // 0: the defaults engine_options() derives
+  double min_group_fill{};
+  int64_t max_wait{};
+  int64_t context{}, prefill_chunk{};  // inplace: positions per slot (0: the model's), chunk
+  bool sort_by_length{}, overlap{};
+  bool prefix_cache{};               // inplace: newcomers take the cached blocks of their prompt's prefix
+  int64_t block_size{};              // inplace: positions per KV block
+  bool slot_moves{};                 // inplace: a step's scattered rows move into consecutive slots
+  std::string kv_cache_memory;       // inplace: the KV stores' budget ("512M", "4G", "auto", "0")
+  size_t max_queue{};
+  int http_threads{}, scheduler_threads{}, torch_threads{}, blas_threads{};
+  Limits limits;
+};
+
+// Reads a JSON config file over `into` (keys absent keep their value). Unknown keys, wrong types
+// and values out of range are errors naming the key and the file.
+void load_config_file(const std::string& path, Settings& into);
+
+// Where the demo pair is made when none is shipped: $XDG_CACHE_HOME/exspec or ~/.cache/exspec.
+std::string default_cache_dir();
+
+}  // namespace exspec

@@ -1,0 +1,62 @@
+// What a request asks for (a JSON Schema, any JSON object, a regular expression, a choice, a GBNF
+// grammar), and the bounded cache that compiles each distinct one once: HTTP threads call get()
+// concurrently; a second request for a grammar being compiled waits for that compile. Least
+// recently used grammars leave first; matchers keep theirs alive.
+#pragma once
+#include <cstddef>
+#include <future>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/compiled_grammar.h"
+#include "grammar/json_schema.h"
+
+namespace exspec::grammar {
+
+struct GrammarRequest {
+  enum class Kind { JsonSchema, JsonObject, Regex, Choice, Gbnf };
+  Kind kind = Kind::JsonObject;
+  std::string text;                  // the schema's JSON text, the regex, the GBNF grammar
+  std::vector<std::string> choices;  // Kind::Choice
+  JsonSchemaOptions options;
+
+  // The cache key: equal for requests that compile to the same grammar (JSON text normalized).
+  std::string canonical() const;  // throws GrammarError on a schema that is not JSON
+};
+
+// The request's grammar (throws GrammarError).
+Grammar to_grammar(const GrammarRequest& r);
+
+class GrammarCache {
+ public:
+  explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256);
+
+  // The compiled grammar; throws GrammarError (errors are not cached).
+  std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r);
+
+  struct Stats {
+    size_t hits = 0, misses = 0, entries = 0;
+    double compile_seconds = 0;
+  };
+  Stats stats() const;
+  const std::shared_ptr<const Vocabulary>& vocabulary() const { return vocab_; }
+
+ private:
+  using Future = std::shared_future<std::shared_ptr<const CompiledGrammar>>;
+  struct Entry {
+    Future grammar;
+    std::list<std::string>::iterator age;
+  };
+  std::shared_ptr<const Vocabulary> vocab_;
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::string> lru_;  // most recent first
+  std::unordered_map<std::string, Entry> entries_;
+  Stats stats_;
+};
+
+}  // namespace exspec::grammar

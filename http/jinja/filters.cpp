@@ -1,0 +1,365 @@
+// Jinja2's builtin filters (those chat templates use), with Hugging Face's tojson.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "http/jinja/builtins.h"
+#include "http/jinja/interpreter.h"
+#include "http/jinja/pystr.h"
+
+namespace exspec::jinja {
+namespace {
+
+using FilterFn = Value (*)(Interpreter&, const Value&, const Args&);
+
+std::string text_of(const Value& v) { return to_str(v); }
+
+bool flag(const Args& a, size_t i, const char* name, bool dflt) {
+  const Value* v = a.get(i, name);
+  return v ? v->truthy() : dflt;
+}
+
+// environment.getattr for "a.b.0" paths (map, selectattr, sort, join's attribute=).
+Value attribute_path(const Value& v, const std::string& path) {
+  Value cur = v;
+  for (const auto& part : pystr::split(path, std::string("."), -1)) {
+    if (cur.is_object()) {
+      const Value* x = cur.object().find(part);
+      cur = x ? *x : Value::undefined("'dict object' has no attribute '" + part + "'");
+    } else if (cur.is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+      const size_t i = std::stoul(part);
+      cur = i < cur.array().size() ? cur.array()[i] : Value::undefined("index out of range");
+    } else {
+      return Value::undefined("no attribute '" + part + "'");
+    }
+  }
+  return cur;
+}
+
+Args rest(const Args& a, size_t from) {
+  Args r;
+  for (size_t i = from; i < a.pos.size(); ++i) r.pos.push_back(a.pos[i]);
+  r.kw = a.kw;
+  return r;
+}
+
+Value f_tojson(Interpreter&, const Value& v, const Args& a) {
+  const Value* ensure = a.get(0, "ensure_ascii");
+  const Value* indent = a.get(1, "indent");
+  const Value* seps = a.get(2, "separators");
+  const bool has_indent = indent && !indent->is_none();
+  std::string item = has_indent ? "," : ", ", key = ": ";
+  if (seps && !seps->is_none()) {
+    if (!seps->is_array() || seps->array().size() != 2) throw std::runtime_error("tojson: separators must be a pair");
+    item = text_of(seps->array()[0]);
+    key = text_of(seps->array()[1]);
+  }
+  return Value(dumps(v, ensure && ensure->truthy(), has_indent ? int(indent->as_int()) : -1, item, key,
+                     flag(a, 3, "sort_keys", false)));
+}
+
+Value f_length(Interpreter&, const Value& v, const Args&) {
+  if (v.is_string()) return Value(int64_t(pystr::length(v.str())));
+  if (v.is_array()) return Value(int64_t(v.array().size()));
+  if (v.is_object()) return Value(int64_t(v.object().items.size()));
+  if (v.is_undefined()) return Value(0);
+  throw std::runtime_error(std::string("object of type '") + v.type_name() + "' has no len()");
+}
+
+Value f_default(Interpreter&, const Value& v, const Args& a) {
+  const Value* d = a.get(0, "default_value");
+  if (v.is_undefined() || (flag(a, 1, "boolean", false) && !v.truthy())) return d ? *d : Value("");
+  return v;
+}
+
+Value f_trim(Interpreter&, const Value& v, const Args& a) {
+  const Value* chars = a.get(0, "chars");
+  return Value(pystr::strip(text_of(v), chars && !chars->is_none() ? std::optional<std::string>(text_of(*chars)) : std::nullopt, true, true));
+}
+
+Value f_upper(Interpreter&, const Value& v, const Args&) { return Value(pystr::upper(text_of(v))); }
+Value f_lower(Interpreter&, const Value& v, const Args&) { return Value(pystr::lower(text_of(v))); }
+Value f_capitalize(Interpreter&, const Value& v, const Args&) { return Value(pystr::capitalize(text_of(v))); }
+Value f_title(Interpreter&, const Value& v, const Args&) { return Value(pystr::title(text_of(v))); }
+Value f_string(Interpreter&, const Value& v, const Args&) { return Value(text_of(v)); }
+Value f_safe(Interpreter&, const Value& v, const Args&) { return v; }
+
+Value f_escape(Interpreter&, const Value& v, const Args&) {
+  std::string out;
+  for (char c : text_of(v)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return Value(out);
+}
+
+Value f_replace(Interpreter&, const Value& v, const Args& a) {
+  const Value* old = a.get(0, "old");
+  const Value* with = a.get(1, "new");
+  const Value* count = a.get(2, "count");
+  if (!old || !with) throw std::runtime_error("replace() needs old and new");
+  return Value(pystr::replace(text_of(v), text_of(*old), text_of(*with), count && !count->is_none() ? count->as_int() : -1));
+}
+
+Value f_list(Interpreter&, const Value& v, const Args&) { return Value(iterate(v)); }
+
+Value f_first(Interpreter&, const Value& v, const Args&) {
+  const Array a = iterate(v);
+  return a.empty() ? Value::undefined("No first item, sequence was empty.") : a.front();
+}
+
+Value f_last(Interpreter&, const Value& v, const Args&) {
+  const Array a = iterate(v);
+  return a.empty() ? Value::undefined("No last item, sequence was empty.") : a.back();
+}
+
+Value f_reverse(Interpreter&, const Value& v, const Args&) {
+  if (v.is_string()) return Value(pystr::slice(v.str(), std::nullopt, std::nullopt, -1));
+  Array a = iterate(v);
+  std::reverse(a.begin(), a.end());
+  return Value(std::move(a));
+}
+
+Value f_join(Interpreter&, const Value& v, const Args& a) {
+  const Value* sep = a.get(0, "d");
+  const Value* attr = a.get(1, "attribute");
+  std::string out;
+  bool first = true;
+  for (const Value& e : iterate(v)) {
+    if (!first && sep) out += text_of(*sep);
+    out += text_of(attr && !attr->is_none() ? attribute_path(e, text_of(*attr)) : e);
+    first = false;
+  }
+  return Value(out);
+}
+
+Value f_items(Interpreter&, const Value& v, const Args&) {
+  if (v.is_undefined()) return Value(Array{});
+  if (!v.is_object()) throw std::runtime_error("items(): can only be used on a mapping");
+  Array out;
+  for (const auto& [k, e] : v.object().items) out.push_back(Value::tuple(Array{Value(k), e}));
+  return Value(std::move(out));
+}
+
+Value f_map(Interpreter& in, const Value& v, const Args& a) {
+  Array out;
+  const Value* attr = a.get(99, "attribute");
+  for (const Value& e : iterate(v)) {
+    if (attr) {
+      Value x = attribute_path(e, text_of(*attr));
+      if (x.is_undefined())
+        if (const Value* d = a.get(99, "default")) x = *d;
+      out.push_back(x);
+    } else {
+      if (a.pos.empty()) throw std::runtime_error("map() needs a filter name or attribute=");
+      out.push_back(apply_filter(in, text_of(a.pos[0]), e, rest(a, 1)));
+    }
+  }
+  return Value(std::move(out));
+}
+
+Value select_impl(Interpreter& in, const Value& v, const Args& a, bool by_attr, bool keep) {
+  Array out;
+  const size_t test_at = by_attr ? 1 : 0;
+  for (const Value& e : iterate(v)) {
+    const Value x = by_attr ? attribute_path(e, a.pos.empty() ? "" : text_of(a.pos[0])) : e;
+    const bool ok = a.pos.size() > test_at ? apply_test(in, text_of(a.pos[test_at]), x, rest(a, test_at + 1)) : x.truthy();
+    if (ok == keep) out.push_back(e);
+  }
+  return Value(std::move(out));
+}
+
+Value f_select(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, false, true); }
+Value f_reject(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, false, false); }
+Value f_selectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, true); }
+Value f_rejectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, false); }
+
+// sort / min / max / unique key: the attribute, lower-cased strings unless case_sensitive.
+Value sort_key(const Value& e, const Args& a, size_t case_at, size_t attr_at) {
+  const Value* attr = a.get(attr_at, "attribute");
+  Value k = attr && !attr->is_none() ? attribute_path(e, text_of(*attr)) : e;
+  if (k.is_string() && !flag(a, case_at, "case_sensitive", false)) k = Value(pystr::lower(k.str()));
+  return k;
+}
+
+Value f_sort(Interpreter&, const Value& v, const Args& a) {
+  Array items = iterate(v);
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const Value& x, const Value& y) { return less(sort_key(x, a, 1, 2), sort_key(y, a, 1, 2)); });
+  if (flag(a, 0, "reverse", false)) std::reverse(items.begin(), items.end());
+  return Value(std::move(items));
+}
+
+Value f_dictsort(Interpreter&, const Value& v, const Args& a) {
+  if (!v.is_object()) throw std::runtime_error("dictsort(): can only be used on a mapping");
+  const bool by_value = a.get(1, "by") && text_of(*a.get(1, "by")) == "value";
+  const bool cs = flag(a, 0, "case_sensitive", false);
+  Array pairs;
+  for (const auto& [k, e] : v.object().items) pairs.push_back(Value::tuple(Array{Value(k), e}));
+  auto key = [&](const Value& p) {
+    Value k = p.array()[by_value ? 1 : 0];
+    return k.is_string() && !cs ? Value(pystr::lower(k.str())) : k;
+  };
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) { return less(key(x), key(y)); });
+  if (flag(a, 2, "reverse", false)) std::reverse(pairs.begin(), pairs.end());
+  return Value(std::move(pairs));
+}
+
+Value f_unique(Interpreter&, const Value& v, const Args& a) {
+  Array out, keys;
+  for (const Value& e : iterate(v)) {
+    const Value k = sort_key(e, a, 0, 1);
+    if (std::none_of(keys.begin(), keys.end(), [&](const Value& x) { return equal(x, k); })) {
+      keys.push_back(k);
+      out.push_back(e);
+    }
+  }
+  return Value(std::move(out));
+}
+
+Value extreme(const Value& v, const Args& a, bool want_max) {
+  const Array items = iterate(v);
+  if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+  size_t best = 0;
+  for (size_t i = 1; i < items.size(); ++i) {
+    const Value k = sort_key(items[i], a, 0, 1), b = sort_key(items[best], a, 0, 1);
+    if (want_max ? less(b, k) : less(k, b)) best = i;
+  }
+  return items[best];
+}
+
+Value f_max(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, true); }
+Value f_min(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, false); }
+
+Value f_sum(Interpreter&, const Value& v, const Args& a) {
+  const Value* attr = a.get(0, "attribute");
+  const Value* start = a.get(1, "start");
+  Value total = start ? *start : Value(0);
+  for (const Value& e : iterate(v)) total = arithmetic("+", total, attr && !attr->is_none() ? attribute_path(e, text_of(*attr)) : e);
+  return total;
+}
+
+Value f_int(Interpreter&, const Value& v, const Args& a) {
+  const Value* d = a.get(0, "default");
+  const Value dflt = d ? *d : Value(0);
+  if (v.is_number()) return v.is_float() ? Value(int64_t(std::trunc(v.as_number()))) : Value(v.as_int());
+  if (v.is_string()) {
+    const std::string s = pystr::strip(v.str(), std::nullopt, true, true);
+    const Value* base = a.get(1, "base");
+    try {
+      size_t used = 0;
+      const int64_t i = std::stoll(s, &used, base ? int(base->as_int()) : 10);
+      if (used == s.size()) return Value(i);
+    } catch (const std::exception&) {
+    }
+    try {
+      size_t used = 0;
+      const double x = std::stod(s, &used);
+      if (used == s.size()) return Value(int64_t(std::trunc(x)));
+    } catch (const std::exception&) {
+    }
+  }
+  return dflt;
+}
+
+Value f_float(Interpreter&, const Value& v, const Args& a) {
+  const Value* d = a.get(0, "default");
+  if (v.is_number()) return Value(v.as_number());
+  if (v.is_string()) {
+    try {
+      size_t used = 0;
+      const std::string s = pystr::strip(v.str(), std::nullopt, true, true);
+      const double x = std::stod(s, &used);
+      if (used == s.size()) return Value(x);
+    } catch (const std::exception&) {
+    }
+  }
+  return d ? *d : Value(0.0);
+}
+
+Value f_abs(Interpreter&, const Value& v, const Args&) {
+  if (!v.is_number()) throw std::runtime_error(std::string("bad operand type for abs(): '") + v.type_name() + "'");
+  return v.is_float() ? Value(std::fabs(v.as_number())) : Value(int64_t(std::llabs(v.as_int())));
+}
+
+Value f_round(Interpreter&, const Value& v, const Args& a) {
+  const Value* p = a.get(0, "precision");
+  const Value* m = a.get(1, "method");
+  const double scale = std::pow(10.0, p ? double(p->as_int()) : 0.0);
+  const std::string method = m ? text_of(*m) : "common";
+  const double x = v.as_number() * scale;
+  const double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
+  return Value(r / scale);
+}
+
+Value f_attr(Interpreter&, const Value& v, const Args& a) {
+  const Value* n = a.get(0, "name");
+  if (!n) throw std::runtime_error("attr() needs a name");
+  if (v.is_object()) {
+    const Value* x = v.object().find(text_of(*n));
+    return x ? *x : Value::undefined("no attribute '" + text_of(*n) + "'");
+  }
+  return Value::undefined("no attribute '" + text_of(*n) + "'");
+}
+
+Value f_format(Interpreter&, const Value& v, const Args& a) { return Value(percent_format(text_of(v), Value(a.pos))); }
+
+Value f_indent(Interpreter&, const Value& v, const Args& a) {
+  const Value* w = a.get(0, "width");
+  const std::string ind = w && w->is_string() ? w->str() : std::string(size_t(w ? w->as_int() : 4), ' ');
+  std::vector<std::string> lines = pystr::split(text_of(v) + "\n", std::string("\n"), -1);
+  lines.pop_back();  // what splitlines() leaves after the added newline
+  std::string out;
+  if (flag(a, 2, "blank", false)) {
+    for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" + ind : "") + lines[i];
+  } else {
+    for (size_t i = 0; i < lines.size(); ++i) out += i == 0 ? lines[i] : "\n" + (lines[i].empty() ? "" : ind) + lines[i];
+  }
+  if (flag(a, 1, "first", false)) out = ind + out;
+  return Value(out);
+}
+
+Value f_center(Interpreter&, const Value& v, const Args& a) {
+  const Value* w = a.get(0, "width");
+  const std::string s = text_of(v);
+  const int64_t width = w ? w->as_int() : 80, n = int64_t(pystr::length(s));
+  if (width <= n) return Value(s);
+  const int64_t pad = width - n, left = pad / 2 + (pad & width & 1);
+  return Value(std::string(size_t(left), ' ') + s + std::string(size_t(pad - left), ' '));
+}
+
+Value f_wordcount(Interpreter&, const Value& v, const Args&) {
+  return Value(int64_t(pystr::split(text_of(v), std::nullopt, -1).size()));
+}
+
+const std::map<std::string, FilterFn, std::less<>>& table() {
+  static const std::map<std::string, FilterFn, std::less<>> t{
+      {"tojson", f_tojson}, {"length", f_length}, {"count", f_length}, {"default", f_default}, {"d", f_default},
+      {"trim", f_trim}, {"upper", f_upper}, {"lower", f_lower}, {"capitalize", f_capitalize}, {"title", f_title},
+      {"string", f_string}, {"safe", f_safe}, {"escape", f_escape}, {"e", f_escape}, {"forceescape", f_escape},
+      {"replace", f_replace}, {"list", f_list}, {"first", f_first}, {"last", f_last}, {"reverse", f_reverse},
+      {"join", f_join}, {"items", f_items}, {"map", f_map}, {"select", f_select}, {"reject", f_reject},
+      {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sort", f_sort}, {"dictsort", f_dictsort},
+      {"unique", f_unique}, {"max", f_max}, {"min", f_min}, {"sum", f_sum}, {"int", f_int}, {"float", f_float},
+      {"abs", f_abs}, {"round", f_round}, {"attr", f_attr}, {"format", f_format}, {"indent", f_indent},
+      {"center", f_center}, {"wordcount", f_wordcount}};
+  return t;
+}
+
+}  // namespace
+
+bool is_filter(std::string_view name) { return table().count(name) > 0; }
+
+Value apply_filter(Interpreter& in, const std::string& name, const Value& v, const Args& args) {
+  auto it = table().find(name);
+  if (it == table().end()) throw std::runtime_error("unknown filter '" + name + "'");
+  return it->second(in, v, args);
+}
+
+}  // namespace exspec::jinja

@@ -1,0 +1,149 @@
+// Python's arithmetic, membership, iteration and %-formatting over Values.
+#include <cmath>
+
+#include "http/jinja/interpreter.h"
+#include "http/jinja/pystr.h"
+
+namespace exspec::jinja {
+namespace {
+
+[[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
+  throw std::runtime_error("unsupported operand type(s) for " + op + ": '" + a.type_name() + "' and '" +
+                           b.type_name() + "'");
+}
+
+Value repeat(const Value& seq, int64_t n) {
+  if (seq.is_string()) {
+    std::string out;
+    for (int64_t i = 0; i < n; ++i) out += seq.str();
+    return Value(std::move(out));
+  }
+  Array out;
+  for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq.array().begin(), seq.array().end());
+  return Value(std::move(out));
+}
+
+double py_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+}  // namespace
+
+Value arithmetic(const std::string& op, const Value& a, const Value& b) {
+  if (op == "+") {
+    if (a.is_string() && b.is_string()) return Value(a.str() + b.str());
+    if (a.is_array() && b.is_array()) {
+      Array out = a.array();
+      out.insert(out.end(), b.array().begin(), b.array().end());
+      return Value(std::move(out));
+    }
+  }
+  if (op == "*") {
+    if ((a.is_string() || a.is_array()) && b.is_number() && !b.is_float()) return repeat(a, b.as_int());
+    if ((b.is_string() || b.is_array()) && a.is_number() && !a.is_float()) return repeat(b, a.as_int());
+  }
+  if (op == "%" && a.is_string()) return Value(percent_format(a.str(), b));
+  if (!a.is_number() || !b.is_number()) unsupported(op, a, b);
+  const bool ints = !a.is_float() && !b.is_float();
+  if (op == "/") {
+    if (b.as_number() == 0) throw std::runtime_error("division by zero");
+    return Value(a.as_number() / b.as_number());
+  }
+  if (op == "//" || op == "%") {
+    if (b.as_number() == 0) throw std::runtime_error(op == "%" ? "modulo by zero" : "integer division or modulo by zero");
+    if (ints) {
+      const int64_t x = a.as_int(), y = b.as_int();
+      int64_t q = x / y, r = x % y;
+      if (r != 0 && ((r < 0) != (y < 0))) {
+        --q;
+        r += y;
+      }
+      return op == "//" ? Value(q) : Value(r);
+    }
+    const double x = a.as_number(), y = b.as_number();
+    return op == "//" ? Value(std::floor(x / y)) : Value(py_mod(x, y));
+  }
+  if (op == "**") {
+    if (ints && b.as_int() >= 0) {
+      int64_t r = 1;
+      for (int64_t i = 0; i < b.as_int(); ++i) r *= a.as_int();
+      return Value(r);
+    }
+    return Value(std::pow(a.as_number(), b.as_number()));
+  }
+  if (ints) {
+    if (op == "+") return Value(a.as_int() + b.as_int());
+    if (op == "-") return Value(a.as_int() - b.as_int());
+    if (op == "*") return Value(a.as_int() * b.as_int());
+  } else {
+    if (op == "+") return Value(a.as_number() + b.as_number());
+    if (op == "-") return Value(a.as_number() - b.as_number());
+    if (op == "*") return Value(a.as_number() * b.as_number());
+  }
+  unsupported(op, a, b);
+}
+
+bool contains(const Value& c, const Value& x) {
+  if (c.is_undefined()) return false;
+  if (c.is_string()) {
+    if (!x.is_string()) throw std::runtime_error("'in <string>' requires string as left operand, not " + std::string(x.type_name()));
+    return c.str().find(x.str()) != std::string::npos;
+  }
+  if (c.is_array()) {
+    for (const auto& e : c.array())
+      if (equal(e, x)) return true;
+    return false;
+  }
+  if (c.is_object()) return x.is_string() && c.object().find(x.str()) != nullptr;
+  throw std::runtime_error(std::string("argument of type '") + c.type_name() + "' is not iterable");
+}
+
+Array iterate(const Value& v) {
+  if (v.is_array()) return v.array();
+  if (v.is_object()) {
+    Array keys;
+    for (const auto& [k, e] : v.object().items) keys.push_back(Value(k));
+    return keys;
+  }
+  if (v.is_string()) {
+    Array chars;
+    for (char32_t c : pystr::decode(v.str())) chars.push_back(Value(pystr::encode(std::u32string(1, c))));
+    return chars;
+  }
+  if (v.is_undefined()) return {};
+  throw std::runtime_error(std::string("'") + v.type_name() + "' object is not iterable");
+}
+
+std::string percent_format(const std::string& fmt, const Value& args) {
+  const Array list = args.is_array() ? args.array() : Array{args};
+  std::string out;
+  size_t k = 0;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    if (fmt[i] != '%') {
+      out.push_back(fmt[i]);
+      continue;
+    }
+    if (++i >= fmt.size()) throw std::runtime_error("incomplete format");
+    const char c = fmt[i];
+    if (c == '%') {
+      out.push_back('%');
+      continue;
+    }
+    if (k >= list.size()) throw std::runtime_error("not enough arguments for format string");
+    const Value& v = list[k++];
+    if (c == 's') out += to_str(v);
+    else if (c == 'r') out += repr(v);
+    else if ((c == 'd' || c == 'i') && v.is_number()) out += std::to_string(v.is_float() ? int64_t(v.as_number()) : v.as_int());
+    else if (c == 'f' && v.is_number()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%f", v.as_number());
+      out += buf;
+    } else throw std::runtime_error(std::string("unsupported format character '") + c + "'");
+  }
+  if (k < list.size()) throw std::runtime_error("not all arguments converted during string formatting");
+  return out;
+}
+
+}  // namespace exspec::jinja
