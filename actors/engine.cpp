@@ -97,6 +97,18 @@ void log_store(const KVStore& target, const KVStore* draft, const EngineConfig& 
   std::cerr << std::endl;
 }
 
+// What each model holds resident, once at start: its weights (packed copies with their padding)
+// and its KV store (in place, whole from the start; otherwise per batch, as it runs).
+void log_memory(const char* role, const Decoder& m, const KVStore* store) {
+  auto mib = [](int64_t b) {
+    char s[64];
+    std::snprintf(s, sizeof s, "%lld bytes (%.1f MiB)", static_cast<long long>(b), static_cast<double>(b) / (1024.0 * 1024.0));
+    return std::string(s);
+  };
+  std::cerr << "exspec: memory: " << role << " weights " << mib(m.weight_bytes()) << " in " << dtype_name(m.dtype())
+            << ", KV store " << (store ? mib(store->bytes()) : std::string("per batch")) << std::endl;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
@@ -149,6 +161,8 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   std::shared_ptr<KVStore> target_store = make_store(d, impl->target.get());
   std::shared_ptr<KVStore> draft_store = make_store(d, impl->draft.get());
   if (target_store) log_store(*target_store, draft_store.get(), d);
+  log_memory("target", *impl->target, target_store.get());
+  if (impl->draft) log_memory("draft", *impl->draft, draft_store.get());
   if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
                                                                forward_threads(o, *impl->draft));
   impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store, target_threads);

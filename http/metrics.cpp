@@ -2,6 +2,7 @@
 
 #include "actors/scheduler/acceptance.h"
 #include "actors/scheduler/proposer.h"
+#include "http/process_stats.h"
 
 #include <cstdio>
 
@@ -150,6 +151,18 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
            static_cast<double>(reclaimed_));
     head(out, "exspec_batch_claim_seconds", "histogram", "Time of one claim of batch lines in the shared job store.");
     claim_time_.write(out, "exspec_batch_claim_seconds", "");
+  }
+  if (const ProcessStats p = read_process_stats(); p.known) {  // the names and help of Prometheus clients
+    metric(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+           p.cpu_seconds);
+    metric(out, "process_open_fds", "gauge", "Number of open file descriptors.", static_cast<double>(p.open_fds));
+    metric(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", static_cast<double>(p.max_fds));
+    metric(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+           static_cast<double>(p.virtual_bytes));
+    metric(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+           static_cast<double>(p.resident_bytes));
+    metric(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+           p.start_time_seconds);
   }
   metric(out, "exspec_requests_in_flight", "gauge", "Generation requests being served.", static_cast<double>(inflight));
   metric(out, "exspec_ready", "gauge", "1 when the models are loaded and requests are served.", e ? 1 : 0);

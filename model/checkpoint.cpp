@@ -95,12 +95,13 @@ std::map<std::string, std::shared_ptr<SafetensorsFile>> open_shards(const std::s
 
 }  // namespace
 
-WeightMap load_weights(const std::string& dir, const ModelConfig& c, at::ScalarType dtype, at::Device device) {
-  auto where = open_shards(dir);
-  WeightMap out;
+CheckpointWeights::CheckpointWeights(const std::string& dir, const ModelConfig& c, at::ScalarType dtype,
+                                     at::Device device)
+    : dir_(dir), dtype_(dtype), device_(device) {
+  auto files = open_shards(dir);
   for (const auto& [name, shape] : expected_weights(c)) {
-    auto it = where.find(name);
-    if (it == where.end()) throw std::runtime_error(dir + ": checkpoint has no tensor \"" + name + "\"");
+    auto it = files.find(name);
+    if (it == files.end()) throw std::runtime_error(dir + ": checkpoint has no tensor \"" + name + "\"");
     const TensorEntry& e = it->second->entries().at(name);
     if (e.shape != shape)
       throw std::runtime_error(it->second->path() + ": tensor \"" + name + "\" has shape " + shape_str(e.shape) +
@@ -108,9 +109,23 @@ WeightMap load_weights(const std::string& dir, const ModelConfig& c, at::ScalarT
     if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16" && e.dtype != "F64")
       throw std::runtime_error(it->second->path() + ": tensor \"" + name + "\" has dtype " + e.dtype +
                                " (weights must be F32, F16, BF16 or F64)");
-    // Same dtype on CPU aliases the mapping (no copy); anything else converts once here.
-    out[name] = it->second->tensor(name).to(device, dtype);
+    where_[name] = it->second;
   }
+}
+
+CheckpointWeights::~CheckpointWeights() = default;
+
+at::Tensor CheckpointWeights::take(const std::string& name) const {
+  auto it = where_.find(name);
+  if (it == where_.end()) throw std::runtime_error(dir_ + ": no weight \"" + name + "\" is expected");
+  // In the file's dtype on CPU that read is the tensor kept; otherwise it converts once and goes.
+  return it->second->read(name).to(device_, dtype_);
+}
+
+WeightMap load_weights(const std::string& dir, const ModelConfig& c, at::ScalarType dtype, at::Device device) {
+  CheckpointWeights weights(dir, c, dtype, device);
+  WeightMap out;
+  for (const auto& [name, shape] : expected_weights(c)) out[name] = weights.take(name);
   return out;
 }
 

@@ -5,6 +5,10 @@
 
 #include <stdexcept>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "model/attention.h"
 #include "model/fused_ops.h"
 #include "model/int8_matmul.h"
@@ -33,11 +37,7 @@ at::Tensor gated(const at::Tensor& gu, bool fused) {
   return at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I);
 }
 
-at::Tensor get(const WeightMap& w, const std::string& name) {
-  auto it = w.find(name);
-  if (it == w.end()) throw std::runtime_error("missing weight \"" + name + "\"");
-  return it->second;
-}
+int64_t storage_bytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; }
 
 // int8: the activations' dtype.
 at::ScalarType compute_dtype(at::ScalarType t) { return t == at::kChar ? at::kFloat : t; }
@@ -50,44 +50,51 @@ WeightPath weight_path(const LoadOptions& o) {
 
 }  // namespace
 
-Decoder::Decoder(ModelConfig config, const WeightMap& w, const LoadOptions& opts)
+Decoder::Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions& opts)
+    : Decoder(std::move(config), WeightSource([&weights](const std::string& name) {
+                auto it = weights.find(name);
+                if (it == weights.end()) throw std::runtime_error("missing weight \"" + name + "\"");
+                return it->second;
+              }), opts) {}
+
+Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions& opts)
     : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(compute_dtype(opts.dtype)), device_(opts.device),
       rope_(config_, opts.device) {
   const bool int8 = opts.dtype == at::kChar;
   if (int8 && !device_.is_cpu()) throw std::invalid_argument("int8 weights run on the CPU only (--device cpu)");
   const WeightPath pack = weight_path(opts);
   // int8 quantises the products' weights from the file's dtype; the rest is float32, copied.
-  auto small = [&](const std::string& name) { return int8 ? get(w, name).to(dtype_, false, true) : get(w, name); };
-  embed_ = get(w, "model.embed_tokens.weight");
+  auto small = [&](const std::string& name) { return int8 ? get(name).to(dtype_, false, true) : get(name); };
+  embed_ = get("model.embed_tokens.weight");
   norm_ = small("model.norm.weight");
-  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get(w, "lm_head.weight"), {}, pack);
-  if (int8) {  // the embedding's rows are read from its quantised form: tied, the head's own
-    embed_int8_ = config_.tie_word_embeddings ? lm_head_.int8() : Int8Weight::quantise(embed_);
-    embed_ = at::Tensor();
-  }
+  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
+  if (int8 && !config_.tie_word_embeddings) embed_int8_ = Int8Weight::quantise(embed_);
+  // One copy of the embedding: a tied head that can read its rows serves the lookups (its packed
+  // copy, or embed_ itself when unpacked); int8's own quantised rows serve an untied one.
+  if ((config_.tie_word_embeddings && lm_head_.serves_rows()) || embed_int8_) embed_ = at::Tensor();
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
     l.ln1 = small(p + "input_layernorm.weight");
     l.ln2 = small(p + "post_attention_layernorm.weight");
-    at::Tensor wqkv = at::cat({get(w, p + "self_attn.q_proj.weight"), get(w, p + "self_attn.k_proj.weight"),
-                               get(w, p + "self_attn.v_proj.weight")});
+    at::Tensor wqkv = at::cat({get(p + "self_attn.q_proj.weight"), get(p + "self_attn.k_proj.weight"),
+                               get(p + "self_attn.v_proj.weight")});
     at::Tensor bqkv;
     if (config_.attention_bias)
-      bqkv = at::cat({get(w, p + "self_attn.q_proj.bias"), get(w, p + "self_attn.k_proj.bias"),
-                      get(w, p + "self_attn.v_proj.bias")});
+      bqkv = at::cat({get(p + "self_attn.q_proj.bias"), get(p + "self_attn.k_proj.bias"),
+                      get(p + "self_attn.v_proj.bias")});
     l.qkv = Linear(wqkv, bqkv, pack);
-    l.o = Linear(get(w, p + "self_attn.o_proj.weight"),
-                 config_.o_proj_bias() ? get(w, p + "self_attn.o_proj.bias") : at::Tensor(), pack);
+    l.o = Linear(get(p + "self_attn.o_proj.weight"),
+                 config_.o_proj_bias() ? get(p + "self_attn.o_proj.bias") : at::Tensor(), pack);
     if (config_.qk_norm) {  // per head: q's weight on each of the H heads, then k's on the Hkv
       at::Tensor qn = small(p + "self_attn.q_norm.weight"), kn = small(p + "self_attn.k_norm.weight");
       l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
     }
     // GLM stores gate and up fused already ([gate; up] rows), as this decoder multiplies them.
-    l.gate_up = Linear(config_.fused_gate_up ? get(w, p + "mlp.gate_up_proj.weight")
-                                             : at::cat({get(w, p + "mlp.gate_proj.weight"), get(w, p + "mlp.up_proj.weight")}),
+    l.gate_up = Linear(config_.fused_gate_up ? get(p + "mlp.gate_up_proj.weight")
+                                             : at::cat({get(p + "mlp.gate_proj.weight"), get(p + "mlp.up_proj.weight")}),
                        {}, pack);
-    l.down = Linear(get(w, p + "mlp.down_proj.weight"), {}, pack);
+    l.down = Linear(get(p + "mlp.down_proj.weight"), {}, pack);
     if (config_.sandwich_norms) {
       l.post_attn_norm = small(p + "post_self_attn_layernorm.weight");
       l.post_mlp_norm = small(p + "post_mlp_layernorm.weight");
@@ -101,12 +108,15 @@ std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadO
   // int8 reads the weights as stored (no converted copy of the whole file) and quantises each.
   at::ScalarType read = opts.dtype;
   if (read == at::kChar) read = c.torch_dtype == "bfloat16" ? at::kBFloat16 : c.torch_dtype == "float16" ? at::kHalf : at::kFloat;
-  WeightMap w = load_weights(dir, c, read, opts.device);
-  return std::make_shared<const Decoder>(std::move(c), w, opts);
-}
-
-at::Tensor Decoder::embed(const at::Tensor& ids) const {
-  return embed_int8_ ? embed_int8_->rows(ids) : at::embedding(embed_, ids);
+  const CheckpointWeights w(dir, c, read, opts.device);
+  auto m = std::make_shared<const Decoder>(std::move(c), WeightSource([&w](const std::string& name) { return w.take(name); }), opts);
+#ifdef __GLIBC__
+  // Each weight's read and converted copies were freed as its kept form was made, between the
+  // allocations of those kept forms: glibc keeps the holes (57 MB of 571 MB in float32, 150M)
+  // until asked to give back the pages of free memory.
+  malloc_trim(0);
+#endif
+  return m;
 }
 
 KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
@@ -120,6 +130,21 @@ int64_t Decoder::num_parameters() const {
       if (t->defined()) n += t->numel();
     if (l.qk_norm.defined()) n += 2 * config_.head_dim;  // q_norm and k_norm as stored
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->numel();
+  }
+  return n;
+}
+
+at::Tensor Decoder::embed(const at::Tensor& ids) const {
+  if (embed_int8_) return embed_int8_->rows(ids);
+  return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
+}
+
+int64_t Decoder::weight_bytes() const {
+  // A tied embedding is released where the head serves its rows: then the head's copy is the only one.
+  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + (embed_int8_ ? embed_int8_->bytes() : 0);
+  for (const auto& l : layers_) {
+    for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
   }
   return n;
 }

@@ -32,8 +32,13 @@ struct LoadOptions {
   bool onednn_bf16 = false;
 };
 
+// Hands the decoder each weight by its checkpoint name, once: what it keeps of it (the tensor, or
+// its packed copy) is all that stays of it (CheckpointWeights::take streams them from the files).
+using WeightSource = std::function<at::Tensor(const std::string&)>;
+
 class Decoder {
  public:
+  Decoder(ModelConfig config, const WeightSource& weights, const LoadOptions& opts);
   Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions& opts);
   static std::shared_ptr<const Decoder> load(const std::string& dir, const LoadOptions& opts = {});
 
@@ -60,6 +65,8 @@ class Decoder {
   bool int8_weights() const { return lm_head_.int8() != nullptr; }
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
+  // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.
+  int64_t weight_bytes() const;
   // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
   int64_t kv_bytes_per_position() const;
   bool packed_weights() const { return lm_head_.packed(); }

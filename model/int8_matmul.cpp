@@ -96,6 +96,7 @@ struct Bf16Weight::Impl {
 
 Bf16Weight::Bf16Weight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Bf16Weight::~Bf16Weight() = default;
+int64_t Bf16Weight::bytes() const { return impl_->w.bytes(); }
 
 std::shared_ptr<const Bf16Weight> Bf16Weight::pack(const at::Tensor& weight) {
   if (!weight.device().is_cpu() || weight.dim() != 2 || weight.scalar_type() != at::kBFloat16 ||

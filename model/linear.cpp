@@ -1,5 +1,7 @@
 #include "model/linear.h"
 
+#include <stdexcept>
+
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
@@ -15,6 +17,19 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path
   if ((path == WeightPath::Packed && !bf16_) || path == WeightPath::OneDnn) packed_ = PackedWeight::pack(weight);
   if (packed()) weight_ = at::Tensor();
   if (int8_ && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
+}
+
+int64_t Linear::bytes() const {
+  auto held = [](const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; };
+  const int64_t packed = packed_ ? packed_->bytes() : int8_ ? int8_->bytes() : bf16_ ? bf16_->bytes() : 0;
+  return packed + held(weight_) + held(bias_);
+}
+
+at::Tensor Linear::rows(const at::Tensor& ids) const {
+  if (packed_) return packed_->rows(ids);
+  if (int8_) return int8_->rows(ids);
+  if (!weight_.defined()) throw std::logic_error("Linear::rows: the packed copy cannot serve rows (serves_rows())");
+  return at::embedding(weight_, ids);
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {

@@ -34,10 +34,16 @@ class Linear {
   explicit Linear(const at::Tensor& weight, const at::Tensor& bias = {}, WeightPath path = WeightPath::Packed);
 
   at::Tensor operator()(const at::Tensor& x) const;  // x [..., in] -> [..., out]
+  // The weight's rows ids [N] -> [N, in], from the packed copy when there is one: a head tied to
+  // the embedding serves the embedding's lookups, and the model holds that matrix once.
+  at::Tensor rows(const at::Tensor& ids) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr; }
-  const std::shared_ptr<const Int8Weight>& int8() const { return int8_; }  // null unless quantised
+  // Whether rows() can read the packed copy: oneDNN's layout and int8's can, vdpbf16ps' not yet.
+  bool serves_rows() const { return packed_ != nullptr || int8_ != nullptr || weight_.defined(); }
+  // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
+  int64_t bytes() const;
 
  private:
   at::Tensor weight_, bias_;  // weight_ is undefined once packed: the packed copy is the only one

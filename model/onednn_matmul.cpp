@@ -8,17 +8,31 @@
 #ifdef EXSPEC_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
+
+#include "model/lru_cache.h"
 
 namespace exspec {
 namespace {
 
 using dnnl::memory;
 
+// The products' primitives kept at once (see plan_for).
+constexpr size_t kPlans = 256;
+
 dnnl::engine& cpu_engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine e = [] {
+    // oneDNN keeps a cache of its own (1024 primitives by default), which would hold on to the
+    // primitives plan_for lets go: it keeps as many as plan_for does, unless the user sized it.
+    if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") && !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
+      dnnl::set_primitive_cache_capacity(static_cast<int>(kPlans));
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return e;
 }
 
@@ -94,18 +108,23 @@ void run(const Plan& p, const memory::desc& src, void* a, const memory::desc& wt
 // dtype) and the calling thread's OpenMP thread count, so the layers of a model share them. The
 // count is part of the key because a primitive splits its work for the count it was created
 // with: one made by a 1-thread actor ran on 1 thread when the initial thread later ran it with 2.
-const Plan& plan_for(int64_t m, int64_t in, int64_t out, memory::data_type dt, const memory::desc& weights) {
-  static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, int, int>, Plan> plans;
-  const int threads = at::get_num_threads();
-  std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(m, in, out, static_cast<int>(dt), threads);
-  auto it = plans.find(key);
-  if (it == plans.end()) {
+// A server meets a new M at almost every step (the rows of whatever the batch holds), and each
+// primitive holds oneDNN's JIT kernels (about 75 KB at the 150M shape's widths): kept forever,
+// they grew a soak's resident memory by 1.5 KB a request (issue 49). So the cache keeps the
+// kPlans used last; making one again costs 0.1 to 0.3 ms.
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int, int>;
+LruCache<PlanKey, Plan>& plans() {
+  static LruCache<PlanKey, Plan> cache(kPlans);
+  return cache;
+}
+
+std::shared_ptr<const Plan> plan_for(int64_t m, int64_t in, int64_t out, memory::data_type dt,
+                                     const memory::desc& weights) {
+  const PlanKey key{m, in, out, static_cast<int>(dt), at::get_num_threads()};
+  return plans().get(key, [&] {
     auto pd = make_pd(m, in, out, dt, weights);
-    it = plans.emplace(key, Plan{dnnl::matmul(pd), pd}).first;
-  }
-  return it->second;  // std::map never moves its nodes
+    return Plan{dnnl::matmul(pd), pd};
+  });
 }
 
 }  // namespace
@@ -143,6 +162,48 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& weight)
   return std::shared_ptr<const PackedWeight>(new PackedWeight(std::move(impl)));
 }
 
+int64_t PackedWeight::bytes() const { return static_cast<int64_t>(impl_->storage.nbytes()); }
+
+namespace {
+
+// Where index i of dimension d lies in a blocked layout: oneDNN's own rule (memory_desc_wrapper::
+// off_v), the part that dimension adds. An element's offset is offset0 plus each dimension's part.
+int64_t dim_offset(const dnnl_memory_desc_t& md, int d, int64_t i) {
+  const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
+  int64_t off = 0, blk_stride = 1;
+  for (int b = blk.inner_nblks - 1; b >= 0; --b) {
+    if (blk.inner_idxs[b] == d) {
+      off += (i % blk.inner_blks[b]) * blk_stride;
+      i /= blk.inner_blks[b];
+    }
+    blk_stride *= blk.inner_blks[b];
+  }
+  return off + i * blk.strides[d];
+}
+
+}  // namespace
+
+at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
+  const Impl& w = *impl_;
+  const dnnl_memory_desc_t& md = w.desc.data;  // dims {in, out}: a row of the weight is a column here
+  TORCH_CHECK(md.format_kind == dnnl_blocked, "PackedWeight::rows: the packed layout is not a blocked one");
+  at::Tensor idx = ids.to(at::kLong).contiguous();
+  const int64_t n = idx.numel(), elem = static_cast<int64_t>(c10::elementSize(w.dtype));
+  std::vector<int64_t> along(w.in);  // each column's part of the offset
+  for (int64_t k = 0; k < w.in; ++k) along[k] = dim_offset(md, 0, k);
+  at::Tensor out = at::empty({n, w.in}, at::TensorOptions().dtype(w.dtype));
+  const auto* src = static_cast<const char*>(w.storage.data_ptr());
+  auto* dst = static_cast<char*>(out.data_ptr());
+  const int64_t* id = idx.data_ptr<int64_t>();
+  for (int64_t r = 0; r < n; ++r) {
+    TORCH_CHECK(id[r] >= 0 && id[r] < w.out, "PackedWeight::rows: id ", id[r], " out of range [0, ", w.out, ")");
+    const int64_t base = md.offset0 + dim_offset(md, 1, id[r]);
+    char* row = dst + r * w.in * elem;
+    for (int64_t k = 0; k < w.in; ++k) std::memcpy(row + k * elem, src + (base + along[k]) * elem, elem);
+  }
+  return out;
+}
+
 at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   const Impl& w = *impl_;
   TORCH_CHECK(x.dim() == 2 && x.size(1) == w.in && x.scalar_type() == w.dtype && x.device().is_cpu(),
@@ -151,7 +212,8 @@ at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   at::Tensor a = x.contiguous();
   at::Tensor y = at::empty({m, w.out}, a.options());
   if (m == 0) return y;
-  const Plan& p = plan_for(m, w.in, w.out, dnnl_type(w.dtype), w.desc);
+  const std::shared_ptr<const Plan> plan = plan_for(m, w.in, w.out, dnnl_type(w.dtype), w.desc);
+  const Plan& p = *plan;
   run(p, p.pd.src_desc(), a.data_ptr(), w.desc, w.storage.data_ptr(), p.pd.dst_desc(), y.data_ptr());
   return y;
 }
@@ -199,6 +261,11 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
   return out;
 }
 
+PackedPlanStats packed_plan_stats() {
+  const auto s = plans().stats();
+  return {static_cast<int64_t>(s.size), static_cast<int64_t>(s.capacity), s.hits, s.misses};
+}
+
 std::string packed_matmul_support() {
   const dnnl::version_t* v = dnnl::version();
   std::string s = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
@@ -216,10 +283,15 @@ struct PackedWeight::Impl {};
 PackedWeight::PackedWeight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PackedWeight::~PackedWeight() = default;
 std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor&) { return nullptr; }
+int64_t PackedWeight::bytes() const { return 0; }
+at::Tensor PackedWeight::rows(const at::Tensor&) const {
+  throw std::logic_error("PackedWeight::rows in a build without oneDNN");
+}
 at::Tensor PackedWeight::multiply(const at::Tensor&) const {
   throw std::logic_error("PackedWeight::multiply in a build without oneDNN");
 }
 at::Tensor batched_matmul(const at::Tensor&, const at::Tensor&) { return {}; }
+PackedPlanStats packed_plan_stats() { return {}; }
 std::string packed_matmul_support() { return "not built (no oneDNN headers): at::linear everywhere"; }
 
 }  // namespace exspec

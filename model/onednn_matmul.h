@@ -23,6 +23,10 @@ class PackedWeight {
 
   // x [M, in] in the weight's dtype -> [M, out] in that dtype, accumulated in float32.
   at::Tensor multiply(const at::Tensor& x) const;
+  int64_t bytes() const;  // the packed layout's, padding included
+  // Rows ids [N] (int64) of the weight, [N, in], copied out of the packed layout: a tied
+  // embedding served from its head's packed copy, so that the model holds it once.
+  at::Tensor rows(const at::Tensor& ids) const;
 
   ~PackedWeight();
   struct Impl;
@@ -37,6 +41,13 @@ class PackedWeight {
 // CPU has BF16 instructions. Returns an undefined tensor where it does not apply (another dtype
 // or device, this build without oneDNN): the caller then uses at::matmul.
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
+
+// The packed products' primitives, one per row count and weight shape: those held now (at most
+// `capacity`, the most recently used), and the lookups that found one or made one.
+struct PackedPlanStats {
+  int64_t held = 0, capacity = 0, hits = 0, misses = 0;
+};
+PackedPlanStats packed_plan_stats();
 
 // One line for logs: whether packed products run here, and on which instruction set (for
 // example "oneDNN 2.6.3, avx512_core_bf16"), or why not.

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -45,28 +47,27 @@ const DTypeInfo* find_dtype(at::ScalarType t) {
   throw std::runtime_error(path + ": " + what);
 }
 
+std::atomic<int64_t> open_files{0};
+
 }  // namespace
+
+int64_t SafetensorsFile::open_count() { return open_files.load(); }
 
 std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
+  ++open_files;  // the destructor counts it out, on every path from here
   f->self_ = f;
   f->path_ = path;
 
-  int fd = ::open(path.c_str(), O_RDONLY);
+  const int fd = f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    fail(path, "cannot stat");
-  }
+  if (::fstat(fd, &st) != 0) fail(path, "cannot stat");
   f->size_ = static_cast<size_t>(st.st_size);
-  if (f->size_ < 8) {
-    ::close(fd);
+  if (f->size_ < 8)
     fail(path, "truncated safetensors file: " + std::to_string(f->size_) + " bytes, the 8-byte header length is missing");
-  }
   // MAP_PRIVATE + PROT_WRITE: aliasing tensors are writable copy-on-write, the file never changes.
   void* m = ::mmap(nullptr, f->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  ::close(fd);
   if (m == MAP_FAILED) fail(path, std::string("mmap failed: ") + std::strerror(errno));
   f->map_ = m;
 
@@ -130,12 +131,33 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
 
 SafetensorsFile::~SafetensorsFile() {
   if (map_) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  --open_files;
+}
+
+const TensorEntry& SafetensorsFile::entry(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) fail(path_, "no tensor named \"" + name + "\"");
+  return it->second;
+}
+
+at::Tensor SafetensorsFile::read(const std::string& name) const {
+  const TensorEntry& t = entry(name);
+  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(find_dtype(t.dtype)->type).device(at::kCPU));
+  auto* dst = static_cast<char*>(out.data_ptr());
+  const uint64_t n = t.end - t.begin;
+  for (uint64_t done = 0; done < n;) {
+    const ssize_t got = ::pread(fd_, dst + done, n - done, static_cast<off_t>(data_offset_ + t.begin + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      fail(path_, "tensor \"" + name + "\": read failed" + (got < 0 ? std::string(": ") + std::strerror(errno) : ": the file was truncated"));
+    done += static_cast<uint64_t>(got);
+  }
+  return out;
 }
 
 at::Tensor SafetensorsFile::tensor(const std::string& name) const {
-  auto it = entries_.find(name);
-  if (it == entries_.end()) fail(path_, "no tensor named \"" + name + "\"");
-  const TensorEntry& t = it->second;
+  const TensorEntry& t = entry(name);
   const DTypeInfo* d = find_dtype(t.dtype);
   auto keep = self_.lock();  // the tensor's deleter holds the mapping
   void* ptr = static_cast<char*>(map_) + data_offset_ + t.begin;

@@ -32,17 +32,26 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
   const std::map<std::string, TensorEntry>& entries() const { return entries_; }
   bool contains(const std::string& name) const { return entries_.count(name) != 0; }
-  // A CPU tensor aliasing the mapped bytes (zero copy); it keeps the mapping alive.
+  // A CPU tensor aliasing the mapped bytes (zero copy); it keeps the mapping alive, and every page
+  // of it that is read stays in the process's resident memory as long as the mapping does.
   at::Tensor tensor(const std::string& name) const;
+  // A CPU tensor of its own holding a copy of the bytes, read from the file (not through the
+  // mapping): nothing of the file stays resident once the tensor is gone. What a model keeps.
+  at::Tensor read(const std::string& name) const;
+
+  // Files open (mapped) in this process now: a tensor() alias keeps its file open.
+  static int64_t open_count();
 
  private:
   SafetensorsFile() = default;
   std::string path_;
   std::map<std::string, TensorEntry> entries_;
+  int fd_ = -1;  // kept for read()
   void* map_ = nullptr;
   size_t size_ = 0;
   size_t data_offset_ = 0;
   std::weak_ptr<SafetensorsFile> self_;
+  const TensorEntry& entry(const std::string& name) const;
 };
 
 // Writes tensors (any device/dtype among F64/F32/F16/BF16/I64/I32) in the given order.

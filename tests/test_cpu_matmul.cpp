@@ -57,6 +57,45 @@ CATCH_TEST_CASE("packed linear equals at::linear within the dtype's rounding", "
   }
 }
 
+// A tied embedding is looked up in its head's packed copy (issue 51: the model holds it once):
+// copied out of oneDNN's blocked layout, every row must be the weight's row, bit for bit.
+CATCH_TEST_CASE("rows read from a packed weight are the weight's rows", "[cpu_matmul][memory]") {
+  at::manual_seed(5);
+  for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
+    for (auto [out, in] : std::vector<std::pair<int64_t, int64_t>>{{4096, 384}, {300, 96}, {100, 37}, {7, 5}, {1, 64}}) {
+      CATCH_CAPTURE(c10::toString(dt), out, in);
+      at::Tensor w = at::randn({out, in}).to(dt);
+      Linear packed(w, {}, true), plain(w, {}, false);
+      at::Tensor all = at::arange(out, at::kLong), some = at::tensor(std::vector<int64_t>{out - 1, 0, out / 2, 0}, at::kLong);
+      for (const at::Tensor& ids : {all, some}) {
+        CATCH_CHECK(at::equal(packed.rows(ids), w.index_select(0, ids)));
+        CATCH_CHECK(at::equal(plain.rows(ids), w.index_select(0, ids)));
+      }
+      if (packed.packed()) CATCH_CHECK_THROWS(packed.rows(at::tensor(std::vector<int64_t>{out}, at::kLong)));
+    }
+  }
+}
+
+// Issue 49: a primitive made for every row count a product met, kept forever, grew a server's
+// resident memory with the requests it answered. The cache holds a bounded number.
+CATCH_TEST_CASE("the packed products keep a bounded number of primitives, whatever the row counts", "[cpu_matmul][memory]") {
+  at::Tensor w = at::randn({48, 32});
+  Linear packed(w, {}, true);
+  if (!packed.packed()) return;  // no oneDNN here: nothing is kept
+  const int64_t capacity = packed_plan_stats().capacity;
+  CATCH_REQUIRE(capacity > 0);
+  for (int64_t m = 1; m <= capacity + 50; ++m) {
+    at::Tensor x = at::randn({m, 32});
+    CATCH_CHECK(at::allclose(packed(x), at::linear(x, w), 1e-4, 1e-5));
+  }
+  const PackedPlanStats s = packed_plan_stats();
+  CATCH_CHECK(s.held <= s.capacity);
+  at::Tensor x = at::randn({capacity + 50, 32});  // the last one used is still held: no new one
+  const int64_t misses = s.misses;
+  packed(x);
+  CATCH_CHECK(packed_plan_stats().misses == misses);
+}
+
 CATCH_TEST_CASE("batched_matmul equals at::matmul on strided views of a cache", "[cpu_matmul]") {
   at::manual_seed(4);
   // A key cache with spare capacity, narrowed to its length, as attention reads it.

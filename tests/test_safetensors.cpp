@@ -142,3 +142,48 @@ CATCH_TEST_CASE("missing files and unknown architectures are clear errors", "[sa
   write_text_file(d3 + "/config.json", c3);
   CATCH_CHECK_THAT(load_error(d3), Catch::Contains("no tensor \"model.layers.4.input_layernorm.weight\""));
 }
+
+CATCH_TEST_CASE("read() copies what tensor() maps", "[safetensors]") {
+  const std::string path = test::scratch_dir() + "/read.safetensors";
+  std::vector<std::pair<std::string, at::Tensor>> ts{{"a", at::randn({7, 3}, at::kFloat)},
+                                                     {"b", at::randn({5}, at::kDouble).to(at::kBFloat16)}};
+  write_safetensors(path, ts);
+  auto f = SafetensorsFile::open(path);
+  for (const auto& [name, t] : ts) {
+    at::Tensor copy = f->read(name);
+    CATCH_CHECK(copy.scalar_type() == t.scalar_type());
+    CATCH_CHECK(at::equal(copy, f->tensor(name)));
+  }
+}
+
+// Issue 51: a bfloat16 checkpoint served in bfloat16 held 1.6x its weight bytes. The embedding and
+// the norms were views of the file's mapping, which kept the whole mapping, and every page of it
+// that packing had read, resident beside the packed copies.
+CATCH_TEST_CASE("a loaded model keeps nothing of its files and holds each weight once", "[safetensors][memory]") {
+  for (const char* arch : {"llama", "qwen3"}) {  // qwen3: tied embeddings and per-head norms
+    const std::string dir = test::model_dir(arch);  // float32 on disk
+    for (at::ScalarType dt : {at::kFloat, at::kBFloat16, at::kDouble}) {
+      for (bool pack : {false, true}) {
+        CATCH_CAPTURE(arch, c10::toString(dt), pack);
+        const int64_t open_before = SafetensorsFile::open_count();
+        auto m = Decoder::load(dir, {dt, at::kCPU, pack});
+        CATCH_CHECK(SafetensorsFile::open_count() == open_before);  // the same dtype aliased the file
+        const int64_t plain = m->num_parameters() * static_cast<int64_t>(c10::elementSize(dt));
+        const ModelConfig& c = m->config();
+        // qk norms are held per head ([H + Hkv, D]); num_parameters() counts them as stored ([D] twice).
+        const int64_t per_head = c.qk_norm ? c.num_layers * (c.num_heads + c.num_kv_heads - 2) * c.head_dim *
+                                                 static_cast<int64_t>(c10::elementSize(dt))
+                                           : 0;
+        // Packed: plus the layout's padding (2 % at these shapes), less than one more embedding: a
+        // tied head's packed copy is the embedding's only one.
+        const int64_t embedding = c.vocab_size * c.hidden_size * static_cast<int64_t>(c10::elementSize(dt));
+        if (!m->packed_weights()) {
+          CATCH_CHECK(m->weight_bytes() == plain + per_head);
+        } else {
+          CATCH_CHECK(m->weight_bytes() >= plain + per_head);
+          CATCH_CHECK(m->weight_bytes() < plain + per_head + embedding);
+        }
+      }
+    }
+  }
+}

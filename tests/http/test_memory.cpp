@@ -1,7 +1,11 @@
 // The KV cache budget (--kv-cache-memory): the slots' context is capped so that the stores fit,
 // the cap is what /v1/models, /tokenize and the errors say, a request beyond it is a 400 naming
 // the limit, one within it is answered as plain decoding, and a budget too small for any
-// sequence stops the server at start with a message naming the flag.
+// sequence stops the server at start with a message naming the flag. /metrics's process figures
+// agree with /proc, and the start-up line says each model's weight and KV store bytes.
+#include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -70,4 +74,47 @@ TEST_CASE("kv cache memory: more clients than the blocks hold wait or are pre-em
   CHECK(metric(s.port(), "exspec_kv_blocks") > 0);
   CHECK(metric(s.port(), "exspec_kv_blocks_used") == 0);  // every sequence ended: nothing held
   CHECK(metric(s.port(), "exspec_preemptions_total") > 0);
+}
+
+namespace {
+
+// A field of /proc/PID/status in bytes (VmRSS, VmSize: given there in kB).
+double proc_status_bytes(int pid, const std::string& field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) * 1024;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("metrics: the process figures Prometheus clients export, and the start-up line's weight and KV bytes") {
+  const auto before = std::chrono::system_clock::now();
+  ServerProcess s({"--kv-cache-memory", "512K", "--batch", "2", "--slots", "2"});
+  REQUIRE(post(s.port(), "/v1/completions", {{"prompt", "Hi"}, {"max_tokens", 4}}).status == 200);
+  const auto v = metrics(s.port(), {"process_resident_memory_bytes", "process_virtual_memory_bytes",
+                                    "process_start_time_seconds", "process_cpu_seconds_total", "process_open_fds",
+                                    "process_max_fds"});
+  const double rss = proc_status_bytes(s.pid(), "VmRSS"), vsize = proc_status_bytes(s.pid(), "VmSize");
+  CHECK(v[0] > 0.8 * rss);  // read a moment apart: resident memory moves a little
+  CHECK(v[0] < 1.2 * rss);
+  CHECK(v[1] > 0.8 * vsize);
+  CHECK(v[1] < 1.2 * vsize);
+  const double started = std::chrono::duration<double>(before.time_since_epoch()).count();
+  CHECK(v[2] > started - 5);  // the server's process, started after `before` (clock ticks of 10 ms)
+  CHECK(v[2] < started + 120);
+  CHECK(v[3] > 0);
+  CHECK(v[4] >= 3);  // at least the listening socket, the log and a connection
+  CHECK(v[4] < v[5]);
+  // exspec: memory: target weights N bytes (...) in float64, KV store M bytes (...)
+  for (const char* role : {"target", "draft"}) {
+    const std::string at = std::string("exspec: memory: ") + role + " weights ";
+    const size_t p = s.log().find(at);
+    REQUIRE(p != std::string::npos);
+    const std::string line = s.log().substr(p, s.log().find('\n', p) - p);
+    CAPTURE(line);
+    CHECK(std::stoll(line.substr(at.size())) > 0);
+    CHECK(line.find(" in float64, KV store ") != std::string::npos);
+    CHECK(std::stoll(line.substr(line.find("KV store ") + 9)) > 0);
+  }
 }
