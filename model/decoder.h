@@ -62,7 +62,7 @@ class Decoder {
 
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }  // of the activations and the KV cache
-  bool int8_weights() const { return lm_head_.int8() != nullptr; }
+  bool int8_weights() const { return lm_head_.int8(); }
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
   // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.

@@ -26,8 +26,9 @@ at::Tensor ids_of(const std::vector<int64_t>& v) { return at::tensor(v, at::kLon
 at::Tensor alone(const Decoder& m, const std::vector<int64_t>& tokens) {
   KVStore st = m.new_store(1, static_cast<int64_t>(tokens.size()));
   std::vector<at::Tensor> rows;
-  for (int64_t tok : tokens)
-    rows.push_back(m.forward_slots(ids_of({tok}).view({1, 1}), {1}, st, {0}, Decoder::Logits::Last)[0][0]);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    rows.push_back(m.forward_slots(ids_of({tokens[i]}).view({1, 1}), {SlotSpan{0, static_cast<int64_t>(i), 1, {}}}, st,
+                                   Decoder::Logits::Last)[0][0]);
   return at::stack(rows);
 }
 
@@ -45,28 +46,26 @@ at::Tensor in_batch(const Decoder& m, const std::vector<int64_t>& tokens, int64_
   KVStore st = m.new_store(2 * B + 1, cap, block);
   std::vector<int64_t> slot(B), fed(B, 0);
   for (int64_t r = 0; r < B; ++r) slot[r] = (2 * r + 1) % (2 * B + 1);
-  if (borrowed)  // the watched row's blocks lie elsewhere in the store: its keys are gathered
-    st.set_blocks(slot[watch], [&] {
-      std::vector<int64_t> t;
-      for (int64_t i = 0; i < cap / block; ++i) t.push_back((2 * B) * (cap / block) + i);  // the last slot's row
-      return t;
-    }());
+  std::vector<int64_t> elsewhere;  // borrowed: the watched row's blocks lie in the last slot's row, its keys gathered
+  if (borrowed)
+    for (int64_t i = 0; i < cap / block; ++i) elsewhere.push_back((2 * B) * (cap / block) + i);
   std::vector<at::Tensor> got(tokens.size());
   for (int64_t step = 0;; ++step) {
-    std::vector<int64_t> rows, counts, slots;
+    std::vector<int64_t> rows, counts;
+    std::vector<SlotSpan> spans;
     for (int64_t r = 0; r < B; ++r)
       if (fed[r] < static_cast<int64_t>(prompts[r].size())) rows.push_back(r);
     if (rows.empty()) break;
     int64_t T = 0;
     for (int64_t r : rows) {
       counts.push_back(std::min<int64_t>(1 + (r + step) % 4, static_cast<int64_t>(prompts[r].size()) - fed[r]));
-      slots.push_back(slot[r]);
+      spans.push_back(SlotSpan{slot[r], fed[r], counts.back(), r == watch ? elsewhere : std::vector<int64_t>{}});
       T = std::max(T, counts.back());
     }
     std::vector<int64_t> ids(rows.size() * T, 0);
     for (size_t i = 0; i < rows.size(); ++i)
       for (int64_t t = 0; t < counts[i]; ++t) ids[i * T + t] = prompts[rows[i]][fed[rows[i]] + t];
-    at::Tensor logits = m.forward_slots(ids_of(ids).view({static_cast<int64_t>(rows.size()), T}), counts, st, slots,
+    at::Tensor logits = m.forward_slots(ids_of(ids).view({static_cast<int64_t>(rows.size()), T}), spans, st,
                                         Decoder::Logits::All);
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i] == watch)
@@ -114,7 +113,7 @@ CATCH_TEST_CASE("a row's logits are the same bits alone, in a prefill chunk and 
       {  // the whole sequence as one prefill chunk
         KVStore st = m->new_store(1, 17);
         const int64_t L = static_cast<int64_t>(tokens.size());
-        CATCH_CHECK(same(m->forward_slots(ids_of(tokens).view({1, L}), {L}, st, {0}, Decoder::Logits::All)[0], want));
+        CATCH_CHECK(same(m->forward_slots(ids_of(tokens).view({1, L}), {SlotSpan{0, 0, L, {}}}, st, Decoder::Logits::All)[0], want));
       }
       for (int64_t B : {2, 3, 8, 16})
         for (int64_t watch : {int64_t{0}, B - 1, B / 2}) {

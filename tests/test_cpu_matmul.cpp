@@ -65,7 +65,7 @@ CATCH_TEST_CASE("rows read from a packed weight are the weight's rows", "[cpu_ma
     for (auto [out, in] : std::vector<std::pair<int64_t, int64_t>>{{4096, 384}, {300, 96}, {100, 37}, {7, 5}, {1, 64}}) {
       CATCH_CAPTURE(c10::toString(dt), out, in);
       at::Tensor w = at::randn({out, in}).to(dt);
-      Linear packed(w, {}, true), plain(w, {}, false);
+      Linear packed(w, {}, WeightPath::OneDnn), plain(w, {}, WeightPath::Plain);
       at::Tensor all = at::arange(out, at::kLong), some = at::tensor(std::vector<int64_t>{out - 1, 0, out / 2, 0}, at::kLong);
       for (const at::Tensor& ids : {all, some}) {
         CATCH_CHECK(at::equal(packed.rows(ids), w.index_select(0, ids)));
@@ -80,7 +80,7 @@ CATCH_TEST_CASE("rows read from a packed weight are the weight's rows", "[cpu_ma
 // resident memory with the requests it answered. The cache holds a bounded number.
 CATCH_TEST_CASE("the packed products keep a bounded number of primitives, whatever the row counts", "[cpu_matmul][memory]") {
   at::Tensor w = at::randn({48, 32});
-  Linear packed(w, {}, true);
+  Linear packed(w, {}, WeightPath::OneDnn);
   if (!packed.packed()) return;  // no oneDNN here: nothing is kept
   const int64_t capacity = packed_plan_stats().capacity;
   CATCH_REQUIRE(capacity > 0);
