@@ -18,11 +18,29 @@
 namespace exspec::grammar {
 
 struct GrammarRequest {
-  enum class Kind { JsonSchema, JsonObject, Regex, Choice, Gbnf };
+  enum class Kind {
+    JsonSchema, JsonObject, Regex, Choice, Gbnf,
+    // Compositions (compose.h): a tool call's syntax around its arguments' schema.
+    Literal,       // exactly `text`
+    SpecialToken,  // the special token `token`
+    Sequence,      // parts one after the other
+    Alternatives,  // any one of parts
+    Repeat,        // parts[0], then (parts[1] parts[0]) until min..max items (max < 0: unbounded)
+  };
   Kind kind = Kind::JsonObject;
-  std::string text;                  // the schema's JSON text, the regex, the GBNF grammar
+  std::string text;                  // the schema's JSON text, the regex, the GBNF grammar, the literal
   std::vector<std::string> choices;  // Kind::Choice
   JsonSchemaOptions options;
+  int32_t token = -1;                // Kind::SpecialToken
+  std::vector<GrammarRequest> parts;  // compositions
+  int min = 1, max = -1;             // Kind::Repeat
+
+  static GrammarRequest json_schema(std::string schema_text);
+  static GrammarRequest literal(std::string text);
+  static GrammarRequest special_token(int32_t id);
+  static GrammarRequest sequence(std::vector<GrammarRequest> parts);
+  static GrammarRequest alternatives(std::vector<GrammarRequest> parts);
+  static GrammarRequest repeat(GrammarRequest item, GrammarRequest separator, int min, int max);
 
   // The cache key: equal for requests that compile to the same grammar (JSON text normalized).
   std::string canonical() const;  // throws GrammarError on a schema that is not JSON
