@@ -105,8 +105,14 @@ Grammar to_grammar(const GrammarRequest& r) {
   throw GrammarError("kind", "", "unknown grammar kind");
 }
 
-GrammarCache::GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity)
-    : vocab_(std::move(vocab)), capacity_(capacity == 0 ? 1 : capacity) {}
+GrammarCache::GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity, size_t max_bytes)
+    : vocab_(std::move(vocab)), capacity_(capacity == 0 ? 1 : capacity), max_bytes_(max_bytes) {}
+
+void GrammarCache::erase(std::unordered_map<std::string, Entry>::iterator it) {
+  stats_.bytes -= it->second.bytes;
+  lru_.erase(it->second.age);
+  entries_.erase(it);
+}
 
 std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r) {
   const std::string key = r.canonical();
@@ -134,22 +140,20 @@ std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r
       {
         std::lock_guard<std::mutex> lock(mu_);
         stats_.compile_seconds += g->compile_seconds();
+        if (auto it = entries_.find(key); it != entries_.end() && it->second.bytes == 0) {
+          it->second.bytes = g->memory_bytes();
+          stats_.bytes += it->second.bytes;
+        }
         // Evict only now, so that a request that fails to compile evicts nothing. A compile in
         // flight keeps its own future: evicting its entry is safe.
-        while (entries_.size() > capacity_) {
-          entries_.erase(lru_.back());
-          lru_.pop_back();
-        }
+        while (entries_.size() > 1 && (entries_.size() > capacity_ || (max_bytes_ > 0 && stats_.bytes > max_bytes_)))
+          erase(entries_.find(lru_.back()));
       }
       promise.set_value(std::move(g));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(key);
-      if (it != entries_.end()) {
-        lru_.erase(it->second.age);
-        entries_.erase(it);
-      }
+      if (auto it = entries_.find(key); it != entries_.end()) erase(it);
     }
   }
   return future.get();

@@ -51,13 +51,16 @@ Grammar to_grammar(const GrammarRequest& r);
 
 class GrammarCache {
  public:
-  explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256);
+  // At most `capacity` grammars, and (max_bytes > 0) at most max_bytes of them as compiled
+  // (memory_bytes(); token sets computed later on first use are not counted); the least recently
+  // used leave first, but the newest stays even when it alone is larger.
+  explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256, size_t max_bytes = 0);
 
   // The compiled grammar; throws GrammarError (errors are not cached).
   std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r);
 
   struct Stats {
-    size_t hits = 0, misses = 0, entries = 0;
+    size_t hits = 0, misses = 0, entries = 0, bytes = 0;
     double compile_seconds = 0;
   };
   Stats stats() const;
@@ -68,9 +71,11 @@ class GrammarCache {
   struct Entry {
     Future grammar;
     std::list<std::string>::iterator age;
+    size_t bytes = 0;  // 0 while compiling
   };
+  void erase(std::unordered_map<std::string, Entry>::iterator it);
   std::shared_ptr<const Vocabulary> vocab_;
-  size_t capacity_;
+  size_t capacity_, max_bytes_;
   mutable std::mutex mu_;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, Entry> entries_;
