@@ -1,12 +1,17 @@
 // What a sequence asks for and what it got: shared by every decoding mode.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/sampling_params.h"
 
 namespace exspec {
+
+namespace grammar {
+class CompiledGrammar;  // grammar/compiled_grammar.h (torch-free)
+}
 
 enum class FinishReason { None, Stop, Length };
 inline const char* to_string(FinishReason r) {
@@ -22,6 +27,11 @@ struct SeqRequest {
   // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/proposer.h) and
   // verified like any: they change how fast the output comes, never what it is.
   std::vector<int64_t> prediction;
+  // Structured output (grammar/README.md): every generated token keeps the text inside this
+  // grammar; the engine keeps one grammar::Matcher per sequence over it. null: free text. The
+  // choices of one request (n > 1) share it. Its end tokens are the model's EOS and the chat
+  // template's end of turn (http/grammar_service.h).
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 // vLLM's stop rules: the model's EOS ids (none with ignore_eos) and stop_token_ids end the
