@@ -116,6 +116,18 @@ std::string with_label(const std::string& text, const std::string& label, const 
   return out;
 }
 
+std::string grammar_cache_metrics(const grammar::GrammarCache::Stats& s) {
+  std::string out;
+  metric(out, "exspec_grammar_cache_hits_total", "counter", "Constrained requests whose grammar was already compiled.",
+         static_cast<double>(s.hits));
+  metric(out, "exspec_grammar_compiles_total", "counter", "Grammars compiled (JSON schemas, regexes, tool-call syntaxes).",
+         static_cast<double>(s.misses));
+  metric(out, "exspec_grammar_compile_seconds_total", "counter", "Time spent compiling grammars.", s.compile_seconds);
+  metric(out, "exspec_grammar_cache_entries", "gauge", "Compiled grammars kept.", static_cast<double>(s.entries));
+  metric(out, "exspec_grammar_cache_bytes", "gauge", "Memory of the kept grammars, as compiled.", static_cast<double>(s.bytes));
+  return out;
+}
+
 std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const std::string& served_name,
                             const std::string& mode, const std::string& draft_tokens, int64_t inflight) const {
   std::string out;

@@ -100,7 +100,7 @@ TEST_CASE("chat templates: tools and tool results reach the template as apply_ch
     "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})");
   ChatInput in;
-  in.messages = parse_chat_messages(body, Limits{});
+  in.messages = parse_chat_messages(body, exspec::Settings().limits);
   in.tools = parse_chat_tools(body).tools;
   in.now = 1764115200;
   CHECK(in.messages[1]["tool_calls"][0]["function"]["arguments"] == ordered_json{{"city", "Paris"}, {"unit", "celsius"}});
@@ -271,7 +271,7 @@ TEST_CASE("chat requests: malformed tools and tool choices are 400s naming the f
     return std::string("(accepted)");
   };
   auto tools = [](const nlohmann::json& b) { parse_chat_tools(b); };
-  auto msgs = [](const nlohmann::json& b) { parse_chat_messages(b, Limits{}); };
+  auto msgs = [](const nlohmann::json& b) { parse_chat_messages(b, exspec::Settings().limits); };
   CHECK(param_of(R"({"tools": {}})", tools) == "tools");
   CHECK(param_of(R"({"tools": [{"type": "retrieval"}]})", tools) == "tools[0].type");
   CHECK(param_of(R"({"tools": [{"type": "function", "function": {"name": "has space"}}]})", tools) == "tools[0].function.name");
@@ -289,13 +289,14 @@ TEST_CASE("chat requests: malformed tools and tool choices are 400s naming the f
   CHECK(param_of(R"({"messages": [{"role": "tool", "content": "x"}]})", msgs) == "messages[0].tool_call_id");
   CHECK(param_of(R"({"messages": [{"role": "assistant"}]})", msgs) == "messages[0].content");
   CHECK(param_of(R"({"messages": [{"role": "function", "content": "x"}]})", msgs) == "messages[0].role");
-  // The seam: "required" and a named function wait for the structured-output engine.
+  // "required" and a named function constrain the answer (tests/http/test_tool_grammar.cpp);
+  // here what they are parsed into.
   const ChatTools required = parse_chat_tools(nlohmann::json::parse(
       R"({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"})"));
-  CHECK_THROWS_WITH(require_tool_call(required, ToolFormat::Hermes), Catch::Contains("not supported yet"));
+  CHECK(required.choice == ToolChoice::Required);
+  CHECK(required.parallel);
   const ChatTools named = parse_chat_tools(nlohmann::json::parse(
       R"({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}}})"));
   CHECK(named.choice == ToolChoice::Named);
-  CHECK_THROWS_WITH(require_tool_call(named, ToolFormat::Hermes), Catch::Contains("not supported yet"));
-  CHECK_NOTHROW(require_tool_call(parse_chat_tools(nlohmann::json::parse(R"({"tool_choice": "auto"})")), ToolFormat::None));
+  CHECK(named.named == "f");
 }
