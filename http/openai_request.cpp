@@ -265,7 +265,7 @@ GenRequest parse_chat_request(const ordered_json& body, const ModelFacts& m) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
                         "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
-                        "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
+                        "seed", "stream", "stream_options", "user", "store", "metadata",
                         "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
                         "repetition_penalty", "ignore_eos", "min_tokens", "stop_token_ids",
                         "include_stop_str_in_output", "skip_special_tokens", "prediction", "chat_template_kwargs"});
