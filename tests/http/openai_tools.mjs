@@ -42,6 +42,7 @@ const asks = {
   named: { tools, tool_choice: { type: "function", function: { name: "get_weather" } } },
   unknown: { tools, tool_choice: { type: "function", function: { name: "nope" } } },
   json_schema: { response_format: { type: "json_schema", json_schema: { name: "point", strict: true, schema: point } } },
+  auto_json: { tools, tool_choice: "auto", response_format: { type: "json_schema", json_schema: { name: "point", schema: point } } },
   bad_schema: { response_format: { type: "json_schema", json_schema: { name: "point", schema: { ...point, not: { type: "null" } } } } },
 };
 for (const [key, ask] of Object.entries(asks)) {

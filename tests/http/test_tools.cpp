@@ -142,7 +142,7 @@ TEST_CASE("tools over HTTP: Qwen3's template renders as python3-jinja2 does, the
     CHECK(sdk[how]["finish"] == want.finish);
     CHECK(sdk[how]["tool_calls"] == json::array());
   }
-  for (const char* accepted : {"required", "required_single", "named", "json_schema"}) {
+  for (const char* accepted : {"required", "required_single", "named", "json_schema", "auto_json"}) {
     INFO(accepted);
     CHECK(sdk[accepted]["status"] == 200);
     CHECK(sdk[accepted]["stream"].is_string());  // the stream accumulator got a finish reason
