@@ -46,6 +46,10 @@ struct Sequence {
   int64_t slot = -1, stored = 0;
   bool draft_prefill = false;
   bool preempted = false;  // sent back to the queue once for want of blocks (it keeps its tokens)
+  // Structured output (request.grammar): the matcher over exactly its generated tokens between
+  // steps; the step that holds the sequence advances it (model/constrained.h). Pre-emption and
+  // the prefix cache keep the tokens, so it stays as it is.
+  std::shared_ptr<grammar::Matcher> matcher;
   int64_t length() const { return static_cast<int64_t>(request.prompt.size() + generated.size()); }
   // The prompt, then the generated tokens.
   std::vector<int64_t> tokens() const {

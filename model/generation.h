@@ -53,10 +53,15 @@ struct SeqResult {
   int64_t drafted = 0, accepted = 0;   // draft tokens verified for it, and those accepted
 };
 
-// True when `token`, just generated as the n-th token, ends the sequence.
+// Whether `token` is one of the grammar's end tokens (model/constrained.h).
+bool grammar_end_token(const grammar::CompiledGrammar& g, int64_t token);
+
+// True when `token`, just generated as the n-th token, ends the sequence: one of its stop ids,
+// the end of its grammar (after which nothing is allowed), or max_tokens.
 inline FinishReason finish_after(const SeqRequest& r, int64_t token, int64_t n_generated) {
   for (int64_t e : r.eos_ids)
     if (token == e) return FinishReason::Stop;
+  if (r.grammar && grammar_end_token(*r.grammar, token)) return FinishReason::Stop;
   return n_generated >= r.max_tokens ? FinishReason::Length : FinishReason::None;
 }
 
