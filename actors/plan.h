@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/cost_model.h"
+#include "actors/proposer.h"
 #include "model/generation.h"
 #include "model/sampling.h"
 #include "model/slot_row.h"
@@ -92,6 +93,7 @@ struct StepPlan {
   // Each row's proposal without the draft model (actors/proposer.h; empty: the model's drafts,
   // or none), and whether the draft model drafts this step (K > 0 with a draft model).
   std::vector<std::vector<int64_t>> proposed;
+  std::vector<Proposer> proposers;  // per row: where its drafts come from this step
   bool by_model = false;
 };
 
