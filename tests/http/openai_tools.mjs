@@ -33,8 +33,8 @@ out.stream = { ...msg(final.choices[0].message), finish: final.choices[0].finish
 
 // tool_choice "required" and a named function (the answer constrained to calls), plain and
 // streamed; a function that is not in tools; response_format json_schema, and a schema with a
-// keyword the grammar engine does not support. Until the engine applies the masks the tiny
-// model's answer is not held to them: only what the server accepted is reported.
+// keyword the grammar engine does not support. Only what the server accepted is reported here;
+// openai_structured.mjs checks the answers themselves.
 const point = { type: "object", properties: { x: { type: "integer" }, y: { type: "integer" } }, required: ["x", "y"], additionalProperties: false };
 const asks = {
   required: { tools, tool_choice: "required" },

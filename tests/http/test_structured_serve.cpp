@@ -1,8 +1,8 @@
 // Structured output behind a real server (the shared tiny model: byte-level tokenizer, ChatML):
 // every request form is accepted on both endpoints, streamed or not, n > 1, and in batch lines;
 // bad schemas, unsupported keywords, two constraints, wrong types and sizes over the limit are
-// 400s naming the field. Until the engine applies the masks (the step's matcher, a task of its
-// own), the output itself is not constrained: nothing here asserts what the text is.
+// 400s naming the field. What the text is, is test_structured_e2e.cpp's (validated answers) and
+// the engine's oracle sweeps' (tests/test_structured_oracle.cpp).
 #include <fstream>
 
 #include <catch2/catch.hpp>

