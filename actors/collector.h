@@ -24,7 +24,6 @@ class Collector : public TokenSink {
   }
   void on_finish(SeqId id, const SeqResult& r) override {
     std::lock_guard<std::mutex> lock(mu_);
-    ++finish_calls_[id];
     results_[id] = r;
     cv_.notify_all();
   }
@@ -45,10 +44,6 @@ class Collector : public TokenSink {
     std::lock_guard<std::mutex> lock(mu_);
     return streamed_logprobs_;
   }
-  std::map<SeqId, int> finish_calls() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return finish_calls_;
-  }
 
  private:
   mutable std::mutex mu_;
@@ -56,7 +51,6 @@ class Collector : public TokenSink {
   std::map<SeqId, SeqResult> results_;
   std::map<SeqId, std::vector<int64_t>> streamed_;
   std::map<SeqId, std::vector<TokenLogprob>> streamed_logprobs_;
-  std::map<SeqId, int> finish_calls_;
 };
 
 }  // namespace exspec

@@ -10,14 +10,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "actors/calibration.h"
+#include "actors/jobs/calibration.h"
 #include "actors/messages.h"
-#include "actors/model_pair.h"
+#include "actors/jobs/model_pair.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
 #include "actors/route.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
 #include "model/initial_thread.h"
@@ -158,7 +157,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap && (d.draft || d.mode != Mode::InPlace);
   pm.queued = impl->queued;
   pm.board = impl->board;
-  pm.policy = !drafts(d) ? nullptr : o.policy ? o.policy : make_policy(d, *impl->target, impl->draft.get(), o.overlap);
+  const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
+  pm.policy = !drafts(d)  ? nullptr
+              : o.policy  ? o.policy
+                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, threads);
   impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -169,7 +171,7 @@ namespace {
 std::string invalid_reason(const Decoder& target, const ModelInfo& info, const EngineConfig& c, SeqRequest& request) {
   if (request.eos_ids.empty() && request.model_eos) request.eos_ids = info.eos_ids;
   try {
-    validate_request(target, request);
+    validate_request(target.config(), request);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -246,10 +248,6 @@ EngineStats Engine::stats() const {
 
 const ModelInfo& Engine::info() const { return impl_->info; }
 
-std::vector<TokenLogprob> Engine::prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const {
-  apply_thread_settings();
-  return exspec::prompt_logprobs(*impl_->target, prompt, top);
-}
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 void Engine::shutdown(bool drain) {

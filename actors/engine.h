@@ -7,27 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "actors/draft_length.h"
-#include "actors/engine_config.h"
-#include "actors/run_stats.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/sink.h"
 #include "model/generation.h"
 
 namespace exspec {
-
-using SeqId = uint64_t;
-
-// Receives one sequence's output. Called from engine threads: must be quick and must not call
-// back into the engine synchronously except cancel().
-class TokenSink {
- public:
-  virtual ~TokenSink() = default;
-  // Tokens committed since the last call, in order (EOS included when it ended the sequence).
-  virtual void on_tokens(SeqId id, const std::vector<int64_t>& delta) = 0;
-  // Sequences that asked for logprobs: called just before on_tokens with one entry per token.
-  virtual void on_logprobs(SeqId, const std::vector<TokenLogprob>&) {}
-  // Exactly once per accepted submit: finish is Stop/Length, or None when cancelled.
-  virtual void on_finish(SeqId id, const SeqResult& result) = 0;
-};
 
 struct EngineOptions {
   std::string model_dir, draft_dir;  // draft_dir empty: no draft (in place then runs plain steps)
@@ -53,16 +38,6 @@ struct SubmitResult {
   SubmitStatus status = SubmitStatus::Ok;
   SeqId id = 0;
   std::string message;  // why, when not Ok
-};
-
-struct EngineStats {
-  RunStats totals;       // since start
-  size_t queued = 0;     // waiting for the window
-  size_t active = 0;     // in the window
-  size_t submitted = 0, finished = 0, cancelled = 0;
-  int64_t slots = 0, slots_used = 0;  // in place: the KV stores' slots, and those taken
-  BlockCounts blocks;                 // in place: the target's store's blocks
-  SpeculationEstimates speculation;  // the draft-length policy's view (adaptive = false: fixed K)
 };
 
 struct ModelInfo {
@@ -92,10 +67,6 @@ class Engine {
   void cancel(SeqId id, FinishReason reason = FinishReason::None);
   EngineStats stats() const;
   const ModelInfo& info() const;
-  // The target's log-probabilities of each prompt token after its prefix (prompt.size() - 1
-  // entries: the first token has none), with the `top` most likely: echo with logprobs. Runs one
-  // forward on the calling thread, beside the engine's; thread-safe.
-  std::vector<TokenLogprob> prompt_logprobs(const std::vector<int64_t>& prompt, int64_t top) const;
   // As started: decoding.draft says whether a draft was loaded.
   const EngineOptions& options() const;
   // Stops admitting; drain = finish everything in flight and queued, else cancel it all.

@@ -1,5 +1,5 @@
 // The message protocol of the pipeline, as typed actor interfaces. Messages carry jobs
-// (actors/job.h), each held by exactly one actor at a time. Every job, a step or a prefill of
+// (actors/jobs/job.h), each held by exactly one actor at a time. Every job, a step or a prefill of
 // either executor, takes one path:
 //   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
 //   --split--> realigner --done--> pool-manager
@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "actors/engine.h"
+#include "actors/sink.h"
 
 namespace exspec {
 

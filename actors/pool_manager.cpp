@@ -3,7 +3,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "actors/executor.h"
+#include "actors/executors.h"
 #include "actors/route.h"
 
 namespace exspec {
@@ -49,6 +49,7 @@ void tell_sinks(PoolManagerState& st) {
     auto it = st.sinks.find(e.id);
     if (it == st.sinks.end()) continue;
     TokenSink& sink = *it->second;
+    if (e.prompt_logprobs) sink.on_prompt_logprobs(e.id, *e.prompt_logprobs);
     if (!e.logprobs.empty()) sink.on_logprobs(e.id, e.logprobs);
     if (!e.tokens.empty()) sink.on_tokens(e.id, e.tokens);
     if (e.finished) {

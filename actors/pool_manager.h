@@ -1,4 +1,4 @@
-// pool-manager: the actor around the executor (actors/executor.h), which owns the SequencePool
+// pool-manager: the actor around the executor (actors/scheduler/executor.h), which owns the SequencePool
 // and refills the window. It turns producer messages into admit/cancel calls, the executor's
 // jobs into messages to the roles, and jobs coming back into done calls; then it publishes the
 // stats and tells the sinks. It decides nothing itself.
@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 
-#include "actors/draft_length.h"
 #include "actors/messages.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/sink.h"
 
 namespace exspec {
 

@@ -1,5 +1,6 @@
-// The pipeline's roles as typed actors (one file each). Drafter and verifier own a model each
-// and are spawned detached: a forward pass blocks its thread for milliseconds.
+// The pipeline's working roles as typed actors (actors/roles.cpp; the fourth, the pool-manager,
+// is actors/pool_manager.h). Drafter and verifier own a model each and are spawned detached: a
+// forward pass blocks its thread for milliseconds.
 #pragma once
 #include <memory>
 

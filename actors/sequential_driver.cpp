@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "actors/calibration.h"
-#include "actors/executor.h"
-#include "actors/job.h"
-#include "actors/model_pair.h"
+#include "actors/jobs/calibration.h"
+#include "actors/executors.h"
+#include "actors/jobs/job.h"
+#include "actors/jobs/model_pair.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/kv_store.h"
@@ -41,7 +41,7 @@ void count(const Job& j, DriverTrace& t, int64_t& steps_since_prefill) {
 
 std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requests, const Timeline& timeline) {
   for (const auto& r : requests) {
-    validate_request(*target_, r);
+    validate_request(target_->config(), r);
     const std::string misfit = slot_misfit(config_, r);
     if (!misfit.empty()) throw std::invalid_argument(misfit);
   }

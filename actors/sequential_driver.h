@@ -1,5 +1,5 @@
-// The sequential driver: the executor's jobs (actors/executor.h) run one at a time, in this
-// thread, through the step function the actor pipeline runs (run_job, actors/job.h). What the
+// The sequential driver: the executor's jobs (actors/scheduler/executor.h) run one at a time, in this
+// thread, through the step function the actor pipeline runs (run_job, actors/jobs/job.h). What the
 // oracle tests run: the server's scheduling code, without its actors and threads.
 #pragma once
 #include <cstddef>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "actors/draft_length.h"
-#include "actors/engine_config.h"
-#include "actors/run_stats.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/scheduler/run_stats.h"
 #include "model/generation.h"
 
 namespace exspec {

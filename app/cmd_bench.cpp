@@ -8,7 +8,7 @@
 #include "app/commands.h"
 #include "bench/harness.h"
 #include "model/io_util.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 #include "model/runtime.h"
 
 namespace exspec {

@@ -1,6 +1,6 @@
 // exspec check: the first thing to run on a new checkpoint. Decodes a few prompts along every
 // serving path's tensor code and compares each token with the argmax of one forward over the
-// whole sequence (model/consistency.h); names the first path, prompt and position that differ.
+// whole sequence (model/tools/consistency.h); names the first path, prompt and position that differ.
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -8,7 +8,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "model/consistency.h"
+#include "model/tools/consistency.h"
 #include "model/decoder.h"
 #include "model/io_util.h"
 #include "model/runtime.h"

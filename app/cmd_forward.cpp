@@ -31,7 +31,7 @@ int cmd_forward(int argc, char** argv, int first) {
   if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
   const std::string out = a.need("out");
   auto model = Decoder::load(a.need("model"), lo);
-  for (const auto& p : prompts) validate_request(*model, SeqRequest{p, 0, {}});
+  for (const auto& p : prompts) validate_request(model->config(), SeqRequest{p, 0, {}});
 
   PaddedBatch pb = left_pad(prompts, 0, model->device());
   KVCache cache = model->new_cache(static_cast<int64_t>(prompts.size()));

@@ -2,7 +2,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 
 namespace exspec {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 
 #ifndef EXSPEC_DEMO_DIR
 #define EXSPEC_DEMO_DIR ""

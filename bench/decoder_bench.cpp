@@ -138,27 +138,25 @@ Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int rep
 }
 
 // The in-place forward of the same shape: B rows in slots 0..B-1 (consecutive) or 0, 2, ...
-// (scattered) of a 2B-slot store, each holding ctx positions; lengths are put back every run.
+// (scattered) of a 2B-slot store, each holding ctx positions (every run writes the same ones).
 // paged: slots 0..B-1, each row's blocks taken from a shuffle of the whole store's.
 enum class Layout { Consecutive, Scattered, Paged };
 Timing time_slots(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps, Layout layout) {
   constexpr int64_t kBlock = 16;
   exspec::KVStore store = m.new_store(2 * b, ctx + t, kBlock);
-  std::vector<int64_t> slots, counts(static_cast<size_t>(b), t);
-  for (int64_t i = 0; i < b; ++i) slots.push_back(layout == Layout::Scattered ? 2 * i : i);
+  std::vector<exspec::SlotSpan> rows;
+  for (int64_t i = 0; i < b; ++i) rows.push_back({layout == Layout::Scattered ? 2 * i : i, ctx, t, {}});
   if (layout == Layout::Paged) {
     std::vector<int64_t> all(static_cast<size_t>(store.blocks()));
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i * 7919 % all.size());  // 7919: a prime
     const int64_t per_row = (ctx + t + kBlock - 1) / kBlock;
-    for (int64_t i = 0; i < b; ++i)
-      store.set_blocks(i, std::vector<int64_t>(all.begin() + i * per_row, all.begin() + (i + 1) * per_row));
+    for (int64_t i = 0; i < b; ++i) rows[i].blocks.assign(all.begin() + i * per_row, all.begin() + (i + 1) * per_row);
   }
   const at::Tensor ids = at::randint(m.config().vocab_size, {b, t}, at::kLong);
   std::vector<double> ms;
   for (int r = 0; r <= reps; ++r) {
-    for (int64_t s : slots) store.set_length(s, ctx);
     auto t0 = std::chrono::steady_clock::now();
-    m.forward_slots(ids, counts, store, slots, Decoder::Logits::All);
+    m.forward_slots(ids, rows, store, Decoder::Logits::All);
     if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());

@@ -8,7 +8,7 @@ hold for any checkpoint, the demo pair's seeded weights included):
                 model repeats itself (a document continued, an agent loop, an edit of the
                 prompt's text); prediction_ids: that answer
 
-Prints the share of answer tokens whose first lookup proposal (actors/proposer.h, n 4..1) is
+Prints the share of answer tokens whose first lookup proposal (actors/scheduler/proposer.h, n 4..1) is
 right, per workload: what prompt lookup can gain on it.
 
 usage: bench/make_repeat_prompts.py --url URL --out DIR [--prompts FILE.jsonl] [--count 16] [--len 64]

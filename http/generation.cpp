@@ -23,23 +23,22 @@ class Generation::Sink : public TokenSink {
  public:
   Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post)
       : gen_(std::move(g)), index_(index), post_(std::move(post)) {}
-  void on_tokens(SeqId, const std::vector<int64_t>& delta) override {
-    post_([g = gen_, i = index_, delta] {
-      if (auto p = g.lock()) p->on_tokens(i, delta);
-    });
+  void on_tokens(SeqId, const std::vector<int64_t>& delta) override { relay(&Generation::on_tokens, delta); }
+  void on_logprobs(SeqId, const std::vector<TokenLogprob>& delta) override { relay(&Generation::on_logprobs, delta); }
+  void on_prompt_logprobs(SeqId, const std::vector<TokenLogprob>& e) override {
+    relay(&Generation::on_prompt_logprobs, e);
   }
-  void on_logprobs(SeqId, const std::vector<TokenLogprob>& delta) override {
-    post_([g = gen_, i = index_, delta] {
-      if (auto p = g.lock()) p->on_logprobs(i, delta);
-    });
-  }
-  void on_finish(SeqId, const SeqResult& r) override {
-    post_([g = gen_, i = index_, r] {
-      if (auto p = g.lock()) p->on_finish(i, r);
+  void on_finish(SeqId, const SeqResult& r) override { relay(&Generation::on_finish, r); }
+
+ private:
+  // Posts the call to the connection's strand, where the Generation lives (if it still does).
+  template <class Arg>
+  void relay(void (Generation::*call)(size_t, const Arg&), const Arg& arg) {
+    post_([g = gen_, i = index_, call, arg] {
+      if (auto p = g.lock()) (p.get()->*call)(i, arg);
     });
   }
 
- private:
   std::weak_ptr<Generation> gen_;
   size_t index_;
   std::function<void(std::function<void()>)> post_;
@@ -83,9 +82,6 @@ void Generation::abort() {
 void Generation::start() {
   std::vector<int64_t> eos = env_.model_eos;  // the model's, and the chat template's end of turn
   eos.insert(eos.end(), req_.extra_eos.begin(), req_.extra_eos.end());
-  // echo with logprobs (evaluation harnesses' log-likelihood): the target's prefill of each prompt.
-  if (req_.echo && req_.sampling.params.logprobs >= 0)
-    for (size_t i = 0; i < choices_.size(); ++i) score_prompt(i);
   submitted_ = Clock::now();
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
@@ -96,6 +92,8 @@ void Generation::start() {
     set_stop_rules(q, eos, req_.ignore_eos, req_.stop_token_ids, req_.min_tokens);
     q.prediction = req_.prediction;
     q.grammar = req_.grammar;
+    // echo with logprobs (evaluation harnesses' log-likelihood): the prefill scores the prompt.
+    if (scores_prompt()) q.prompt_logprobs = req_.sampling.params.logprobs;
     SubmitResult r = env_.engine->submit(std::move(q), env_.priority, sink);
     if (r.status != SubmitStatus::Ok) {
       abort();
@@ -108,12 +106,13 @@ void Generation::start() {
     choices_[i].id = r.id;
   }
   if (!req_.stream) return;
-  // The stream starts with the echoed prompts (completions) or the assistant role (chat).
+  // The stream starts with the echoed prompts (completions; with their logprobs, when the engine
+  // sends them: on_prompt_logprobs) or the assistant role (chat).
   if (auto out = out_.lock()) {
     for (size_t i = 0; i < choices_.size(); ++i) {
       if (req_.chat) out->send_event(chunk(i, "", nullptr, true));
-      else if (req_.echo && !choices_[i].prompt.text.empty())
-        out->send_event(chunk(i, choices_[i].prompt.text, nullptr, false, with_prompt_logprobs(i, nullptr)));
+      else if (req_.echo && !scores_prompt() && !choices_[i].prompt.text.empty())
+        out->send_event(chunk(i, choices_[i].prompt.text, nullptr, false));
     }
   }
 }
@@ -161,19 +160,16 @@ nlohmann::ordered_json Generation::take_logprobs(size_t i) {
   return j;
 }
 
-void Generation::score_prompt(size_t i) {
+void Generation::on_prompt_logprobs(size_t i, const std::vector<TokenLogprob>& scored) {
   Choice& c = choices_[i];
-  if (c.index > 0) {  // the n choices of one prompt share it
-    c.prompt_logprobs = choices_[i - 1].prompt_logprobs;
-    c.text_offset = choices_[i - 1].text_offset;
-    return;
-  }
-  if (c.prompt.ids.empty()) return;
+  if (aborted_ || finished_ || c.done || c.prompt.ids.empty()) return;
   std::vector<TokenLogprob> entries{TokenLogprob{c.prompt.ids[0], 0, {}}};  // a place for the first token
-  for (auto& e : env_.engine->prompt_logprobs(c.prompt.ids, req_.sampling.params.logprobs)) entries.push_back(std::move(e));
+  entries.insert(entries.end(), scored.begin(), scored.end());
   c.prompt_logprobs = logprobs_json(entries, 0, entries.size(), false, env_.tokenizer, c.text_offset);
   c.prompt_logprobs["token_logprobs"][0] = nullptr;  // nothing precedes it (OpenAI, vLLM)
   c.prompt_logprobs["top_logprobs"][0] = nullptr;
+  if (!req_.stream || c.prompt.text.empty()) return;
+  if (auto out = out_.lock()) out->send_event(chunk(i, c.prompt.text, nullptr, false, c.prompt_logprobs));
 }
 
 nlohmann::ordered_json Generation::with_prompt_logprobs(size_t i, nlohmann::ordered_json generated) const {

@@ -81,11 +81,13 @@ class Generation : public std::enable_shared_from_this<Generation> {
 
   void on_tokens(size_t i, const std::vector<int64_t>& delta);
   void on_logprobs(size_t i, const std::vector<TokenLogprob>& delta);
+  // echo with logprobs: the target's logprobs of choice i's prompt, from the engine's prefill
+  // (the first token's logprob and top are null), into prompt_logprobs (the generated entries'
+  // text_offset then follows them); a stream's echo of the prompt goes out with them.
+  void on_prompt_logprobs(size_t i, const std::vector<TokenLogprob>& entries);
+  bool scores_prompt() const { return req_.echo && !req_.chat && req_.sampling.params.logprobs >= 0; }
   // The logprobs of choice i's counted tokens not sent yet, as JSON (null when not asked for).
   nlohmann::ordered_json take_logprobs(size_t i);
-  // echo with logprobs: the target's logprobs of choice i's prompt (the first token's logprob and
-  // top are null), into prompt_logprobs; the generated entries' text_offset then follows them.
-  void score_prompt(size_t i);
   // The prompt's entries (if any) followed by `generated` (take_logprobs' JSON, or null).
   nlohmann::ordered_json with_prompt_logprobs(size_t i, nlohmann::ordered_json generated) const;
   void on_finish(size_t i, const SeqResult& r);

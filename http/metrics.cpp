@@ -1,7 +1,7 @@
 #include "http/metrics.h"
 
-#include "actors/acceptance.h"
-#include "actors/proposer.h"
+#include "actors/scheduler/acceptance.h"
+#include "actors/scheduler/proposer.h"
 #include "model/constrained.h"
 
 #include <cstdio>
@@ -229,7 +229,7 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
     sample(out, "exspec_acceptance_rate_by_temperature",
            t.band_drafted[b] ? static_cast<double>(t.band_accepted[b]) / static_cast<double>(t.band_drafted[b]) : 0.0,
            std::string("temperature=\"") + temperature_band_name(b) + "\"");
-  // By where the drafts came from (actors/proposer.h): the draft model, prompt lookup, predictions.
+  // By where the drafts came from (actors/scheduler/proposer.h): the draft model, prompt lookup, predictions.
   const char* by[] = {"exspec_spec_decode_num_draft_tokens_by_proposer_total",
                       "exspec_spec_decode_num_accepted_tokens_by_proposer_total", "exspec_acceptance_rate_by_proposer"};
   head(out, by[0], "counter", "Draft tokens proposed, by proposer (model, ngram, prediction).");
@@ -291,7 +291,7 @@ std::string Metrics::render(const EngineStats* e, const ModelInfo* info, const s
     metric(out, "exspec_adaptive_expected_tokens", "gauge", "Adaptive K: expected committed tokens of the last step chosen.",
            s.last_expected_tokens);
     head(out, "exspec_adaptive_cost_coefficient_seconds", "gauge",
-         "Adaptive K: the step cost model's coefficients (actors/cost_model.h), seconds per unit of each term.");
+         "Adaptive K: the step cost model's coefficients (actors/scheduler/cost_model.h), seconds per unit of each term.");
     for (const auto& [name, value] : s.coefficients) {
       const auto dot = name.find('.');
       sample(out, "exspec_adaptive_cost_coefficient_seconds", value,

@@ -1,7 +1,7 @@
 // OpenAI's Predicted Outputs: `"prediction": {"type": "content", "content": ...}` on both
 // endpoints and in batch lines. The content is text (a string, or an array of
 // {"type": "text", "text": ...} parts, tokenized without special tokens) or, as an extension,
-// an array of token ids. Its tokens are proposed as drafts (actors/proposer.h) and verified like
+// an array of token ids. Its tokens are proposed as drafts (actors/scheduler/proposer.h) and verified like
 // any: a prediction changes how fast the answer comes, never the answer.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -54,7 +54,7 @@ int64_t masked_argmax(grammar::Matcher& m, grammar::TokenBitset& scratch, double
 bool grammar_end_token(const grammar::CompiledGrammar& g, int64_t token);
 
 // Up to k tokens the grammar forces from the matcher's state (its only continuation, tokenized as
-// the tokenizer writes it), proposed as drafts that no model computes (actors/proposer.h).
+// the tokenizer writes it), proposed as drafts that no model computes (actors/scheduler/proposer.h).
 std::vector<int64_t> forced_tokens(grammar::Matcher& m, int64_t k);
 
 }  // namespace exspec

@@ -158,13 +158,13 @@ KVStore Decoder::new_store(int64_t slots, int64_t capacity, int64_t block_size) 
   return KVStore(config_.num_layers, slots, config_.num_kv_heads, config_.head_dim, capacity, dtype_, device_, block_size);
 }
 
-at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
-                                  const std::vector<int64_t>& slots, Logits logits) const {
+at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
+                                  Logits logits) const {
   c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
-  if (static_cast<int64_t>(slots.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one slot per row");
-  const SlotForward f = store.plan(slots, counts, T);
+  if (static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one SlotSpan per row");
+  const SlotForward f = store.plan(rows, T);
   // Right padding is not computed: the layers run packed on the content positions (f.content).
   at::Tensor ids = input_ids.to(device_, at::kLong).view({B * T});
   if (f.content.defined()) ids = ids.index_select(0, f.content);
@@ -172,15 +172,14 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   h = layers(
       h, f.positions, f.blocked,
       [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);
-  store.advance(f);
   if (logits == Logits::None) return {};
   const int64_t hidden = h.size(-1);
   if (logits == Logits::Last) {  // each row's last content position, a row of h
     std::vector<int64_t> last;
     int64_t before = 0;
     for (int64_t b = 0; b < B; ++b) {
-      last.push_back(f.content.defined() ? before + counts[b] - 1 : b * T + counts[b] - 1);
-      before += counts[b];
+      last.push_back(f.content.defined() ? before + f.counts[b] - 1 : b * T + f.counts[b] - 1);
+      before += f.counts[b];
     }
     h = h.index_select(0, at::tensor(last, at::kLong).to(device_)).view({B, 1, hidden});
   } else {

@@ -41,12 +41,12 @@ class Decoder {
   KVCache new_cache(int64_t batch, int64_t capacity = 0) const;
 
   // In place (model/kv_store.h): row b of input_ids [B, T] (right-padded) feeds its first
-  // counts[b] tokens to the sequence in slot slots[b], at positions store.length(slot) ...; the
-  // slots' lengths advance by their counts. Logits: every position ([B, T, vocab]), only each
-  // row's last content position ([B, 1, vocab]), or none (an undefined tensor).
+  // rows[b].count tokens to the sequence in slot rows[b].slot, at positions rows[b].start ...,
+  // in its blocks. Logits: every position ([B, T, vocab]), only each row's last content
+  // position ([B, 1, vocab]), or none (an undefined tensor).
   enum class Logits { All, Last, None };
-  at::Tensor forward_slots(const at::Tensor& input_ids, const std::vector<int64_t>& counts, KVStore& store,
-                           const std::vector<int64_t>& slots, Logits logits) const;
+  at::Tensor forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
+                           Logits logits) const;
   // A store of `slots` rows of `capacity` positions, in blocks of block_size (0: one block a row).
   KVStore new_store(int64_t slots, int64_t capacity, int64_t block_size = 0) const;
 

@@ -9,6 +9,8 @@
 
 namespace exspec {
 
+struct ModelConfig;
+
 namespace grammar {
 class CompiledGrammar;  // grammar/compiled_grammar.h (torch-free)
 }
@@ -24,9 +26,14 @@ struct SeqRequest {
   std::vector<int64_t> eos_ids;  // generation stops right after any of these (it is kept)
   SamplingParams sampling;       // default: greedy
   bool model_eos = true;         // the engine fills empty eos_ids with the model's (false: as given)
-  // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/proposer.h) and
+  // Predicted Outputs: the tokens the client expects. Proposed as drafts (actors/scheduler/proposer.h) and
   // verified like any: they change how fast the output comes, never what it is.
   std::vector<int64_t> prediction;
+  // >= 0: the target's logprob of each prompt token after its prefix too, with this many of the
+  // most likely tokens (echo with logprobs), from the prefill that stores the prompt.
+  int64_t prompt_logprobs = -1;
+  // Whether it asks for prompt logprobs and its prompt has tokens to score (all but the first).
+  bool scores_prompt() const { return prompt_logprobs >= 0 && prompt.size() > 1; }
   // Structured output (grammar/README.md): every generated token keeps the text inside this
   // grammar; the engine keeps one grammar::Matcher per sequence over it. null: free text. The
   // choices of one request (n > 1) share it. Its end tokens are the model's EOS and the chat
@@ -64,5 +71,10 @@ inline FinishReason finish_after(const SeqRequest& r, int64_t token, int64_t n_g
   if (r.grammar && grammar_end_token(*r.grammar, token)) return FinishReason::Stop;
   return n_generated >= r.max_tokens ? FinishReason::Length : FinishReason::None;
 }
+
+// Throws std::invalid_argument when a request cannot be served by a model of this config (empty
+// prompt, ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings,
+// sampling parameters out of range).
+void validate_request(const ModelConfig& model, const SeqRequest& r);
 
 }  // namespace exspec

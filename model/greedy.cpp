@@ -14,33 +14,6 @@
 
 namespace exspec {
 
-void validate_request(const Decoder& model, const SeqRequest& r) {
-  const ModelConfig& c = model.config();
-  if (r.prompt.empty()) throw std::invalid_argument("prompt is empty");
-  if (r.max_tokens < 0) throw std::invalid_argument("max_tokens must be >= 0");
-  for (int64_t id : r.prompt)
-    if (id < 0 || id >= c.vocab_size)
-      throw std::invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                  std::to_string(c.vocab_size) + ")");
-  const SamplingParams& s = r.sampling;
-  if (!(s.temperature >= 0)) throw std::invalid_argument("temperature must be >= 0");
-  if (!(s.top_p >= 0 && s.top_p <= 1)) throw std::invalid_argument("top_p must be in [0, 1]");  // 0: the most likely token
-  if (s.top_k < 0) throw std::invalid_argument("top_k must be >= 0");
-  if (!(s.min_p >= 0 && s.min_p <= 1)) throw std::invalid_argument("min_p must be in [0, 1]");
-  if (!(s.repetition_penalty > 0)) throw std::invalid_argument("repetition_penalty must be > 0");
-  if (s.min_tokens < 0 || s.min_tokens > r.max_tokens)
-    throw std::invalid_argument("min_tokens must be in [0, max_tokens]");
-  // Where the grammar may only end, min_tokens would leave no token allowed.
-  if (r.grammar && s.masks_stops()) throw std::invalid_argument("min_tokens cannot be combined with a grammar");
-  for (const auto& [id, bias] : s.logit_bias)
-    if (id < 0 || id >= c.vocab_size) throw std::invalid_argument("logit_bias token id " + std::to_string(id) + " is outside the vocabulary");
-  const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
-  if (total > c.max_position_embeddings)
-    throw std::invalid_argument("prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" +
-                                std::to_string(r.max_tokens) + ") exceeds the model's context of " +
-                                std::to_string(c.max_position_embeddings) + " tokens");
-}
-
 namespace {
 
 bool on_host(const SeqRequest& q) { return !q.sampling.plain_greedy() || q.sampling.logprobs >= 0 || q.grammar; }
@@ -154,7 +127,7 @@ std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vecto
 std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size) {
   if (batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
-  for (const auto& r : requests) validate_request(model, r);
+  for (const auto& r : requests) validate_request(model.config(), r);
   std::vector<SeqResult> out(requests.size());
   for (size_t start = 0; start < requests.size(); start += static_cast<size_t>(batch_size)) {
     std::vector<size_t> which;

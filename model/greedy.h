@@ -20,9 +20,4 @@ std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<S
 // goes through in chunks of 256 positions, so the logits held at once stay bounded.
 std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vector<int64_t>& prompt, int64_t top);
 
-// Throws std::invalid_argument when a request cannot be served by this model (empty prompt,
-// ids out of the vocabulary, prompt + max_tokens beyond max_position_embeddings, sampling
-// parameters out of range).
-void validate_request(const Decoder& model, const SeqRequest& r);
-
 }  // namespace exspec

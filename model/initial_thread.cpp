@@ -78,6 +78,12 @@ void set_initial_thread_threads(int threads) {
   set_omp_threads(threads);
 }
 
+bool on_unparked_initial_thread() {
+  if (static_cast<pid_t>(syscall(SYS_gettid)) != getpid()) return false;
+  std::lock_guard<std::mutex> lock(mu);
+  return !parked;
+}
+
 void serve_on_initial_thread(const std::function<bool()>& done, int threads) {
   set_initial_thread_threads(threads);
   std::unique_lock<std::mutex> lock(mu);

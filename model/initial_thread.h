@@ -24,6 +24,11 @@ void run_on_initial_thread(const std::function<void()>& fn, int threads = 0);
 // and matmul plans are made for the count that later runs them.
 void set_initial_thread_threads(int threads);
 
+// Whether the caller is the initial thread while it is not parked: generate and bench start the
+// engine there and park it afterwards, so every forward handed over later runs on it, one at a
+// time.
+bool on_unparked_initial_thread();
+
 // Called by the initial thread: runs what run_on_initial_thread hands over, with `threads` torch
 // threads, until done() (asked every 10 ms and after each job); then runs what is still queued
 // and stops taking more.

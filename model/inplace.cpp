@@ -23,34 +23,24 @@ at::Tensor right_padded(const std::vector<std::vector<int64_t>>& runs, int64_t T
   return ids;
 }
 
-// The stores given follow the row (the row is the truth, model/slot_row.h): its blocks, then its
-// length (which must fit in them).
-void follow(const SlotRow& r, KVStore* target, KVStore* draft) {
-  if (target) target->set_blocks(r.slot, r.target_blocks), target->set_length(r.slot, r.target_len);
-  if (draft) draft->set_blocks(r.slot, r.draft_blocks), draft->set_length(r.slot, r.draft_len);
-}
-
-// The rows' slots, each store following its row first.
-template <class Row>
-std::vector<int64_t> slots_of(const std::vector<Row*>& rows, KVStore* target, KVStore* draft) {
-  std::vector<int64_t> s;
-  for (const SlotRow* r : rows) {
-    follow(*r, target, draft);
-    s.push_back(r->slot);
-  }
-  return s;
-}
+// A row's `count` new tokens after what the target's (draft's) store holds of it, in its blocks:
+// the row's counters say where they go (model/slot_row.h), the store remembers nothing.
+SlotSpan target_span(const SlotRow& r, int64_t count) { return {r.slot, r.target_len, count, r.target_blocks}; }
+SlotSpan draft_span(const SlotRow& r, int64_t count) { return {r.slot, r.draft_len, count, r.draft_blocks}; }
 
 }  // namespace
 
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget) {
+int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top,
+                      std::vector<std::vector<TokenLogprob>>* logprobs) {
   if (budget < 1) throw std::invalid_argument("prefill_chunk: the token budget must be >= 1");
   std::vector<SlotRow*> todo;
   std::vector<int64_t> rem;
-  for (SlotRow* s : rows) {
-    const int64_t r = s->prefill_remaining();
-    if (r > 0) todo.push_back(s), rem.push_back(r);
+  std::vector<size_t> index;  // each todo row's place in rows
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t r = rows[i]->prefill_remaining();
+    if (r > 0) todo.push_back(rows[i]), rem.push_back(r), index.push_back(i);
   }
+  if (logprobs) logprobs->assign(rows.size(), {});
   // The first n rows at the deepest width T_n that keeps their content within the budget and
   // their padded positions within twice it (padding is not computed by the products, only by
   // attention): the n that stores the most tokens, the fewest rows among equals.
@@ -78,18 +68,29 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
   if (m.draft)
     for (const SlotRow* s : todo)
       if (s->draft_len != s->target_len) throw std::logic_error("prefill_chunk: the draft's slot is not where the target's is");
-  const std::vector<int64_t> slots = slots_of(todo, m.target_store, m.draft ? m.draft_store : nullptr);
   std::vector<std::vector<int64_t>> runs;
   std::vector<int64_t> counts;
+  std::vector<SlotSpan> target_rows, draft_rows;
   for (int64_t i = 0; i < best_n; ++i) {
     const SlotRow* s = todo[i];
     const int64_t n = std::min(rem[i], best_T);
     runs.emplace_back(s->tokens.begin() + s->target_len, s->tokens.begin() + s->target_len + n);
     counts.push_back(n);
+    target_rows.push_back(target_span(*s, n));
+    if (m.draft) draft_rows.push_back(draft_span(*s, n));
   }
   at::Tensor ids = right_padded(runs, best_T);
-  m.target->forward_slots(ids, counts, *m.target_store, slots, Decoder::Logits::None);
-  if (m.draft) m.draft->forward_slots(ids, counts, *m.draft_store, slots, Decoder::Logits::None);
+  const at::Tensor logits =
+      m.target->forward_slots(ids, target_rows, *m.target_store, logprobs ? Decoder::Logits::All : Decoder::Logits::None);
+  if (m.draft) m.draft->forward_slots(ids, draft_rows, *m.draft_store, Decoder::Logits::None);
+  if (logprobs)  // position p predicts token p + 1: a prompt token, as the pending one is never stored
+    for (int64_t i = 0; i < best_n; ++i) {
+      const at::Tensor row = logits[i].narrow(0, 0, counts[i]).to(at::kCPU, at::kDouble).contiguous();
+      const int64_t V = row.size(1);
+      for (int64_t t = 0; t < counts[i]; ++t)
+        (*logprobs)[index[i]].push_back(
+            token_logprob(row.data_ptr<double>() + t * V, V, todo[i]->tokens[todo[i]->target_len + t + 1], top));
+    }
   int64_t stored = 0;
   for (int64_t i = 0; i < best_n; ++i) {  // the counters advance once the forwards went through
     todo[i]->target_len += counts[i];
@@ -140,26 +141,25 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow
   if (!m.draft) throw std::logic_error("draft_inplace: no draft model");
   // First forward: each row's lag, then pending (the runs differ in length: right padding).
   std::vector<std::vector<int64_t>> runs;
-  std::vector<int64_t> counts;
+  std::vector<SlotSpan> spans;
   int64_t T = 0;
   for (const SlotRow* s : rows) {
     if (s->prefill_remaining() > 0) throw std::logic_error("draft_inplace: a row is still prefilling");
     runs.emplace_back(s->tokens.begin() + s->draft_len, s->tokens.end());
-    counts.push_back(static_cast<int64_t>(runs.back().size()));
-    T = std::max(T, counts.back());
+    spans.push_back(draft_span(*s, static_cast<int64_t>(runs.back().size())));
+    T = std::max(T, spans.back().count);
   }
-  const std::vector<int64_t> slots = slots_of(rows, nullptr, m.draft_store);
   at::Tensor ids = right_padded(runs, T);
   std::vector<at::Tensor> drafts;
   std::optional<GrammarDrafts> grammar;
   if (any_grammar(sampling)) grammar.emplace(sampling);
   for (int64_t j = 0; j < k; ++j) {
-    at::Tensor logits = m.draft->forward_slots(ids, counts, *m.draft_store, slots, Decoder::Logits::Last);
+    at::Tensor logits = m.draft->forward_slots(ids, spans, *m.draft_store, Decoder::Logits::Last);
     at::Tensor next = logits.select(1, 0).argmax(-1).to(at::kCPU);
     if (grammar) grammar->choose(logits.select(1, 0), next);
     drafts.push_back(next);
     ids = next.view({B, 1});
-    counts.assign(B, 1);
+    for (SlotSpan& sp : spans) sp.start += sp.count, sp.count = 1;  // each draft after the last
   }
   return at::stack(drafts, 1);  // [B, K]
 }
@@ -168,20 +168,20 @@ VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const Slot
                             const std::vector<RowSampling>& sampling) {
   const int64_t B = static_cast<int64_t>(rows.size()), K = drafts.size(1);
   std::vector<int64_t> pending, lengths;
+  std::vector<SlotSpan> spans;
   for (const SlotRow* s : rows) {
     if (s->prefill_remaining() != 0) throw std::logic_error("verify_inplace: a row's target slot is not at pending");
     pending.push_back(s->tokens.back());
     lengths.push_back(static_cast<int64_t>(s->tokens.size()));
+    spans.push_back(target_span(*s, K + 1));
   }
   at::Tensor d = drafts.to(at::kCPU, at::kLong);
   at::Tensor ids = at::cat({at::tensor(pending, at::kLong).view({B, 1}), d}, 1);  // [B, K+1]
-  at::Tensor logits = m.target->forward_slots(ids, std::vector<int64_t>(B, K + 1), *m.target_store,
-                                              slots_of(rows, m.target_store, nullptr),
-                                              Decoder::Logits::All);
+  at::Tensor logits = m.target->forward_slots(ids, spans, *m.target_store, Decoder::Logits::All);
   return accept(logits, d, at::tensor(lengths, at::kLong), sampling);
 }
 
-void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
+void commit_inplace(const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
                     const std::vector<int64_t>& agree) {
   at::Tensor tokens = v.tokens.to(at::kCPU).contiguous();
   auto acc = v.accepted.accessor<int64_t, 1>();
@@ -193,7 +193,6 @@ void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, c
     // Draft: its last forward left [pending, d_1..d_{K-1}] there (nothing at K = 0); it keeps
     // what was accepted.
     s.draft_len = after - lag_after_step(s.draft_lag(), k, a, agree.empty() ? k : agree.at(b));
-    follow(s, m.target_store, m.draft_store);
     const int64_t* row = tokens.data_ptr<int64_t>() + static_cast<int64_t>(b) * tokens.size(1);
     s.tokens.insert(s.tokens.end(), row, row + a + 1);
   }

@@ -2,19 +2,19 @@
 // model (model/kv_store.h) from admission to finish; a step is any list of them. No realignment,
 // no batch assembly: each forward writes each row at its own offset, and a verification keeps
 // what it accepted by setting the row's counters. The rows are SlotRows (model/slot_row.h):
-// their counters say what each store holds, and every function here sets the stores' lengths
-// from them before its forward.
+// their counters say what each store holds, and every forward here is handed them (the stores
+// keep no lengths); the functions advance the counters of what they stored.
 #pragma once
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "model/accept.h"
 #include "model/kv_store.h"
 #include "model/model_set.h"
-#include "model/slot_row.h"
 #include "model/sampling.h"
-#include "model/speculative.h"
+#include "model/slot_row.h"
 
 namespace exspec {
 
@@ -28,7 +28,11 @@ class Decoder;
 // draft, when there is one, stores the same chunk and its draft_len follow (the actor pipeline
 // runs the draft's chunk on the drafter, passing it as the only model, on a copy of the rows:
 // the rule then sees the same lengths and picks the same chunk). Returns the tokens stored.
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget);
+// logprobs (echo): per row, the target's logprob of each prompt token after a position the chunk
+// stored (the logits of every position it stores, log-softmax in float64 on the host), with the
+// `top` most likely tokens; rows it did not store get none.
+int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top = -1,
+                      std::vector<std::vector<TokenLogprob>>* logprobs = nullptr);
 
 // The draft's K greedy tokens for each row ([B, K] CPU int64; [B, 0] when k == 0): its first
 // forward feeds each row's lag and pending (right-padded), then K - 1 one-token forwards.
@@ -39,17 +43,17 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow
                          const std::vector<RowSampling>& sampling = {});
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
-// every mode (accept() in model/speculative.h). drafts [B, 0] is a plain target step.
+// every mode (model/accept.h). drafts [B, 0] is a plain target step.
 VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling = {});
 
 // Keeps what was accepted: row b's tokens gain d_1..d_a and the bonus; target_len becomes
 // tokens - 1 (the rejected positions are overwritten later); draft_len follows lag_after_step.
-// The stores given in m get those lengths (the verifier's phase passes only the target's: the
-// draft's is the drafter's, set from the counters at its next forward). Nothing is copied. The
-// verifier commits through it (StepJob::run_target, actors/inplace_jobs.cpp), and the model-level tests do.
-// agree: per row, the leading drafts the draft model fed (empty: all k, the drafts were its own).
-void commit_inplace(const InplaceModels& m, const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
+// Nothing is copied and no store is touched: the counters are what the next forwards are handed.
+// The verifier commits through it (StepJob::run_target, actors/jobs/inplace_jobs.cpp), and the
+// model-level tests do. agree: per row, the leading drafts the draft model fed (empty: all k, the
+// drafts were its own).
+void commit_inplace(const std::vector<SlotRow*>& rows, const VerifyResult& v, int64_t k,
                     const std::vector<int64_t>& agree = {});
 
 }  // namespace exspec

@@ -10,7 +10,7 @@ namespace exspec {
 
 KVStore::KVStore(int64_t num_layers, int64_t slots, int64_t kv_heads, int64_t head_dim, int64_t capacity,
                  at::ScalarType dtype, at::Device device, int64_t block_size)
-    : length_(slots, 0), tables_(static_cast<size_t>(std::max<int64_t>(slots, 0))) {
+    : slots_(slots) {
   if (slots < 1 || capacity < 1 || block_size < 0) throw std::invalid_argument("KVStore: slots and capacity must be >= 1");
   block_size_ = block_size == 0 ? capacity : block_size;
   capacity_ = (capacity + block_size_ - 1) / block_size_ * block_size_;
@@ -30,31 +30,17 @@ int64_t KVStore::bytes() const {
   return n;
 }
 
-void KVStore::set_length(int64_t slot, int64_t n) {
-  if (n < 0 || n > room(slot)) throw std::out_of_range("KVStore::set_length beyond the slot's blocks");
-  length_.at(slot) = n;
-}
-
-void KVStore::set_blocks(int64_t slot, std::vector<int64_t> table) {
-  for (int64_t id : table)
-    if (id < 0 || id >= blocks()) throw std::invalid_argument("KVStore::set_blocks: no such block");
-  tables_.at(static_cast<size_t>(slot)) = std::move(table);
-}
-
-int64_t KVStore::room(int64_t slot) const {
-  const auto& t = tables_.at(static_cast<size_t>(slot));
+int64_t KVStore::room(const Table& t) const {
   return t.empty() ? capacity_ : static_cast<int64_t>(t.size()) * block_size_;
 }
 
-std::pair<int64_t, int64_t> KVStore::locate(int64_t slot, int64_t p) const {
-  const auto& t = tables_[static_cast<size_t>(slot)];
+std::pair<int64_t, int64_t> KVStore::locate(int64_t slot, const Table& t, int64_t p) const {
   if (t.empty()) return {slot, p};
   const int64_t per_row = capacity_ / block_size_, id = t[static_cast<size_t>(p / block_size_)];
   return {id / per_row, id % per_row * block_size_ + p % block_size_};
 }
 
-bool KVStore::at_home(int64_t slot, int64_t n) const {
-  const auto& t = tables_[static_cast<size_t>(slot)];
+bool KVStore::at_home(int64_t slot, const Table& t, int64_t n) const {
   if (t.empty()) return true;
   const int64_t per_row = capacity_ / block_size_;
   for (int64_t i = 0; i * block_size_ < n; ++i)
@@ -62,38 +48,46 @@ bool KVStore::at_home(int64_t slot, int64_t n) const {
   return true;
 }
 
-at::Tensor KVStore::keys(int64_t layer, int64_t slot) const { return content(k_[layer], slot); }
-at::Tensor KVStore::values(int64_t layer, int64_t slot) const { return content(v_[layer], slot); }
+at::Tensor KVStore::keys(int64_t layer, int64_t slot, int64_t length, const Table& blocks) const {
+  return content(k_.at(layer), slot, length, blocks);
+}
+at::Tensor KVStore::values(int64_t layer, int64_t slot, int64_t length, const Table& blocks) const {
+  return content(v_.at(layer), slot, length, blocks);
+}
 
-at::Tensor KVStore::content(const at::Tensor& buf, int64_t slot) const {
+at::Tensor KVStore::content(const at::Tensor& buf, int64_t slot, int64_t length, const Table& table) const {
+  if (slot < 0 || slot >= slots_ || length < 0 || length > room(table)) throw std::out_of_range("KVStore: no such content");
   std::vector<at::Tensor> parts;
-  for (int64_t p = 0; p < length_.at(slot); p += block_size_) {
-    const auto [row, at] = locate(slot, p);
-    parts.push_back(buf[row].narrow(1, at, std::min(block_size_, length_[slot] - p)));
+  for (int64_t p = 0; p < length; p += block_size_) {
+    const auto [row, at] = locate(slot, table, p);
+    parts.push_back(buf[row].narrow(1, at, std::min(block_size_, length - p)));
   }
   return parts.empty() ? buf[slot].narrow(1, 0, 0) : at::cat(parts, 1);
 }
 
-SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<int64_t>& counts, int64_t T) const {
-  const int64_t B = static_cast<int64_t>(slots.size());
-  if (B == 0 || static_cast<int64_t>(counts.size()) != B) throw std::invalid_argument("KVStore::plan: one count per slot");
+SlotForward KVStore::plan(const std::vector<SlotSpan>& rows, int64_t T) const {
+  const int64_t B = static_cast<int64_t>(rows.size());
+  if (B == 0) throw std::invalid_argument("KVStore::plan: no rows");
   SlotForward f;
-  f.slots = slots, f.counts = counts, f.T = T;
+  f.T = T;
   bool consecutive = true, full = true, home = true;
   std::vector<int64_t> wslot, wpos, wtok;
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t s = slots[b];
-    if (s < 0 || s >= this->slots()) throw std::invalid_argument("KVStore::plan: no such slot");
-    if (counts[b] < 1 || counts[b] > T) throw std::invalid_argument("KVStore::plan: a row's count is outside 1..T");
-    if (length_[s] + counts[b] > room(s)) throw std::length_error("KVStore::plan: a sequence outgrows its blocks");
-    if (std::count(slots.begin(), slots.begin() + b, s)) throw std::invalid_argument("KVStore::plan: a slot twice");
-    f.starts.push_back(length_[s]);
-    f.window = std::max(f.window, length_[s] + counts[b]);
-    consecutive = consecutive && s == slots[0] + b;
-    full = full && counts[b] == T;
-    home = home && at_home(s, length_[s] + counts[b]);
-    for (int64_t t = 0; t < counts[b]; ++t) {
-      const auto [row, at] = locate(s, length_[s] + t);
+    const SlotSpan& r = rows[b];
+    const int64_t s = r.slot, start = r.start, count = r.count;
+    if (s < 0 || s >= slots_) throw std::invalid_argument("KVStore::plan: no such slot");
+    if (count < 1 || count > T) throw std::invalid_argument("KVStore::plan: a row's count is outside 1..T");
+    if (start < 0 || start + count > room(r.blocks)) throw std::length_error("KVStore::plan: a sequence outgrows its blocks");
+    if (std::count(f.slots.begin(), f.slots.end(), s)) throw std::invalid_argument("KVStore::plan: a slot twice");
+    for (int64_t id : r.blocks)
+      if (id < 0 || id >= blocks()) throw std::invalid_argument("KVStore::plan: no such block");
+    f.slots.push_back(s), f.starts.push_back(start), f.counts.push_back(count), f.tables.push_back(r.blocks);
+    f.window = std::max(f.window, start + count);
+    consecutive = consecutive && s == rows[0].slot + b;
+    full = full && count == T;
+    home = home && at_home(s, r.blocks, start + count);
+    for (int64_t t = 0; t < count; ++t) {
+      const auto [row, at] = locate(s, r.blocks, start + t);
       wslot.push_back(row), wpos.push_back(at), wtok.push_back(b * T + t);
     }
   }
@@ -113,8 +107,8 @@ SlotForward KVStore::plan(const std::vector<int64_t>& slots, const std::vector<i
   if (gathered) {
     f.gather = gather_index(f, k_.empty() ? 1 : k_[0].size(1)).to(dev);
   } else {
-    f.first = consecutive ? slots[0] : -1;
-    if (!consecutive) f.rows = longs(slots);
+    f.first = consecutive ? f.slots[0] : -1;
+    if (!consecutive) f.rows = longs(f.slots);
   }
   f.write_slot = longs(wslot);
   f.write_pos = longs(wpos);
@@ -131,7 +125,7 @@ at::Tensor KVStore::gather_index(const SlotForward& f, int64_t heads) const {
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s = f.slots[b], end = f.starts[b] + f.counts[b];
     for (int64_t i = 0; i < nb; ++i) {
-      const auto [row, at] = locate(s, i * block_size_ < end ? i * block_size_ : 0);
+      const auto [row, at] = locate(s, f.tables[b], i * block_size_ < end ? i * block_size_ : 0);
       for (int64_t h = 0; h < heads; ++h) a[b][h][i] = (row * heads + h) * per_row + at / block_size_;
     }
   }
@@ -166,10 +160,6 @@ void KVStore::copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves)
         b[to / per_row].narrow(1, to % per_row * block_size_, block_size_)
             .copy_(b[from / per_row].narrow(1, from % per_row * block_size_, block_size_));
   }
-}
-
-void KVStore::advance(const SlotForward& f) {
-  for (int64_t b = 0; b < f.batch(); ++b) length_[f.slots[b]] = f.starts[b] + f.counts[b];
 }
 
 }  // namespace exspec

@@ -1,24 +1,28 @@
 // The in-place KV store of one model (issue 18), paged (issue 30): per layer a preallocated
 // [slots, kv_heads, capacity, head_dim] tensor, read as blocks of `block_size` positions. Each
-// live sequence owns a slot; its block table (model/block_pool.h decides which blocks) says where
-// its positions live; an empty table means its slot's own row, block by block. A forward over
-// any subset of slots writes each row's new keys and values at that row's own positions
-// (index_put_) and attention reads each row's prefix through a mask built from per-row lengths.
-// Nothing is ever realigned: a batch is a list of slots, forming one copies no cache.
+// live sequence owns a slot; its block table (the scheduler decides which blocks:
+// actors/scheduler/block_manager.h) says where its positions live; an empty table means its
+// slot's own row, block by block. A forward over any subset of slots writes each row's new keys
+// and values at that row's own positions (index_put_) and attention reads each row's prefix
+// through a mask built from per-row lengths. Nothing is ever realigned: a batch is a list of
+// slots, forming one copies no cache.
+//
+// The store keeps tensors only. What it holds of each sequence (positions, blocks) is the
+// sequence's own record (actors/scheduler/sequence_pool.h), handed to every forward as a
+// SlotSpan per row: nothing here is set before a forward or remembered after it.
 //
 // How attention reads a step's keys, without custom kernels:
 //   view    the rows' slots are consecutive and each row's table is its own row's blocks in
-//           order (the common case: model/block_pool.h hands out a slot's own blocks first);
+//           order (the common case: actors/scheduler/block_pool.h hands out a slot's own blocks first);
 //   rows    the same, slots not consecutive: one index_select of the slots' rows;
 //   gather  any row holds blocks elsewhere (a prefix cached by another slot, blocks borrowed
 //           beyond its row): one index_select of every row's blocks, a copy of the prefix at
 //           every layer of every forward. docs/speculation.md has the measured cost of each.
 //
-// Lengths: a slot's length counts the positions that hold content. A forward writes its new
-// positions after the length and advances it by what it wrote; the caller then sets the length
-// to what it keeps (a verification that accepted a drafts keeps a + 1 of its K + 1 positions).
-// Positions beyond the length are stale but finite (the store starts zeroed), never read as
-// content, and overwritten by the next forward.
+// Positions: a row's `start` counts the positions of its sequence that hold content; a forward
+// writes its new positions after them. What a verification keeps (a + 1 of its K + 1 positions)
+// is the caller's count. Positions beyond a sequence's count are stale but finite (the store
+// starts zeroed), never read as content, and overwritten by a later forward.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -28,10 +32,19 @@
 
 namespace exspec {
 
+// One row of an in-place forward: `count` new tokens for the sequence in `slot`, written after
+// the `start` positions the store holds of it, in the blocks of `blocks` (empty: the slot's own
+// row, block by block).
+struct SlotSpan {
+  int64_t slot = -1, start = 0, count = 0;
+  std::vector<int64_t> blocks;
+};
+
 // One forward's rows: slot b receives counts[b] new tokens (right-padded to T) at positions
 // starts[b] ... Built by KVStore::plan; used by the decoder at every layer.
 struct SlotForward {
   std::vector<int64_t> slots, starts, counts;
+  std::vector<std::vector<int64_t>> tables;  // each row's blocks (empty: its slot's own row)
   int64_t T = 0;       // new tokens per row, padding included
   int64_t window = 0;  // key positions attention reads: max(starts + counts)
   at::Tensor positions;  // [B, T] int64: starts[b] + t (content positions)
@@ -53,52 +66,43 @@ class KVStore {
           at::ScalarType dtype, at::Device device, int64_t block_size = 0);
 
   int64_t num_layers() const { return static_cast<int64_t>(k_.size()); }
-  int64_t slots() const { return static_cast<int64_t>(length_.size()); }
+  int64_t slots() const { return slots_; }
   int64_t capacity() const { return capacity_; }
   int64_t block_size() const { return block_size_; }
   int64_t blocks() const { return slots() * (capacity_ / block_size_); }
   // Bytes held by the store's tensors (what its sizing costs).
   int64_t bytes() const;
 
-  // Which slots are taken is not the store's business (model/slot_table.h): a slot given to a
-  // new sequence starts with set_length(slot, 0).
-  int64_t length(int64_t slot) const { return length_.at(slot); }
-  // Keeps the first n positions of the slot as content (n <= what its blocks hold).
-  void set_length(int64_t slot, int64_t n);
-  // Where the slot's positions live (block ids, model/block_pool.h); empty: its own row.
-  void set_blocks(int64_t slot, std::vector<int64_t> table);
+  // The first `length` positions of the sequence in `slot` with these blocks: [kv_heads, length,
+  // head_dim] (tests, debugging).
+  at::Tensor keys(int64_t layer, int64_t slot, int64_t length, const std::vector<int64_t>& blocks = {}) const;
+  at::Tensor values(int64_t layer, int64_t slot, int64_t length, const std::vector<int64_t>& blocks = {}) const;
 
-  // The slot's content: [kv_heads, length, head_dim] views (tests, debugging).
-  at::Tensor keys(int64_t layer, int64_t slot) const;
-  at::Tensor values(int64_t layer, int64_t slot) const;
-
-  // The decoder's protocol for one forward: plan() (row b writes counts[b] tokens after its
-  // length; T is the padded width), then write_read() per layer, then advance().
-  SlotForward plan(const std::vector<int64_t>& slots, const std::vector<int64_t>& counts, int64_t T) const;
+  // The decoder's protocol for one forward: plan() (row b writes rows[b].count tokens after its
+  // start; T is the padded width), then write_read() per layer.
+  SlotForward plan(const std::vector<SlotSpan>& rows, int64_t T) const;
   // k, v: the content tokens' keys and values, [N, kv_heads, head_dim] in any shape that lists
   // them in order (b, then t; [B, T, ...] when no row is padded). Stores them; returns the keys
   // and values attention reads, [B, kv_heads, window, head_dim].
   std::pair<at::Tensor, at::Tensor> write_read(int64_t layer, const SlotForward& f, const at::Tensor& k,
                                                const at::Tensor& v);
-  void advance(const SlotForward& f);
 
   // Copies whole blocks (from, to) in every layer. The caller makes sure no forward touches
   // either meanwhile.
   void copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves);
 
  private:
-  // Where the slot's position p lives: (row, position in the row).
-  std::pair<int64_t, int64_t> locate(int64_t slot, int64_t p) const;
-  int64_t room(int64_t slot) const;  // positions the slot's blocks hold
-  // Whether the slot's first n positions are in its own row, in order.
-  bool at_home(int64_t slot, int64_t n) const;
+  using Table = std::vector<int64_t>;
+  // Where position p of the sequence in `slot` with `table` lives: (row, position in the row).
+  std::pair<int64_t, int64_t> locate(int64_t slot, const Table& table, int64_t p) const;
+  int64_t room(const Table& table) const;  // positions a table's blocks hold
+  // Whether the first n positions are in the slot's own row, in order.
+  bool at_home(int64_t slot, const Table& table, int64_t n) const;
   at::Tensor gather_index(const SlotForward& f, int64_t heads) const;
-  at::Tensor content(const at::Tensor& buf, int64_t slot) const;  // keys() / values() of one layer
+  at::Tensor content(const at::Tensor& buf, int64_t slot, int64_t length, const Table& table) const;
 
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
-  std::vector<int64_t> length_;
-  std::vector<std::vector<int64_t>> tables_;
-  int64_t capacity_ = 0, block_size_ = 1;
+  int64_t slots_ = 0, capacity_ = 0, block_size_ = 1;
 };
 
 }  // namespace exspec

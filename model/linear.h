@@ -24,8 +24,6 @@ class Linear {
 
   at::Tensor operator()(const at::Tensor& x) const;  // x [..., in] -> [..., out]
 
-  int64_t out_features() const { return out_; }
-  int64_t in_features() const { return in_; }
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   bool packed() const { return packed_ != nullptr; }
 

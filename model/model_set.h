@@ -1,6 +1,6 @@
 // The models a forward runs on, each with its in-place KV store (model/kv_store.h): the target,
 // and optionally the draft (same slot count). Torch-free, so that the actors' job interface
-// (actors/job.h) names it without the tensor headers.
+// (actors/jobs/job.h) names it without the tensor headers.
 #pragma once
 
 namespace exspec {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "actors/draft_length.h"
-#include "actors/engine_config.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/engine_config.h"
 #include "model/generation.h"
 
 namespace exspec::test {

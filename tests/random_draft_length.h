@@ -6,7 +6,7 @@
 #include <mutex>
 #include <random>
 
-#include "actors/draft_length.h"
+#include "actors/scheduler/draft_length.h"
 
 namespace exspec::test {
 

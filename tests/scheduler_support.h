@@ -17,7 +17,7 @@ Plan take_plan(Scheduler& s) {
 }
 
 // A step's outcome where row b accepted `accepted[b]` drafts: the committed tokens are 100 + b,
-// repeated; the draft lags one token where every draft was accepted.
+// repeated (what each store holds after it is the mode's: draft_lag_after below).
 template <class Outcome, class Plan>
 Outcome accept_rows(const Plan& p, const std::vector<int64_t>& accepted) {
   Outcome o;
@@ -25,9 +25,12 @@ Outcome accept_rows(const Plan& p, const std::vector<int64_t>& accepted) {
   for (size_t b = 0; b < p.ids.size(); ++b) {
     o.accepted.push_back(accepted[b]);
     o.committed.push_back(std::vector<int64_t>(accepted[b] + 1, 100 + static_cast<int64_t>(b)));
-    o.draft_lag.push_back(accepted[b] == p.k ? 1 : 0);
   }
   return o;
 }
+
+// The draft's lag after a step where a row accepted `a` of k drafts: one token (d_k, never fed)
+// where every draft was accepted.
+inline int64_t draft_lag_after(int64_t a, int64_t k) { return a == k ? 1 : 0; }
 
 }  // namespace exspec::test

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/generation.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 
 namespace exspec {
 class Decoder;

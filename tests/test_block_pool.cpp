@@ -1,9 +1,9 @@
-// The paged stores' block bookkeeping (model/block_pool.h): home blocks first, borrowing beyond
+// The paged stores' block bookkeeping (actors/scheduler/block_pool.h): home blocks first, borrowing beyond
 // them, all-or-nothing growth, and the exact prefix cache (a chain of whole keys, least recently
 // used evicted first, held blocks never). Plain C++, no tensors.
 #include <catch2/catch.hpp>
 
-#include "model/block_pool.h"
+#include "actors/scheduler/block_pool.h"
 
 using namespace exspec;
 using V = std::vector<int64_t>;
@@ -26,7 +26,7 @@ CATCH_TEST_CASE("a sequence takes its slot's own blocks first, then borrows, all
   CATCH_CHECK_FALSE(p.grow(b, 0, 9));  // nothing left: nothing taken
   CATCH_CHECK(b.size() == 2);
   CATCH_CHECK_FALSE(p.home_free(0, 1));
-  p.release(a, {}, 0);
+  p.release(a);
   CATCH_CHECK(a.empty());
   CATCH_CHECK(p.available() == 4);
   CATCH_CHECK(p.home_free(1, 3));
@@ -41,7 +41,8 @@ CATCH_TEST_CASE("full blocks a sequence leaves are found again by their whole pr
   const V tokens{1, 2, 3, 4, 5, 6, 7};
   BlockTable a;
   CATCH_REQUIRE(p.grow(a, 0, 7));
-  p.release(a, tokens, 5);  // positions 0..4 hold content: blocks 0 and 1 are full
+  p.publish(a, tokens, 5);  // positions 0..4 hold content: blocks 0 and 1 are full
+  p.release(a);
   CATCH_CHECK(p.cached() == 2);
   CATCH_CHECK(p.available() == 8);
   CATCH_CHECK(p.match(tokens, 6) == V{0, 1});
@@ -61,8 +62,10 @@ CATCH_TEST_CASE("full blocks a sequence leaves are found again by their whole pr
   CATCH_REQUIRE(p.grow(b, 1, 6));  // writes go to a block of its own
   CATCH_CHECK(b == V{0, 1, 6});
   // b's third block joins the chain when it ends; c's copy of the first is the same entry.
-  p.release(b, V{1, 2, 3, 4, 5, 6, 0}, 6);
-  p.release(c, tokens, 2);
+  p.publish(b, V{1, 2, 3, 4, 5, 6, 0}, 6);
+  p.release(b);
+  p.publish(c, tokens, 2);
+  p.release(c);
   CATCH_CHECK(p.cached() == 3);
   CATCH_CHECK(p.match(V{1, 2, 3, 4, 5, 6, 0}, 6) == V{0, 1, 6});
   CATCH_CHECK(p.held() == 0);
@@ -76,11 +79,13 @@ CATCH_TEST_CASE("the least recently used cached block is borrowed first, a chain
   BlockPool p(1, 4, 1);  // 4 blocks of 1 position, one slot
   BlockTable a;
   CATCH_REQUIRE(p.grow(a, 0, 2));
-  p.release(a, V{7, 8, 9}, 2);  // blocks 0 (7) and 1 (7 8) cached
+  p.publish(a, V{7, 8, 9}, 2);  // blocks 0 (7) and 1 (7 8) cached
+  p.release(a);
   BlockTable b;
   CATCH_REQUIRE(p.grow(b, 0, 4));  // its home blocks 0..3, whatever they cached
   CATCH_CHECK(p.cached() == 0);
-  p.release(b, V{1, 2, 3, 4, 5}, 4);
+  p.publish(b, V{1, 2, 3, 4, 5}, 4);
+  p.release(b);
   CATCH_CHECK(p.cached() == 4);
   // Something must be borrowed (slot 0's row is the whole store, and taken from the row's
   // start by a hit): the chain's tail goes first, its head stays findable.

@@ -1,11 +1,11 @@
-// Incremental decoding against the full forward (model/consistency.h, `exspec check`), and the
+// Incremental decoding against the full forward (model/tools/consistency.h, `exspec check`), and the
 // one-row KV stacking that once left a multi-query model's cache unwritten.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 
 #include "model/checkpoint.h"
-#include "model/consistency.h"
+#include "model/tools/consistency.h"
 #include "model/decoder.h"
 #include "model/kv_cache.h"
 #include "tests/support.h"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "actors/draft_length.h"
+#include "actors/scheduler/draft_length.h"
 
 using namespace exspec;
 

@@ -1,9 +1,9 @@
-// Engine settings parsed from flags and the config file (actors/engine_config.h): plain C++.
+// Engine settings parsed from flags and the config file (actors/scheduler/engine_config.h): plain C++.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
 
-#include "actors/engine_config.h"
+#include "actors/scheduler/engine_config.h"
 
 using namespace exspec;
 

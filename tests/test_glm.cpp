@@ -14,7 +14,7 @@
 #include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/io_util.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 #include "model/rope.h"
 #include "model/safetensors.h"
 #include "model/tokenizer/tokenizer.h"

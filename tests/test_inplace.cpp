@@ -11,13 +11,14 @@
 #include <map>
 #include <mutex>
 
-#include "actors/engine_config.h"
+#include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"
 #include "model/inplace.h"
-#include "model/slot_table.h"
+#include "actors/scheduler/slot_table.h"
 #include "tests/engine_configs.h"
+#include "tests/mode_sweep.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 
@@ -31,14 +32,14 @@ using test::truncated_draft;
 
 using test::alone_kv;
 
-// The slot's content equals the first `n` tokens of the sequence recomputed alone. Keys carry
-// rope: equal keys also prove the positions were the row's own.
-void check_slot(const Decoder& m, const KVStore& store, const SlotRow& s, int64_t n) {
-  CATCH_REQUIRE(store.length(s.slot) == n);
+// The slot's first `n` positions (in its blocks) equal the first `n` tokens of the sequence
+// recomputed alone. Keys carry rope: equal keys also prove the positions were the row's own.
+void check_slot(const Decoder& m, const KVStore& store, const SlotRow& s, int64_t n,
+                const std::vector<int64_t>& blocks = {}) {
   if (n == 0) return;
   auto want = alone_kv(m, std::vector<int64_t>(s.tokens.begin(), s.tokens.begin() + n));
   for (int64_t l = 0; l < store.num_layers(); ++l) {
-    at::Tensor got = at::cat({store.keys(l, s.slot), store.values(l, s.slot)}, -1).to(at::kCPU);
+    at::Tensor got = at::cat({store.keys(l, s.slot, n, blocks), store.values(l, s.slot, n, blocks)}, -1).to(at::kCPU);
     CATCH_REQUIRE(got.sizes() == want[l].sizes());
     CATCH_CHECK((got - want[l]).abs().max().item<double>() < 1e-9);
   }
@@ -66,7 +67,6 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   auto join = [&](const std::vector<int64_t>& prompt) {
     SlotRow s;  // both counters 0: whatever an earlier sequence left in the slot is not content
     s.slot = slots.acquire();
-    ts.set_length(s.slot, 0), ds.set_length(s.slot, 0);  // what check_slot reads before its first chunk
     s.tokens = prompt;
     seqs.push_back(s);
   };
@@ -108,13 +108,10 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
     const int64_t K = ks[step];
     at::Tensor drafts = draft_inplace(m, crows, K);
     VerifyResult v = verify_inplace(m, crows, drafts);
-    commit_inplace(m, rows, v, K);
+    commit_inplace(rows, v, K);
     ragged |= v.accepted.min().item<int64_t>() != v.accepted.max().item<int64_t>();
-    for (const SlotRow& s : seqs) {  // the counters are the truth, and the stores follow them
-      CATCH_CHECK(s.target_len == s.before_pending());
-      CATCH_CHECK(ts.length(s.slot) == s.target_len);
-      CATCH_CHECK(ds.length(s.slot) == s.draft_len);
-    }
+    // The counters are the truth (the stores keep none): check_all reads what they say.
+    for (const SlotRow& s : seqs) CATCH_CHECK(s.target_len == s.before_pending());
     check_all();
   }
   CATCH_CHECK(ragged);    // rows really advanced by different counts
@@ -128,14 +125,18 @@ CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its o
   auto target = load64(test::model_dir("llama"));
   const auto prompts = test::mixed_prompts(3, 2, 12, target->config().vocab_size, 5);
   std::vector<int64_t> counts, slots{2, 0, 1};  // not in slot order: the keys are gathered
+  std::vector<SlotSpan> spans;
   int64_t T = 0;
-  for (const auto& p : prompts) counts.push_back(static_cast<int64_t>(p.size())), T = std::max(T, counts.back());
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    counts.push_back(static_cast<int64_t>(prompts[b].size())), T = std::max(T, counts.back());
+    spans.push_back(SlotSpan{slots[b], 0, counts.back(), {}});
+  }
   std::vector<int64_t> ids(3 * T, 0);
   for (size_t b = 0; b < 3; ++b) std::copy(prompts[b].begin(), prompts[b].end(), ids.begin() + b * T);
   CATCH_REQUIRE(*std::min_element(counts.begin(), counts.end()) < T);  // some row is padded
   for (Decoder::Logits kind : {Decoder::Logits::All, Decoder::Logits::Last}) {
     KVStore store = target->new_store(3, 16);
-    at::Tensor got = target->forward_slots(at::tensor(ids, at::kLong).view({3, T}), counts, store, slots, kind);
+    at::Tensor got = target->forward_slots(at::tensor(ids, at::kLong).view({3, T}), spans, store, kind);
     for (size_t b = 0; b < 3; ++b) {
       const int64_t n = counts[b];
       KVCache c = target->new_cache(1);
@@ -164,8 +165,7 @@ CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
   InplaceModels m{target.get(), &ts};
   SlotRow s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 64), std::length_error);
-  CATCH_CHECK(ts.length(1) == 0);  // nothing was written
-  CATCH_CHECK(s.target_len == 0);  // nor counted
+  CATCH_CHECK(s.target_len == 0);  // nothing was counted
   CATCH_CHECK(prefill_chunk(m, {&s}, 8) == 8);  // in chunks it fills the slot exactly
   CATCH_CHECK(s.target_len == 8);
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 8), std::length_error);
@@ -235,6 +235,27 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the ora
   auto target = load64(test::model_dir("glm4"));
   oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},
                         {"unrelated", load64(test::model_dir("glm4", "tiny", 77))}});
+}
+
+// The sweep the paper's modes go through (tests/paper/test_speculative.cpp), in place: every
+// batch size and K with each draft, every output the oracle's, each draft's acceptance in its
+// range at a fixed K.
+CATCH_TEST_CASE("in place, swept as the paper's modes, equals batch-1 nonspec greedy in float64 (the oracle)",
+                "[inplace][oracle]") {
+  auto target = load64(test::model_dir("llama"));
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft()), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("llama", "tiny", 77)), 0.0, 0.2}},
+                   {Mode::InPlace});
+}
+
+CATCH_TEST_CASE("in place, swept as the paper's modes, equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)",
+                "[inplace][oracle][glm]") {
+  auto target = load64(test::model_dir("glm4"));
+  test::mode_sweep(target, {{"identical", target, 1.0, 1.0},
+                             {"layer-truncated", load64(truncated_draft("glm4")), 0.2, 0.97},
+                             {"unrelated", load64(test::model_dir("glm4", "tiny", 77)), 0.0, 0.2}},
+                   {Mode::InPlace});
 }
 
 CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled in chunks between their steps",

@@ -1,10 +1,10 @@
-// The paged stores under a budget of a few blocks (model/block_pool.h, actors/scheduler_blocks.cpp):
+// The paged stores under a budget of a few blocks (actors/scheduler/block_pool.h, actors/scheduler/block_manager.cpp):
 // sequences outgrow their slots' rows and borrow blocks elsewhere (attention gathers them), the
 // stores run out and newer sequences are pre-empted and recomputed, and every output still equals
 // batch-1 nonspec decoding in float64, greedy and seeded, with a draft and without.
 #include <catch2/catch.hpp>
 
-#include "actors/engine_config.h"
+#include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"

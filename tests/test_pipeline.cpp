@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,26 @@ using namespace exspec;
 using namespace std::chrono_literals;
 
 namespace {
+
+// A Collector that also counts each sequence's on_finish calls: every sink is told exactly once.
+class CountingCollector : public Collector {
+ public:
+  void on_finish(SeqId id, const SeqResult& r) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++calls_[id];
+    }
+    Collector::on_finish(id, r);
+  }
+  std::map<SeqId, int> finish_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<SeqId, int> calls_;
+};
 
 // The first layer of the tiny target of `arch`, made once per process.
 // K = 0 in options(): no draft (in place then runs plain steps).
@@ -101,7 +122,7 @@ void pipeline_oracle(const std::string& arch) {
                  Case{Mode::InPlace, 4, 0, true}}) {
     CATCH_INFO("mode " << mode_name(c.mode) << " B " << c.B << " K " << c.K << " overlap " << c.overlap);
     auto engine = Engine::start(options(c.mode, c.B, c.K, c.overlap, arch));
-    auto sink = std::make_shared<Collector>();
+    auto sink = std::make_shared<CountingCollector>();
     std::vector<SeqId> ids(reqs.size());
     std::vector<std::thread> producers;
     for (int t = 0; t < 4; ++t)  // four producers submit interleaved slices at the same time
@@ -236,7 +257,7 @@ CATCH_TEST_CASE("stats read from other threads, then shutdown from this one: no 
 CATCH_TEST_CASE("shutdown with work in flight cancels cleanly and tells every sink once", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::NonSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));
-    auto sink = std::make_shared<Collector>();
+    auto sink = std::make_shared<CountingCollector>();
     for (int i = 0; i < 20; ++i) engine->submit(SeqRequest{{5, 6, static_cast<int64_t>(i)}, 200, {}}, 0, sink);
     std::this_thread::sleep_for(50ms);
     engine->shutdown(false);  // must return: no hang
@@ -299,4 +320,101 @@ CATCH_TEST_CASE("a draft that never agrees: plain steps over full batches, probe
   CATCH_SECTION("exspec") { never_agrees(Mode::ExSpec); }
   // In place the draft does not even store the prompts (drafting_pays): probes catch them up.
   CATCH_SECTION("inplace") { never_agrees(Mode::InPlace); }
+}
+
+namespace {
+
+// A Collector that also keeps each sequence's prompt logprobs, and whether they came before its
+// first token.
+class ScoringCollector : public Collector {
+ public:
+  void on_prompt_logprobs(SeqId id, const std::vector<TokenLogprob>& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    scored_[id].push_back(e);
+    before_tokens_[id] = !tokens_seen_[id];
+  }
+  void on_tokens(SeqId id, const std::vector<int64_t>& delta) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tokens_seen_[id] = true;
+    }
+    Collector::on_tokens(id, delta);
+  }
+  std::map<SeqId, std::vector<std::vector<TokenLogprob>>> scored() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return scored_;
+  }
+  bool before_tokens(SeqId id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return before_tokens_.count(id) && before_tokens_.at(id);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<SeqId, std::vector<std::vector<TokenLogprob>>> scored_;
+  std::map<SeqId, bool> tokens_seen_, before_tokens_;
+};
+
+}  // namespace
+
+CATCH_TEST_CASE("echo: the prompt's logprobs come from the engine's prefill, equal to a forward of the prompt alone",
+                "[pipeline][logprobs]") {
+  auto target = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
+  const auto prompts = test::mixed_prompts(6, 2, 30, target->config().vocab_size, 23);
+  for (Mode mode : {Mode::InPlace, Mode::ExSpec, Mode::NonSpec}) {
+    CATCH_INFO("mode " << mode_name(mode));
+    EngineOptions o = options(mode, 2, 3, true);  // in place: chunks of 6, prompts longer than that
+    o.decoding.block_size = 4;  // in place: the first round leaves most of each prompt cached
+    auto engine = Engine::start(o);
+    auto sink = std::make_shared<ScoringCollector>();
+    std::vector<SeqId> ids;
+    std::vector<SeqRequest> reqs;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      // Every other one asks for its prompt's logprobs (top 2), with max_tokens 0 or 3; the same
+      // prompts again afterwards find them cached in place, which must not stand in for scoring.
+      SeqRequest r{prompts[i], static_cast<int64_t>(i % 3 == 0 ? 0 : 3), {999999}};  // an EOS never met
+      if (i % 2 == 0 || i % 3 == 0) r.prompt_logprobs = 2;
+      reqs.push_back(r);
+    }
+    for (int round = 0; round < 2; ++round) {
+      for (const SeqRequest& r : reqs) {
+        const SubmitResult s = engine->submit(r, 0, sink);
+        CATCH_REQUIRE(s.status == SubmitStatus::Ok);
+        ids.push_back(s.id);
+      }
+      CATCH_REQUIRE(sink->wait_for(ids.size(), 120s));
+    }
+    const auto scored = sink->scored();
+    const auto results = sink->results();
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const SeqRequest& r = reqs[k % reqs.size()];
+      CATCH_CHECK(results.at(ids[k]).tokens.size() == static_cast<size_t>(r.max_tokens));
+      if (r.prompt_logprobs < 0) {
+        CATCH_CHECK(scored.count(ids[k]) == 0);
+        continue;
+      }
+      CATCH_REQUIRE(scored.count(ids[k]) == 1);
+      CATCH_REQUIRE(scored.at(ids[k]).size() == 1);  // once
+      CATCH_CHECK(sink->before_tokens(ids[k]));
+      const auto& got = scored.at(ids[k])[0];
+      const auto want = prompt_logprobs(*target, r.prompt, 2);
+      CATCH_REQUIRE(got.size() == r.prompt.size() - 1);
+      for (size_t t = 0; t < got.size(); ++t) {
+        CATCH_CHECK(got[t].token == want[t].token);
+        CATCH_CHECK(std::abs(got[t].logprob - want[t].logprob) < 1e-9);
+        CATCH_REQUIRE(got[t].top.size() == want[t].top.size());
+        for (size_t j = 0; j < got[t].top.size(); ++j) CATCH_CHECK(got[t].top[j].first == want[t].top[j].first);
+      }
+    }
+    // A one-token prompt has nothing to score: an empty list, at once.
+    const SubmitResult one = engine->submit([] {
+      SeqRequest r{{5}, 0, {}};
+      r.prompt_logprobs = 1;
+      return r;
+    }(), 0, sink);
+    CATCH_REQUIRE(sink->wait_for(ids.size() + 1, 120s));
+    CATCH_REQUIRE(sink->scored().at(one.id).size() == 1);
+    CATCH_CHECK(sink->scored().at(one.id)[0].empty());
+    engine->shutdown(true);
+  }
 }

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "actors/paper/batch_former.h"
-#include "actors/sequence_pool.h"
-#include "actors/window.h"
+#include "actors/scheduler/sequence_pool.h"
+#include "actors/scheduler/window.h"
 
 using namespace exspec;
 
@@ -24,7 +24,7 @@ CATCH_TEST_CASE("write-back stops exactly at EOS or max_tokens and frees the cac
   const int64_t toks[] = {5, 9, 7, 8};
   CATCH_CHECK(pool.at(a).state == SeqState::Prefilling);
   CATCH_CHECK_THROWS(pool.write_back(a, toks, 1));  // no token before its prompt is stored
-  pool.at(a).state = pool.at(b).state = SeqState::Decoding;  // as the Scheduler sets it once prefilled
+  pool.at(a).state = pool.at(b).state = SeqState::Running;  // as the Scheduler sets it once prefilled
   CATCH_CHECK(pool.write_back(a, toks, 4) == 2);  // EOS kept, tokens after it dropped
   CATCH_CHECK(pool.at(a).generated == std::vector<int64_t>{5, 9});
   CATCH_CHECK(pool.at(a).finish == FinishReason::Stop);

@@ -1,11 +1,11 @@
-// Exact prefix caching over the paged stores' blocks (model/block_pool.h): conversations whose
+// Exact prefix caching over the paged stores' blocks (actors/scheduler/block_pool.h): conversations whose
 // every turn resends the history, arriving after the turn before ended, equal batch-1 nonspec
 // decoding in float64 (greedy and seeded, with a draft and without, B 1-8, blocks of 1 to 16
 // positions, few slots so that cached prefixes are evicted too), with the cache on and off; the
 // cache really serves prompts.
 #include <catch2/catch.hpp>
 
-#include "actors/engine_config.h"
+#include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"

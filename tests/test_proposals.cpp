@@ -1,11 +1,11 @@
-// Drafts that no draft model made (issue 31, actors/proposer.h): prompt lookup and the request's
+// Drafts that no draft model made (issue 31, actors/scheduler/proposer.h): prompt lookup and the request's
 // prediction, alone, beside the draft model, and mixed in one step, equal batch-1 nonspec
 // decoding in float64 (greedy and seeded sampling, every batch size, EOS and max_tokens
 // mid-batch, sequences joining a running batch): the Scheduler's jobs through the step function.
 #include <catch2/catch.hpp>
 
-#include "actors/engine_config.h"
-#include "actors/proposer.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/scheduler/proposer.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/greedy.h"

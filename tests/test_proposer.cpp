@@ -1,9 +1,9 @@
-// The proposers without a model (actors/proposer.h) and the draft-lag rule they meet
+// The proposers without a model (actors/scheduler/proposer.h) and the draft-lag rule they meet
 // (model/slot_row.h): plain C++, no tensors.
 #include <catch2/catch.hpp>
 
-#include "actors/draft_length.h"
-#include "actors/proposer.h"
+#include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/proposer.h"
 #include "model/slot_row.h"
 
 using namespace exspec;

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-#include "actors/calibration.h"
+#include "actors/jobs/calibration.h"
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"

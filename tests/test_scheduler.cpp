@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "actors/inplace_turn.h"
-#include "actors/scheduler.h"
+#include "actors/scheduler/inplace_turn.h"
+#include "actors/scheduler/scheduler.h"
 #include "tests/engine_configs.h"
 #include "tests/scheduler_support.h"
 
@@ -23,10 +23,13 @@ PrefillPlan take_prefill(Scheduler& s) { return test::take_plan<PrefillPlan>(s);
 StepPlan take_step(Scheduler& s) { return test::take_plan<StepPlan>(s); }
 
 // Every row accepts `accepted[b]` drafts (test::accept_rows); its target slot then holds every
-// token but the new pending one.
+// token but the new pending one, its draft's slot that less the draft's lag.
 StepOutcome verified(const StepPlan& p, const std::vector<int64_t>& accepted) {
   auto o = test::accept_rows<StepOutcome>(p, accepted);
-  for (size_t b = 0; b < p.ids.size(); ++b) o.stored.push_back(p.rows[b].before_pending() + accepted[b] + 1);
+  for (size_t b = 0; b < p.ids.size(); ++b) {
+    const int64_t target = p.rows[b].before_pending() + accepted[b] + 1;
+    o.stored.push_back({target, target - test::draft_lag_after(accepted[b], p.k)});
+  }
   return o;
 }
 
@@ -40,8 +43,7 @@ void prefill_in_place(Scheduler& s, const PrefillPlan& p, std::vector<int64_t> s
   PrefillOutcome o;
   o.serial = p.serial;
   for (size_t i = 0; i < p.ids.size(); ++i) {
-    o.stored.push_back(stored[i]);
-    o.draft_lag.push_back(static_cast<int64_t>(p.rows[i].tokens.size()) - 1 - p.rows[i].draft_len);
+    o.stored.push_back({stored[i], p.rows[i].draft_len});  // the draft's unchanged
   }
   s.prefilled(std::move(o));
 }
@@ -56,7 +58,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   const SeqId a = s.admit(ones_request(6, 2)), b = s.admit(ones_request(3, 8)), d1 = s.admit(ones_request(1, 8)), d2 = s.admit(ones_request(2, 8));
   PrefillPlan p1 = take_prefill(s);
   CATCH_CHECK(s.take_dequeued() == 3);  // the window is the slots: the fourth waits
-  CATCH_CHECK(s.slot_table().used() == 3);
+  CATCH_CHECK(s.slots_used() == 3);
   CATCH_CHECK(p1.ids == std::vector<SeqId>{a, b});  // d1's prompt is one token: nothing to store
   CATCH_CHECK(p1.chunk == 4);
   CATCH_CHECK(p1.with_draft);  // a fixed K drafts: the draft stores the prompts as they come
@@ -87,7 +89,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   PrefillPlan p3 = take_prefill(s);  // d2 joined the window in a's slot, the lowest free
   CATCH_CHECK(p3.ids == std::vector<SeqId>{d2});
   CATCH_CHECK(p3.rows[0].slot == 0);
-  CATCH_CHECK(s.slot_table().used() == 3);
+  CATCH_CHECK(s.slots_used() == 3);
   prefill_in_place(s, p3, {1});
 
   // Around the least recently stepped row (d2 and d1 never stepped: d2, the lower slot), with its
@@ -104,7 +106,7 @@ CATCH_TEST_CASE("inplace: slots lowest first, chunks fill the first batch, then 
   CATCH_CHECK(st4.rows[1].target_len == 0);
   s.complete(verified(st4, {2, 0}));
   s.cancel(b, FinishReason::None);  // not inside a step: its slot is free at once
-  CATCH_CHECK(s.slot_table().used() == 2);
+  CATCH_CHECK(s.slots_used() == 2);
   CATCH_CHECK(s.cancelled() == 1);
 }
 

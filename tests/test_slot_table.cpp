@@ -1,9 +1,9 @@
-// The slot table (model/slot_table.h) and where a step's rows move
-// (actors/slot_moves.h): plain C++, no tensors.
+// The slot table (actors/scheduler/slot_table.h) and where a step's rows move
+// (actors/scheduler/slot_moves.h): plain C++, no tensors.
 #include <catch2/catch.hpp>
 
-#include "actors/slot_moves.h"
-#include "model/slot_table.h"
+#include "actors/scheduler/slot_moves.h"
+#include "actors/scheduler/slot_table.h"
 
 using namespace exspec;
 using V = std::vector<int64_t>;

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "actors/engine_config.h"
-#include "actors/proposer.h"
+#include "actors/scheduler/engine_config.h"
+#include "actors/scheduler/proposer.h"
 #include "actors/sequential_driver.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/tokenizer_vocab.h"

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/sequence_pool.h"
+#include "actors/scheduler/sequence_pool.h"
 
 namespace exspec {
 

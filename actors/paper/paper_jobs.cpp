@@ -6,6 +6,7 @@
 
 #include "actors/paper/paper_scheduler.h"
 #include "model/decoder.h"
+#include "model/greedy.h"
 
 namespace exspec {
 namespace {
@@ -41,6 +42,12 @@ void PaperPrefillJob::run_target(const Decoder& target, KVStore*) {
       outcome.draft_lag.push_back(static_cast<int64_t>(s->lag_tokens.size()));
       outcome.states.push_back(std::move(s));
     }
+    // Echo: the prompt's logprobs, by the definition the oracle decodes with (a forward of the
+    // prompt alone: the paper's prefill pads it beside others).
+    outcome.prompt_logprobs.assign(plan.prompts.size(), {});
+    for (size_t i = 0; i < plan.prompts.size(); ++i)
+      if (i < plan.prompt_logprobs.size() && plan.prompt_logprobs[i] >= 0)
+        outcome.prompt_logprobs[i] = prompt_logprobs(target, plan.prompts[i], plan.prompt_logprobs[i]);
   });
 }
 

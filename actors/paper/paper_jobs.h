@@ -1,14 +1,14 @@
-// The PaperScheduler's work as jobs (actors/job.h): a prefill of the target caches, or a step
+// The PaperScheduler's work as jobs (actors/jobs/job.h): a prefill of the target caches, or a step
 // in the paper's phases: assemble (the realigner puts the batch together from its rows, or goes
 // on with a fixed batch) -> draft -> verify and commit -> split (unpad-append-repad, then the
 // rows cut apart again unless the batch is kept whole).
 #pragma once
 #include <ATen/core/Tensor.h>
 
-#include "actors/job.h"
+#include "actors/jobs/job.h"
 #include "actors/paper/paper_plan.h"
-#include "model/spec_batch.h"
-#include "model/speculative.h"
+#include "model/paper/spec_batch.h"
+#include "model/paper/speculative.h"
 
 namespace exspec {
 
@@ -17,7 +17,7 @@ class PaperPrefillJob : public Job {
   explicit PaperPrefillJob(PaperPrefillPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return true; }
   void assemble(const Models&) override {}
-  bool drafts() const override { return false; }  // the draft catches up lazily (model/spec_batch.h)
+  bool drafts() const override { return false; }  // the draft catches up lazily (model/paper/spec_batch.h)
   void draft(const Decoder&, KVStore*) override {}
   void run_target(const Decoder& target, KVStore* store) override;
   const std::string& error() const override { return outcome.error; }

@@ -1,5 +1,5 @@
 // What the PaperScheduler (nonspec, EqSpec, ExSpec) hands out and takes back. Their rows are
-// tensor states cut out of batches and put together again (model/spec_batch.h); the scheduler
+// tensor states cut out of batches and put together again (model/paper/spec_batch.h); the scheduler
 // moves them between the pool and the steps and never looks inside.
 #pragma once
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "actors/plan.h"
+#include "actors/scheduler/plan.h"
 
 namespace exspec {
 
@@ -20,10 +20,13 @@ struct PaperPrefillPlan {
   std::vector<SeqId> ids;
   std::vector<std::vector<int64_t>> prompts;  // whole prompts; the last token becomes pending
   bool with_draft = false;                    // speculative modes: the draft follows them
+  std::vector<int64_t> prompt_logprobs;       // per prompt: SeqRequest::prompt_logprobs
 };
 
 struct PaperPrefillOutcome : PrefillResult {
   std::vector<std::shared_ptr<SeqTensors>> states;  // per sequence, in plan order
+  std::vector<int64_t> draft_lag;                   // per sequence: tokens before pending the draft lacks
+  std::vector<std::vector<TokenLogprob>> prompt_logprobs;  // per sequence: its prompt's, when asked for
 };
 
 // How the step's batch is put together (the copy it costs, cheapest first).
@@ -33,7 +36,6 @@ enum class Assembly {
   Stack,     // a same-length group: the rows' caches stacked, no padding
   Repad,     // mixed lengths: left-padded to the longest (ExSpec's realignment cost)
 };
-const char* assembly_name(Assembly a);
 
 struct PaperStepPlan {
   int64_t serial = 0;
@@ -53,6 +55,7 @@ struct PaperStepPlan {
 struct PaperStepOutcome : StepResult {
   std::vector<std::shared_ptr<SeqTensors>> rows;  // each row's state (not keep_batch)
   std::shared_ptr<SpecBatch> batch;               // keep_batch: the batch's state
+  std::vector<int64_t> draft_lag;                 // per row: tokens before pending the draft lacks after it
 };
 
 using PaperWork = std::variant<std::monostate, PaperPrefillPlan, PaperStepPlan>;

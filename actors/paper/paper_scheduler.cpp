@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/step_trace.h"
+#include "actors/scheduler/step_trace.h"
 
 namespace exspec {
-
-const char* assembly_name(Assembly a) {
-  switch (a) {
-    case Assembly::Continue: return "continue";
-    case Assembly::Reuse: return "reuse";
-    case Assembly::Stack: return "stack";
-    case Assembly::Repad: return "repad";
-  }
-  return "?";
-}
 
 PaperScheduler::PaperScheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : Executor(config, std::move(policy), max_in_flight),
@@ -48,17 +38,20 @@ PaperPrefillPlan PaperScheduler::plan_prefill() {
   std::vector<SeqId> fresh;
   if (fixed_batches()) {
     fresh = pool_.take_waiting(static_cast<size_t>(config_.batch_size), config_.sort_by_length);
-    dequeued_ += fresh.size();
   } else {
-    dequeued_ += window_.refill(pool_).size();
+    window_.refill(pool_);
     for (SeqId id : window_.members()) {
       const Sequence& s = pool_.at(id);
-      if (!s.busy && s.state == SeqState::Prefilling && fresh.size() < static_cast<size_t>(config_.batch_size))
+      if (!s.in_job() && s.state == SeqState::Prefilling && fresh.size() < static_cast<size_t>(config_.batch_size))
         fresh.push_back(id);
     }
   }
   if (fresh.empty()) return p;
-  for (SeqId id : fresh) p.prompts.push_back(pool_.at(id).request.prompt);
+  for (SeqId id : fresh) {
+    const SeqRequest& r = pool_.at(id).request;
+    p.prompts.push_back(r.prompt);
+    p.prompt_logprobs.push_back(r.scores_prompt() ? r.prompt_logprobs : -1);
+  }
   p.with_draft = config_.mode != Mode::NonSpec;
   p.ids = fresh;
   InFlight f;
@@ -92,13 +85,13 @@ PaperStepPlan PaperScheduler::plan_fixed_step() {
   f.grouped = grouped;
   f.k = p.k;
   f.shape = p.shape;
-  // Its rows stayed busy between its steps (a cancellation waits for the step boundary).
+  // The batch held its rows between its steps (a cancellation waits for the step boundary).
   p.serial = start(p.ids, f);
   return p;
 }
 
 // A row's state was cut from the batch of step `cut_step`: when the rows are exactly that
-// batch, in order, it is reused as it is (model/spec_batch.h, assemble).
+// batch, in order, it is reused as it is (model/paper/spec_batch.h, assemble).
 bool PaperScheduler::reuses_cut_batch(const std::vector<SeqId>& ids) const {
   const PoolRow& first = rows_.at(ids[0]);
   if (first.cut_step < 0 || first.cut_rows != static_cast<int64_t>(ids.size())) return false;
@@ -114,7 +107,7 @@ PaperStepPlan PaperScheduler::plan_pool_step() {
   std::vector<Candidate> ready;
   for (SeqId id : window_.members()) {
     const Sequence& s = pool_.at(id);
-    if (!s.busy && s.state == SeqState::Decoding) ready.push_back({id, s.length(), s.last_step});
+    if (!s.in_job() && s.state == SeqState::Running) ready.push_back({id, s.length(), s.last_step});
   }
   if (ready.empty()) return p;
   BatchChoice choice = former_.form(ready, step_, !policy_ || policy_->speculating());
@@ -150,11 +143,14 @@ void PaperScheduler::prefilled(PaperPrefillOutcome o) {
   const std::vector<SeqId> ids = prefill_done(o);
   FixedBatch fb;
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (!prefill_row(ids[i], o, i)) continue;
+    if (!prefill_row(ids[i], o)) continue;
     Sequence& s = pool_.at(ids[i]);
-    s.state = SeqState::Decoding;
+    s.state = SeqState::Running;
+    s.stored = held(s, o.draft_lag[i]);
+    if (!o.prompt_logprobs.empty()) scored(s, o.prompt_logprobs[i], 0);
+    if (!goes_on(s)) continue;
     if (fixed_batches()) {
-      s.busy = true;  // the fixed batch holds it from now on
+      s.job = o.serial;  // the fixed batch holds it from now on
       fb.ids.push_back(ids[i]);
       fb.rows.push_back(std::move(o.states[i]));
     } else {
@@ -173,6 +169,7 @@ void PaperScheduler::complete(PaperStepOutcome o) {
       still.drop_rows.push_back(static_cast<int64_t>(b));
       continue;
     }
+    pool_.at(id).stored = held(pool_.at(id), o.draft_lag[b]);
     still.ids.push_back(id);
     if (!f.fixed) rows_[id] = PoolRow{o.rows[b], o.serial, static_cast<int64_t>(b), static_cast<int64_t>(f.ids.size())};
   }
@@ -184,5 +181,10 @@ void PaperScheduler::complete(PaperStepOutcome o) {
 }
 
 void PaperScheduler::release(const Sequence& s, bool) { rows_.erase(s.id); }
+
+// Each model's cache covers every token but pending; the draft's less its lag.
+Stored PaperScheduler::held(const Sequence& s, int64_t draft_lag) {
+  return {s.length() - 1, s.length() - 1 - draft_lag};
+}
 
 }  // namespace exspec

@@ -2,14 +2,14 @@
 // them): nonspec (fixed batches of plain steps), EqSpec (fixed batches, realigned after every
 // verification) and ExSpec (Algorithm 3: a pool and a window, same-length groups first,
 // realignment as the fallback). Their rows are tensor states cut out of one batch and put
-// together into the next (model/spec_batch.h); the PaperScheduler moves them, never looks inside.
+// together into the next (model/paper/spec_batch.h); the PaperScheduler moves them, never looks inside.
 #pragma once
 #include <deque>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
-#include "actors/executor.h"
+#include "actors/scheduler/executor.h"
 #include "actors/paper/batch_former.h"
 #include "actors/paper/paper_plan.h"
 
@@ -50,6 +50,7 @@ class PaperScheduler : public Executor {
   bool reuses_cut_batch(const std::vector<SeqId>& ids) const;
   bool same_length(const std::vector<SeqId>& ids) const;
   void release(const Sequence& s, bool failed) override;
+  static Stored held(const Sequence& s, int64_t draft_lag);
 
   int64_t reserve_;  // spare cache positions: the largest K a step may draft, + 2
   BatchFormer former_;

@@ -10,7 +10,7 @@
 #include "http/chat_request.h"
 #include "http/chat_template.h"
 #include "http/tool_stream.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/http/support.h"
 #include "tests/jinja/support.h"

@@ -9,7 +9,7 @@
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/stop_scanner.h"
-#include "model/make_model.h"
+#include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/http/batch_support.h"
 #include "tests/http/support.h"

@@ -1,0 +1,78 @@
+// The Scheduler: how exspec serves, in place (issue 18), with or without a draft model (without
+// one every step has K = 0: plain decoding, continuously batched). Every decision in plain C++
+// (no actors, no tensors): the window is the set of sequences holding a KV slot; a step is any
+// B of its stored members, formed without a copy, so sequences join and leave between any two
+// steps; prompts are stored in chunks between decode steps; the draft-length policy picks K;
+// each row's drafts come from the draft model, prompt lookup or the request's prediction
+// (actors/scheduler/proposer.h). Slots and blocks are the BlockManager's
+// (actors/scheduler/block_manager.h): the Scheduler asks it for them and decides who gets them.
+// Its interface is vLLM's:
+//   plan()                the next piece of work, planned in full (actors/scheduler/plan.h)
+//   prefilled / complete  its outcome back: tokens written, sequences finished, policy taught
+// and, as an Executor (actors/scheduler/executor.h), the same wrapped as jobs
+// (actors/jobs/inplace_jobs.h).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "actors/scheduler/block_manager.h"
+#include "actors/scheduler/executor.h"
+
+namespace exspec {
+
+class Scheduler : public Executor {
+ public:
+  Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
+
+  // The next piece of work; monostate when nothing is ready or max_in_flight are out.
+  Work plan();
+  void prefilled(PrefillOutcome outcome);
+  void complete(StepOutcome outcome);
+
+  std::shared_ptr<Job> next() override;  // plan(), as a job (actors/jobs/inplace_jobs.cpp)
+  void done(std::shared_ptr<Job> job) override;
+
+  int64_t slots() const override { return blocks_.slots(); }
+  int64_t slots_used() const override { return blocks_.used(); }
+  BlockCounts blocks() const override { return blocks_.counts(); }
+
+ private:
+  // Newcomers: the window takes queued sequences while the stores have blocks for them, each
+  // with its slot; the draft's prefill is decided for them together.
+  std::vector<Sequence*> admit_newcomers();
+  void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
+  // Whether the B lowest-slot sequences without a token yet are all stored and free to step.
+  bool first_block_stored(std::vector<const Sequence*> fresh) const;
+  PrefillPlan plan_prefill();
+  StepPlan plan_step(bool hold_fresh);  // hold_fresh: rows without a token wait
+  // The step's rows, oldest first, each with blocks for what the step may write; a newer
+  // sequence is pre-empted where the stores lack them. Returns the rows kept, in the given order.
+  std::vector<SeqId> secure(const std::vector<SeqId>& ids);
+  bool make_room(Sequence& s, const std::vector<SeqId>& keep);
+  void preempt(Sequence& s);  // back to the queue, its blocks released (what it stored cached)
+  // Moves the step's rows into consecutive slots where that is possible (block_manager.h).
+  void plan_moves(StepPlan& p);
+  SlotRow slot_row(const Sequence& s) const;
+  void stored(Sequence& s, Stored stored);
+  void publish(const Sequence& s);  // its full stored blocks into the cache (others may share them)
+  void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
+  void copied(const std::vector<SeqId>& ids);  // a job over ids returned: its copies are done
+
+  // K: the policy's choice for the rows, and where each row's drafts come from: its
+  // prediction, else the server's proposer.
+  void plan_k(StepPlan& plan);
+  Proposer proposer_of(const Sequence& s) const;
+  // Each row's proposal without the draft model into p.proposed (cleared when no row has one);
+  // returns the longest.
+  int64_t propose(StepPlan& p) const;
+  // Adaptive K: predictions priced by what predictions got, and without the draft model each
+  // row's drafts capped by its proposal.
+  void outlook_proposals(const StepPlan& p, BatchOutlook& o) const;
+  // What the step tells about each row's drafts (InFlight::row_k, proposers).
+  void note_proposals(const StepPlan& p, InFlight& f) const;
+
+  BlockManager blocks_;
+  bool last_was_prefill_ = false;  // prefill chunks and decode steps take turns
+};
+
+}  // namespace exspec

@@ -1,0 +1,300 @@
+#include "model/tools/make_model.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "model/checkpoint.h"
+#include "model/io_util.h"
+#include "model/safetensors.h"
+
+namespace exspec {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kBos = 256, kEos = 257, kVocab = 258;
+// GLM checkpoints add GLM-4's chat tokens after the bytes; <|user|> and <|observation|> end an
+// assistant turn, so (as in GLM-4's generation_config.json) they are EOS ids besides </s>.
+const char* const kGlmSpecials[] = {"[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"};
+constexpr int64_t kGlmUser = 261, kGlmObservation = 263, kGlmVocab = 264;
+// GLM-4-9B-chat's template without its tools branch (tokenizer_config.json "chat_template").
+const char* const kGlmChatTemplate =
+    "[gMASK]<sop>{% for item in messages %}{% if item['content'] %}<|{{ item['role'] }}|>{{ item['metadata'] }}\n"
+    "{{ item['content'] }}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+
+// splitmix64 + Box-Muller: the same weights on every machine and libtorch version.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+  double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    double u1 = uniform(), u2 = uniform();
+    double r = std::sqrt(-2.0 * std::log(u1));
+    spare_ = r * std::sin(2.0 * M_PI * u2);
+    has_spare_ = true;
+    return r * std::cos(2.0 * M_PI * u2);
+  }
+
+ private:
+  uint64_t s_;
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+uint64_t name_seed(uint64_t seed, const std::string& name) {
+  return seed * 0x100000001b3ULL ^ std::hash<std::string>{}(name);
+}
+
+at::Tensor random_tensor(const std::vector<int64_t>& shape, uint64_t seed, double mean, double std) {
+  at::Tensor t = at::empty(shape, at::kFloat);
+  float* p = t.data_ptr<float>();
+  Rng rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(mean + std * rng.normal());
+  return t;
+}
+
+at::ScalarType storage_dtype(const std::string& d) {
+  if (d == "float32") return at::kFloat;
+  if (d == "float64") return at::kDouble;
+  if (d == "float16") return at::kHalf;
+  if (d == "bfloat16") return at::kBFloat16;
+  throw std::invalid_argument("unknown --dtype \"" + d + "\" (float32, float64, float16, bfloat16)");
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void write_weights(const std::string& dir, const std::vector<std::pair<std::string, at::Tensor>>& tensors, int shards) {
+  const std::map<std::string, std::string> meta{{"format", "pt"}};
+  if (shards <= 1) {
+    write_safetensors(dir + "/model.safetensors", tensors, meta);
+    return;
+  }
+  json index{{"metadata", json::object()}, {"weight_map", json::object()}};
+  const size_t per = (tensors.size() + shards - 1) / shards;
+  for (int s = 0; s < shards; ++s) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", s + 1, shards);
+    std::vector<std::pair<std::string, at::Tensor>> part;
+    for (size_t i = s * per; i < std::min(tensors.size(), (s + 1) * per); ++i) {
+      part.push_back(tensors[i]);
+      index["weight_map"][tensors[i].first] = name;
+    }
+    write_safetensors(dir + "/" + name, part, meta);
+  }
+  write_text_file(dir + "/model.safetensors.index.json", index.dump(2) + "\n");
+}
+
+void write_generation_config(const std::string& dir, const ModelConfig& c) {
+  json g{{"bos_token_id", c.bos_id.value_or(kBos)}, {"do_sample", false}};
+  g["eos_token_id"] = c.eos_ids.size() == 1 ? json(c.eos_ids[0]) : json(c.eos_ids);
+  write_text_file(dir + "/generation_config.json", g.dump(2) + "\n");
+}
+
+// GPT-2's printable stand-ins for bytes, as byte-level BPE vocabularies spell them.
+std::string byte_symbol(int b) {
+  std::vector<int> bs;
+  for (int c = '!'; c <= '~'; ++c) bs.push_back(c);
+  for (int c = 0xA1; c <= 0xAC; ++c) bs.push_back(c);
+  for (int c = 0xAE; c <= 0xFF; ++c) bs.push_back(c);
+  int cp = -1, extra = 0;
+  for (int x = 0; x < 256; ++x) {
+    bool printable = std::find(bs.begin(), bs.end(), x) != bs.end();
+    int code = printable ? x : 256 + extra++;
+    if (x == b) cp = code;
+  }
+  std::string s;
+  if (cp < 0x80) {
+    s.push_back(static_cast<char>(cp));
+  } else {
+    s.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    s.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+  return s;
+}
+
+// Chosen per preset so that a one-layer draft agrees with its target about as often as real
+// pairs do (README has the acceptance measured for each).
+double default_damp_std(const std::string& preset) { return preset == "demo" || preset == "1b" ? 0.0003 : 0.0005; }
+
+// Post-norm weights of damped GLM-4 layers: damp_std times this.
+constexpr double kPostNormDamp = 80.0;  // chosen so that a one-layer draft agrees often, not always
+
+int64_t layer_of(const std::string& name) { return std::stoll(name.substr(std::string("model.layers.").size())); }
+
+}  // namespace
+
+ModelConfig preset_config(const std::string& arch, const std::string& preset) {
+  ModelConfig c;
+  if (arch == "llama") c.arch = Arch::Llama;
+  else if (arch == "qwen2") c.arch = Arch::Qwen2;
+  else if (arch == "qwen3") c.arch = Arch::Qwen3;
+  else if (arch == "glm") c.arch = Arch::Glm;
+  else if (arch == "glm4") c.arch = Arch::Glm4;
+  else throw std::invalid_argument("unknown --arch \"" + arch + "\" (llama, qwen2, qwen3, glm, glm4)");
+
+  if (preset == "tiny") {
+    c.hidden_size = 64, c.intermediate_size = 128, c.num_layers = 4, c.num_heads = 4, c.num_kv_heads = 2;
+    c.max_position_embeddings = 512;
+  } else if (preset == "small") {
+    c.hidden_size = 256, c.intermediate_size = 688, c.num_layers = 8, c.num_heads = 8, c.num_kv_heads = 4;
+    c.max_position_embeddings = 2048;
+  } else if (preset == "demo") {
+    c.hidden_size = 512, c.intermediate_size = 1408, c.num_layers = 12, c.num_heads = 8, c.num_kv_heads = 4;
+    c.max_position_embeddings = 2048;
+  } else if (preset == "1b") {
+    // Llama-3.2-1B's body on our 258-token vocabulary: 0.97 B parameters, GPU-sized work per token.
+    c.hidden_size = 2048, c.intermediate_size = 8192, c.num_layers = 16, c.num_heads = 32, c.num_kv_heads = 8;
+    c.max_position_embeddings = 4096;
+  } else if (preset == "150m") {
+    // The shape of a 150M-parameter Llama with a real-sized vocabulary (Llama-2's 32000): where
+    // the lm_head is a fifth of the weights a decode step reads. Its tokenizer still spells
+    // only the 258 byte-level ids; the others exist for the forward-pass benchmarks.
+    c.hidden_size = 768, c.intermediate_size = 2048, c.num_layers = 16, c.num_heads = 12, c.num_kv_heads = 4;
+    c.max_position_embeddings = 2048;
+  } else {
+    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, demo, 1b, 150m)");
+  }
+  c.head_dim = c.hidden_size / c.num_heads;
+  c.vocab_size = preset == "150m" ? 32000 : kVocab;
+  c.rms_norm_eps = 1e-6;
+  c.bos_id = kBos;
+  c.eos_ids = {kEos};
+  switch (c.arch) {
+    case Arch::Llama:  // GQA and Llama 3.1 rope scaling (with a short original context, so it bites)
+      c.rope_theta = 500000.0;
+      c.rope_scaling.type = "llama3";
+      c.rope_scaling.factor = 8.0;
+      c.rope_scaling.low_freq_factor = 1.0;
+      c.rope_scaling.high_freq_factor = 4.0;
+      c.rope_scaling.original_max_position_embeddings = c.max_position_embeddings / 4;
+      break;
+    case Arch::Qwen2:  // q/k/v biases
+      c.rope_theta = 1000000.0;
+      c.attention_bias = true;
+      break;
+    case Arch::Qwen3:  // per-head q/k norm, tied embeddings, head_dim not hidden/heads
+      c.rope_theta = 1000000.0;
+      c.qk_norm = true;
+      c.tie_word_embeddings = true;
+      c.head_dim = 2 * c.hidden_size / c.num_heads;
+      break;
+    case Arch::Glm:  // GLM-4-9B-chat-hf: q/k/v biases, half of each head rotates (interleaved), fused gate_up
+    case Arch::Glm4:  // GLM-4-0414 adds the sandwich norms; here also a head_dim that is not hidden/heads
+      c.rope_theta = 10000.0;
+      c.attention_bias = true;
+      c.partial_rotary_factor = 0.5;
+      c.rope_interleaved = true;
+      c.fused_gate_up = true;
+      c.sandwich_norms = c.arch == Arch::Glm4;
+      if (c.arch == Arch::Glm4) c.head_dim = 2 * c.hidden_size / c.num_heads;
+      c.vocab_size = kGlmVocab;
+      c.eos_ids = {kEos, kGlmUser, kGlmObservation};
+      break;
+  }
+  return c;
+}
+
+void write_byte_tokenizer(const std::string& dir, int64_t max_length, bool glm) {
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_symbol(b)] = b;
+  auto added = [](int64_t id, const char* content) {
+    return json{{"id", id},           {"content", content}, {"single_word", false}, {"lstrip", false},
+                {"rstrip", false},    {"normalized", false}, {"special", true}};
+  };
+  json byte_level{{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}};
+  json tok{{"version", "1.0"},
+           {"truncation", nullptr},
+           {"padding", nullptr},
+           {"added_tokens", {added(kBos, "<s>"), added(kEos, "</s>")}},
+           {"normalizer", nullptr},
+           {"pre_tokenizer", byte_level},
+           {"post_processor", nullptr},
+           {"decoder", byte_level},
+           {"model",
+            {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+             {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+             {"ignore_merges", false}, {"vocab", vocab}, {"merges", json::array()}}}};
+  if (glm)
+    for (int64_t i = 0; i < kGlmVocab - kVocab; ++i) tok["added_tokens"].push_back(added(kVocab + i, kGlmSpecials[i]));
+  write_text_file(dir + "/tokenizer.json", tok.dump(1) + "\n");
+  json cfg{{"tokenizer_class", "PreTrainedTokenizerFast"},
+           {"bos_token", "<s>"},
+           {"eos_token", "</s>"},
+           {"add_bos_token", false},
+           {"add_eos_token", false},
+           {"model_max_length", max_length}};
+  if (glm) cfg["chat_template"] = kGlmChatTemplate;
+  write_text_file(dir + "/tokenizer_config.json", cfg.dump(2) + "\n");
+}
+
+void make_model(const MakeModelOptions& o) {
+  if (o.out.empty()) throw std::invalid_argument("make-model needs --out DIR");
+  ModelConfig c = preset_config(o.arch, o.preset);
+  const at::ScalarType dtype = storage_dtype(o.dtype);
+  c.torch_dtype = o.dtype;
+  if (o.attention_bias) c.attention_bias = true;
+  fs::create_directories(o.out);
+
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& [name, shape] : expected_weights(c)) {
+    const uint64_t seed = name_seed(o.seed, name);
+    double mean = 0.0, std = o.init_std;
+    const double damp = o.damp_std >= 0 ? o.damp_std : default_damp_std(o.preset);
+    if (ends_with(name, "post_self_attn_layernorm.weight") || ends_with(name, "post_mlp_layernorm.weight")) {
+      // GLM-4-0414's post norms rescale each branch's output to their weight, whatever o_proj and
+      // down_proj are: later layers are damped here instead (small weights around zero).
+      if (layer_of(name) >= o.damp_from) mean = 0.0, std = damp * kPostNormDamp;
+      else mean = 1.0, std = 0.1;
+    } else if (ends_with(name, "norm.weight")) {
+      mean = 1.0, std = 0.1;  // not all ones, so a misapplied norm weight shows in the tests
+    } else if (ends_with(name, "o_proj.weight") || ends_with(name, "down_proj.weight")) {
+      if (layer_of(name) >= o.damp_from) std = damp;
+    }
+    tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));
+  }
+  write_weights(o.out, tensors, o.shards);
+  write_text_file(o.out + "/config.json", c.to_json_text());
+  write_generation_config(o.out, c);
+  write_byte_tokenizer(o.out, c.max_position_embeddings, c.fused_gate_up);
+}
+
+void make_draft(const std::string& target_dir, int64_t layers, const std::string& out_dir) {
+  ModelConfig c = ModelConfig::load(target_dir);
+  if (layers < 1 || layers > c.num_layers)
+    throw std::invalid_argument("--layers must be between 1 and the target's " + std::to_string(c.num_layers));
+  // float64 holds every stored dtype exactly; the copy is written back in the target's dtype.
+  WeightMap w = load_weights(target_dir, c, at::kDouble, at::kCPU);
+  c.num_layers = layers;
+  fs::create_directories(out_dir);
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& [name, shape] : expected_weights(c)) tensors.emplace_back(name, w.at(name));
+  const at::ScalarType dtype = storage_dtype(c.torch_dtype == "bfloat16" || c.torch_dtype == "float16" ||
+                                                    c.torch_dtype == "float64" ? c.torch_dtype : "float32");
+  for (auto& t : tensors) t.second = t.second.to(dtype);
+  write_weights(out_dir, tensors, 1);
+  write_text_file(out_dir + "/config.json", c.to_json_text());
+  write_generation_config(out_dir, c);
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    if (fs::exists(target_dir + "/" + f))
+      fs::copy_file(target_dir + "/" + f, out_dir + "/" + f, fs::copy_options::overwrite_existing);
+}
+
+}  // namespace exspec

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The source tree's layout rule (docs/design.md, "Layout"): folders follow the path a request
+takes, and no C++ file includes one of a folder above its own. Also: in the engine (model/ and
+actors/, with their subfolders) no includes form a circle between files, a .cpp and its .h
+counting as one, as they are read together. (http/ and bench/ keep tables of handlers that
+include the files whose headers name the table's types: not checked for circles.)
+
+Usage: check_layout.py ROOT. Exits 1 naming every include that goes up and every circle."""
+import os
+import re
+import sys
+
+# Lowest first: a file may include its own folder's files and those of folders before its own.
+ORDER = [
+    "model",
+    "model/tokenizer",
+    "grammar",
+    "model/paper",
+    "model/tools",
+    "actors/scheduler",
+    "actors/jobs",
+    "actors/paper",
+    "actors",
+    "config",
+    "http/jinja",
+    "http",
+    "bench",
+    "app",
+]
+ENGINE = ("model", "actors")  # folders (and their subfolders) checked for circles
+TOPS = ("model", "grammar", "actors", "config", "http", "bench", "app")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def folder(path):
+    return os.path.dirname(path)
+
+
+def unit(path):
+    return os.path.splitext(path)[0]
+
+
+def sources(root):
+    for top in TOPS:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if f.endswith((".h", ".cpp", ".inc")):
+                    yield os.path.relpath(os.path.join(d, f), root)
+
+
+def main(root):
+    rank = {f: i for i, f in enumerate(ORDER)}
+    problems, edges = [], {}
+    for path in sorted(sources(root)):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        here = folder(path)
+        if here not in rank:
+            problems.append(f"{path}: its folder {here}/ has no place in the layout (tests/check_layout.py ORDER)")
+            continue
+        for inc in INCLUDE.findall(text):
+            if not os.path.exists(os.path.join(root, inc)):
+                continue  # a file of the folder itself, or generated
+            there = folder(inc)
+            if there not in rank:
+                problems.append(f"{path}: includes {inc}, outside the layout")
+            elif rank[there] > rank[here]:
+                problems.append(f"{path}: includes {inc}, a folder above its own ({there}/ over {here}/)")
+            engine = all(x.split("/")[0] in ENGINE for x in (path, inc))
+            if engine and unit(inc) != unit(path):
+                edges.setdefault(unit(path), set()).add(unit(inc))
+    # Circles between units: a depth-first search that reports each back edge's loop once.
+    state, stack, seen = {}, [], set()
+
+    def visit(u):
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(edges.get(u, ())):
+            if state.get(v) == 1:
+                loop = stack[stack.index(v):] + [v]
+                key = frozenset(loop)
+                if key not in seen:
+                    seen.add(key)
+                    problems.append("a circle of includes: " + " -> ".join(loop))
+            elif v not in state:
+                visit(v)
+        stack.pop()
+        state[u] = 2
+
+    for u in sorted(edges):
+        if u not in state:
+            visit(u)
+    for p in problems:
+        print(p)
+    if not problems:
+        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} engine units")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
