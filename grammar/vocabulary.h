@@ -4,7 +4,7 @@
 // <|eot_id|>, ...) are allowed exactly where the grammar may end; other special tokens only where
 // a grammar writes their marker (special_token_bytes), which only the composition API writes
 // (compose.h: a tool-call syntax's [TOOL_CALLS]), never a schema, regex or GBNF grammar.
-// Built from exspec's Tokenizer by tokenizer_vocabulary() (tokenizer_vocab.h).
+// Built from exspec's Tokenizer by tokenizer_vocabulary() (model/tokenizer/grammar_vocab.h).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 namespace exspec::http {
 

@@ -12,7 +12,7 @@
 #include "actors/scheduler/proposer.h"
 #include "actors/sequential_driver.h"
 #include "grammar/grammar_cache.h"
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 #include "model/constrained.h"
 #include "model/decoder.h"
 #include "model/greedy.h"

@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "grammar/grammar_cache.h"
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 #include "http/api_error.h"
 #include "http/chat_template.h"
 #include "http/tool_grammar.h"

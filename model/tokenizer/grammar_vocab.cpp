@@ -1,4 +1,4 @@
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 #include <algorithm>
 
