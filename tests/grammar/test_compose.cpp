@@ -82,7 +82,7 @@ TEST_CASE("compose: a special token is allowed exactly where the grammar writes 
   CHECK(mask.test(static_cast<size_t>(sp)));
 }
 
-TEST_CASE("compose: no client grammar reaches a special token; literals holding 0xFF are refused", "[grammar][compose]") {
+TEST_CASE("compose: no client grammar reaches a special token, literals holding 0xFF are refused", "[grammar][compose]") {
   auto v = byte_vocab();
   const int32_t sp = special_id(*v);
   // \xFF in GBNF is the character U+00FF (C3 BF in UTF-8), and '.' any character: never the marker.
@@ -152,7 +152,7 @@ TEST_CASE("compose: forced continuations run through special tokens, as those to
   CHECK(f.bytes == "cd");
 }
 
-TEST_CASE("compose: requests' keys tell compositions apart; the cache compiles them", "[grammar][compose][cache]") {
+TEST_CASE("compose: requests' keys tell compositions apart, the cache compiles them", "[grammar][compose][cache]") {
   auto req = [](int max, const std::string& sep) {
     return GrammarRequest::repeat(GrammarRequest::alternatives({GrammarRequest::sequence({text("a"), schema(R"({"type":"integer"})")}),
                                                                 GrammarRequest::sequence({text("b"), GrammarRequest::special_token(257)})}),
