@@ -186,7 +186,7 @@ CATCH_TEST_CASE("structured output: pre-emption and the prefix cache keep the ma
           c.block_size = B == 2 ? 1 : 4;
           c.prefix_cache = true;
           const int64_t per_position = target->kv_bytes_per_position() + (d ? d->kv_bytes_per_position() : 0);
-          if (short_memory) c.kv_cache_bytes = c.slots * 40 * per_position;  // fewer positions than the sequences need
+          if (short_memory) c.kv_cache_bytes = c.slots * 24 * per_position;  // fewer positions than the live sequences need
           CATCH_INFO("sampled " << sampled << ", draft " << (d != nullptr) << ", B " << B << ", short " << short_memory);
           SequentialDriver engine(target, d, c);
           check_equal(engine.run(w.reqs), w.want);
