@@ -16,7 +16,7 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 using namespace exspec::grammar;
 using Json = nlohmann::ordered_json;

@@ -9,13 +9,16 @@ with --plot, a PNG of the latencies (gnuplot).
 usage: bench/serve_bench.py [--url http://127.0.0.1:8000] [--model NAME] [--dataset random|prompts]
            [--num-prompts 64] [--input-len 128] [--output-len 64] [--prompts FILE.jsonl]
            [--request-rate inf | R] [--interval S] [--max-concurrency N] [--no-ignore-eos] [--seed 0]
-           [--vocab 256] [--temperature 0] [--predict] [--out result.json] [--plot latencies.png] [--label TEXT]
+           [--vocab 256] [--temperature 0] [--predict] [--response-format FILE.json]
+           [--out result.json] [--plot latencies.png] [--label TEXT]
 random: prompts of --input-len random token ids in [0, --vocab) (vLLM's random dataset).
 --interval S: requests start S seconds apart (fixed arrivals, instead of --request-rate's Poisson).
 prompts: the lines of a JSONL file with "prompt_ids" (default bench/prompts/mixed.jsonl: varied
 lengths, like a chat dataset's), each request --output-len tokens. --predict: lines with
 "prediction_ids" send them as OpenAI's prediction (Predicted Outputs); the result counts the
 accepted and rejected prediction tokens (usage.completion_tokens_details).
+--response-format FILE: each request sends the file's object as response_format (e.g. a strict
+json_schema): structured output; a request then ends where its grammar does (ignore_eos is not sent).
 Standard library only (plus gnuplot for --plot). Each request opens its own connection.
 """
 import argparse, http.client, json, os, random, statistics, subprocess, tempfile, threading, time, urllib.parse
@@ -108,10 +111,13 @@ def run(args):
 
     t0 = time.perf_counter()
     for i, p in enumerate(prompts):
-        body = {"prompt": p, "max_tokens": args.output_len, "stream": True, "ignore_eos": args.ignore_eos,
+        body = {"prompt": p, "max_tokens": args.output_len, "stream": True,
+                "ignore_eos": args.ignore_eos and not args.response_format,
                 "stream_options": {"include_usage": True}, "temperature": args.temperature}
         if args.model:
             body["model"] = args.model
+        if args.response_format:
+            body["response_format"] = args.response_format
         if args.predict and predictions[i]:
             body["prediction"] = {"type": "content", "content": predictions[i]}
         t = threading.Thread(target=worker, args=(i, body))
@@ -180,6 +186,8 @@ def main():
     ap.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
     ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy (the default)")
     ap.add_argument("--predict", action="store_true", help="send the prompts file's prediction_ids as prediction")
+    ap.add_argument("--response-format", default="", type=lambda f: json.load(open(f)) if f else None,
+                    help="a JSON file whose object each request sends as response_format (structured output)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default="")

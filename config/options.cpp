@@ -169,6 +169,12 @@ const std::vector<Option>& option_table() {
       boolean("split-special-tokens", "split_special_tokens", false,
               "special-token text in prompts stays text (default: it becomes those tokens)")
           .in(kServer).to(&S::split_special_tokens),
+      integer("grammar-cache", "grammar_cache", "N", 128,
+              "compiled grammars kept (response_format schemas, regexes, tool-call syntaxes), least recently used out first")
+          .in(kServer).range(1).to(&S::grammar_cache),
+      text("grammar-cache-memory", "grammar_cache_memory", "SIZE|0", "256M",
+           "what the kept grammars may take, as compiled (512M, 1G); the least recently used leave first; 0: no bound")
+          .in(kServer).to(&S::grammar_cache_memory),
       text("dtype", "dtype", "float32|float64|bfloat16|float16|int8", "float32",
            "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&S::dtype),
       text("device", "device", "cpu|cuda", "cpu", "cuda needs a CUDA build of libtorch").in(kAll).to(&S::device),
@@ -215,6 +221,8 @@ const std::vector<Option>& option_table() {
       integer("", "limits.default_max_tokens", "N", 16, "completions without max_tokens").to(&L::default_max_tokens),
       integer("", "limits.max_prompts", "N", 64, "prompts in one completions request").to(&L::max_prompts),
       integer("", "limits.max_stop", "N", 4, "stop strings per request").to(&L::max_stop),
+      integer("", "limits.max_grammar_bytes", "N", 65536, "the largest JSON schema, regex, GBNF grammar or choice list of a request")
+          .range(1).to(&L::max_grammar_bytes),
       integer("", "limits.max_messages", "N", 256, "messages in one chat request").to(&L::max_messages),
       integer("", "limits.idle_timeout_s", "N", 60, "a connection idle (or stalled) this long is closed").to(&L::idle_timeout_s),
       integer("", "limits.shutdown_timeout_s", "N", 30, "on SIGINT/SIGTERM, in-flight requests get this long, then are cancelled").to(&L::shutdown_timeout_s),

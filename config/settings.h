@@ -19,6 +19,7 @@ struct Limits {  // "limits" in the config file
   int64_t default_max_tokens{};  // completions without max_tokens (OpenAI's default)
   size_t max_prompts{};         // prompts in one completions request
   size_t max_stop{};            // stop strings per request
+  size_t max_grammar_bytes{};   // a request's JSON schema, regex, GBNF grammar or choice list
   size_t max_messages{};        // chat messages per request
   int64_t idle_timeout_s{};     // connections idle this long are closed (a body or response that stalls too)
   int64_t shutdown_timeout_s{};  // drain this long on SIGINT/SIGTERM, then cancel the rest
@@ -47,6 +48,8 @@ struct Settings {
   std::string chat_template;         // auto (the model's) | chatml | a Jinja template file
   std::string tool_call_parser;      // auto (from the template) | hermes | llama3_json | deepseek_v3 | mistral | none
   bool split_special_tokens{};       // special-token text in prompts stays text (default: becomes the tokens)
+  size_t grammar_cache{};            // compiled grammars kept (structured output, tool_choice required)
+  std::string grammar_cache_memory;  // and the bytes they may take ("256M"; "0": no bound)
   std::string dtype, device;
   std::string mode;                  // empty: inplace
   std::string speculate;             // model | ngram (prompt lookup, no draft model)

@@ -162,6 +162,28 @@ bool has_refs(const Expr& e) {
   return false;
 }
 
+ExprPtr map_refs(const ExprPtr& e, const std::function<ExprPtr(int)>& f) {
+  if (e->kind == Expr::Kind::Ref) {
+    ExprPtr r = f(e->rule);
+    return r ? r : e;
+  }
+  if (e->items.empty() && e->graph_edges.empty()) return e;
+  auto copy = std::make_shared<Expr>(*e);
+  bool changed = false;
+  for (ExprPtr& i : copy->items) {
+    ExprPtr m = map_refs(i, f);
+    changed |= m != i;
+    i = m;
+  }
+  for (Expr::GraphEdge& g : copy->graph_edges) {
+    if (!g.label) continue;
+    ExprPtr m = map_refs(g.label, f);
+    changed |= m != g.label;
+    g.label = m;
+  }
+  return changed ? copy : e;
+}
+
 std::string to_text(const Grammar& g) {
   std::string out;
   for (size_t i = 0; i < g.rules.size(); ++i)

@@ -4,6 +4,7 @@
 // (automaton.h) turns a Grammar into the byte-level pushdown automaton the matcher walks.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,8 @@ ExprPtr minus(ExprPtr a, ExprPtr b);
 ExprPtr graph(int states, int start, std::vector<int> finals, std::vector<Expr::GraphEdge> edges);
 
 bool has_refs(const Expr& e);
+// e with every reference replaced by f(rule) (nullptr: kept); unchanged subtrees are shared.
+ExprPtr map_refs(const ExprPtr& e, const std::function<ExprPtr(int)>& f);
 
 struct Rule {
   std::string name;

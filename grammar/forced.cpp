@@ -51,32 +51,52 @@ Forced Matcher::forced(size_t max_bytes) {
   return f;
 }
 
-// The tokenizer's own encoding where the vocabulary has one (the tokens the model would write),
-// as far as each token is allowed in turn; otherwise the longest token at each point.
+// Special tokens' markers are those tokens; the text between them is the tokenizer's own
+// encoding where the vocabulary has one (the tokens the model would write), as far as each token
+// is allowed in turn; otherwise the longest token at each point. Stops where a piece cannot be
+// covered whole (the text before a marker) or a marker is cut by max_bytes.
 std::vector<int32_t> Matcher::tokenize_forced(const State& from, const std::string& bytes) {
+  (void)from;  // every prefix of forced bytes is allowed: no check needed below
   const Vocabulary& v = grammar_->vocabulary();
   std::vector<int32_t> out;
+  for (size_t at = 0; at < bytes.size();) {
+    const size_t mark = bytes.find(static_cast<char>(kSpecialMarker), at);
+    const size_t end = mark == std::string::npos ? bytes.size() : mark;
+    if (end > at && text_tokens(std::string_view(bytes).substr(at, end - at), out) < end - at) break;
+    if (mark == std::string::npos || mark + kSpecialBytes > bytes.size()) break;
+    uint32_t id = 0;
+    for (size_t k = 1; k < kSpecialBytes; ++k) id = id << 8 | static_cast<uint8_t>(bytes[mark + k]);
+    if (id >= v.size() || v.kind(static_cast<int32_t>(id)) != TokenKind::Special) break;
+    out.push_back(static_cast<int32_t>(id));
+    at = mark + kSpecialBytes;
+  }
+  return out;
+}
+
+// Appends tokens that write a prefix of `text` (no markers in it); returns the bytes covered.
+size_t Matcher::text_tokens(std::string_view text, std::vector<int32_t>& out) const {
+  const Vocabulary& v = grammar_->vocabulary();
+  size_t at = 0;
   if (v.options().encode) {
-    const size_t n = complete_utf8(bytes);
-    size_t at = 0;
-    for (int32_t id : v.options().encode(std::string_view(bytes).substr(0, n))) {
+    const std::string whole(text);
+    const size_t n = complete_utf8(whole);
+    for (int32_t id : v.options().encode(text.substr(0, n))) {
       if (id < 0 || static_cast<size_t>(id) >= v.size() || v.kind(id) != TokenKind::Text) break;
       const std::string& b = v.bytes(id);
-      if (b.empty() || bytes.compare(at, b.size(), b) != 0) break;
+      if (b.empty() || text.compare(at, b.size(), b) != 0) break;
       out.push_back(id);
       at += b.size();
     }
-    if (!out.empty()) return out;
+    if (at > 0) return at;
   }
-  (void)from;  // every prefix of forced bytes is allowed: no check needed below
   const Trie& t = v.trie();
-  for (size_t at = 0; at < bytes.size();) {
+  while (at < text.size()) {
     uint32_t node = 0, best = 0;
     size_t best_len = 0;
-    for (size_t k = at; k < bytes.size(); ++k) {  // down the trie along the bytes
+    for (size_t k = at; k < text.size(); ++k) {  // down the trie along the bytes
       uint32_t child = node + 1, found = 0;
       for (; child < t.end[node]; child = t.end[child])
-        if (t.byte[child] == static_cast<uint8_t>(bytes[k])) {
+        if (t.byte[child] == static_cast<uint8_t>(text[k])) {
           found = child;
           break;
         }
@@ -88,7 +108,7 @@ std::vector<int32_t> Matcher::tokenize_forced(const State& from, const std::stri
     out.push_back(static_cast<int32_t>(t.toks[t.tok_begin[best]]));
     at += best_len;
   }
-  return out;
+  return at;
 }
 
 }  // namespace exspec::grammar

@@ -18,11 +18,29 @@
 namespace exspec::grammar {
 
 struct GrammarRequest {
-  enum class Kind { JsonSchema, JsonObject, Regex, Choice, Gbnf };
+  enum class Kind {
+    JsonSchema, JsonObject, Regex, Choice, Gbnf,
+    // Compositions (compose.h): a tool call's syntax around its arguments' schema.
+    Literal,       // exactly `text`
+    SpecialToken,  // the special token `token`
+    Sequence,      // parts one after the other
+    Alternatives,  // any one of parts
+    Repeat,        // parts[0], then (parts[1] parts[0]) until min..max items (max < 0: unbounded)
+  };
   Kind kind = Kind::JsonObject;
-  std::string text;                  // the schema's JSON text, the regex, the GBNF grammar
+  std::string text;                  // the schema's JSON text, the regex, the GBNF grammar, the literal
   std::vector<std::string> choices;  // Kind::Choice
   JsonSchemaOptions options;
+  int32_t token = -1;                // Kind::SpecialToken
+  std::vector<GrammarRequest> parts;  // compositions
+  int min = 1, max = -1;             // Kind::Repeat
+
+  static GrammarRequest json_schema(std::string schema_text);
+  static GrammarRequest literal(std::string text);
+  static GrammarRequest special_token(int32_t id);
+  static GrammarRequest sequence(std::vector<GrammarRequest> parts);
+  static GrammarRequest alternatives(std::vector<GrammarRequest> parts);
+  static GrammarRequest repeat(GrammarRequest item, GrammarRequest separator, int min, int max);
 
   // The cache key: equal for requests that compile to the same grammar (JSON text normalized).
   std::string canonical() const;  // throws GrammarError on a schema that is not JSON
@@ -33,13 +51,16 @@ Grammar to_grammar(const GrammarRequest& r);
 
 class GrammarCache {
  public:
-  explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256);
+  // At most `capacity` grammars, and (max_bytes > 0) at most max_bytes of them as compiled
+  // (memory_bytes(); token sets computed later on first use are not counted); the least recently
+  // used leave first, but the newest stays even when it alone is larger.
+  explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256, size_t max_bytes = 0);
 
   // The compiled grammar; throws GrammarError (errors are not cached).
   std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r);
 
   struct Stats {
-    size_t hits = 0, misses = 0, entries = 0;
+    size_t hits = 0, misses = 0, entries = 0, bytes = 0;
     double compile_seconds = 0;
   };
   Stats stats() const;
@@ -50,9 +71,11 @@ class GrammarCache {
   struct Entry {
     Future grammar;
     std::list<std::string>::iterator age;
+    size_t bytes = 0;  // 0 while compiling
   };
+  void erase(std::unordered_map<std::string, Entry>::iterator it);
   std::shared_ptr<const Vocabulary> vocab_;
-  size_t capacity_;
+  size_t capacity_, max_bytes_;
   mutable std::mutex mu_;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, Entry> entries_;

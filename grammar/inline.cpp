@@ -8,29 +8,6 @@
 namespace exspec::grammar {
 namespace {
 
-// e with every reference replaced by f(rule) (nullptr: kept); unchanged subtrees are shared.
-ExprPtr map_refs(const ExprPtr& e, const std::function<ExprPtr(int)>& f) {
-  if (e->kind == Expr::Kind::Ref) {
-    ExprPtr r = f(e->rule);
-    return r ? r : e;
-  }
-  if (e->items.empty() && e->graph_edges.empty()) return e;
-  auto copy = std::make_shared<Expr>(*e);
-  bool changed = false;
-  for (ExprPtr& i : copy->items) {
-    ExprPtr m = map_refs(i, f);
-    changed |= m != i;
-    i = m;
-  }
-  for (Expr::GraphEdge& g : copy->graph_edges) {
-    if (!g.label) continue;
-    ExprPtr m = map_refs(g.label, f);
-    changed |= m != g.label;
-    g.label = m;
-  }
-  return changed ? copy : e;
-}
-
 void collect_refs(const Expr& e, std::set<int>& out) {
   if (e.kind == Expr::Kind::Ref) out.insert(e.rule);
   for (const ExprPtr& i : e.items) collect_refs(*i, out);

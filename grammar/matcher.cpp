@@ -42,7 +42,6 @@ bool Matcher::accept(int32_t token) {
   const Entry& now = history_.back();
   if (now.ended) return false;
   switch (v.kind(token)) {
-    case TokenKind::Special: return false;
     case TokenKind::End: {
       if (!can_end()) return false;
       Entry e = history_.back();
@@ -50,7 +49,8 @@ bool Matcher::accept(int32_t token) {
       history_.push_back(std::move(e));
       return true;
     }
-    case TokenKind::Text: break;
+    case TokenKind::Text:
+    case TokenKind::Special: break;  // its marker: allowed only where a grammar writes it
   }
   if (v.bytes(token).empty()) return false;
   Entry e = now;

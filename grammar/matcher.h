@@ -66,6 +66,7 @@ class Matcher {
   void add_sets(const NodeTokens& nt, const Stack& s, TokenBitset& mask);
   void add_stripped(const State& state, TokenBitset& mask);
   std::vector<int32_t> tokenize_forced(const State& from, const std::string& bytes);
+  size_t text_tokens(std::string_view text, std::vector<int32_t>& out) const;
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::unique_ptr<Frames> frames_;

@@ -1,8 +1,10 @@
 // The vocabulary as the grammar engine sees it: each token id's bytes (what it adds to the
 // output text) and its kind. Text tokens are matched byte by byte (a byte-level BPE token may end
-// in the middle of a UTF-8 character; the next token finishes it); special tokens are never
-// allowed, except the end tokens (EOS, <|eot_id|>, ...), allowed exactly where the grammar may end.
-// Built from exspec's Tokenizer by tokenizer_vocabulary() (tokenizer_vocab.h).
+// in the middle of a UTF-8 character; the next token finishes it); the end tokens (EOS,
+// <|eot_id|>, ...) are allowed exactly where the grammar may end; other special tokens only where
+// a grammar writes their marker (special_token_bytes), which only the composition API writes
+// (compose.h: a tool-call syntax's [TOOL_CALLS]), never a schema, regex or GBNF grammar.
+// Built from exspec's Tokenizer by tokenizer_vocabulary() (model/tokenizer/grammar_vocab.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,6 +19,13 @@ namespace exspec::grammar {
 
 enum class TokenKind : uint8_t { Text, Special, End };
 
+// The bytes a special token (kind Special) stands for in a grammar: 0xFF, never part of UTF-8
+// text, then the id (4 bytes, big-endian). Text tokens holding a 0xFF byte are never allowed (no
+// UTF-8 text has one), so that no text can spell a marker.
+std::string special_token_bytes(int32_t id);
+inline constexpr unsigned char kSpecialMarker = 0xFF;
+inline constexpr size_t kSpecialBytes = 5;
+
 struct VocabularyOptions {
   // SentencePiece decoders (Llama 2, Mistral) drop the first character of the decoded text when
   // it is a space (a Strip decoder, or Metaspace's prepend scheme): the first token "▁{" writes
@@ -30,14 +39,15 @@ struct VocabularyOptions {
 
 class Vocabulary {
  public:
-  // bytes[i], kinds[i]: token i. A Text token with no bytes is never allowed.
+  // bytes[i], kinds[i]: token i. A Text token with no bytes is never allowed. A Special token's
+  // bytes become its marker (special_token_bytes); a Text token's bytes holding 0xFF are dropped.
   Vocabulary(std::vector<std::string> bytes, std::vector<TokenKind> kinds, VocabularyOptions options = {});
 
   size_t size() const { return bytes_.size(); }
   const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
   TokenKind kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
   const std::vector<int32_t>& end_tokens() const { return ends_; }
-  const Trie& trie() const { return trie_; }  // every text token with bytes
+  const Trie& trie() const { return trie_; }  // every text token with bytes, and the special tokens' markers
   // Tokens longer than kShortBytes (about 1% of a 128k vocabulary): nodes that no shorter string
   // tells apart share their sets for the short tokens and walk only these (token_sets.h).
   static constexpr size_t kShortBytes = 16;

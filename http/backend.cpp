@@ -24,6 +24,12 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
     std::cerr << who << ": warning: " << why << "; prompts must be token ids\n";
   }
   const EngineOptions eo = engine_options(cfg);
+  size_t grammar_bytes = 0;
+  try {
+    grammar_bytes = static_cast<size_t>(parse_bytes(cfg.grammar_cache_memory));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("grammar_cache_memory (--grammar-cache-memory): ") + e.what());
+  }
   b->engine = Engine::start(eo);
   const ModelInfo& info = b->engine->info();
   std::string dir = cfg.model;
@@ -43,6 +49,17 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   f.vocab = info.vocab_size;
   f.limits = cfg.limits;
   f.split_special_tokens = cfg.split_special_tokens;
+  if (b->tokenizer) {
+    // Structured output's vocabulary, built in the background: the server is ready meanwhile; a
+    // constrained request waits for it. End tokens: the model's EOS and the chat template's end
+    // of turn.
+    std::vector<int64_t> ends = info.eos_ids;
+    if (b->chat) ends.insert(ends.end(), b->chat->end_ids.begin(), b->chat->end_ids.end());
+    b->grammars = std::make_unique<GrammarService>(*b->tokenizer, ends, cfg.grammar_cache, grammar_bytes, [who](size_t tokens, double s) {
+      std::cerr << who << ": structured output: the grammar vocabulary (" << tokens << " tokens) took " << s << " s\n";
+    });
+    f.grammars = b->grammars.get();
+  }
   f.model_names = {b->served_name, cfg.model, dir};
   return b;
 }

@@ -5,7 +5,6 @@
 #include "http/json_body.h"
 
 namespace exspec::http {
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
@@ -15,7 +14,7 @@ std::string invalid_error(const std::string& message) {
 }
 
 // Why a line is not a valid request, or "" when it is.
-std::string check_line(const json& j, const std::string& endpoint) {
+std::string check_line(const ordered_json& j, const std::string& endpoint) {
   if (!j.is_object()) return "the line is not a JSON object";
   if (!j.contains("custom_id") || !j["custom_id"].is_string() || j["custom_id"].get<std::string>().empty())
     return "'custom_id' must be a non-empty string";
@@ -49,7 +48,7 @@ ParsedBatch parse_batch_file(const std::string& content, const std::string& endp
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    json j;
+    ordered_json j;
     std::string why;
     try {
       j = parse_json_text(line);
@@ -104,7 +103,7 @@ std::string output_line(const std::string& batch_id, const AnswerRec& a) {
     j["response"] = nullptr;
   }
   j["error"] = a.error.empty() ? ordered_json(nullptr) : ordered_json::parse(a.error);
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace exspec::http

@@ -16,7 +16,7 @@ struct BatchLine {
   int64_t line_no = 0;  // 1-based physical line in the file
   std::string custom_id;
   std::string url;  // the endpoint: /v1/completions or /v1/chat/completions
-  nlohmann::json body;
+  nlohmann::ordered_json body;
 };
 
 struct ParsedBatch {

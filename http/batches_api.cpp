@@ -7,7 +7,6 @@
 #include "http/random_id.h"
 
 namespace exspec::http {
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
@@ -25,7 +24,7 @@ BatchRec need_batch(JobStore& js, const std::string& id) {
 Response create_batch(const Call& c) {
   ServerContext& ctx = c.ctx;
   JobStore& js = need_jobs(ctx);
-  const json body = parse_json_body(c.req.body());
+  const ordered_json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_type");
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& k = it.key();
@@ -47,7 +46,7 @@ Response create_batch(const Call& c) {
   if (b.completion_window != "24h")
     throw bad_param("completion_window", "completion_window must be '24h'", "invalid_value");
   if (body.contains("metadata") && !body["metadata"].is_null()) {
-    const json& m = body["metadata"];
+    const ordered_json& m = body["metadata"];
     if (!m.is_object() || m.size() > 16)
       throw bad_param("metadata", "metadata must be an object of at most 16 string values", "invalid_type");
     for (auto it = m.begin(); it != m.end(); ++it)

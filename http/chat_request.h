@@ -22,14 +22,12 @@ struct ChatTools {
 
 // "messages" as apply_chat_template takes them: developer is system; text parts joined; a tool
 // call's arguments (a JSON string) as the object they hold, as vLLM passes them.
-nlohmann::ordered_json parse_chat_messages(const nlohmann::json& body, const Limits& limits);
-ChatTools parse_chat_tools(const nlohmann::json& body);
+nlohmann::ordered_json parse_chat_messages(const nlohmann::ordered_json& body, const Limits& limits);
+ChatTools parse_chat_tools(const nlohmann::ordered_json& body);
 // "chat_template_kwargs": extra template variables (vLLM's extension, e.g. enable_thinking).
-nlohmann::ordered_json parse_template_kwargs(const nlohmann::json& body);
+nlohmann::ordered_json parse_template_kwargs(const nlohmann::ordered_json& body);
 
-// The seam for tool_choice "required" and a named function: they will constrain the answer to a
-// call (the family's call syntax around the function's parameters schema) through the structured-
-// output engine. Until that engine is part of the server they are refused with a 400 that says so.
-void require_tool_call(const ChatTools& tools, ToolFormat format);
+// An OpenAI function name: 1 to 64 of a-z, A-Z, 0-9, _ and - (tools, response_format's name).
+bool valid_function_name(const std::string& name);
 
 }  // namespace exspec::http

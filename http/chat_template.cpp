@@ -139,6 +139,7 @@ ChatTemplate load_chat_template(const Tokenizer& tok, const std::string& setting
     throw std::runtime_error("tool_call_parser \"" + tool_parser +
                              "\" is not one of auto, hermes, llama3_json, deepseek_v3, mistral, none");
   }
+  ct.mistral_args = (tool_text.empty() ? text : tool_text).find("[ARGS]") != std::string::npos;
   probe_turn_end(ct, tok);
   if (text == kChatML) {  // ChatML written as text in a vocabulary without its tokens
     if (auto id = tok.token_to_id("<|im_end|>"); !id || !tok.is_special(*id)) ct.end_stops.push_back("<|im_end|>");

@@ -41,6 +41,9 @@ struct ChatTemplate {
   std::vector<int64_t> end_ids;
   std::vector<std::string> end_stops;
   ToolFormat tool_format = ToolFormat::None;  // how the model writes tool calls
+  // mistral: the template writes [TOOL_CALLS]name[ARGS]{...} (newer Mistral templates), not
+  // [TOOL_CALLS] [{"name": ..., "arguments": ...}]: tool_choice "required" constrains to that form.
+  bool mistral_args = false;
 
   // The prompt text. Throws ApiError 400: the template's raise_exception message, or what failed.
   std::string render(const ChatInput& in) const;

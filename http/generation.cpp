@@ -91,6 +91,7 @@ void Generation::start() {
     q.sampling.choice = choices_[i].index;
     set_stop_rules(q, eos, req_.ignore_eos, req_.stop_token_ids, req_.min_tokens);
     q.prediction = req_.prediction;
+    q.grammar = req_.grammar;
     // echo with logprobs (evaluation harnesses' log-likelihood): the prefill scores the prompt.
     if (scores_prompt()) q.prompt_logprobs = req_.sampling.params.logprobs;
     SubmitResult r = env_.engine->submit(std::move(q), env_.priority, sink);
@@ -226,7 +227,7 @@ void Generation::emit_text(size_t i, const std::string& text, const char* finish
 void Generation::finish_tool_stream(size_t i, const char* finish) {
   auto out = out_.lock();
   if (!out) return;
-  const ToolAnswer a = choices_[i].tool_stream->finish();
+  const ToolAnswer a = choices_[i].tool_stream->finish(std::string(finish) != to_string(FinishReason::Length));
   if (!a.content.empty()) out->send_event(chunk(i, a.content, nullptr, false, take_logprobs(i)));
   std::vector<std::string> ids;
   for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));
@@ -237,7 +238,7 @@ void Generation::finish_tool_stream(size_t i, const char* finish) {
 ordered_json Generation::message(size_t i, std::string& finish) const {
   const Choice& c = choices_[i];
   if (req_.tool_format == ToolFormat::None) return ordered_json{{"role", "assistant"}, {"content", c.text}};
-  const ToolAnswer a = split_answer(req_.tool_format, c.text, req_.parallel_tool_calls);
+  const ToolAnswer a = split_answer(req_.tool_format, c.text, req_.parallel_tool_calls, c.finish != FinishReason::Length);
   if (a.calls.empty()) return ordered_json{{"role", "assistant"}, {"content", c.text}};
   std::vector<std::string> ids;
   for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));

@@ -3,6 +3,7 @@
 #include "actors/scheduler/acceptance.h"
 #include "actors/scheduler/proposer.h"
 #include "http/process_stats.h"
+#include "model/constrained.h"
 
 #include <cstdio>
 
@@ -114,6 +115,28 @@ std::string with_label(const std::string& text, const std::string& label, const 
     else  // name v -> name{replica="r"} v
       out += line.substr(0, space) + "{" + pair + "}" + line.substr(space) + "\n";
   }
+  return out;
+}
+
+std::string grammar_cache_metrics(const grammar::GrammarCache::Stats& s) {
+  std::string out;
+  metric(out, "exspec_grammar_cache_hits_total", "counter", "Constrained requests whose grammar was already compiled.",
+         static_cast<double>(s.hits));
+  metric(out, "exspec_grammar_compiles_total", "counter", "Grammars compiled (JSON schemas, regexes, tool-call syntaxes).",
+         static_cast<double>(s.misses));
+  metric(out, "exspec_grammar_compile_seconds_total", "counter", "Time spent compiling grammars.", s.compile_seconds);
+  metric(out, "exspec_grammar_cache_entries", "gauge", "Compiled grammars kept.", static_cast<double>(s.entries));
+  metric(out, "exspec_grammar_cache_bytes", "gauge", "Memory of the kept grammars, as compiled.", static_cast<double>(s.bytes));
+  // The grammar's work in the step (model/constrained.h), process-wide.
+  const GrammarStepStats& g = grammar_step_stats();
+  metric(out, "exspec_grammar_masks_total", "counter", "Token masks computed (one per verified or plain-decoded position of a constrained sequence).",
+         static_cast<double>(g.masks.load()));
+  metric(out, "exspec_grammar_mask_seconds_total", "counter", "Time spent computing and applying token masks.",
+         static_cast<double>(g.mask_ns.load()) * 1e-9);
+  metric(out, "exspec_grammar_forced_tokens_total", "counter", "Tokens the grammar forced, proposed as drafts without a model forward.",
+         static_cast<double>(g.forced_proposed.load()));
+  metric(out, "exspec_grammar_drafts_cut_total", "counter", "Draft tokens cut because the grammar refuses them (or a token before them).",
+         static_cast<double>(g.drafts_cut.load()));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/engine.h"
+#include "grammar/grammar_cache.h"
 
 namespace exspec::http {
 
@@ -53,6 +54,10 @@ class Metrics {
   int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0, claimed_ = 0, reclaimed_ = 0,
           refused_ = 0;
 };
+
+// Structured output's compiled-grammar cache in Prometheus text: lookups that found a grammar,
+// compiles and their seconds, the grammars kept and their bytes as compiled.
+std::string grammar_cache_metrics(const grammar::GrammarCache::Stats& s);
 
 // What clients see of a model directory: its last component, never the path on the server.
 std::string model_label(const std::string& dir);

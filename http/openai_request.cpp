@@ -7,39 +7,43 @@
 #include "http/chat_request.h"
 #include "http/json_body.h"
 #include "http/prediction_request.h"
+#include "http/structured_request.h"
+#include "http/tool_grammar.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
 namespace {
 
-using nlohmann::json;
+using nlohmann::ordered_json;
 
-bool get_bool(const json& body, const char* name, bool dflt) {
-  const json* v = field(body, name);
+bool get_bool(const ordered_json& body, const char* name, bool dflt) {
+  const ordered_json* v = field(body, name);
   if (!v) return dflt;
   if (!v->is_boolean()) throw bad_param(name, std::string("'") + name + "' must be a boolean", "invalid_type");
   return v->get<bool>();
 }
 
-std::optional<int64_t> get_int(const json& body, const char* name) {
-  const json* v = field(body, name);
+std::optional<int64_t> get_int(const ordered_json& body, const char* name) {
+  const ordered_json* v = field(body, name);
   if (!v) return std::nullopt;
   if (!v->is_number_integer()) throw bad_param(name, std::string("'") + name + "' must be an integer", "invalid_type");
   return v->get<int64_t>();
 }
 
-void reject_unknown(const json& body, const std::set<std::string>& known) {
+// Unknown fields are a 400; the output-constraint fields are known to both endpoints.
+void reject_unknown(const ordered_json& body, std::set<std::string> known) {
+  for (const char* const* f = kOutputConstraintFields; *f; ++f) known.insert(*f);
   for (auto it = body.begin(); it != body.end(); ++it)
     if (!known.count(it.key()))
       throw bad_param(it.key(), "Unrecognized request argument supplied: " + it.key(), "unknown_parameter");
 }
 
 // vLLM's stop and detokenizing extensions (both endpoints, batch lines too).
-void parse_stop_extensions(const json& body, const ModelFacts& m, GenRequest& g) {
+void parse_stop_extensions(const ordered_json& body, const ModelFacts& m, GenRequest& g) {
   g.ignore_eos = get_bool(body, "ignore_eos", false);
   g.include_stop_str_in_output = get_bool(body, "include_stop_str_in_output", false);
   g.skip_special_tokens = get_bool(body, "skip_special_tokens", true);
-  if (const json* ids = field(body, "stop_token_ids")) {
+  if (const ordered_json* ids = field(body, "stop_token_ids")) {
     if (!ids->is_array()) throw bad_param("stop_token_ids", "'stop_token_ids' must be an array of token ids", "invalid_type");
     for (const auto& v : *ids) {
       if (!v.is_number_integer())
@@ -59,16 +63,16 @@ void parse_stop_extensions(const json& body, const ModelFacts& m, GenRequest& g)
 }
 
 // The fields both endpoints share.
-void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
+void check_common(const ordered_json& body, const ModelFacts& m, GenRequest& g) {
   check_model(body, m);
   parse_stop_extensions(body, m, g);
   g.sampling = parse_sampling(body, g.chat, m.vocab);
   g.prediction = parse_prediction(body, m);
-  if (const json* u = field(body, "user"); u && !u->is_string())
+  if (const ordered_json* u = field(body, "user"); u && !u->is_string())
     throw bad_param("user", "'user' must be a string", "invalid_type");
 
   g.stream = get_bool(body, "stream", false);
-  if (const json* so = field(body, "stream_options")) {
+  if (const ordered_json* so = field(body, "stream_options")) {
     if (!g.stream) throw bad_param("stream_options", "stream_options is only allowed when stream is true");
     if (!so->is_object()) throw bad_param("stream_options", "'stream_options' must be an object", "invalid_type");
     for (auto it = so->begin(); it != so->end(); ++it)
@@ -78,7 +82,7 @@ void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
   }
   g.return_token_ids = get_bool(body, "return_token_ids", false);
 
-  if (const json* st = field(body, "stop")) {
+  if (const ordered_json* st = field(body, "stop")) {
     if (st->is_string()) {
       g.stop.push_back(st->get<std::string>());
     } else if (st->is_array()) {
@@ -97,7 +101,7 @@ void check_common(const json& body, const ModelFacts& m, GenRequest& g) {
 }
 
 // max_tokens against the limits and the context; `dflt` < 0 means "as much as the context allows".
-void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int64_t dflt, const char* name) {
+void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest& g, int64_t dflt, const char* name) {
   std::optional<int64_t> mt = get_int(body, name);
   if (!mt && std::string(name) == "max_completion_tokens") {
     mt = get_int(body, "max_tokens");
@@ -138,6 +142,19 @@ void settle_max_tokens(const json& body, const ModelFacts& m, GenRequest& g, int
 }
 
 
+// The output's grammar, compiled last (the costliest check). Under a grammar the text ends where
+// the grammar does, so ignore_eos and min_tokens would leave no token allowed there.
+void constrain(GenRequest& g, const std::optional<OutputConstraint>& c, const ModelFacts& m) {
+  if (!c) return;
+  if (g.ignore_eos)
+    throw bad_param("ignore_eos", "ignore_eos cannot be combined with " + c->param +
+                                      ": once the constrained text is complete, only an end token is allowed");
+  if (g.min_tokens > 0)
+    throw bad_param("min_tokens", "min_tokens cannot be combined with " + c->param +
+                                      ": the constrained text may be complete before min_tokens tokens");
+  g.grammar = compile_grammar(m.grammars, *c);
+}
+
 // Special tokens written in the text become those tokens unless `split` (HF tokenizers, vLLM).
 PromptIn from_text(const std::string& text, const ModelFacts& m, bool split) {
   if (!m.tokenizer)
@@ -158,7 +175,7 @@ PromptIn from_ids(std::vector<int64_t> ids, const ModelFacts& m) {
 
 }  // namespace
 
-std::vector<int64_t> token_ids(const json& arr, const ModelFacts& m, const std::string& param, const std::string& what) {
+std::vector<int64_t> token_ids(const ordered_json& arr, const ModelFacts& m, const std::string& param, const std::string& what) {
   std::vector<int64_t> ids;
   ids.reserve(arr.size());
   for (const auto& v : arr) {
@@ -172,8 +189,8 @@ std::vector<int64_t> token_ids(const json& arr, const ModelFacts& m, const std::
   return ids;
 }
 
-void check_model(const json& body, const ModelFacts& m) {
-  const json* model = field(body, "model");
+void check_model(const ordered_json& body, const ModelFacts& m) {
+  const ordered_json* model = field(body, "model");
   if (!model) return;  // the server serves one model (as vLLM and llama.cpp do)
   if (!model->is_string()) throw bad_param("model", "'model' must be a string", "invalid_type");
   bool known = false;
@@ -183,7 +200,7 @@ void check_model(const json& body, const ModelFacts& m) {
                             m.model_names.front() + "'", "model", "model_not_found");
 }
 
-bool split_special_tokens(const json& body, const ModelFacts& m) {
+bool split_special_tokens(const ordered_json& body, const ModelFacts& m) {
   return get_bool(body, "split_special_tokens", m.split_special_tokens);
 }
 
@@ -202,7 +219,7 @@ PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m) {
   return p;
 }
 
-GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
+GenRequest parse_completion_request(const ordered_json& body, const ModelFacts& m) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   reject_unknown(body, {"model", "prompt", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "suffix",
                         "temperature", "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stream",
@@ -211,12 +228,13 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
                         "skip_special_tokens", "prediction", "split_special_tokens"});
   GenRequest g;
   check_common(body, m, g);
+  const std::optional<OutputConstraint> output = parse_output_constraint(body, m.limits);
   const bool split = split_special_tokens(body, m);
-  if (const json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
+  if (const ordered_json* sfx = field(body, "suffix"); sfx && !(sfx->is_string() && sfx->get<std::string>().empty()))
     throw bad_param("suffix", "suffix is not supported", "unsupported_value");
   g.echo = get_bool(body, "echo", false);  // with logprobs: the prompt's logprobs too
 
-  const json* p = field(body, "prompt");
+  const ordered_json* p = field(body, "prompt");
   if (!p) throw bad_param("prompt", "'prompt' is required", "missing_required_parameter");
   const char* shape = "'prompt' must be a string, an array of strings, an array of token ids or an array of arrays "
                       "of token ids";
@@ -239,14 +257,15 @@ GenRequest parse_completion_request(const json& body, const ModelFacts& m) {
     throw bad_param("prompt", shape, "invalid_type");
   }
   settle_max_tokens(body, m, g, m.limits.default_max_tokens, "max_tokens");
+  constrain(g, output, m);
   return g;
 }
 
-GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
+GenRequest parse_chat_request(const ordered_json& body, const ModelFacts& m) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   reject_unknown(body, {"model", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "temperature",
                         "top_p", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
-                        "seed", "stream", "stream_options", "user", "response_format", "store", "metadata",
+                        "seed", "stream", "stream_options", "user", "store", "metadata",
                         "return_token_ids", "tools", "tool_choice", "parallel_tool_calls", "top_k", "min_p",
                         "repetition_penalty", "ignore_eos", "min_tokens", "stop_token_ids",
                         "include_stop_str_in_output", "skip_special_tokens", "prediction", "chat_template_kwargs"});
@@ -254,10 +273,7 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
   g.chat = true;
   g.created = unix_now();
   check_common(body, m, g);
-  if (const json* rf = field(body, "response_format")) {
-    if (!rf->is_object() || !rf->contains("type") || (*rf)["type"] != "text")
-      throw bad_param("response_format", "only response_format {\"type\": \"text\"} is supported", "unsupported_value");
-  }
+  std::optional<OutputConstraint> output = parse_output_constraint(body, m.limits);
   ChatInput in;
   in.messages = parse_chat_messages(body, m.limits);
   const ChatTools tools = parse_chat_tools(body);
@@ -265,20 +281,22 @@ GenRequest parse_chat_request(const json& body, const ModelFacts& m) {
   in.kwargs = parse_template_kwargs(body);
   in.now = static_cast<std::time_t>(g.created);
   if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
-  require_tool_call(tools, m.chat->tool_format);
-  if (tools.choice == ToolChoice::Auto) {
-    if (m.chat->tool_format == ToolFormat::None)
-      throw bad_param("tools", "this model's chat template writes tool calls in no syntax exspec parses; set "
-                               "tool_call_parser (--tool-call-parser) to hermes, llama3_json, deepseek_v3 or mistral, "
-                               "or send tool_choice \"none\"", "unsupported_value");
-    g.tool_format = m.chat->tool_format;
-    g.parallel_tool_calls = tools.parallel;
+  const ToolSyntax syntax{m.chat->tool_format, m.chat->mistral_args};
+  if (tools.choice == ToolChoice::Auto && syntax.format == ToolFormat::None)
+    throw bad_param("tools", "this model's chat template writes tool calls in no syntax exspec parses; set "
+                             "tool_call_parser (--tool-call-parser) to hermes, llama3_json, deepseek_v3 or mistral, "
+                             "or send tool_choice \"none\"", "unsupported_value");
+  if (tools.choice != ToolChoice::None) {
+    g.tool_format = syntax.format;
+    g.parallel_tool_calls = tools.parallel && tools.choice != ToolChoice::Named;
   }
+  output = answer_constraint(tools, syntax, std::move(output), m.tokenizer, m.limits);
   g.prompts.push_back(chat_prompt(in, m));
   g.extra_eos = m.chat->end_ids;
   for (const auto& s : m.chat->end_stops)
     if (g.stop.size() < m.limits.max_stop + m.chat->end_stops.size()) g.stop.push_back(s);
   settle_max_tokens(body, m, g, -1, "max_completion_tokens");
+  constrain(g, output, m);
   return g;
 }
 

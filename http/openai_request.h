@@ -2,6 +2,7 @@
 // the engine runs. Every rejection is an ApiError naming the field. Torch-free.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,14 @@
 
 namespace exspec {
 class Tokenizer;
+namespace grammar {
+class CompiledGrammar;
+}
 }
 
 namespace exspec::http {
+
+class GrammarService;
 
 struct PromptIn {
   std::vector<int64_t> ids;
@@ -39,6 +45,9 @@ struct GenRequest {
   std::vector<int64_t> stop_token_ids;
   int64_t min_tokens = 0;
   std::vector<int64_t> prediction;  // Predicted Outputs (http/prediction_request.h), every choice
+  // What every choice's output must match (http/structured_request.h; tool_choice "required" or a
+  // named function: http/tool_grammar.h); null: free text.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
   // Chat with tools (tool_choice auto): the answer's calls are parsed in this family's syntax into
   // message.tool_calls (None: the answer is all content).
   ToolFormat tool_format = ToolFormat::None;
@@ -58,23 +67,24 @@ struct ModelFacts {
   // Special tokens written in a prompt's text are read as text, not as those tokens (the
   // server's default; a request's "split_special_tokens" overrides it).
   bool split_special_tokens = false;
+  GrammarService* grammars = nullptr;  // the model's compiled grammars; null: no tokenizer.json
 };
 
-GenRequest parse_completion_request(const nlohmann::json& body, const ModelFacts& m);
+GenRequest parse_completion_request(const nlohmann::ordered_json& body, const ModelFacts& m);
 // A JSON array of token ids, each an integer inside the vocabulary; a 400 naming `param` for
 // anything else ("<what> must hold integers", "token id N is outside the vocabulary").
-std::vector<int64_t> token_ids(const nlohmann::json& arr, const ModelFacts& m, const std::string& param,
+std::vector<int64_t> token_ids(const nlohmann::ordered_json& arr, const ModelFacts& m, const std::string& param,
                                const std::string& what);
-GenRequest parse_chat_request(const nlohmann::json& body, const ModelFacts& m);
+GenRequest parse_chat_request(const nlohmann::ordered_json& body, const ModelFacts& m);
 
 // The conversation through the chat template, and its ids (the rendered text's special tokens
 // read as such, no BOS added: the template writes it, as apply_chat_template tokenizes).
 PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m);
 // A request's "split_special_tokens", else the server's default.
-bool split_special_tokens(const nlohmann::json& body, const ModelFacts& m);
+bool split_special_tokens(const nlohmann::ordered_json& body, const ModelFacts& m);
 // Unix seconds now: a request's created time.
 int64_t unix_now();
 // A known "model" or none (the server serves one); 404 model_not_found otherwise.
-void check_model(const nlohmann::json& body, const ModelFacts& m);
+void check_model(const nlohmann::ordered_json& body, const ModelFacts& m);
 
 }  // namespace exspec::http

@@ -9,7 +9,7 @@
 namespace exspec::http {
 namespace {
 
-using nlohmann::json;
+using nlohmann::ordered_json;
 
 ApiError bad(const std::string& what, const char* code = "invalid_value") {
   return bad_param("prediction", what, code);
@@ -20,7 +20,7 @@ std::vector<int64_t> text_ids(const std::string& text, const ModelFacts& m) {
   return m.tokenizer->encode(text, /*add_special_tokens=*/false, /*allow_special=*/false);
 }
 
-std::vector<int64_t> content_ids(const json& c, const ModelFacts& m) {
+std::vector<int64_t> content_ids(const ordered_json& c, const ModelFacts& m) {
   if (c.is_string()) return text_ids(c.get<std::string>(), m);
   if (!c.is_array()) throw bad("'prediction.content' must be a string or an array", "invalid_type");
   // token ids (an exspec extension)
@@ -36,8 +36,8 @@ std::vector<int64_t> content_ids(const json& c, const ModelFacts& m) {
 
 }  // namespace
 
-std::vector<int64_t> parse_prediction(const json& body, const ModelFacts& m) {
-  const json* p = field(body, "prediction");
+std::vector<int64_t> parse_prediction(const ordered_json& body, const ModelFacts& m) {
+  const ordered_json* p = field(body, "prediction");
   if (!p) return {};
   if (!p->is_object()) throw bad("'prediction' must be an object", "invalid_type");
   for (auto it = p->begin(); it != p->end(); ++it)

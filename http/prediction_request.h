@@ -15,6 +15,6 @@ namespace exspec::http {
 
 // The request's prediction as token ids (empty without one); throws ApiError 400 naming the
 // field for a malformed one, or one longer than the model's context.
-std::vector<int64_t> parse_prediction(const nlohmann::json& body, const ModelFacts& m);
+std::vector<int64_t> parse_prediction(const nlohmann::ordered_json& body, const ModelFacts& m);
 
 }  // namespace exspec::http

@@ -109,6 +109,7 @@ Response metrics(const Call& c) {
   std::string text = b ? ctx.metrics.render(&st, &b->engine->info(), b->served_name, b->mode, b->draft_tokens,
                                             ctx.inflight.load())
                        : ctx.metrics.render(nullptr, nullptr, "", "", "", ctx.inflight.load());
+  if (b && b->grammars) text += grammar_cache_metrics(b->grammars->stats());
   if (!ctx.cfg.replica.empty()) text = with_label(text, "replica", ctx.cfg.replica);
   Response r = c.json(200, text);
   r.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -132,7 +133,7 @@ Response get_model(const Call& c) {
 template <bool chat>
 void generate(const Call& c, Routed& r) {
   Backend& b = need_ready(c.ctx);
-  const json body = parse_json_body(c.req.body());
+  const ordered_json body = parse_json_body(c.req.body());
   GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
   auto gen = std::make_shared<Generation>(std::move(g), generation_env(c.ctx, b, c.post, 1), c.out, c.received);
   gen->start();

@@ -9,7 +9,7 @@
 namespace exspec::http {
 namespace {
 
-using nlohmann::json;
+using nlohmann::ordered_json;
 
 std::string num(double d) {
   std::string s = std::to_string(d);
@@ -19,8 +19,8 @@ std::string num(double d) {
 }
 
 // A number in [lo, hi], or dflt when absent.
-double number(const json& body, const char* name, double lo, double hi, double dflt) {
-  const json* v = field(body, name);
+double number(const ordered_json& body, const char* name, double lo, double hi, double dflt) {
+  const ordered_json* v = field(body, name);
   if (!v) return dflt;
   if (!v->is_number()) throw bad_param(name, std::string("'") + name + "' must be a number", "invalid_type");
   const double d = v->get<double>();
@@ -30,8 +30,8 @@ double number(const json& body, const char* name, double lo, double hi, double d
   return d;
 }
 
-int64_t integer(const json& body, const char* name, int64_t lo, int64_t hi, int64_t dflt) {
-  const json* v = field(body, name);
+int64_t integer(const ordered_json& body, const char* name, int64_t lo, int64_t hi, int64_t dflt) {
+  const ordered_json* v = field(body, name);
   if (!v) return dflt;
   if (!v->is_number_integer()) throw bad_param(name, std::string("'") + name + "' must be an integer", "invalid_type");
   const int64_t i = v->get<int64_t>();
@@ -42,8 +42,8 @@ int64_t integer(const json& body, const char* name, int64_t lo, int64_t hi, int6
 }
 
 // OpenAI: {"token id as a string": bias in [-100, 100]}.
-void parse_logit_bias(const json& body, int64_t vocab, SamplingParams& p) {
-  const json* lb = field(body, "logit_bias");
+void parse_logit_bias(const ordered_json& body, int64_t vocab, SamplingParams& p) {
+  const ordered_json* lb = field(body, "logit_bias");
   if (!lb) return;
   if (!lb->is_object()) throw bad_param("logit_bias", "'logit_bias' must be an object of token id -> bias", "invalid_type");
   if (lb->size() > 1024) throw bad_param("logit_bias", "at most 1024 logit_bias entries are allowed");
@@ -68,9 +68,9 @@ void parse_logit_bias(const json& body, int64_t vocab, SamplingParams& p) {
   }
 }
 
-void parse_logprobs(const json& body, bool chat, SamplingParams& p) {
+void parse_logprobs(const ordered_json& body, bool chat, SamplingParams& p) {
   if (chat) {
-    const json* lp = field(body, "logprobs");
+    const ordered_json* lp = field(body, "logprobs");
     if (lp && !lp->is_boolean()) throw bad_param("logprobs", "'logprobs' must be a boolean", "invalid_type");
     const bool on = lp && lp->get<bool>();
     const int64_t top = integer(body, "top_logprobs", 0, 20, 0);
@@ -84,7 +84,7 @@ void parse_logprobs(const json& body, bool chat, SamplingParams& p) {
 
 }  // namespace
 
-SamplingRequest parse_sampling(const json& body, bool chat, int64_t vocab) {
+SamplingRequest parse_sampling(const ordered_json& body, bool chat, int64_t vocab) {
   SamplingRequest r;
   SamplingParams& p = r.params;
   r.n = integer(body, "n", 1, 16, 1);
@@ -99,7 +99,7 @@ SamplingRequest parse_sampling(const json& body, bool chat, int64_t vocab) {
   if (p.repetition_penalty == 0) throw bad_param("repetition_penalty", "'repetition_penalty' must be > 0");
   parse_logit_bias(body, vocab, p);
   parse_logprobs(body, chat, p);
-  if (const json* s = field(body, "seed")) {
+  if (const ordered_json* s = field(body, "seed")) {
     if (!s->is_number_integer()) throw bad_param("seed", "'seed' must be an integer", "invalid_type");
     p.seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
     r.seed_given = true;
@@ -110,7 +110,7 @@ SamplingRequest parse_sampling(const json& body, bool chat, int64_t vocab) {
     p.seed = rng() >> 11;
     r.seed = p.seed;
   }
-  if (const json* bo = field(body, "best_of"); bo && !(bo->is_number_integer() && bo->get<int64_t>() == r.n))
+  if (const ordered_json* bo = field(body, "best_of"); bo && !(bo->is_number_integer() && bo->get<int64_t>() == r.n))
     throw bad_param("best_of", "best_of is not supported: leave it out (or equal to n)", "unsupported_value");
   return r;
 }

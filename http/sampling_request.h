@@ -14,11 +14,11 @@ struct SamplingRequest {
   SamplingParams params;  // choice 0; choice i of n differs only by params.choice = i
   int64_t n = 1;
   bool seed_given = false;  // else params.seed is a fresh random one (returned to the client)
-  nlohmann::json seed;      // what the response reports: the client's seed as sent, or the fresh one
+  nlohmann::ordered_json seed;      // what the response reports: the client's seed as sent, or the fresh one
 };
 
 // chat: logprobs is a boolean with top_logprobs (<= 20); completions: logprobs is an integer
 // (<= 5). vocab bounds logit_bias token ids.
-SamplingRequest parse_sampling(const nlohmann::json& body, bool chat, int64_t vocab);
+SamplingRequest parse_sampling(const nlohmann::ordered_json& body, bool chat, int64_t vocab);
 
 }  // namespace exspec::http

@@ -11,6 +11,7 @@
 #include "http/chat_template.h"
 #include "http/engine_keeper.h"
 #include "http/generation.h"
+#include "http/grammar_service.h"
 #include "http/metrics.h"
 #include "http/openai_request.h"
 #include "config/settings.h"
@@ -25,7 +26,8 @@ struct Backend {
   std::unique_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
   std::optional<ChatTemplate> chat;
-  ModelFacts facts;  // points into tokenizer / chat
+  std::unique_ptr<GrammarService> grammars;  // structured output; null without tokenizer.json
+  ModelFacts facts;  // points into tokenizer / chat / grammars
   std::string served_name, mode;
   std::string draft_tokens = "0";  // "auto" or K
 };

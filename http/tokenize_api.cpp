@@ -11,17 +11,16 @@
 namespace exspec::http {
 namespace {
 
-using nlohmann::json;
 using nlohmann::ordered_json;
 
-void only(const json& body, const std::set<std::string>& known) {
+void only(const ordered_json& body, const std::set<std::string>& known) {
   for (auto it = body.begin(); it != body.end(); ++it)
     if (!known.count(it.key()))
       throw bad_param(it.key(), "Unrecognized request argument supplied: " + it.key(), "unknown_parameter");
 }
 
-bool flag(const json& body, const char* name, bool dflt) {
-  const json* v = field(body, name);
+bool flag(const ordered_json& body, const char* name, bool dflt) {
+  const ordered_json* v = field(body, name);
   if (!v) return dflt;
   if (!v->is_boolean()) throw bad_param(name, std::string("'") + name + "' must be a boolean", "invalid_type");
   return v->get<bool>();
@@ -33,7 +32,7 @@ const Tokenizer& need_tokenizer(const ModelFacts& m) {
 }
 
 // {"count", "max_model_len", "tokens", "token_strs"}: vLLM's answer.
-ordered_json tokenize(const json& body, const ModelFacts& m) {
+ordered_json tokenize(const ordered_json& body, const ModelFacts& m) {
   std::vector<int64_t> ids;
   if (field(body, "messages")) {
     only(body, {"model", "messages", "add_generation_prompt", "add_special_tokens", "return_token_strs", "tools",
@@ -49,7 +48,7 @@ ordered_json tokenize(const json& body, const ModelFacts& m) {
     ids = flag(body, "add_special_tokens", false) ? need_tokenizer(m).encode(p.text, true, true) : std::move(p.ids);
   } else {
     only(body, {"model", "prompt", "add_special_tokens", "return_token_strs", "split_special_tokens"});
-    const json* p = field(body, "prompt");
+    const ordered_json* p = field(body, "prompt");
     if (!p) throw bad_param("prompt", "'prompt' or 'messages' is required", "missing_required_parameter");
     if (!p->is_string()) throw bad_param("prompt", "'prompt' must be a string", "invalid_type");
     ids = need_tokenizer(m).encode(p->get<std::string>(), flag(body, "add_special_tokens", true),
@@ -63,9 +62,9 @@ ordered_json tokenize(const json& body, const ModelFacts& m) {
   return ordered_json{{"count", ids.size()}, {"max_model_len", m.context}, {"tokens", ids}, {"token_strs", strs}};
 }
 
-ordered_json detokenize(const json& body, const ModelFacts& m) {
+ordered_json detokenize(const ordered_json& body, const ModelFacts& m) {
   only(body, {"model", "tokens"});
-  const json* t = field(body, "tokens");
+  const ordered_json* t = field(body, "tokens");
   if (!t) throw bad_param("tokens", "'tokens' is required", "missing_required_parameter");
   if (!t->is_array()) throw bad_param("tokens", "'tokens' must be an array of token ids", "invalid_type");
   std::vector<int64_t> ids;
@@ -81,12 +80,12 @@ ordered_json detokenize(const json& body, const ModelFacts& m) {
 }
 
 // The body checked as both endpoints take it, then answered by `f`.
-Response answer(const Call& c, ordered_json (*f)(const json&, const ModelFacts&)) {
+Response answer(const Call& c, ordered_json (*f)(const ordered_json&, const ModelFacts&)) {
   const Backend& b = need_ready(c.ctx);
-  const json body = parse_json_body(c.req.body());
+  const ordered_json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_body");
   check_model(body, b.facts);
-  return c.json(200, f(body, b.facts).dump(-1, ' ', false, json::error_handler_t::replace));
+  return c.json(200, f(body, b.facts).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace

@@ -4,7 +4,8 @@ namespace exspec::http {
 
 using nlohmann::ordered_json;
 
-ToolAnswer split_answer(ToolFormat f, const std::string& text, bool parallel) {
+ToolAnswer split_answer(ToolFormat f, const std::string& text, bool parallel, bool finished) {
+  if (!finished) return ToolAnswer{text, {}};
   ParsedOutput p = parse_tool_calls(f, text);
   if (!parallel && p.calls.size() > 1) p.calls.resize(1);
   return ToolAnswer{std::move(p.content), std::move(p.calls)};
@@ -20,8 +21,8 @@ std::string ToolCallStream::feed(const std::string& piece) {
   return out;
 }
 
-ToolAnswer ToolCallStream::finish() {
-  ToolAnswer a = split_answer(format_, text_, parallel_);
+ToolAnswer ToolCallStream::finish(bool finished) {
+  ToolAnswer a = split_answer(format_, text_, parallel_, finished);
   if (a.calls.empty()) return ToolAnswer{text_.substr(sent_), {}};
   a.content = a.content.size() > sent_ ? a.content.substr(sent_) : "";
   return a;

@@ -16,15 +16,18 @@ struct ToolAnswer {
   std::vector<ToolCall> calls;  // parallel false: the first call only
 };
 
-ToolAnswer split_answer(ToolFormat f, const std::string& text, bool parallel);
+// finished: the model ended its answer (an end token, a stop string); an answer cut by max_tokens
+// is all content (finish_reason "length"), whatever calls it may hold.
+ToolAnswer split_answer(ToolFormat f, const std::string& text, bool parallel, bool finished = true);
 
 class ToolCallStream {
  public:
   ToolCallStream(ToolFormat f, bool parallel) : format_(f), parallel_(parallel) {}
   // The answer grew by `piece`: the content that can be sent now.
   std::string feed(const std::string& piece);
-  // The answer ended: the content not sent yet, and the calls.
-  ToolAnswer finish();
+  // The answer ended: the content not sent yet, and the calls (none unless `finished`, as
+  // split_answer).
+  ToolAnswer finish(bool finished = true);
 
  private:
   ToolFormat format_;

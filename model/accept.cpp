@@ -4,12 +4,17 @@
 
 #include <stdexcept>
 
+#include "model/constrained.h"
+
 namespace exspec {
 namespace {
 
+// A row whose tokens are chosen on the host: sampled, with logprobs, or under a grammar.
+bool on_host(const RowSampling& r) { return !r.params.plain_greedy() || r.params.logprobs >= 0 || r.matcher; }
+
 bool needs_host(const std::vector<RowSampling>& rows) {
   for (const auto& r : rows)
-    if (!r.params.plain_greedy() || r.params.logprobs >= 0) return true;
+    if (on_host(r)) return true;
   return false;
 }
 
@@ -17,15 +22,16 @@ bool needs_host(const std::vector<RowSampling>& rows) {
 // does not depend on the batch or the device.
 at::Tensor host_row(const at::Tensor& logits, int64_t b) { return logits[b].to(at::kCPU, at::kDouble).contiguous(); }
 
-// Replaces a sampled row's predictions by the samples of plain decoding, column by column, up
-// to the first one that differs from its draft (later columns are never committed).
-void sample_row(const at::Tensor& row, const RowSampling& rs, const int64_t* drafts, int64_t K, int64_t length,
+// Replaces a row's predictions by the choices of plain decoding (sample_token: the argmax when
+// greedy), column by column, up to the first one that differs from its draft or the last column
+// the grammar walked to (later columns are never committed).
+void choose_row(const at::Tensor& row, const RowSampling& rs, const int64_t* drafts, int64_t last, int64_t length,
                 int64_t* pred) {
   const int64_t V = row.size(1);
   const double* x = row.data_ptr<double>();
-  for (int64_t j = 0; j <= K; ++j) {
+  for (int64_t j = 0; j <= last; ++j) {
     pred[j] = sample_token(x + j * V, V, rs.params, rs.history(drafts, static_cast<size_t>(j)), length + j);
-    if (j < K && pred[j] != drafts[j]) return;
+    if (j < last && pred[j] != drafts[j]) return;
   }
 }
 
@@ -48,27 +54,34 @@ VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at
   if (!rows.empty() && static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("verify: one RowSampling per row");
   const bool host = needs_host(rows);
   std::vector<at::Tensor> host_rows(host ? B : 0);
+  // Per row, the last column acceptance may reach: K, or where the grammar's walk over the drafts
+  // stopped (model/constrained.h).
+  std::vector<int64_t> walked(static_cast<size_t>(B), K);
   if (host) {
     for (int64_t r = 0; r < B; ++r) {
-      if (rows[r].params.plain_greedy() && rows[r].params.logprobs < 0) continue;
+      const RowSampling& rs = rows[r];
+      if (!on_host(rs)) continue;
       host_rows[r] = host_row(logits, r);
-      if (!rows[r].params.plain_greedy())
-        sample_row(host_rows[r], rows[r], d.data_ptr<int64_t>() + r * K, K, lengths[r].item<int64_t>(),
-                   pred.data_ptr<int64_t>() + r * (K + 1));
+      const int64_t* dr = d.data_ptr<int64_t>() + r * K;
+      if (rs.matcher) walked[r] = mask_verified_row(*rs.matcher, host_rows[r].data_ptr<double>(), host_rows[r].size(1), dr, K);
+      if (!rs.params.plain_greedy() || rs.matcher)
+        choose_row(host_rows[r], rs, dr, walked[r], lengths[r].item<int64_t>(), pred.data_ptr<int64_t>() + r * (K + 1));
     }
   }
   VerifyResult v;
   // Vectorised first mismatch: the count of leading matches is the accepted prefix length.
   at::Tensor matches = pred.narrow(1, 0, K).eq(d);
-  v.accepted = matches.to(at::kLong).cumprod(1).sum(1);                              // [B]
+  v.accepted = at::minimum(matches.to(at::kLong).cumprod(1).sum(1), at::tensor(walked, at::kLong));  // [B]
   v.bonus = pred.gather(1, v.accepted.view({B, 1})).view({B});                       // the TARGET's token
   v.tokens = at::cat({d, at::zeros({B, 1}, at::kLong)}, 1);
   v.tokens.scatter_(1, v.accepted.view({B, 1}), v.bonus.view({B, 1}));
   if (host) {
     v.logprobs.resize(B);
     for (int64_t r = 0; r < B; ++r) {
+      const int64_t a = v.accepted[r].item<int64_t>();
+      if (rows[r].matcher) settle_matcher(*rows[r].matcher, walked[r], a, v.bonus[r].item<int64_t>());
       if (rows[r].params.logprobs < 0) continue;
-      const int64_t V = host_rows[r].size(1), a = v.accepted[r].item<int64_t>();
+      const int64_t V = host_rows[r].size(1);
       for (int64_t j = 0; j <= a; ++j)
         v.logprobs[r].push_back(token_logprob(host_rows[r].data_ptr<double>() + j * V, V, v.tokens[r][j].item<int64_t>(),
                                               rows[r].params.logprobs));

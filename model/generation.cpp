@@ -22,6 +22,8 @@ void validate_request(const ModelConfig& c, const SeqRequest& r) {
   if (!(s.repetition_penalty > 0)) throw std::invalid_argument("repetition_penalty must be > 0");
   if (s.min_tokens < 0 || s.min_tokens > r.max_tokens)
     throw std::invalid_argument("min_tokens must be in [0, max_tokens]");
+  // Where the grammar may only end, min_tokens would leave no token allowed.
+  if (r.grammar && s.masks_stops()) throw std::invalid_argument("min_tokens cannot be combined with a grammar");
   for (const auto& [id, bias] : s.logit_bias)
     if (id < 0 || id >= c.vocab_size) throw std::invalid_argument("logit_bias token id " + std::to_string(id) + " is outside the vocabulary");
   const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;

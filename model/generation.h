@@ -1,6 +1,7 @@
 // What a sequence asks for and what it got: shared by every decoding mode.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,10 @@
 namespace exspec {
 
 struct ModelConfig;
+
+namespace grammar {
+class CompiledGrammar;  // grammar/compiled_grammar.h (torch-free)
+}
 
 enum class FinishReason { None, Stop, Length };
 inline const char* to_string(FinishReason r) {
@@ -29,6 +34,11 @@ struct SeqRequest {
   int64_t prompt_logprobs = -1;
   // Whether it asks for prompt logprobs and its prompt has tokens to score (all but the first).
   bool scores_prompt() const { return prompt_logprobs >= 0 && prompt.size() > 1; }
+  // Structured output (grammar/README.md): every generated token keeps the text inside this
+  // grammar; the engine keeps one grammar::Matcher per sequence over it. null: free text. The
+  // choices of one request (n > 1) share it. Its end tokens are the model's EOS and the chat
+  // template's end of turn (http/grammar_service.h).
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 // vLLM's stop rules: the model's EOS ids (none with ignore_eos) and stop_token_ids end the
@@ -50,10 +60,15 @@ struct SeqResult {
   int64_t drafted = 0, accepted = 0;   // draft tokens verified for it, and those accepted
 };
 
-// True when `token`, just generated as the n-th token, ends the sequence.
+// Whether `token` is one of the grammar's end tokens (model/constrained.h).
+bool grammar_end_token(const grammar::CompiledGrammar& g, int64_t token);
+
+// True when `token`, just generated as the n-th token, ends the sequence: one of its stop ids,
+// the end of its grammar (after which nothing is allowed), or max_tokens.
 inline FinishReason finish_after(const SeqRequest& r, int64_t token, int64_t n_generated) {
   for (int64_t e : r.eos_ids)
     if (token == e) return FinishReason::Stop;
+  if (r.grammar && grammar_end_token(*r.grammar, token)) return FinishReason::Stop;
   return n_generated >= r.max_tokens ? FinishReason::Length : FinishReason::None;
 }
 

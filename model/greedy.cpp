@@ -3,8 +3,11 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
+#include "grammar/matcher.h"
+#include "model/constrained.h"
 #include "model/decoder.h"
 #include "model/padding.h"
 #include "model/sampling.h"
@@ -13,26 +16,33 @@ namespace exspec {
 
 namespace {
 
-bool on_host(const SamplingParams& p) { return !p.plain_greedy() || p.logprobs >= 0; }
+bool on_host(const SeqRequest& q) { return !q.sampling.plain_greedy() || q.sampling.logprobs >= 0 || q.grammar; }
 
-// Sampled rows (and rows that want logprobs) take their token from the sampler on the host, in
-// float64, at absolute position prompt + generated: the definition of plain sampling.
+// Sampled rows (and rows that want logprobs, and rows under a grammar) take their token from the
+// sampler on the host, in float64, at absolute position prompt + generated: the definition of
+// plain sampling. A grammar's mask goes onto the logits first (model/constrained.h), and its
+// matcher takes the chosen token.
 void sample_rows(const at::Tensor& logits, const std::vector<SeqRequest>& reqs, const std::vector<size_t>& active,
-                 std::vector<SeqResult>& out, at::Tensor& next) {
+                 std::vector<SeqResult>& out, std::map<size_t, grammar::Matcher>& matchers, at::Tensor& next) {
   bool any = false;
-  for (size_t i : active) any = any || on_host(reqs[i].sampling);
+  for (size_t i : active) any = any || on_host(reqs[i]);
   if (!any) return;
   at::Tensor x = logits.select(1, 0).to(at::kCPU, at::kDouble).contiguous();  // [B, V]
   at::Tensor chosen = next.to(at::kCPU).clone();
   const int64_t V = x.size(1);
+  grammar::TokenBitset mask;
   for (size_t b = 0; b < active.size(); ++b) {
     const SeqRequest& q = reqs[active[b]];
     SeqResult& r = out[active[b]];
-    const double* row = x.data_ptr<double>() + static_cast<int64_t>(b) * V;
-    if (!q.sampling.plain_greedy()) {
+    double* row = x.data_ptr<double>() + static_cast<int64_t>(b) * V;
+    grammar::Matcher* m = q.grammar ? &matchers.at(active[b]) : nullptr;
+    if (m) mask_column(*m, mask, row, V);
+    if (!q.sampling.plain_greedy() || m) {
       const TokenHistory h{q.prompt.data(), q.prompt.size(), r.tokens.data(), r.tokens.size(), nullptr, 0};
       chosen[b] = sample_token(row, V, q.sampling, h, static_cast<int64_t>(q.prompt.size() + r.tokens.size()));
     }
+    if (m && !m->accept(static_cast<int32_t>(chosen[b].item<int64_t>())))
+      throw std::logic_error("plain decoding chose a token its grammar refuses");
     if (q.sampling.logprobs >= 0)
       r.logprobs.push_back(token_logprob(row, V, chosen[b].item<int64_t>(), q.sampling.logprobs));
   }
@@ -44,11 +54,13 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
   std::vector<std::vector<int64_t>> prompts;
   int64_t longest = 0, budget = 0;
   std::vector<size_t> active;  // request indices of the rows still in the batch
+  std::map<size_t, grammar::Matcher> matchers;  // per constrained request
   for (size_t i : which) {
     if (reqs[i].max_tokens == 0) {
       out[i].finish = FinishReason::Length;
       continue;
     }
+    if (reqs[i].grammar) matchers.emplace(i, grammar::Matcher(reqs[i].grammar));
     prompts.push_back(reqs[i].prompt);
     active.push_back(i);
     longest = std::max<int64_t>(longest, static_cast<int64_t>(reqs[i].prompt.size()));
@@ -64,7 +76,7 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
 
   while (true) {
     at::Tensor next = logits.select(1, 0).argmax(-1);  // [B]
-    sample_rows(logits, reqs, active, out, next);
+    sample_rows(logits, reqs, active, out, matchers, next);
     at::Tensor next_cpu = next.to(at::kCPU);
     auto na = next_cpu.accessor<int64_t, 1>();
     std::vector<int64_t> keep;

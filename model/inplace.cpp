@@ -3,8 +3,11 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
+#include "grammar/matcher.h"
+#include "model/constrained.h"
 #include "model/decoder.h"
 #include "model/to_device.h"
 
@@ -98,7 +101,42 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
   return stored;
 }
 
-at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k) {
+namespace {
+
+// The drafts of rows under a grammar: the masked argmax of the draft's logits [B, V], taken by
+// each row's matcher; a row whose grammar allows nothing more keeps the plain argmax (cut at
+// verification). The destructor rolls the matchers back to where the step found them.
+struct GrammarDrafts {
+  const std::vector<RowSampling>& rows;
+  std::vector<int64_t> taken, live;
+  grammar::TokenBitset scratch;
+
+  explicit GrammarDrafts(const std::vector<RowSampling>& r) : rows(r), taken(r.size(), 0), live(r.size(), 1) {}
+  ~GrammarDrafts() {
+    for (size_t b = 0; b < rows.size(); ++b)
+      if (rows[b].matcher) rows[b].matcher->rollback(static_cast<size_t>(taken[b]));
+  }
+  void choose(const at::Tensor& logits, at::Tensor& next) {
+    for (size_t b = 0; b < rows.size(); ++b) {
+      if (!rows[b].matcher || !live[b]) continue;
+      at::Tensor x = logits[static_cast<int64_t>(b)].to(at::kCPU, at::kDouble).contiguous();
+      const int64_t t = masked_argmax(*rows[b].matcher, scratch, x.data_ptr<double>(), x.size(0));
+      if (t < 0) live[b] = 0;
+      else next[static_cast<int64_t>(b)] = t, ++taken[b];
+    }
+  }
+};
+
+bool any_grammar(const std::vector<RowSampling>& rows) {
+  for (const RowSampling& r : rows)
+    if (r.matcher) return true;
+  return false;
+}
+
+}  // namespace
+
+at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k,
+                         const std::vector<RowSampling>& sampling) {
   const int64_t B = static_cast<int64_t>(rows.size());
   if (k < 1) return at::empty({B, 0}, at::kLong);
   if (!m.draft) throw std::logic_error("draft_inplace: no draft model");
@@ -114,9 +152,17 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow
   }
   at::Tensor ids = right_padded(runs, T);
   std::vector<at::Tensor> drafts;
+  std::optional<GrammarDrafts> grammar;
+  if (any_grammar(sampling)) grammar.emplace(sampling);
   for (int64_t j = 0; j < k; ++j) {
     at::Tensor logits = m.draft->forward_slots(ids, spans, *m.draft_store, Decoder::Logits::Last);
-    at::Tensor next = logits.select(1, 0).argmax(-1);  // stays on the device: the next forward's input
+    // Stays on the device as the next forward's input, unless a grammar masks the draft's choice
+    // on the host.
+    at::Tensor next = logits.select(1, 0).argmax(-1);
+    if (grammar) {
+      next = next.to(at::kCPU);
+      grammar->choose(logits.select(1, 0), next);
+    }
     drafts.push_back(next);
     ids = next.view({B, 1});
     for (SlotSpan& sp : spans) sp.start += sp.count, sp.count = 1;  // each draft after the last

@@ -38,7 +38,10 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
 // waits for nothing on the host; [B, 0] CPU when k == 0): its first
 // forward feeds each row's lag and pending (right-padded), then K - 1 one-token forwards.
 // m.target / m.target_store may be null (the drafter of the actor pipeline has only the draft).
-at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k);
+// sampling (optional, per row): a row with a grammar's matcher drafts the masked argmax, so that
+// its drafts stay inside the grammar (the matcher is back where it was on return).
+at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k,
+                         const std::vector<RowSampling>& sampling = {});
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
 // every mode (model/accept.h). drafts [B, 0] is a plain target step.

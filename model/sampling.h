@@ -7,11 +7,16 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/sampling_params.h"
 
 namespace exspec {
+
+namespace grammar {
+class Matcher;  // grammar/matcher.h (structured output, model/constrained.h)
+}
 
 // The tokens before position t: prompt, then generated; `extra` continues `generated` (the
 // drafts before a verification column count as generated: they are the prefix if accepted).
@@ -43,6 +48,9 @@ int64_t sample_token(const double* logits, int64_t vocab, const SamplingParams& 
 struct RowSampling {
   SamplingParams params;
   std::vector<int64_t> prompt, generated;  // filled only when params.needs_history()
+  // Structured output: the sequence's matcher (null: free text). Shared, not copied: the step
+  // that holds the sequence advances it (model/constrained.h).
+  std::shared_ptr<grammar::Matcher> matcher;
   TokenHistory history(const int64_t* extra = nullptr, size_t extra_len = 0) const {
     return TokenHistory{prompt.data(), prompt.size(), generated.data(), generated.size(), extra, extra_len};
   }

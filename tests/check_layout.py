@@ -12,9 +12,9 @@ import sys
 
 # Lowest first: a file may include its own folder's files and those of folders before its own.
 ORDER = [
+    "grammar",
     "model",
     "model/tokenizer",
-    "grammar",
     "model/paper",
     "model/tools",
     "actors/scheduler",

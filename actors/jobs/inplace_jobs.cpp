@@ -74,7 +74,7 @@ void StepJob::draft(const Decoder& draft, KVStore* store) {
   timed(outcome.error, outcome.times.draft_s, "drafting", [&] {
     if (!store) throw std::logic_error("an in-place step without the draft's store");
     const InplaceModels m{nullptr, nullptr, &draft, store};
-    drafted = draft_inplace(m, pointers<const SlotRow>(plan.rows), plan.k);
+    drafted = draft_inplace(m, pointers<const SlotRow>(plan.rows), plan.k, plan.sampling);
   });
 }
 

@@ -121,7 +121,7 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
   const int band = temperature_band(s.request.sampling.temperature);
   stats_.count_band(band, k, a);
   stats_.count_proposer(static_cast<int>(by), k, a);
-  if (policy_) policy_->learn(s.acceptance, k, a, band, by == Proposer::Prediction);
+  if (policy_) policy_->learn(s.acceptance, k, a, band, by == Proposer::Prediction || by == Proposer::Grammar);
   const std::vector<TokenLogprob>* lp = b < o.logprobs.size() && !o.logprobs[b].empty() ? &o.logprobs[b] : nullptr;
   const size_t before = s.generated.size();
   const size_t n = pool_.write_back(id, o.committed[b].data(), o.committed[b].size(), lp ? lp->data() : nullptr);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/scheduler/cost_model.h"
+#include "actors/scheduler/proposer.h"
 #include "model/generation.h"
 #include "model/sampling.h"
 #include "model/slot_row.h"
@@ -96,6 +97,7 @@ struct StepPlan {
   // Each row's proposal without the draft model (actors/scheduler/proposer.h; empty: the model's drafts,
   // or none), and whether the draft model drafts this step (K > 0 with a draft model).
   std::vector<std::vector<int64_t>> proposed;
+  std::vector<Proposer> proposers;  // per row: where its drafts come from this step
   bool by_model = false;
 };
 

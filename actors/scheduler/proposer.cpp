@@ -10,6 +10,7 @@ const char* proposer_name(Proposer p) {
     case Proposer::Model: return "model";
     case Proposer::Lookup: return "ngram";
     case Proposer::Prediction: return "prediction";
+    case Proposer::Grammar: return "grammar";
   }
   return "?";
 }

@@ -11,9 +11,11 @@
 
 namespace exspec {
 
-enum class Proposer { Model, Lookup, Prediction };
-constexpr int kProposers = 3;
-const char* proposer_name(Proposer p);  // "model" | "ngram" | "prediction"
+// Grammar: the tokens a constrained sequence's grammar forces (its only continuation: a strict
+// schema's keys, separators, closing brackets; model/constrained.h), ahead of any other proposal.
+enum class Proposer { Model, Lookup, Prediction, Grammar };
+constexpr int kProposers = 4;
+const char* proposer_name(Proposer p);  // "model" | "ngram" | "prediction" | "grammar"
 
 // The n-gram sizes a lookup tries, longest first (a longer match predicts better).
 struct LookupSettings {

@@ -12,6 +12,7 @@
 
 #include "actors/scheduler/inplace_turn.h"
 #include "actors/scheduler/step_trace.h"
+#include "model/constrained.h"
 
 namespace exspec {
 
@@ -258,9 +259,18 @@ int64_t Scheduler::propose(StepPlan& p) const {
   const int64_t k = largest_k(config_);
   int64_t longest = 0;
   p.proposed.assign(p.ids.size(), {});
+  p.proposers.assign(p.ids.size(), Proposer::Model);
   for (size_t i = 0; i < p.ids.size(); ++i) {
     const Sequence& s = pool_.at(p.ids[i]);
-    const Proposer by = proposer_of(s);
+    // What the grammar forces comes first: no model computes it, and the target accepts it
+    // unless the model would split the text into other tokens.
+    if (s.matcher) p.proposed[i] = forced_tokens(*s.matcher, k);
+    if (!p.proposed[i].empty()) {
+      p.proposers[i] = Proposer::Grammar;
+      longest = std::max(longest, static_cast<int64_t>(p.proposed[i].size()));
+      continue;
+    }
+    const Proposer by = p.proposers[i] = proposer_of(s);
     if (by == Proposer::Prediction) p.proposed[i] = propose_prediction(s.request.prediction, s.generated, k);
     else if (by == Proposer::Lookup) p.proposed[i] = propose_lookup(p.rows[i].tokens, k);
     longest = std::max(longest, static_cast<int64_t>(p.proposed[i].size()));
@@ -273,7 +283,7 @@ void Scheduler::outlook_proposals(const StepPlan& p, BatchOutlook& o) const {
   if (!config_.draft) o.lag = 0;  // no draft model: nothing to catch up
   for (size_t i = 0; i < p.ids.size(); ++i) {
     const Sequence& s = pool_.at(p.ids[i]);
-    if (proposer_of(s) == Proposer::Prediction)
+    if (p.proposers[i] == Proposer::Prediction || p.proposers[i] == Proposer::Grammar)
       o.rows[i].acceptance = policy_->outlook(s.acceptance, o.rows[i].remaining,
                                               temperature_band(s.request.sampling.temperature), true).acceptance;
     // Without the draft model a row's drafts end where its proposal does.
@@ -283,10 +293,13 @@ void Scheduler::outlook_proposals(const StepPlan& p, BatchOutlook& o) const {
 
 void Scheduler::note_proposals(const StepPlan& p, InFlight& f) const {
   for (size_t i = 0; i < p.ids.size(); ++i) {
-    f.proposers.push_back(proposer_of(pool_.at(p.ids[i])));
+    f.proposers.push_back(p.proposers[i]);
     // Without the draft model a row's drafts end where its proposal does (then filler).
     const bool filled = p.by_model || p.proposed.empty();
     f.row_k.push_back(filled ? p.k : std::min(p.k, static_cast<int64_t>(p.proposed[i].size())));
+    if (p.proposers[i] == Proposer::Grammar)
+      grammar_step_stats().forced_proposed.fetch_add(
+          static_cast<uint64_t>(std::min(p.k, static_cast<int64_t>(p.proposed[i].size()))), std::memory_order_relaxed);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "grammar/matcher.h"
+
 namespace exspec {
 
 SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
@@ -12,6 +14,7 @@ SeqId SequencePool::admit(SeqRequest request, int priority, SeqId id) {
   s.id = id;
   s.request = std::move(request);
   s.priority = priority;
+  if (s.request.grammar) s.matcher = std::make_shared<grammar::Matcher>(s.request.grammar);
   if (s.request.max_tokens == 0 && !s.request.scores_prompt()) {  // never waits: it left the queue as it came
     s.state = SeqState::Finished;
     s.finish = FinishReason::Length;
@@ -85,12 +88,13 @@ std::vector<RowSampling> sampling_rows(const SequencePool& pool, const std::vect
   bool any = false;
   for (SeqId id : ids) {
     const SamplingParams& p = pool.at(id).request.sampling;
-    any = any || !p.plain_greedy() || p.logprobs >= 0;
+    any = any || !p.plain_greedy() || p.logprobs >= 0 || pool.at(id).matcher;
   }
   if (!any) return rows;
   for (SeqId id : ids) {
     const Sequence& s = pool.at(id);
     rows.push_back(row_sampling(s.request.sampling, s.request.prompt, s.generated));
+    rows.back().matcher = s.matcher;
   }
   return rows;
 }

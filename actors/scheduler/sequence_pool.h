@@ -57,6 +57,10 @@ struct Sequence {
   // up when it first drafts).
   int64_t slot = -1;
   bool draft_prefill = false;
+  // Structured output (request.grammar): the matcher over exactly its generated tokens between
+  // jobs; the job that holds the sequence advances it (model/constrained.h). Pre-emption and the
+  // prefix cache keep the tokens, so it stays as it is.
+  std::shared_ptr<grammar::Matcher> matcher;
 
   bool in_job() const { return job != 0; }
   // Whether its prefill must still score prompt tokens (then it computes every prompt position:

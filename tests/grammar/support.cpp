@@ -1,5 +1,10 @@
 #include "tests/grammar/support.h"
 
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 
@@ -43,6 +48,55 @@ TokenBitset brute_force_mask(const Matcher& m) {
     if (f.accept(static_cast<int32_t>(t))) out.set(t);
   }
   return out;
+}
+
+std::vector<int32_t> allowed(const TokenBitset& mask) {
+  std::vector<int32_t> out;
+  for (size_t w = 0; w < mask.num_words(); ++w)
+    for (uint64_t b = mask.words()[w]; b; b &= b - 1) out.push_back(static_cast<int32_t>(w * 64 + __builtin_ctzll(b)));
+  return out;
+}
+
+std::optional<std::vector<int32_t>> random_walk(const std::shared_ptr<const CompiledGrammar>& g, std::mt19937_64& rng,
+                                                int budget) {
+  const Vocabulary& v = g->vocabulary();
+  Matcher m(g);
+  TokenBitset mask(v.size());
+  std::vector<int32_t> tokens;
+  for (int step = 0; step < budget; ++step) {
+    m.fill_mask(mask);
+    const std::vector<int32_t> all = allowed(mask);
+    REQUIRE(!all.empty());
+    std::vector<int32_t> ends, closing;
+    for (int32_t t : all) {
+      if (v.kind(t) == TokenKind::End) ends.push_back(t);
+      else if (v.bytes(t).find_first_of("\"]},") != std::string::npos) closing.push_back(t);
+    }
+    const std::vector<int32_t>& pool = !ends.empty() && rng() % 4 != 0 ? ends : (!closing.empty() && rng() % 2 ? closing : all);
+    const int32_t t = pool[rng() % pool.size()];
+    REQUIRE(m.accept(t));
+    if (v.kind(t) == TokenKind::End) return tokens;
+    tokens.push_back(t);
+  }
+  return std::nullopt;
+}
+
+Verdict validate_with_python(const std::vector<nlohmann::ordered_json>& cases) {
+  static int run = 0;
+  const std::string path = "grammar_validate_cases_" + std::to_string(run++) + ".jsonl";
+  {
+    std::ofstream out(path);
+    for (const auto& c : cases) out << c.dump() << "\n";
+  }
+  const std::string cmd = "/usr/bin/python3 " + std::string(EXSPEC_GRAMMAR_VALIDATE_PY) + " " + path;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  REQUIRE(pclose(p) == 0);
+  const auto r = nlohmann::ordered_json::parse(out);
+  return {r["checked"].get<size_t>(), r["invalid_count"].get<size_t>(), r["invalid"].dump(1)};
 }
 
 }  // namespace exspec::grammar::test

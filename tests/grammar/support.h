@@ -1,10 +1,14 @@
 // Helpers of the grammar tests: small vocabularies, compiling each kind of input, walking texts.
 #pragma once
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "grammar/compiled_grammar.h"
+#include <nlohmann/json.hpp>
+
 #include "grammar/matcher.h"
 
 namespace exspec::grammar::test {
@@ -23,5 +27,21 @@ bool full_match(const std::shared_ptr<const CompiledGrammar>& g, const std::stri
 
 // The mask by brute force: token t is allowed iff a fork of the matcher accepts it.
 TokenBitset brute_force_mask(const Matcher& m);
+
+// The token ids a mask holds.
+std::vector<int32_t> allowed(const TokenBitset& mask);
+
+// A random walk through the grammar: random allowed tokens from the mask, an end token where
+// allowed (mostly), half the other picks preferring tokens with a closing byte (`"]},`) so that
+// strings and arrays end. The tokens before the end token, or none when `budget` steps ran out.
+std::optional<std::vector<int32_t>> random_walk(const std::shared_ptr<const CompiledGrammar>& g, std::mt19937_64& rng,
+                                                int budget);
+
+// Debian's python3-jsonschema (tests/grammar/validate.py) over {"name", "schema", "text"} cases.
+struct Verdict {
+  size_t checked = 0, invalid = 0;
+  std::string report;  // the first failures
+};
+Verdict validate_with_python(const std::vector<nlohmann::ordered_json>& cases);
 
 }  // namespace exspec::grammar::test

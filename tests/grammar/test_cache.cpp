@@ -70,3 +70,23 @@ TEST_CASE("the cache keeps the most recently used grammars and caches no errors"
   CHECK(full_match(go, R"({"a":[1,{"b":null}]})"));
   CHECK_FALSE(full_match(go, "[]"));
 }
+
+TEST_CASE("the cache keeps its grammars within a memory budget, the newest always", "[grammar][cache]") {
+  auto v = byte_vocab();
+  const size_t one = GrammarCache(v).get(schema(R"({"type":"string","maxLength":40})"))->memory_bytes();
+  REQUIRE(one > 0);
+  GrammarCache cache(v, 100, 2 * one + one / 2);  // room for two such grammars, not three
+  for (int n : {40, 41, 42}) cache.get(schema(R"({"type":"string","maxLength":)" + std::to_string(n) + "}"));
+  CHECK(cache.stats().entries == 2);
+  CHECK(cache.stats().bytes <= 2 * one + one / 2);
+  const size_t misses = cache.stats().misses;
+  cache.get(schema(R"({"type":"string","maxLength":42})"));  // kept: the most recent
+  CHECK(cache.stats().misses == misses);
+  cache.get(schema(R"({"type":"string","maxLength":40})"));  // evicted first
+  CHECK(cache.stats().misses == misses + 1);
+  GrammarCache tiny(v, 100, 1);  // smaller than any grammar: the newest stays alone
+  tiny.get(schema(R"({"type":"string","maxLength":40})"));
+  tiny.get(schema(R"({"type":"string","maxLength":41})"));
+  CHECK(tiny.stats().entries == 1);
+  CHECK(tiny.stats().bytes > 1);
+}

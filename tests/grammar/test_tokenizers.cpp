@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "grammar/json_schema.h"
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 #include "tests/grammar/support.h"
 #include "tests/grammar/tokenizers.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 namespace exspec::grammar::test {
 

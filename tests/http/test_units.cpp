@@ -74,7 +74,9 @@ TEST_CASE("json bodies: any parse failure names where it stopped") {
   CHECK(param_of("nope") == "");
   CHECK(param_of(std::string(65, '[') + std::string(65, ']')).rfind("[0][0]", 0) == 0);
   CHECK(param_of(std::string(64, '[') + std::string(64, ']')) == "(parsed)");
-  CHECK(parse_json_body(R"({"a":[1,{"b":2}],"c":"d"})") == nlohmann::json::parse(R"({"a":[1,{"b":2}],"c":"d"})"));
+  CHECK(parse_json_body(R"({"a":[1,{"b":2}],"c":"d"})") == nlohmann::ordered_json::parse(R"({"a":[1,{"b":2}],"c":"d"})"));
+  // Objects keep the client's key order (schemas, tool parameters).
+  CHECK(parse_json_body(R"({"z":1,"a":{"y":2,"b":3}})").dump() == R"({"z":1,"a":{"y":2,"b":3}})");
 }
 
 TEST_CASE("job store: a batch takes answers only while validating or in progress") {

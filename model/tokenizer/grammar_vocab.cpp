@@ -1,4 +1,4 @@
-#include "grammar/tokenizer_vocab.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 #include <algorithm>
 
@@ -98,7 +98,8 @@ std::vector<int64_t> vocabulary_mismatches(const Tokenizer& t, const Vocabulary&
   const std::string head = t.decode({*first});
   for (size_t id = 0; id < v.size(); ++id) {
     const auto i = static_cast<int32_t>(id);
-    if (v.kind(i) != TokenKind::Text || !valid_utf8(v.bytes(i))) continue;
+    // Tokens without bytes are never allowed (a 0xFF byte's: vocabulary.h); the rest must agree.
+    if (v.kind(i) != TokenKind::Text || v.bytes(i).empty() || !valid_utf8(v.bytes(i))) continue;
     if (t.decode({*first, static_cast<int64_t>(id)}) != head + v.bytes(i)) bad.push_back(static_cast<int64_t>(id));
   }
   return bad;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Structured output served (docs/structured-output.md, "Figures"): output tokens/s of requests
+# under a strict JSON schema with long keys (bench/structured_schema.json) against the same
+# requests unconstrained, at 1 and 8 clients, on the default mode (in place with the draft) and on
+# --mode nonspec. Constrained requests end where their object does; unconstrained ones run
+# OUTPUT_LEN tokens (ignore_eos). Each cell serves 16 requests (bench/prompts/mixed.jsonl); the
+# servers take turns, ROUNDS rounds. Prints per cell the median tokens/s and the median of the
+# per-round ratios constrained / unconstrained, with their range, and the grammar's metrics.
+# usage: bench/structured.sh [TARGET [DRAFT [OUT_DIR [ROUNDS [OUTPUT_LEN]]]]]
+#        (defaults: demo/target demo/draft structured 3 128)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-demo/target}
+draft=${2:-demo/draft}
+out=${3:-structured}
+rounds=${4:-3}
+len=${5:-128}
+py=/usr/bin/python3
+. tests/start_server.sh
+mkdir -p "$out"
+for r in $(seq "$rounds"); do
+  for mode in default nonspec; do
+    extra=()
+    [ "$mode" = nonspec ] && extra=(--mode nonspec)
+    start_server build/exspec "$out/serve-$mode-$r.log" --model "$target" --draft "$draft" --dtype float32 "${extra[@]}"
+    for c in 1 8; do
+      for kind in free schema; do
+        fmt=()
+        [ "$kind" = schema ] && fmt=(--response-format bench/structured_schema.json)
+        $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 16 --max-concurrency "$c" \
+          --output-len "$len" --label "$mode $kind c$c r$r" --out "$out/$mode-$kind-c$c-r$r.json" "${fmt[@]}" > /dev/null
+      done
+    done
+    curl -s "127.0.0.1:$port/metrics" | grep -E '^exspec_grammar_(masks|mask_seconds|forced|drafts_cut)|proposer="grammar"' \
+      > "$out/metrics-$mode-$r.txt"
+    stop_server
+  done
+done
+$py - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+load = lambda m, k, c: [json.load(open(f"{out}/{m}-{k}-c{c}-r{r}.json")) for r in range(1, rounds + 1)]
+med = statistics.median
+print("| mode | clients | unconstrained tok/s | schema tok/s | schema / unconstrained (range) | schema tokens per request |")
+print("|---|--:|--:|--:|--:|--:|")
+for m in ("default", "nonspec"):
+    for c in (1, 8):
+        f, s = load(m, "free", c), load(m, "schema", c)
+        for x in f + s:
+            assert x["failed"] == 0, x["errors"]
+        tf, ts = [x["output_throughput"] for x in f], [x["output_throughput"] for x in s]
+        ratio = [b / a for a, b in zip(tf, ts)]
+        per = med([x["total_output_tokens"] / x["completed"] for x in s])
+        print("| %s | %d | %.0f | %.0f | %.2f (%.2f-%.2f) | %.0f |" % (m, c, med(tf), med(ts), med(ratio), min(ratio), max(ratio), per))
+PY
+for mode in default nonspec; do echo "$mode (round $rounds):"; cat "$out/metrics-$mode-$rounds.txt"; done
