@@ -135,6 +135,11 @@ void pack_rows_into(Weight& w, const uint16_t* rows, int64_t ld, int64_t r0, int
   }
 }
 
+void unpack_row(const Weight& w, int64_t n, uint16_t* dst) {
+  const int64_t t = n / kTile, c = n % kTile;
+  for (int64_t k = 0; k < w.in; ++k) dst[k] = w.at(t, k / 2)[c * 2 + k % 2];
+}
+
 Weight pack(const uint16_t* src, int64_t out, int64_t in, int64_t ld) {
   Weight w = empty_weight(out, in);
   pack_rows_into(w, src, ld, 0, out);

@@ -39,6 +39,9 @@ Weight empty_weight(int64_t out, int64_t in);
 // Packs rows [r0, r1) of a weight into w; `rows` points at row r0 (bfloat16 bits, rows `ld` apart).
 void pack_rows_into(Weight& w, const uint16_t* rows, int64_t ld, int64_t r0, int64_t r1);
 Weight pack(const uint16_t* src, int64_t out, int64_t in, int64_t ld);
+// Row n of the weight as packed (in values) into dst: pack_rows_into's inverse, bit for bit. A
+// head tied to the embedding serves the embedding's lookups this way.
+void unpack_row(const Weight& w, int64_t n, uint16_t* dst);
 
 // y [m, out] (bfloat16, rows `ldy` apart) for the columns of tiles [t0, t1), from x [m, in]
 // (bfloat16, rows `ldx` apart).

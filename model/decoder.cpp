@@ -69,9 +69,9 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   norm_ = small("model.norm.weight");
   lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
   if (int8 && !config_.tie_word_embeddings) embed_int8_ = Int8Weight::quantise(embed_);
-  // One copy of the embedding: a tied head that can read its rows serves the lookups (its packed
-  // copy, or embed_ itself when unpacked); int8's own quantised rows serve an untied one.
-  if ((config_.tie_word_embeddings && lm_head_.serves_rows()) || embed_int8_) embed_ = at::Tensor();
+  // One copy of the embedding: a tied head serves the lookups (from its packed copy, or embed_
+  // itself when unpacked); int8's own quantised rows serve an untied one.
+  if (config_.tie_word_embeddings || embed_int8_) embed_ = at::Tensor();
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;

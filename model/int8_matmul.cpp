@@ -98,6 +98,19 @@ Bf16Weight::Bf16Weight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Bf16Weight::~Bf16Weight() = default;
 int64_t Bf16Weight::bytes() const { return impl_->w.bytes(); }
 
+at::Tensor Bf16Weight::rows(const at::Tensor& ids) const {
+  const bf16::Weight& w = impl_->w;
+  at::Tensor idx = ids.to(at::kCPU, at::kLong).contiguous().view({-1});
+  at::Tensor y = at::empty({idx.size(0), w.in}, at::kBFloat16);
+  const int64_t* id = idx.data_ptr<int64_t>();
+  auto* dst = reinterpret_cast<uint16_t*>(y.data_ptr<at::BFloat16>());
+  for (int64_t i = 0; i < idx.size(0); ++i) {
+    TORCH_CHECK(id[i] >= 0 && id[i] < w.out, "Bf16Weight::rows: id ", id[i], " out of range [0, ", w.out, ")");
+    bf16::unpack_row(w, id[i], dst + i * w.in);
+  }
+  return y;
+}
+
 std::shared_ptr<const Bf16Weight> Bf16Weight::pack(const at::Tensor& weight) {
   if (!weight.device().is_cpu() || weight.dim() != 2 || weight.scalar_type() != at::kBFloat16 ||
       bf16::best_isa() != bf16::Isa::Avx512Bf16)

@@ -42,6 +42,7 @@ class Bf16Weight {
   static std::shared_ptr<const Bf16Weight> pack(const at::Tensor& weight);
 
   at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] bfloat16 -> [M, out] bfloat16
+  at::Tensor rows(const at::Tensor& ids) const;    // ids [N] int64 -> the weight's rows [N, in] bfloat16
   int64_t bytes() const;                            // the packed layout's
 
   ~Bf16Weight();

@@ -1,7 +1,5 @@
 #include "model/linear.h"
 
-#include <stdexcept>
-
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
@@ -28,7 +26,7 @@ int64_t Linear::bytes() const {
 at::Tensor Linear::rows(const at::Tensor& ids) const {
   if (packed_) return packed_->rows(ids);
   if (int8_) return int8_->rows(ids);
-  if (!weight_.defined()) throw std::logic_error("Linear::rows: the packed copy cannot serve rows (serves_rows())");
+  if (bf16_) return bf16_->rows(ids);
   return at::embedding(weight_, ids);
 }
 

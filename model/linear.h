@@ -41,8 +41,6 @@ class Linear {
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr; }
   bool int8() const { return int8_ != nullptr; }  // quantised to Q8_0
-  // Whether rows() can read the packed copy: oneDNN's layout and int8's can, vdpbf16ps' not yet.
-  bool serves_rows() const { return packed_ != nullptr || int8_ != nullptr || weight_.defined(); }
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
   int64_t bytes() const;
 

@@ -58,18 +58,19 @@ CATCH_TEST_CASE("packed linear equals at::linear within the dtype's rounding", "
 }
 
 // A tied embedding is looked up in its head's packed copy (issue 51: the model holds it once):
-// copied out of oneDNN's blocked layout, every row must be the weight's row, bit for bit.
+// copied out of oneDNN's blocked layout or vdpbf16ps' tiles, every row must be the weight's row, bit for bit.
 CATCH_TEST_CASE("rows read from a packed weight are the weight's rows", "[cpu_matmul][memory]") {
   at::manual_seed(5);
   for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
     for (auto [out, in] : std::vector<std::pair<int64_t, int64_t>>{{4096, 384}, {300, 96}, {100, 37}, {7, 5}, {1, 64}}) {
       CATCH_CAPTURE(c10::toString(dt), out, in);
       at::Tensor w = at::randn({out, in}).to(dt);
-      Linear packed(w, {}, WeightPath::OneDnn), plain(w, {}, WeightPath::Plain);
+      Linear packed(w, {}, WeightPath::OneDnn), plain(w, {}, WeightPath::Plain), own(w, {}, WeightPath::Packed);
       at::Tensor all = at::arange(out, at::kLong), some = at::tensor(std::vector<int64_t>{out - 1, 0, out / 2, 0}, at::kLong);
       for (const at::Tensor& ids : {all, some}) {
         CATCH_CHECK(at::equal(packed.rows(ids), w.index_select(0, ids)));
         CATCH_CHECK(at::equal(plain.rows(ids), w.index_select(0, ids)));
+        CATCH_CHECK(at::equal(own.rows(ids), w.index_select(0, ids)));  // vdpbf16ps' layout in bfloat16
       }
       if (packed.packed()) CATCH_CHECK_THROWS(packed.rows(at::tensor(std::vector<int64_t>{out}, at::kLong)));
     }
