@@ -49,6 +49,9 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   f.vocab = info.vocab_size;
   f.limits = cfg.limits;
   f.split_special_tokens = cfg.split_special_tokens;
+  f.defaults = generation_defaults(cfg.generation_config, cfg.model);
+  std::cerr << who << ": sampling defaults (--generation-config " << cfg.generation_config
+            << "): " << f.defaults.describe() << "\n";
   if (b->tokenizer) {
     // Structured output's vocabulary, built in the background: the server is ready meanwhile; a
     // constrained request waits for it. End tokens: the model's EOS and the chat template's end
