@@ -87,8 +87,8 @@ int cmd_check(int argc, char** argv, int first) {
             << lo.device.str() << ", " << prompts.size() << " prompts x " << o.max_tokens << " tokens\n";
   // What serve, batch and generate take for the sampling fields a request leaves out (their
   // --generation-config auto); a value no request could send fails here, before serving.
-  std::cout << "check: sampling defaults (generation_config.json): " << read_generation_defaults(dir).describe()
-            << "\n";
+  const std::string defaults = read_generation_defaults(dir).describe();
+  std::cout << "check: sampling defaults (generation_config.json): " << defaults << "\n";
   std::optional<std::string> failed;
   int64_t checked = 0;
   for (const PathRun& run : run_paths(*model, prompts, o)) {

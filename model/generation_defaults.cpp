@@ -12,6 +12,12 @@ namespace {
 
 using nlohmann::json;
 
+std::string number(double d) {  // 0, 2, -2: as a person writes the bounds
+  std::ostringstream s;
+  s << d;
+  return s.str();
+}
+
 std::optional<double> real(const json& g, const char* key, double lo, double hi, bool open_lo, const std::string& where) {
   auto it = g.find(key);
   if (it == g.end() || it->is_null()) return std::nullopt;
@@ -19,7 +25,7 @@ std::optional<double> real(const json& g, const char* key, double lo, double hi,
   const double v = it->get<double>();
   if (!(open_lo ? v > lo : v >= lo) || !(v <= hi))
     throw std::runtime_error(where + ": field \"" + key + "\" is " + it->dump() + "; a request may send it only in " +
-                             (open_lo ? "(" : "[") + json(lo).dump() + ", " + json(hi).dump() + "]");
+                             (open_lo ? "(" : "[") + number(lo) + ", " + number(hi) + "]");
   return v;
 }
 
