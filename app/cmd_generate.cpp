@@ -34,7 +34,9 @@ const char* const kAbout =
     "without (plain steps, K = 0, batched continuously); --oracle uses the plain loop\n"
     "(model/greedy.cpp) instead: plain decoding, the definition every mode must equal.\n"
     "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
-    "the output equals plain sampling with the same seeds in every mode. See docs/speculation.md.\n";
+    "the output equals plain sampling with the same seeds in every mode. See docs/speculation.md.\n"
+    "The sampling flags and --max-tokens left out take the model's generation_config.json values\n"
+    "where it sets them (--generation-config auto; none: the defaults below). See docs/serving.md.\n";
 
 // The sampling flags; each one left out takes the checkpoint's default where it has one.
 SamplingParams sampling_flags(const CommandLine& cl, const GenerationDefaults& d) {
