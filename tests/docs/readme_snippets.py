@@ -38,6 +38,10 @@ def judge(out):
     answer = chat["choices"][0]["message"]
     if chat.get("object") != "chat.completion" or answer["role"] != "assistant" or not answer["content"]:
         problems.append(f"curl-chat: {chat}")
+    # The README shows this answer as one that does not loop (the demo's sampling defaults).
+    lines = [l.strip() for l in (answer["content"] or "").splitlines() if l.strip()]
+    if any(lines.count(l) >= 3 for l in lines):
+        problems.append(f"curl-chat: a line repeats 3 times: {answer['content']!r}")
     events = [l[len("data: "):] for l in read("curl-chat-stream").splitlines() if l.startswith("data: ")]
     streamed = "".join(json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events[:-1])
     if not events or events[-1] != "[DONE]" or streamed != answer["content"]:
