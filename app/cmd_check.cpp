@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "model/tools/consistency.h"
 #include "model/decoder.h"
+#include "model/generation_defaults.h"
 #include "model/io_util.h"
 #include "model/runtime.h"
 #include "model/tokenizer/tokenizer.h"
@@ -84,6 +85,10 @@ int cmd_check(int argc, char** argv, int first) {
 
   std::cout << "check: " << dir << " (" << describe(model->config()) << "), " << dtype_name(lo.dtype) << " on "
             << lo.device.str() << ", " << prompts.size() << " prompts x " << o.max_tokens << " tokens\n";
+  // What serve, batch and generate take for the sampling fields a request leaves out (their
+  // --generation-config auto); a value no request could send fails here, before serving.
+  const std::string defaults = read_generation_defaults(dir).describe();
+  std::cout << "check: sampling defaults (generation_config.json): " << defaults << "\n";
   std::optional<std::string> failed;
   int64_t checked = 0;
   for (const PathRun& run : run_paths(*model, prompts, o)) {

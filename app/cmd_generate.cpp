@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "config/engine_options.h"
 #include "model/decoder.h"
+#include "model/generation_defaults.h"
 #include "model/greedy.h"
 #include "model/initial_thread.h"
 #include "model/runtime.h"
@@ -33,7 +34,33 @@ const char* const kAbout =
     "without (plain steps, K = 0, batched continuously); --oracle uses the plain loop\n"
     "(model/greedy.cpp) instead: plain decoding, the definition every mode must equal.\n"
     "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
-    "the output equals plain sampling with the same seeds in every mode. See docs/speculation.md.\n";
+    "the output equals plain sampling with the same seeds in every mode. See docs/speculation.md.\n"
+    "The sampling flags and --max-tokens left out take the model's generation_config.json values\n"
+    "where it sets them (--generation-config auto; none: the defaults below). See docs/serving.md.\n";
+
+// The sampling flags; each one left out takes the checkpoint's default where it has one.
+SamplingParams sampling_flags(const CommandLine& cl, const GenerationDefaults& d) {
+  auto real = [&cl](const char* flag, const std::optional<double>& dflt) {
+    return cl.given(flag) || !dflt ? cl.real(flag) : *dflt;
+  };
+  SamplingParams sp;
+  sp.temperature = real("temperature", d.temperature);
+  sp.top_p = real("top-p", d.top_p);
+  sp.top_k = cl.given("top-k") || !d.top_k ? cl.integer("top-k") : *d.top_k;
+  if (sp.top_k < 0) sp.top_k = 0;  // -1: off, as 0
+  sp.min_p = real("min-p", d.min_p);
+  sp.logprobs = cl.integer("logprobs");
+  sp.presence_penalty = real("presence-penalty", d.presence_penalty);
+  sp.frequency_penalty = real("frequency-penalty", d.frequency_penalty);
+  sp.repetition_penalty = real("repetition-penalty", d.repetition_penalty);
+  std::stringstream lb(cl.text("logit-bias"));
+  for (std::string item; std::getline(lb, item, ',');) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--logit-bias wants ID:BIAS,...");
+    sp.logit_bias.emplace_back(std::stoll(item.substr(0, colon)), std::stod(item.substr(colon + 1)));
+  }
+  return sp;
+}
 
 }  // namespace
 
@@ -54,7 +81,13 @@ int cmd_generate(int argc, char** argv, int first) {
   }
   for (auto& p : read_prompt_ids(cl->all("prompt-ids"), cl->all("prompts-file"))) prompts.push_back(std::move(p));
   if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt, --prompt-ids or --prompts-file");
-  const int64_t max_tokens = cl->integer("max-tokens");
+  // The checkpoint's recommended sampling, for the flags left out (as the server's requests).
+  const GenerationDefaults defaults = generation_defaults(s.generation_config, model_dir);
+  if (!defaults.empty())
+    std::cerr << "exspec generate: sampling defaults (--generation-config " << s.generation_config
+              << "): " << defaults.describe() << "\n";
+  const int64_t max_tokens = cl->given("max-tokens") || !defaults.max_new_tokens ? cl->integer("max-tokens")
+                                                                                 : *defaults.max_new_tokens;
   const size_t n = static_cast<size_t>(cl->integer("n"));
   s.max_queue = prompts.size() * n + 1;
   EngineOptions eo = engine_options(s);
@@ -67,23 +100,7 @@ int cmd_generate(int argc, char** argv, int first) {
   size_t longest_prompt = 0;
   for (const auto& p : prompts) longest_prompt = std::max(longest_prompt, p.size());
   if (ec.mode == Mode::InPlace && !cl->given("context")) ec.context = static_cast<int64_t>(longest_prompt) + max_tokens;
-  SamplingParams sp;
-  sp.temperature = cl->real("temperature");
-  sp.top_p = cl->real("top-p");
-  sp.top_k = cl->integer("top-k");
-  sp.min_p = cl->real("min-p");
-  sp.logprobs = cl->integer("logprobs");
-  sp.presence_penalty = cl->real("presence-penalty");
-  sp.frequency_penalty = cl->real("frequency-penalty");
-  sp.repetition_penalty = cl->real("repetition-penalty");
-  {
-    std::stringstream lb(cl->text("logit-bias"));
-    for (std::string item; std::getline(lb, item, ',');) {
-      const size_t colon = item.find(':');
-      if (colon == std::string::npos) throw std::invalid_argument("--logit-bias wants ID:BIAS,...");
-      sp.logit_bias.emplace_back(std::stoll(item.substr(0, colon)), std::stod(item.substr(colon + 1)));
-    }
-  }
+  const SamplingParams sp = sampling_flags(*cl, defaults);
   const uint64_t seed = static_cast<uint64_t>(cl->integer("seed"));
   {  // n choices of each prompt: the prompts repeat, the choice index tells them apart
     std::vector<std::vector<int64_t>> all;

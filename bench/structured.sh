@@ -22,7 +22,9 @@ for r in $(seq "$rounds"); do
   for mode in default nonspec; do
     extra=()
     [ "$mode" = nonspec ] && extra=(--mode nonspec)
-    start_server build/exspec "$out/serve-$mode-$r.log" --model "$target" --draft "$draft" --dtype float32 "${extra[@]}"
+    # Greedy, as the figures were measured: not the demo's sampling defaults (generation_config.json).
+    start_server build/exspec "$out/serve-$mode-$r.log" --model "$target" --draft "$draft" --dtype float32 \
+      --generation-config none "${extra[@]}"
     for c in 1 8; do
       for kind in free schema; do
         fmt=()

@@ -166,6 +166,10 @@ const std::vector<Option>& option_table() {
       text("tool-call-parser", "tool_call_parser", "auto|hermes|llama3_json|deepseek_v3|mistral|none", "auto",
            "how tool calls are read from answers; auto: from the template's text")
           .in(kServer).to(&S::tool_call_parser),
+      text("generation-config", "generation_config", "auto|none|DIR", "auto",
+           "the defaults of the sampling fields a request leaves out: auto: the model's generation_config.json "
+           "(temperature, top_p, top_k, min_p, penalties, max_new_tokens); none: the API's (greedy); DIR: that one's file")
+          .in(kAll).to(&S::generation_config),
       boolean("split-special-tokens", "split_special_tokens", false,
               "special-token text in prompts stays text (default: it becomes those tokens)")
           .in(kServer).to(&S::split_special_tokens),

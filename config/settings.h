@@ -47,6 +47,7 @@ struct Settings {
   std::string api_key;               // empty: no authentication
   std::string chat_template;         // auto (the model's) | chatml | a Jinja template file
   std::string tool_call_parser;      // auto (from the template) | hermes | llama3_json | deepseek_v3 | mistral | none
+  std::string generation_config;     // auto (the model's generation_config.json) | none | a directory
   bool split_special_tokens{};       // special-token text in prompts stays text (default: becomes the tokens)
   size_t grammar_cache{};            // compiled grammars kept (structured output, tool_choice required)
   std::string grammar_cache_memory;  // and the bytes they may take ("256M"; "0": no bound)

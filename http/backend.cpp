@@ -23,6 +23,10 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
     why = "the model directory has no tokenizer.json, so chat completions are not available";
     std::cerr << who << ": warning: " << why << "; prompts must be token ids\n";
   }
+  // Before the models load: a value no request could send refuses start-up at once.
+  GenerationDefaults defaults = generation_defaults(cfg.generation_config, cfg.model);
+  std::cerr << who << ": sampling defaults (--generation-config " << cfg.generation_config
+            << "): " << defaults.describe() << "\n";
   const EngineOptions eo = engine_options(cfg);
   size_t grammar_bytes = 0;
   try {
@@ -49,6 +53,7 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   f.vocab = info.vocab_size;
   f.limits = cfg.limits;
   f.split_special_tokens = cfg.split_special_tokens;
+  f.defaults = std::move(defaults);
   if (b->tokenizer) {
     // Structured output's vocabulary, built in the background: the server is ready meanwhile; a
     // constrained request waits for it. End tokens: the model's EOS and the chat template's end

@@ -66,7 +66,7 @@ void parse_stop_extensions(const ordered_json& body, const ModelFacts& m, GenReq
 void check_common(const ordered_json& body, const ModelFacts& m, GenRequest& g) {
   check_model(body, m);
   parse_stop_extensions(body, m, g);
-  g.sampling = parse_sampling(body, g.chat, m.vocab);
+  g.sampling = parse_sampling(body, g.chat, m.vocab, m.defaults);
   g.prediction = parse_prediction(body, m);
   if (const ordered_json* u = field(body, "user"); u && !u->is_string())
     throw bad_param("user", "'user' must be a string", "invalid_type");
@@ -127,6 +127,10 @@ void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest
       throw bad_param(name, std::string("'") + name + "' is " + std::to_string(*mt) + "; this server allows at most " +
                                 std::to_string(m.limits.max_tokens));
     g.max_tokens = *mt;
+  } else if (m.defaults.max_new_tokens) {
+    // The checkpoint's max_new_tokens, within the server's limit and the room the prompt leaves
+    // (vLLM: the smaller of it and the context left).
+    g.max_tokens = std::min({*m.defaults.max_new_tokens, m.limits.max_tokens, std::max<int64_t>(room, 0)});
   } else {
     g.max_tokens = dflt >= 0 ? dflt : std::min<int64_t>(m.limits.max_tokens, std::max<int64_t>(room, 0));
   }

@@ -68,6 +68,9 @@ struct ModelFacts {
   // server's default; a request's "split_special_tokens" overrides it).
   bool split_special_tokens = false;
   GrammarService* grammars = nullptr;  // the model's compiled grammars; null: no tokenizer.json
+  // The checkpoint's recommended sampling (generation_config.json, --generation-config auto):
+  // the defaults of the fields a request leaves out, max_tokens included.
+  GenerationDefaults defaults;
 };
 
 GenRequest parse_completion_request(const nlohmann::ordered_json& body, const ModelFacts& m);

@@ -72,7 +72,10 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"device", i.device},
                         // a --chat-template file by its name only, as the draft below
                         {"chat_template", b.chat ? json(std::filesystem::path(b.chat->source).filename().string()) : json(nullptr)},
-                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)}};
+                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)},
+                        {"generation_config", ctx.cfg.generation_config},
+                        // what a request that leaves a sampling field out gets (an extension, as vLLM logs it)
+                        {"generation_defaults", ordered_json::parse(b.facts.defaults.to_json_text())}};
   ordered_json draft = nullptr;
   // Names, not paths: a client never learns the server's file system (the log has the paths).
   if (!i.draft_dir.empty()) draft = ordered_json{{"name", model_label(i.draft_dir)}, {"parameters", i.draft_parameters}};

@@ -1,5 +1,6 @@
 #include "http/sampling_request.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -84,18 +85,19 @@ void parse_logprobs(const ordered_json& body, bool chat, SamplingParams& p) {
 
 }  // namespace
 
-SamplingRequest parse_sampling(const ordered_json& body, bool chat, int64_t vocab) {
+SamplingRequest parse_sampling(const ordered_json& body, bool chat, int64_t vocab, const GenerationDefaults& d) {
   SamplingRequest r;
   SamplingParams& p = r.params;
   r.n = integer(body, "n", 1, 16, 1);
-  p.temperature = number(body, "temperature", 0, 2, 0);
-  p.top_p = number(body, "top_p", 0, 1, 1);
-  p.top_k = integer(body, "top_k", -1, vocab, 0);
+  // The API's defaults (greedy, no filters, no penalties) unless the checkpoint recommends others.
+  p.temperature = number(body, "temperature", 0, 2, d.temperature.value_or(0));
+  p.top_p = number(body, "top_p", 0, 1, d.top_p.value_or(1));
+  p.top_k = integer(body, "top_k", -1, vocab, std::min<int64_t>(d.top_k.value_or(0), vocab));
   if (p.top_k < 0) p.top_k = 0;  // vLLM's -1: no top-k
-  p.min_p = number(body, "min_p", 0, 1, 0);
-  p.presence_penalty = number(body, "presence_penalty", -2, 2, 0);
-  p.frequency_penalty = number(body, "frequency_penalty", -2, 2, 0);
-  p.repetition_penalty = number(body, "repetition_penalty", 0, 2, 1);
+  p.min_p = number(body, "min_p", 0, 1, d.min_p.value_or(0));
+  p.presence_penalty = number(body, "presence_penalty", -2, 2, d.presence_penalty.value_or(0));
+  p.frequency_penalty = number(body, "frequency_penalty", -2, 2, d.frequency_penalty.value_or(0));
+  p.repetition_penalty = number(body, "repetition_penalty", 0, 2, d.repetition_penalty.value_or(1));
   if (p.repetition_penalty == 0) throw bad_param("repetition_penalty", "'repetition_penalty' must be > 0");
   parse_logit_bias(body, vocab, p);
   parse_logprobs(body, chat, p);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/generation_defaults.h"
 #include "model/sampling_params.h"
 
 namespace exspec::http {
@@ -18,7 +19,9 @@ struct SamplingRequest {
 };
 
 // chat: logprobs is a boolean with top_logprobs (<= 20); completions: logprobs is an integer
-// (<= 5). vocab bounds logit_bias token ids.
-SamplingRequest parse_sampling(const nlohmann::ordered_json& body, bool chat, int64_t vocab);
+// (<= 5). vocab bounds logit_bias token ids. A field the body leaves out takes the checkpoint's
+// default where `defaults` has one (generation_config.json), else the API's.
+SamplingRequest parse_sampling(const nlohmann::ordered_json& body, bool chat, int64_t vocab,
+                               const GenerationDefaults& defaults = {});
 
 }  // namespace exspec::http

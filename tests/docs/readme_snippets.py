@@ -5,8 +5,8 @@
       `<!-- snippet: NAME -->` block, localhost:8000 replaced by 127.0.0.1:PORT
   readme_snippets.py judge DIR                    checks what the snippets printed (DIR/NAME.out)
   readme_snippets.py english PORT DICT            the served demo pair answers English prompts in
-      English: at least 80 % of the words of its greedy answers, and of its sampled ones
-      (temperature 0.8), are in the word list DICT
+      English: at least 80 % of the words of its greedy answers, of its sampled ones (temperature
+      0.8), and of those with the served defaults (no sampling field) are in the word list DICT
 Exit status: 0 fine, 1 a snippet missing or its output wrong (printed)."""
 import json, os, re, sys, urllib.request
 
@@ -38,11 +38,15 @@ def judge(out):
     answer = chat["choices"][0]["message"]
     if chat.get("object") != "chat.completion" or answer["role"] != "assistant" or not answer["content"]:
         problems.append(f"curl-chat: {chat}")
+    # The README shows this answer as one that does not loop (the demo's sampling defaults).
+    lines = [l.strip() for l in (answer["content"] or "").splitlines() if l.strip()]
+    if any(lines.count(l) >= 3 for l in lines):
+        problems.append(f"curl-chat: a line repeats 3 times: {answer['content']!r}")
     events = [l[len("data: "):] for l in read("curl-chat-stream").splitlines() if l.startswith("data: ")]
     streamed = "".join(json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events[:-1])
     if not events or events[-1] != "[DONE]" or streamed != answer["content"]:
         problems.append(f"curl-chat-stream: {len(events)} events, text {streamed!r}, chat {answer['content']!r}")
-    # Greedy: the client's streamed answer is the chat answer, byte for byte.
+    # The same seed: the client's streamed answer is the chat answer, byte for byte.
     if read("node-chat-stream") != answer["content"]:
         problems.append(f"node-chat-stream: {read('node-chat-stream')!r}, chat {answer['content']!r}")
     for p in problems:
@@ -58,15 +62,19 @@ ENGLISH_PROMPTS = ["Once upon a time", "The house was quiet and", "My favourite 
 def english(port, dictionary):
     words = {w.strip().lower() for w in open(dictionary, encoding="utf-8", errors="ignore")}
     failed = 0
-    for temperature in (0.0, 0.8):
-        body = {"model": "demo", "prompt": ENGLISH_PROMPTS, "max_tokens": 64, "temperature": temperature, "seed": 1}
+    # None: no sampling field, so the demo's generation_config.json defaults (what a client gets).
+    for temperature in (0.0, 0.8, None):
+        body = {"model": "demo", "prompt": ENGLISH_PROMPTS, "max_tokens": 64, "seed": 1}
+        if temperature is not None:
+            body["temperature"] = temperature
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", json.dumps(body).encode(),
                                      {"Content-Type": "application/json"})
         answers = [c["text"] for c in json.load(urllib.request.urlopen(req, timeout=120))["choices"]]
         said = [w for a in answers for w in re.findall(r"[A-Za-z]+(?:'[A-Za-z]+)?", a)]
         known = sum(w.lower() in words for w in said)
         share = known / max(len(said), 1)
-        print(f"english: temperature {temperature}: {known} of {len(said)} words in {dictionary} ({share:.0%})")
+        how = f"temperature {temperature}" if temperature is not None else "the served defaults"
+        print(f"english: {how}: {known} of {len(said)} words in {dictionary} ({share:.0%})")
         if len(said) < 50 or share < 0.8:
             failed += 1
             print("WRONG english: " + " | ".join(repr(a) for a in answers))

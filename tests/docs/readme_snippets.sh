@@ -2,7 +2,7 @@
 # The README's first screen, run as a newcomer would: a real `exspec serve` with no --model, which
 # serves the trained demo pair shipped in demo/ as "demo", then the README's own curl and
 # openai-client snippets (extracted from the markdown) against it, and the demo pair's promise:
-# greedy and sampled answers to English prompts are English words (/usr/share/dict, wamerican). The Node snippet runs the official openai npm package (tests/http/fetch.sh);
+# greedy, sampled and default answers to English prompts are English words (/usr/share/dict, wamerican). The Node snippet runs the official openai npm package (tests/http/fetch.sh);
 # Debian has no Python openai package, so the Python snippet is byte-compiled, not run.
 # usage: readme_snippets.sh EXSPEC_BINARY WORK_DIR
 set -euo pipefail
