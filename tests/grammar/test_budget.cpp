@@ -118,7 +118,7 @@ TEST_CASE("budget: a compile over its CPU seconds stops with a 'budget' error an
   CHECK(cache.get(GrammarRequest::json_schema(costly_schema(2)), CompileBudget{30, nullptr}) != nullptr);
 }
 
-TEST_CASE("budget: a cancelled compile stops at its next check; a waiter for it compiles it itself", "[grammar][budget]") {
+TEST_CASE("budget: a cancelled compile stops at its next check, and a waiter for it compiles it itself", "[grammar][budget]") {
   GrammarCache cache(byte_vocab(), 8);
   const GrammarRequest r = GrammarRequest::json_schema(costly_schema(12));
   auto flag = std::make_shared<std::atomic<bool>>(true);
