@@ -179,6 +179,9 @@ const std::vector<Option>& option_table() {
       text("grammar-cache-memory", "grammar_cache_memory", "SIZE|0", "256M",
            "what the kept grammars may take, as compiled (512M, 1G); the least recently used leave first; 0: no bound")
           .in(kServer).to(&S::grammar_cache_memory),
+      real("grammar-compile-budget", "grammar_compile_budget", "SECONDS", 1.0,
+           "CPU seconds one grammar compile may take; beyond it the request gets 400 and nothing is cached; 0: no bound")
+          .in(kServer).real_range(0, 3600).to(&S::grammar_compile_budget),
       text("dtype", "dtype", "float32|float64|bfloat16|float16|int8", "float32",
            "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&S::dtype),
       text("device", "device", "cpu|cuda", "cpu", "cuda needs a CUDA build of libtorch").in(kAll).to(&S::device),
@@ -229,7 +232,9 @@ const std::vector<Option>& option_table() {
           .range(1).to(&L::max_grammar_bytes),
       integer("", "limits.max_messages", "N", 256, "messages in one chat request").to(&L::max_messages),
       integer("", "limits.idle_timeout_s", "N", 60, "a connection idle (or stalled) this long is closed").to(&L::idle_timeout_s),
-      integer("", "limits.shutdown_timeout_s", "N", 30, "on SIGINT/SIGTERM, in-flight requests get this long, then are cancelled").to(&L::shutdown_timeout_s),
+      integer("shutdown-drain", "limits.shutdown_timeout_s", "SECONDS", 5,
+              "on SIGINT/SIGTERM, in-flight requests (and grammar compiles) get this long, then are cancelled; a second signal exits at once")
+          .in(kServe).range(0).to(&L::shutdown_timeout_s),
       integer("", "limits.max_file_bytes", "N", 200 << 20, "the largest upload to POST /v1/files").to(&L::max_file_bytes),
       integer("", "limits.max_batch_lines", "N", 50000, "requests in one batch input file").to(&L::max_batch_lines),
       integer("", "limits.max_active_batches", "N", 16, "batches not yet completed, failed or cancelled").to(&L::max_active_batches),

@@ -22,7 +22,7 @@ struct Limits {  // "limits" in the config file
   size_t max_grammar_bytes{};   // a request's JSON schema, regex, GBNF grammar or choice list
   size_t max_messages{};        // chat messages per request
   int64_t idle_timeout_s{};     // connections idle this long are closed (a body or response that stalls too)
-  int64_t shutdown_timeout_s{};  // drain this long on SIGINT/SIGTERM, then cancel the rest
+  int64_t shutdown_timeout_s{};  // drain this long on SIGINT/SIGTERM, then cancel the rest (--shutdown-drain)
   size_t max_file_bytes{};      // POST /v1/files (the request also obeys max_body_bytes)
   size_t max_batch_lines{};     // requests in one batch input file
   size_t max_active_batches{};  // batches not yet completed/failed/cancelled
@@ -51,6 +51,7 @@ struct Settings {
   bool split_special_tokens{};       // special-token text in prompts stays text (default: becomes the tokens)
   size_t grammar_cache{};            // compiled grammars kept (structured output, tool_choice required)
   std::string grammar_cache_memory;  // and the bytes they may take ("256M"; "0": no bound)
+  double grammar_compile_budget{};   // CPU seconds one grammar compile may take (0: no bound)
   std::string dtype, device;
   std::string mode;                  // empty: inplace
   std::string speculate;             // model | ngram (prompt lookup, no draft model)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "grammar/budget.h"
 #include "grammar/error.h"
 
 namespace exspec::grammar {
@@ -12,7 +13,13 @@ std::vector<Dfa> rule_dfas(const Grammar& g, const AutomatonLimits& lim) {
   std::vector<Dfa> dfas;
   for (const Rule& r : g.rules) {
     if (!r.body) throw GrammarError(r.name, "rule " + r.name, "rule '" + r.name + "' is referenced but not defined");
-    dfas.push_back(minimize(determinize(build_nfa(*r.body, 4 * lim.max_states_per_rule), lim.max_states_per_rule)));
+    // Counted before it is built (a product of nested counts that the front end did not see).
+    const size_t limit = 4 * lim.max_states_per_rule;
+    if (const size_t states = nfa_states_at_least(*r.body, limit + 1); states > limit)
+      throw GrammarError("size", "rule " + r.name, "the grammar is too large: rule '" + r.name + "' would need at least " +
+                                                       std::to_string(states) + " automaton states, more than the limit of " +
+                                                       std::to_string(limit));
+    dfas.push_back(minimize(determinize(build_nfa(*r.body, limit), lim.max_states_per_rule)));
   }
   return dfas;
 }
@@ -21,8 +28,10 @@ std::vector<bool> productive_rules(const std::vector<Dfa>& dfas) {
   std::vector<bool> p(dfas.size(), false);
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t r = 0; r < dfas.size(); ++r)
+    for (size_t r = 0; r < dfas.size(); ++r) {
+      check_budget();
       if (!p[r] && accepts_something(dfas[r], p)) p[r] = changed = true;
+    }
   }
   return p;
 }

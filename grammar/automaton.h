@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/budget.h"
 #include "grammar/dfa.h"
 #include "grammar/expr.h"
 
@@ -16,7 +17,7 @@ namespace exspec::grammar {
 struct AutomatonLimits {
   // DFA states of one rule (NFA states: 4x): about a string of maxLength 500. Larger counted
   // repetitions are refused: their token sets would cost seconds to compile.
-  size_t max_states_per_rule = 20000;
+  size_t max_states_per_rule = kMaxRuleStates;
   size_t max_nodes = 500000;            // all rules together
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "grammar/budget.h"
 #include "grammar/error.h"
 #include "grammar/refine.h"
 
@@ -77,6 +78,7 @@ Dfa determinize(const Nfa& nfa, size_t max_states) {
   d.start = intern({nfa.start});
   std::vector<StateSet> buckets(d.num_classes);
   for (size_t i = 0; i < sets.size(); ++i) {
+    check_budget();
     Dfa::State out;
     out.next.assign(d.num_classes, kDead);
     std::map<uint32_t, StateSet> refs;
@@ -160,6 +162,7 @@ Dfa product(const Dfa& a, const Dfa& b, bool diff, size_t max_states) {
   };
   p.start = intern(a.start, b.start);
   for (size_t i = 0; i < todo.size(); ++i) {
+    check_budget();
     const auto [x, y] = todo[i];
     Dfa::State st;
     const bool yf = y != kDead && b.states[y].final;

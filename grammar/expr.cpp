@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "grammar/budget.h"
+
 namespace exspec::grammar {
 namespace {
 
@@ -163,6 +165,7 @@ bool has_refs(const Expr& e) {
 }
 
 ExprPtr map_refs(const ExprPtr& e, const std::function<ExprPtr(int)>& f) {
+  check_budget();
   if (e->kind == Expr::Kind::Ref) {
     ExprPtr r = f(e->rule);
     return r ? r : e;

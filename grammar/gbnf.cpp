@@ -3,7 +3,9 @@
 #include <map>
 #include <string>
 
+#include "grammar/budget.h"
 #include "grammar/error.h"
+#include "grammar/nfa.h"
 
 namespace exspec::grammar {
 namespace {
@@ -140,6 +142,10 @@ class Parser {
         if (!eat('}')) fail("repetition", "expected '}'");
         if (hi >= 0 && hi < lo) fail("repetition", "{m,n} with n < m");
         e = repeat(e, lo, hi);
+        constexpr size_t kLimit = 4 * kMaxRuleStates;  // checked before anything is built
+        if (const size_t states = nfa_states_at_least(*e, kLimit + 1); states > kLimit)
+          fail("repetition", "a repetition too large: it would need at least " + std::to_string(states) +
+                   " automaton states, more than the limit of " + std::to_string(kLimit));
       } else {
         return e;
       }

@@ -1,5 +1,7 @@
 #include "grammar/grammar_cache.h"
 
+#include <chrono>
+
 #include "grammar/compose.h"
 #include "grammar/error.h"
 #include "grammar/gbnf.h"
@@ -114,8 +116,14 @@ void GrammarCache::erase(std::unordered_map<std::string, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r) {
+std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r, const CompileBudget& budget) {
   const std::string key = r.canonical();
+  for (;;)
+    if (auto g = attempt(key, r, budget)) return g;
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarCache::attempt(const std::string& key, const GrammarRequest& r,
+                                                             const CompileBudget& budget) {
   std::promise<std::shared_ptr<const CompiledGrammar>> promise;
   Future future;
   bool compile = false;
@@ -136,6 +144,7 @@ std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r
   }
   if (compile) {
     try {
+      BudgetScope scope(budget);
       auto g = CompiledGrammar::compile(to_grammar(r), vocab_);
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -154,6 +163,16 @@ std::shared_ptr<const CompiledGrammar> GrammarCache::get(const GrammarRequest& r
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = entries_.find(key); it != entries_.end()) erase(it);
+    }
+  }
+  if (!compile) {
+    // Someone else's compile: wait for it while our own client is still there.
+    while (future.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready)
+      if (budget.cancelled && budget.cancelled->load()) throw CompileCancelled();
+    try {
+      return future.get();
+    } catch (const CompileCancelled&) {
+      return nullptr;  // its client went away, ours did not: compile it ourselves
     }
   }
   return future.get();

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "grammar/budget.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/json_schema.h"
 
@@ -56,8 +57,12 @@ class GrammarCache {
   // used leave first, but the newest stays even when it alone is larger.
   explicit GrammarCache(std::shared_ptr<const Vocabulary> vocab, size_t capacity = 256, size_t max_bytes = 0);
 
-  // The compiled grammar; throws GrammarError (errors are not cached).
-  std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r);
+  // The compiled grammar; throws GrammarError (errors are not cached). The compile runs on the
+  // caller's thread within `budget` (budget.h): past its CPU seconds a GrammarError("budget"),
+  // once cancelled CompileCancelled; neither leaves anything in the cache. A caller that waits
+  // for another's compile of the same grammar stops waiting when its own flag is set, and
+  // compiles it itself when that other compile was cancelled.
+  std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r, const CompileBudget& budget = {});
 
   struct Stats {
     size_t hits = 0, misses = 0, entries = 0, bytes = 0;
@@ -74,6 +79,8 @@ class GrammarCache {
     size_t bytes = 0;  // 0 while compiling
   };
   void erase(std::unordered_map<std::string, Entry>::iterator it);
+  // One attempt: nullptr when it waited for a compile that was cancelled (try again).
+  std::shared_ptr<const CompiledGrammar> attempt(const std::string& key, const GrammarRequest& r, const CompileBudget& budget);
   std::shared_ptr<const Vocabulary> vocab_;
   size_t capacity_, max_bytes_;
   mutable std::mutex mu_;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "grammar/budget.h"
 #include "grammar/gbnf.h"
 
 namespace exspec::grammar {
@@ -16,9 +17,12 @@ void collect_refs(const Expr& e, std::set<int>& out) {
 }
 
 size_t tree_size(const Expr& e, const std::function<size_t(int)>& ref_size) {
+  check_budget();
   if (e.kind == Expr::Kind::Ref) return ref_size(e.rule);
   size_t n = 1 + (e.kind == Expr::Kind::Literal ? e.bytes.size() : 0) + (e.kind == Expr::Kind::Chars ? e.chars.ranges().size() : 0);
-  for (const ExprPtr& i : e.items) n += tree_size(*i, ref_size) * (e.kind == Expr::Kind::Repeat ? static_cast<size_t>(std::max(1, e.max < 0 ? e.min + 1 : e.max)) : 1);
+  constexpr size_t kHuge = size_t{1} << 40;  // saturates: nested counts must not wrap around to "small"
+  for (const ExprPtr& i : e.items)
+    n = std::min(kHuge, n + std::min(kHuge, tree_size(*i, ref_size)) * (e.kind == Expr::Kind::Repeat ? static_cast<size_t>(std::max(1, e.max < 0 ? e.min + 1 : e.max)) : 1));
   for (const Expr::GraphEdge& g : e.graph_edges)
     if (g.label) n += tree_size(*g.label, ref_size);
   return n;

@@ -6,12 +6,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "grammar/budget.h"
 #include "grammar/expr.h"
+#include "grammar/nfa.h"
 #include "grammar/json_schema.h"
 
 namespace exspec::grammar::json_detail {
 
 using Json = nlohmann::ordered_json;
+
+// The NFA states one rule may have (build_automaton's bound): what counts are checked against.
+constexpr size_t kNfaLimit = 4 * kMaxRuleStates;
 
 class SchemaCompiler {
  public:
@@ -71,5 +76,11 @@ void check_one_of(SchemaCompiler& c, const Json& branches, const std::string& pa
 bool is_annotation(const std::string& keyword);
 void check_keywords(const SchemaCompiler& c, const Json& schema, const std::string& path, bool root);
 std::string pointer_token(const std::string& key);  // escapes ~ and / for a JSON pointer
+// A count keyword's value (minItems, maxLength...; check_keywords made it a non-negative
+// integer), or dflt when absent; values beyond any budget are clamped, never wrapped.
+int64_t count_of(const Json& schema, const char* keyword, int64_t dflt);
+// Refuses `keyword` at `path` when `states` (a lower bound of what its expansion needs) is over
+// the automaton's budget: checked before the expansion is built.
+void check_states(const SchemaCompiler& c, const std::string& keyword, const std::string& path, size_t states, size_t limit);
 
 }  // namespace exspec::grammar::json_detail

@@ -1,5 +1,6 @@
 // Which JSON Schema keywords the compiler knows: annotations it may ignore, constraints it
 // supports, and everything else refused by name and path.
+#include <algorithm>
 #include <set>
 
 #include "grammar/json_compiler.h"
@@ -29,6 +30,20 @@ bool non_negative_integer(const Json& v) {
 }
 
 }  // namespace
+
+int64_t count_of(const Json& schema, const char* keyword, int64_t dflt) {
+  constexpr int64_t kClamp = int64_t{1} << 40;
+  if (!schema.contains(keyword)) return dflt;
+  const Json& v = schema[keyword];
+  if (v.is_number_float()) return static_cast<int64_t>(std::min<double>(v.get<double>(), static_cast<double>(kClamp)));
+  return std::min<int64_t>(v.get<int64_t>(), kClamp);
+}
+
+void check_states(const SchemaCompiler& c, const std::string& keyword, const std::string& path, size_t states, size_t limit) {
+  if (states <= limit) return;
+  c.refuse(keyword, path, keyword + " is too large: the grammar would need at least " + std::to_string(states) +
+                              " automaton states, more than the limit of " + std::to_string(limit));
+}
 
 bool is_annotation(const std::string& k) { return annotations().count(k) || k.rfind("x-", 0) == 0; }
 

@@ -70,23 +70,33 @@ ExprPtr array_expr(SchemaCompiler& c, const Json& schema, const std::string& pat
   } else if (schema.contains("items")) {
     rest = schema["items"];
   }
-  const int k = static_cast<int>(prefix.size());
-  const int lo = schema.contains("minItems") ? schema["minItems"].get<int>() : 0;
-  int hi = schema.contains("maxItems") ? schema["maxItems"].get<int>() : -1;
+  const auto k64 = static_cast<int64_t>(prefix.size());
+  const int64_t lo64 = count_of(schema, "minItems", 0), max_items = count_of(schema, "maxItems", -1);
+  int64_t hi64 = max_items;
   const bool open = !(rest.is_boolean() && !rest.get<bool>());
-  if (!open) hi = hi < 0 ? k : std::min(hi, k);
-  if (hi >= 0 && hi < lo) return nothing();
+  if (!open) hi64 = hi64 < 0 ? k64 : std::min(hi64, k64);
+  if (hi64 >= 0 && hi64 < lo64) return nothing();
+  // Before anything is built: an element past the first writes "," and at least one byte or
+  // reference, so a rule that counts C elements needs at least 2C + 1 DFA states.
+  const int64_t count = hi64 >= 0 ? hi64 : std::max(k64, lo64);
+  const std::string counted_by = count == max_items ? "maxItems" : count == lo64 && lo64 > k64 ? "minItems" : prefix_key;
+  check_states(c, counted_by, path + "/" + counted_by, static_cast<size_t>(2 * count + 1), kMaxRuleStates);
+  const int k = static_cast<int>(k64), lo = static_cast<int>(lo64), hi = static_cast<int>(hi64);
   const ExprPtr rest_expr = open ? c.value(rest, rest_path) : nothing();
   auto element = [&](int i) {
     return i < k ? c.value(prefix[static_cast<size_t>(i)], path + "/" + prefix_key + "/" + std::to_string(i)) : rest_expr;
   };
-  // tail(i): the elements after the first i, built from the last position down.
-  const int top = hi >= 0 ? hi : std::max(k, lo);
+  // The elements past the prefix are alike: counted repetitions (flat: thousands of nested levels
+  // would overflow the stack of every recursive pass over the expression).
+  const int kk = hi >= 0 ? std::min(k, hi) : k;  // prefix positions used
+  const int required = std::max(0, lo - kk), optional = hi >= 0 ? hi - std::max(kk, lo) : -1;  // -1: any number
+  const ExprPtr item = seq({lit(","), rest_expr});
   ExprPtr tail;
-  if (hi >= 0) tail = empty();
-  else if (top == 0) tail = opt(seq({rest_expr, star(seq({lit(","), rest_expr}))}));
-  else tail = star(seq({lit(","), rest_expr}));
-  for (int i = top - 1; i >= 0; --i) {
+  if (kk > 0) tail = seq({repeat(item, required, required), repeat(item, 0, optional)});
+  else if (required > 0) tail = seq({rest_expr, repeat(item, required - 1, required - 1), repeat(item, 0, optional)});
+  else tail = optional == 0 ? empty() : opt(seq({rest_expr, repeat(item, 0, optional < 0 ? -1 : optional - 1)}));
+  // tail(i): the elements after the first i, built from the last prefix position down.
+  for (int i = kk - 1; i >= 0; --i) {
     const ExprPtr next = seq({i == 0 ? empty() : lit(","), element(i), tail});
     tail = i >= lo ? opt(next) : next;
   }

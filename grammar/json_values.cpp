@@ -1,4 +1,5 @@
 // JSON strings and numbers without bounds, and strings with constraints (length, pattern, format).
+#include <algorithm>
 #include <cmath>
 
 #include "grammar/json_compiler.h"
@@ -56,9 +57,14 @@ ExprPtr string_expr(SchemaCompiler& c, const Json& schema, const std::string& pa
   return c.shared_rule("string:" + key.dump(), "string-constrained", [&] {
     std::vector<ExprPtr> parts;
     if (key.contains("minLength") || key.contains("maxLength")) {
-      const int lo = key.contains("minLength") ? key["minLength"].get<int>() : 0;
-      const int hi = key.contains("maxLength") ? key["maxLength"].get<int>() : -1;
-      parts.push_back(repeat(json_string_char(), lo, hi));
+      const int64_t lo = count_of(key, "minLength", 0), hi = count_of(key, "maxLength", -1);
+      if (hi >= 0 && hi < lo) return nothing();
+      // Counted before it is built (the repetition is one node; its copies come with the NFA).
+      auto narrow = [](int64_t n) { return static_cast<int>(std::min<int64_t>(n, int64_t{1} << 30)); };  // still over any budget
+      const ExprPtr counted = repeat(json_string_char(), narrow(lo), narrow(hi));
+      const std::string k = hi >= 0 ? "maxLength" : "minLength";
+      check_states(c, k, path + "/" + k, nfa_states_at_least(*counted, kNfaLimit + 1), kNfaLimit);
+      parts.push_back(counted);
     }
     std::vector<std::pair<std::string, std::string>> patterns;
     if (key.contains("pattern")) patterns.emplace_back(key["pattern"].get<std::string>(), path + "/pattern");

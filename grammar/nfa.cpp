@@ -1,7 +1,9 @@
 #include "grammar/nfa.h"
 
+#include <algorithm>
 #include <string>
 
+#include "grammar/budget.h"
 #include "grammar/dfa.h"
 #include "grammar/error.h"
 
@@ -17,6 +19,7 @@ class Builder {
   Builder(Nfa& nfa, size_t max_states) : nfa_(nfa), max_(max_states) {}
 
   uint32_t state() {
+    check_budget();
     if (nfa_.states.size() >= max_)
       throw GrammarError("size", "", "the grammar is too large (more than " + std::to_string(max_) +
                                          " automaton states; a repetition count or a character class product too big)");
@@ -141,6 +144,51 @@ class Builder {
 };
 
 }  // namespace
+
+namespace {
+
+size_t sat_add(size_t a, size_t b, size_t cap) { return a >= cap || b >= cap - a ? cap : a + b; }
+size_t sat_mul(size_t a, size_t n, size_t cap) { return n != 0 && a > cap / n ? cap : std::min(cap, a * n); }
+
+// The states Builder::into adds between its two ends (build: 2 more), as counted there.
+size_t inner_states(const Expr& e, size_t cap) {
+  check_budget();
+  switch (e.kind) {
+    case Expr::Kind::Empty:
+    case Expr::Kind::Nothing:
+    case Expr::Kind::Ref:
+    case Expr::Kind::Chars:  // at least none: its UTF-8 sequences are not enumerated here
+      return 0;
+    case Expr::Kind::Literal: return e.bytes.empty() ? 0 : e.bytes.size() - 1;
+    case Expr::Kind::Seq: {
+      size_t n = e.items.empty() ? 0 : e.items.size() - 1;
+      for (size_t i = 0; i < e.items.size() && n < cap; ++i) n = sat_add(n, inner_states(*e.items[i], cap), cap);
+      return n;
+    }
+    case Expr::Kind::Alt: {
+      size_t n = 0;
+      for (size_t i = 0; i < e.items.size() && n < cap; ++i) n = sat_add(n, sat_add(2, inner_states(*e.items[i], cap), cap), cap);
+      return n;
+    }
+    case Expr::Kind::Repeat: {
+      const size_t copies = static_cast<size_t>(e.min) + (e.max < 0 ? 1 : static_cast<size_t>(e.max - e.min));
+      return copies == 0 ? 0 : sat_mul(sat_add(2, inner_states(*e.items[0], cap), cap), copies, cap);
+    }
+    case Expr::Kind::And:
+    case Expr::Kind::Diff: return 0;  // a product of two DFAs: bounded as it is built
+    case Expr::Kind::Graph: {
+      size_t n = static_cast<size_t>(e.graph_states);
+      for (size_t i = 0; i < e.graph_edges.size() && n < cap; ++i)
+        if (e.graph_edges[i].label) n = sat_add(n, sat_add(2, inner_states(*e.graph_edges[i].label, cap), cap), cap);
+      return n;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+size_t nfa_states_at_least(const Expr& e, size_t cap) { return sat_add(2, inner_states(e, cap), cap); }
 
 Nfa build_nfa(const Expr& e, size_t max_states) {
   Nfa nfa;

@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "grammar/budget.h"
+
 namespace exspec::grammar {
 
 std::vector<uint32_t> refine_partition(std::vector<uint32_t> cls, const Signature& signature, size_t max_rounds) {
@@ -16,6 +18,7 @@ std::vector<uint32_t> refine_partition(std::vector<uint32_t> cls, const Signatur
   for (size_t round = 0; round < max_rounds; ++round) {
     keys.clear();
     for (uint32_t s = 0; s < n; ++s) {
+      check_budget();  // Moore's rounds are quadratic on long chains: the costliest loop of a compile
       offset[s] = static_cast<uint32_t>(keys.size());
       key.clear();
       signature(s, cls, key);

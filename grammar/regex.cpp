@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "grammar/budget.h"
 #include "grammar/error.h"
+#include "grammar/nfa.h"
 
 namespace exspec::grammar {
 namespace {
@@ -127,6 +129,11 @@ class Parser {
       eat('?');  // lazy: the same language
       if (!at_end() && (peek() == '+')) fail("possessive quantifier", "possessive quantifiers are not supported");
       e = repeat(e, lo, hi);
+      // Checked before anything is built: a count, or counts nested inside each other.
+      constexpr size_t kLimit = 4 * kMaxRuleStates;
+      if (const size_t states = nfa_states_at_least(*e, kLimit + 1); states > kLimit)
+        fail("quantifier", "a repetition too large: it would need at least " + std::to_string(states) +
+                   " automaton states, more than the limit of " + std::to_string(kLimit));
     }
   }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "grammar/budget.h"
 #include "grammar/refine.h"
 #include "grammar/trie_walk.h"
 
@@ -132,6 +133,7 @@ void TokenSets::build(const Automaton& a, const Vocabulary& v, double eager_seco
   for (const std::vector<uint32_t>& entries : by_rule)
     for (uint32_t e : entries) {
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > eager_seconds) return;
+      check_budget();
       compute(e);
     }
 }

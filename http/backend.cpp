@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "config/engine_options.h"
 
@@ -60,9 +61,14 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
     // of turn.
     std::vector<int64_t> ends = info.eos_ids;
     if (b->chat) ends.insert(ends.end(), b->chat->end_ids.begin(), b->chat->end_ids.end());
+    // Compiles run on a small pool, each within its CPU budget: a quarter of the cores (at least
+    // one), so that hostile schemas cannot take the CPU from decoding.
+    CompileLimits limits;
+    limits.budget_s = cfg.grammar_compile_budget;
+    limits.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u));
     b->grammars = std::make_unique<GrammarService>(*b->tokenizer, ends, cfg.grammar_cache, grammar_bytes, [who](size_t tokens, double s) {
       std::cerr << who << ": structured output: the grammar vocabulary (" << tokens << " tokens) took " << s << " s\n";
-    });
+    }, limits);
     f.grammars = b->grammars.get();
   }
   f.model_names = {b->served_name, cfg.model, dir};

@@ -74,9 +74,36 @@ Generation::~Generation() { abort(); }
 void Generation::abort() {
   if (aborted_) return;
   aborted_ = true;
+  if (compiling_) compiling_->store(true);
   if (finished_ || !env_.engine || (env_.engine_stopping && env_.engine_stopping->load())) return;
   for (auto& c : choices_)
     if (c.id && !c.done) env_.engine->cancel(c.id);
+}
+
+void Generation::compile_then_start(GrammarService* grammars) {
+  std::weak_ptr<Generation> weak = weak_from_this();
+  auto post = env_.post;
+  compiling_ = compile_grammar_async(grammars, req_.pending_grammar, [weak, post](CompileOutcome o) {
+    post([weak, o = std::move(o)]() mutable {
+      if (auto self = weak.lock()) self->on_compiled(std::move(o));
+    });
+  });
+}
+
+void Generation::on_compiled(CompileOutcome o) {
+  compiling_.reset();
+  req_.pending_grammar.reset();
+  if (aborted_) return;
+  auto out = out_.lock();
+  if (!out) return;
+  try {
+    if (o.error) throw *o.error;
+    req_.grammar = std::move(o.grammar);
+    start();
+  } catch (const ApiError& e) {
+    finished_ = true;
+    out->send_final(e.status(), e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "");
+  }
 }
 
 void Generation::start() {

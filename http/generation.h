@@ -17,6 +17,7 @@
 #include "actors/engine.h"
 #include "http/openai_request.h"
 #include "http/stop_scanner.h"
+#include "http/structured_request.h"
 #include "http/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -54,7 +55,12 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // Submits every prompt. Throws ApiError (400 invalid, 429 overloaded, 503 shutting down) after
   // cancelling whatever it had submitted.
   void start();
-  // The client went away: cancel the unfinished sequences, send nothing more.
+  // A request whose grammar is still to compile (req.pending_grammar): compiles it on the grammar
+  // pool, then starts; what stops it there (400 invalid or over budget, 429, 503) is the answer
+  // sent to the output. abort() meanwhile cancels the compile.
+  void compile_then_start(GrammarService* grammars);
+  bool compiling() const { return compiling_ != nullptr; }
+  // The client went away: cancel the compile or the unfinished sequences, send nothing more.
   void abort();
   bool stream() const { return req_.stream; }
 
@@ -79,6 +85,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   };
   class Sink;
 
+  void on_compiled(CompileOutcome outcome);
   void on_tokens(size_t i, const std::vector<int64_t>& delta);
   void on_logprobs(size_t i, const std::vector<TokenLogprob>& delta);
   // echo with logprobs: the target's logprobs of choice i's prompt, from the engine's prefill
@@ -112,6 +119,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   int64_t created_ = 0;
   size_t open_ = 0;
   bool aborted_ = false, finished_ = false;
+  std::shared_ptr<std::atomic<bool>> compiling_;  // set: a compile runs; storing true cancels it
   Clock::time_point received_, submitted_, first_token_, ended_;
   bool got_first_ = false;
 };

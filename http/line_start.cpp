@@ -14,7 +14,9 @@ LineStart start_line(const BatchLine& line, bool chat, const ModelFacts& facts, 
   try {
     g = chat ? parse_chat_request(line.body, facts) : parse_completion_request(line.body, facts);
   } catch (const ApiError& e) {
-    s.refused = e;  // a 400 in the error file, as the endpoint answers it
+    // A grammar compile refused for now (a full pool, a stopping server) is no fault of the line.
+    if (e.status() == 429 || e.status() == 503) s.busy = true;
+    else s.refused = e;  // a 400 in the error file, as the endpoint answers it
     return s;
   } catch (const nlohmann::json::exception& e) {
     s.refused = json_value_error(e);  // as route_request answers it

@@ -118,8 +118,9 @@ std::string with_label(const std::string& text, const std::string& label, const 
   return out;
 }
 
-std::string grammar_cache_metrics(const grammar::GrammarCache::Stats& s) {
+std::string grammar_cache_metrics(const GrammarService::Stats& all) {
   std::string out;
+  const grammar::GrammarCache::Stats& s = all.cache;
   metric(out, "exspec_grammar_cache_hits_total", "counter", "Constrained requests whose grammar was already compiled.",
          static_cast<double>(s.hits));
   metric(out, "exspec_grammar_compiles_total", "counter", "Grammars compiled (JSON schemas, regexes, tool-call syntaxes).",
@@ -127,6 +128,16 @@ std::string grammar_cache_metrics(const grammar::GrammarCache::Stats& s) {
   metric(out, "exspec_grammar_compile_seconds_total", "counter", "Time spent compiling grammars.", s.compile_seconds);
   metric(out, "exspec_grammar_cache_entries", "gauge", "Compiled grammars kept.", static_cast<double>(s.entries));
   metric(out, "exspec_grammar_cache_bytes", "gauge", "Memory of the kept grammars, as compiled.", static_cast<double>(s.bytes));
+  metric(out, "exspec_grammar_compiles_cancelled_total", "counter",
+         "Grammar compiles stopped because their client went away or the server stopped (nothing cached).",
+         static_cast<double>(all.cancelled));
+  metric(out, "exspec_grammar_compiles_over_budget_total", "counter",
+         "Grammar compiles stopped at their CPU budget (--grammar-compile-budget; answered 400, nothing cached).",
+         static_cast<double>(all.over_budget));
+  metric(out, "exspec_grammar_compiles_refused_total", "counter", "Grammar compiles refused because the compile queue was full (429).",
+         static_cast<double>(all.refused));
+  metric(out, "exspec_grammar_compiles_running", "gauge", "Grammar compiles running on the compile pool.", static_cast<double>(all.running));
+  metric(out, "exspec_grammar_compiles_waiting", "gauge", "Grammar compiles waiting for the compile pool.", static_cast<double>(all.waiting));
   // The grammar's work in the step (model/constrained.h), process-wide.
   const GrammarStepStats& g = grammar_step_stats();
   metric(out, "exspec_grammar_masks_total", "counter", "Token masks computed (one per verified or plain-decoded position of a constrained sequence).",

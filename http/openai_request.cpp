@@ -156,7 +156,10 @@ void constrain(GenRequest& g, const std::optional<OutputConstraint>& c, const Mo
   if (g.min_tokens > 0)
     throw bad_param("min_tokens", "min_tokens cannot be combined with " + c->param +
                                       ": the constrained text may be complete before min_tokens tokens");
-  g.grammar = compile_grammar(m.grammars, *c);
+  if (!m.grammars)
+    throw bad_param(c->param, "this model has no tokenizer.json: structured output needs its vocabulary", "unsupported_value");
+  if (m.defer_grammar) g.pending_grammar = std::make_shared<OutputConstraint>(*c);
+  else g.grammar = compile_grammar(m.grammars, *c);
 }
 
 // Special tokens written in the text become those tokens unless `split` (HF tokenizers, vLLM).

@@ -23,6 +23,7 @@ class CompiledGrammar;
 namespace exspec::http {
 
 class GrammarService;
+struct OutputConstraint;
 
 struct PromptIn {
   std::vector<int64_t> ids;
@@ -48,6 +49,9 @@ struct GenRequest {
   // What every choice's output must match (http/structured_request.h; tool_choice "required" or a
   // named function: http/tool_grammar.h); null: free text.
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  // The constraint still to compile (ModelFacts::defer_grammar): the endpoint compiles it on the
+  // grammar pool, so that its client's connection can cancel the compile.
+  std::shared_ptr<const OutputConstraint> pending_grammar;
   // Chat with tools (tool_choice auto): the answer's calls are parsed in this family's syntax into
   // message.tool_calls (None: the answer is all content).
   ToolFormat tool_format = ToolFormat::None;
@@ -71,6 +75,8 @@ struct ModelFacts {
   // The checkpoint's recommended sampling (generation_config.json, --generation-config auto):
   // the defaults of the fields a request leaves out, max_tokens included.
   GenerationDefaults defaults;
+  // Leave the grammar in GenRequest::pending_grammar (else it is compiled while parsing).
+  bool defer_grammar = false;
 };
 
 GenRequest parse_completion_request(const nlohmann::ordered_json& body, const ModelFacts& m);

@@ -137,9 +137,15 @@ template <bool chat>
 void generate(const Call& c, Routed& r) {
   Backend& b = need_ready(c.ctx);
   const ordered_json body = parse_json_body(c.req.body());
-  GenRequest g = chat ? parse_chat_request(body, b.facts) : parse_completion_request(body, b.facts);
+  // The grammar compiles on the grammar pool, not on this connection thread: the connection
+  // keeps watching its socket meanwhile, and a client that goes away cancels the compile.
+  ModelFacts facts = b.facts;
+  facts.defer_grammar = true;
+  GenRequest g = chat ? parse_chat_request(body, facts) : parse_completion_request(body, facts);
+  const bool compile = g.pending_grammar != nullptr;
   auto gen = std::make_shared<Generation>(std::move(g), generation_env(c.ctx, b, c.post, 1), c.out, c.received);
-  gen->start();
+  if (compile) gen->compile_then_start(b.facts.grammars);
+  else gen->start();
   r.generation = std::move(gen);
 }
 

@@ -1,6 +1,7 @@
 #include "http/server.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -23,11 +24,40 @@ namespace exspec::http {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace {
+
+// After the first signal: in-flight requests (those still compiling their grammar too) and batch
+// lines get `seconds`; then every compile and sequence left is cancelled, the connections get a
+// moment to write what that produced, and the io_context stops.
+void drain(ServerContext& ctx, std::thread& loader, int64_t seconds, net::io_context& ioc) {
+  using Clock = std::chrono::steady_clock;
+  if (loader.joinable()) loader.join();
+  if (Backend* b = ctx.backend.load()) {
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    bool idle = false;
+    while (!idle && Clock::now() < deadline) {
+      const EngineStats st = ctx.keeper.call([b] { return b->engine->stats(); });
+      idle = st.queued + st.active == 0 && ctx.inflight.load() == 0;
+      if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!idle) std::cerr << "exspec serve: drained for " << seconds << " s: cancelling what is still running" << std::endl;
+    if (b->grammars) b->grammars->cancel_all();
+    ctx.engine_stopping = true;
+    ctx.keeper.call([b, idle] { b->engine->shutdown(idle); });
+  }
+  // Let the connections write what the last callbacks produced (the 503s of cancelled compiles).
+  const auto until = Clock::now() + std::chrono::seconds(1);
+  while (ctx.inflight.load() > 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ioc.stop();
+}
+
+}  // namespace
+
 int serve(const Settings& cfg) {
   ServerContext ctx;
   ctx.cfg = cfg;
   std::unique_ptr<Backend> backend;  // outlives the io_context: connections cancel through it
-  std::atomic<bool> hurry{false}, failed{false};
+  std::atomic<bool> failed{false};
   // Files/Batches state; the runner resumes unfinished batches once the models are loaded.
   std::unique_ptr<JobStore> jobs;
   if (!cfg.data_dir.empty() || !cfg.job_store.empty()) {
@@ -93,36 +123,18 @@ int serve(const Settings& cfg) {
                                                                               int sig) {
     if (ec) return;
     if (ctx.state.load() == ServerState::Draining) {
-      std::cerr << "exspec serve: signal " << sig << " again: cancelling what is still running" << std::endl;
-      hurry = true;
-      signals.async_wait(on_signal);
-      return;
+      // What is committed stays: finished batch lines are in the job store; the rest run again
+      // when a server starts on it.
+      std::cerr << "exspec serve: signal " << sig << " again: exiting now" << std::endl;
+      std::_Exit(128 + sig);
     }
     ctx.state = ServerState::Draining;
     boost::system::error_code ignored;
     acceptor.close(ignored);
-    std::cerr << "exspec serve: signal " << sig << ": draining (no new requests; in-flight ones finish; again to cancel)"
-              << std::endl;
+    std::cerr << "exspec serve: signal " << sig << ": draining for at most " << cfg.limits.shutdown_timeout_s
+              << " s (no new requests; in-flight ones finish; again to exit at once)" << std::endl;
     signals.async_wait(on_signal);
-    drainer = std::thread([&] {
-      if (loader.joinable()) loader.join();
-      if (Backend* b = ctx.backend.load()) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.limits.shutdown_timeout_s);
-        while (!hurry && std::chrono::steady_clock::now() < deadline) {
-          const EngineStats st = ctx.keeper.call([b] { return b->engine->stats(); });
-          if (st.queued + st.active == 0) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        const bool drain = !hurry && std::chrono::steady_clock::now() < deadline;
-        ctx.engine_stopping = true;
-        ctx.keeper.call([b, drain] { b->engine->shutdown(drain); });
-      }
-      // Let the connections write what the engine's last callbacks produced.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (ctx.inflight.load() > 0 && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      ioc.stop();
-    });
+    drainer = std::thread([&] { drain(ctx, loader, cfg.limits.shutdown_timeout_s, ioc); });
   };
   signals.async_wait(on_signal);
   accepting->start();
@@ -134,6 +146,8 @@ int serve(const Settings& cfg) {
   for (auto& t : pool) t.join();
   if (drainer.joinable()) drainer.join();
   if (loader.joinable()) loader.join();
+  // The compile pool's last answers are posted to the io_context: it ends before that does.
+  if (backend && backend->grammars) backend->grammars->stop();
   ctx.engine_stopping = true;
   if (backend) ctx.keeper.call([&] { backend->engine->shutdown(false); });
   if (runner) runner->stop();  // after the engine: its last callbacks are posted to the runner

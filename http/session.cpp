@@ -141,7 +141,8 @@ void Session::handle(Request&& req) {
   exchange_.status = 200;
   stream_.expires_never();
   phase_ = Phase::Generating;
-  if (gen_->stream()) ensure_sse_head();
+  // A stream's head waits for its grammar: a schema refused at compile is answered as a 400.
+  if (gen_->stream() && !gen_->compiling()) ensure_sse_head();
   start_watch();
 }
 

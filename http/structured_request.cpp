@@ -1,5 +1,6 @@
 #include "http/structured_request.h"
 
+#include <future>
 #include <vector>
 
 #include "grammar/automaton.h"
@@ -171,21 +172,81 @@ ApiError grammar_error(const std::string& param, const grammar::GrammarError& e)
   return ApiError(400, message, param, "invalid_grammar");
 }
 
-std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(GrammarService* service, const OutputConstraint& c) {
-  if (!service)
-    throw bad_param(c.param, "this model has no tokenizer.json: structured output needs its vocabulary", "unsupported_value");
+namespace {
+
+// On a pool thread, within `budget`. A GrammarError becomes the 400 of the part it came from
+// (each part compiled alone, within what is left of the budget); the budget's own error and a
+// cancellation go up as they are (the pool counts them).
+std::shared_ptr<const grammar::CompiledGrammar> compile_now(GrammarService& service, const OutputConstraint& c,
+                                                            const grammar::CompileBudget& budget) {
+  const double cpu0 = grammar::thread_cpu_seconds();
   try {
-    return service->get(c.grammar);
+    return service.get(c.grammar, budget);
   } catch (const grammar::GrammarError& e) {
-    for (const auto& [param, part] : c.sources) {
-      try {
-        grammar::build_automaton(grammar::to_grammar(part));
-      } catch (const grammar::GrammarError& alone) {
-        throw grammar_error(param, alone);
+    if (e.construct() == "budget") throw;
+    const double left = budget.cpu_seconds - (grammar::thread_cpu_seconds() - cpu0);
+    if (budget.cpu_seconds <= 0 || left > 0) {
+      grammar::BudgetScope scope(grammar::CompileBudget{budget.cpu_seconds > 0 ? left : 0, budget.cancelled});
+      for (const auto& [param, part] : c.sources) {
+        try {
+          grammar::build_automaton(grammar::to_grammar(part));
+        } catch (const grammar::GrammarError& alone) {
+          if (alone.construct() == "budget") break;
+          throw grammar_error(param, alone);
+        }
       }
     }
     throw grammar_error(c.param, e);
   }
+}
+
+// What a compile that threw answers.
+ApiError compile_failure(const OutputConstraint& c, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ApiError& e) {
+    return e;
+  } catch (const grammar::GrammarError& e) {
+    return grammar_error(c.param, e);
+  } catch (const grammar::CompileCancelled&) {
+    return ApiError(503, "the server is shutting down", "", "shutting_down");
+  } catch (const std::exception& e) {
+    return ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error");
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<std::atomic<bool>> compile_grammar_async(GrammarService* service, std::shared_ptr<const OutputConstraint> c,
+                                                         std::function<void(CompileOutcome)> done) {
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  if (!service)
+    throw bad_param(c->param, "this model has no tokenizer.json: structured output needs its vocabulary", "unsupported_value");
+  auto work = [service, c, done](const grammar::CompileBudget& budget) {
+    CompileOutcome o;
+    o.grammar = compile_now(*service, *c, budget);
+    done(std::move(o));
+  };
+  auto failed = [c, done](std::exception_ptr error) {
+    CompileOutcome o;
+    o.error = compile_failure(*c, error);
+    done(std::move(o));
+  };
+  if (!service->submit(std::move(work), std::move(failed), cancelled)) {
+    CompileOutcome o;
+    o.error = ApiError(429, "too many grammar compiles are waiting; retry shortly", c->param, "overloaded");
+    done(std::move(o));
+  }
+  return cancelled;
+}
+
+std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(GrammarService* service, const OutputConstraint& c) {
+  std::promise<CompileOutcome> promise;
+  std::future<CompileOutcome> future = promise.get_future();
+  compile_grammar_async(service, std::make_shared<OutputConstraint>(c), [&promise](CompileOutcome o) { promise.set_value(std::move(o)); });
+  CompileOutcome o = future.get();
+  if (o.error) throw *o.error;
+  return o.grammar;
 }
 
 }  // namespace exspec::http

@@ -3,6 +3,8 @@
 // json_object) or its older guided_json / guided_regex / guided_choice / guided_grammar fields;
 // at most one of them. Both endpoints, batch lines too. Torch-free.
 #pragma once
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +42,20 @@ extern const char* const kOutputConstraintFields[];
 // construct and where it is (JSON pointer, offset, line and column).
 ApiError grammar_error(const std::string& param, const grammar::GrammarError& e);
 
-// The compiled grammar of `c` (the served model's cache); a GrammarError is grammar_error of the
-// part it came from. No service (a model without tokenizer.json): a 400 saying structured output
-// needs one.
+// The compiled grammar of `c` (the served model's cache), compiled on its pool within the
+// compile budget while the caller waits; a GrammarError is grammar_error of the part it came
+// from, a compile over budget a 400 saying so, a full pool a 429, a stopping server a 503. No
+// service (a model without tokenizer.json): a 400 saying structured output needs one.
 std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(GrammarService* service, const OutputConstraint& c);
+
+// The same without waiting: `done` runs once, on a pool thread (at once on this one when the pool
+// refuses it), with the grammar or the error the client gets. Setting the returned flag cancels
+// the compile (the client went away); `done` then gets a 503 that nobody needs to read.
+struct CompileOutcome {
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  std::optional<ApiError> error;
+};
+std::shared_ptr<std::atomic<bool>> compile_grammar_async(GrammarService* service, std::shared_ptr<const OutputConstraint> c,
+                                                         std::function<void(CompileOutcome)> done);
 
 }  // namespace exspec::http
