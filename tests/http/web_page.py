@@ -14,6 +14,7 @@ import jsonschema
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -121,6 +122,22 @@ def chat(p, port):
     check(metric(port, "exspec_generation_tokens_total") - tokens_before == usage, "the server generated as many")
     check("accepted" in end.text and "tok/s" in end.text, "end line: " + end.text)
     p.shot("answer")
+    # Regenerate: the last answer again, in its place (greedy: the same text).
+    text = a.find_element(By.CLASS_NAME, "text").get_attribute("textContent")
+    n = len(p.answers())
+    tokens_before = metric(port, "exspec_generation_tokens_total")
+    p.d.find_element(By.ID, "regen").click()
+    p.wait(lambda: metric(port, "exspec_generation_tokens_total") > tokens_before)
+    again = p.finished(n - 1)
+    check(len(p.answers()) == n and again.find_element(By.CLASS_NAME, "text").get_attribute("textContent") == text,
+          "Regenerate answers again in its place")
+    # Shift+Enter adds a line; it sends nothing.
+    box = p.d.find_element(By.ID, "prompt")
+    box.send_keys("one")
+    ActionChains(p.d).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).send_keys("two").perform()
+    value = box.get_attribute("value")
+    check(value == "one\ntwo" and len(p.answers()) == n, f"Shift+Enter adds a line: {value!r}")
+    box.clear()
 
 
 def stop_long(p, port):
