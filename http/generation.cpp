@@ -21,11 +21,13 @@ double seconds(Generation::Clock::duration d) { return std::chrono::duration<dou
 
 class Generation::Sink : public TokenSink {
  public:
-  Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post)
-      : gen_(std::move(g)), index_(index), post_(std::move(post)) {}
+  Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post, bool origins)
+      : gen_(std::move(g)), index_(index), post_(std::move(post)), origins_(origins) {}
   void on_tokens(SeqId, const std::vector<int64_t>& delta) override { relay(&Generation::on_tokens, delta); }
   void on_logprobs(SeqId, const std::vector<TokenLogprob>& delta) override { relay(&Generation::on_logprobs, delta); }
-  void on_origins(SeqId, const TokenOrigins& delta) override { relay(&Generation::on_origins, delta); }
+  void on_origins(SeqId, const TokenOrigins& delta) override {
+    if (origins_) relay(&Generation::on_origins, delta);  // asked for: nothing to post otherwise
+  }
   void on_prompt_logprobs(SeqId, const std::vector<TokenLogprob>& e) override {
     relay(&Generation::on_prompt_logprobs, e);
   }
@@ -43,6 +45,7 @@ class Generation::Sink : public TokenSink {
   std::weak_ptr<Generation> gen_;
   size_t index_;
   std::function<void(std::function<void()>)> post_;
+  bool origins_;
 };
 
 Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<GenerationOutput> out,
@@ -86,7 +89,7 @@ void Generation::start() {
   submitted_ = Clock::now();
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
-    auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
+    auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post, req_.include_origin);
     SeqRequest q{choices_[i].prompt.ids, req_.max_tokens, {}};
     q.sampling = req_.sampling.params;
     q.sampling.choice = choices_[i].index;
