@@ -178,11 +178,12 @@ def schema(p):
 
 
 def plots(p):
-    for name in ("tps", "acceptance", "kv", "queue", "preemptions"):
+    for name in ("tps", "acceptance", "kv", "queue", "preemptions", "k"):
         el = p.d.find_element(By.ID, "plot-" + name)
         p.wait(lambda: int(el.get_attribute("data-points") or 0) >= 3, timeout=20)
         pts = el.find_element(By.TAG_NAME, "polyline").get_attribute("points").split()
         check(len(pts) >= 3, f"plot {name} draws {len(pts)} points")
+    p.d.execute_script("document.getElementById('plot-k').scrollIntoView()")
     p.shot("plots")
 
 
