@@ -51,6 +51,7 @@ void tell_sinks(PoolManagerState& st) {
     TokenSink& sink = *it->second;
     if (e.prompt_logprobs) sink.on_prompt_logprobs(e.id, *e.prompt_logprobs);
     if (!e.logprobs.empty()) sink.on_logprobs(e.id, e.logprobs);
+    if (!e.origins.tokens.empty()) sink.on_origins(e.id, e.origins);
     if (!e.tokens.empty()) sink.on_tokens(e.id, e.tokens);
     if (e.finished) {
       sink.on_finish(e.id, *e.finished);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/scheduler/draft_length.h"
+#include "actors/scheduler/plan.h"
 #include "actors/scheduler/run_stats.h"
 #include "model/generation.h"
 
@@ -23,6 +24,8 @@ class TokenSink {
   virtual void on_tokens(SeqId id, const std::vector<int64_t>& delta) = 0;
   // Sequences that asked for logprobs: called just before on_tokens with one entry per token.
   virtual void on_logprobs(SeqId, const std::vector<TokenLogprob>&) {}
+  // Where on_tokens' tokens came from (one origin each) and each step's K: called just before it.
+  virtual void on_origins(SeqId, const TokenOrigins&) {}
   // Sequences that asked for prompt logprobs (SeqRequest::prompt_logprobs): once, before any
   // token, an entry for each prompt token after the first (none for a one-token prompt).
   virtual void on_prompt_logprobs(SeqId, const std::vector<TokenLogprob>&) {}

@@ -45,6 +45,7 @@ struct Settings {
   std::string replica;               // this replica's name: a label on /metrics, the owner of its leases
   int64_t batch_lease_ms{};          // shared store: a claimed batch line is ours this long without renewal
   std::string api_key;               // empty: no authentication
+  bool web_page{};                   // the chat page at GET / (http/web/index.html)
   std::string chat_template;         // auto (the model's) | chatml | a Jinja template file
   std::string tool_call_parser;      // auto (from the template) | hermes | llama3_json | deepseek_v3 | mistral | none
   std::string generation_config;     // auto (the model's generation_config.json) | none | a directory

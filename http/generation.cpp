@@ -21,10 +21,13 @@ double seconds(Generation::Clock::duration d) { return std::chrono::duration<dou
 
 class Generation::Sink : public TokenSink {
  public:
-  Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post)
-      : gen_(std::move(g)), index_(index), post_(std::move(post)) {}
+  Sink(std::weak_ptr<Generation> g, size_t index, std::function<void(std::function<void()>)> post, bool origins)
+      : gen_(std::move(g)), index_(index), post_(std::move(post)), origins_(origins) {}
   void on_tokens(SeqId, const std::vector<int64_t>& delta) override { relay(&Generation::on_tokens, delta); }
   void on_logprobs(SeqId, const std::vector<TokenLogprob>& delta) override { relay(&Generation::on_logprobs, delta); }
+  void on_origins(SeqId, const TokenOrigins& delta) override {
+    if (origins_) relay(&Generation::on_origins, delta);  // asked for: nothing to post otherwise
+  }
   void on_prompt_logprobs(SeqId, const std::vector<TokenLogprob>& e) override {
     relay(&Generation::on_prompt_logprobs, e);
   }
@@ -42,6 +45,7 @@ class Generation::Sink : public TokenSink {
   std::weak_ptr<Generation> gen_;
   size_t index_;
   std::function<void(std::function<void()>)> post_;
+  bool origins_;
 };
 
 Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<GenerationOutput> out,
@@ -112,7 +116,7 @@ void Generation::start() {
   submitted_ = Clock::now();
   open_ = choices_.size();
   for (size_t i = 0; i < choices_.size(); ++i) {
-    auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post);
+    auto sink = std::make_shared<Sink>(weak_from_this(), i, env_.post, req_.include_origin);
     SeqRequest q{choices_[i].prompt.ids, req_.max_tokens, {}};
     q.sampling = req_.sampling.params;
     q.sampling.choice = choices_[i].index;
@@ -149,10 +153,11 @@ void Generation::take_tokens(size_t i, const std::vector<int64_t>& ids, size_t f
   std::string text;
   for (size_t k = from; k < ids.size() && !c.stop.stopped(); ++k) {
     c.tokens.push_back(ids[k]);
-    if (!c.decoder) continue;
     // Stop strings count from min_tokens on (vLLM): the text before is not scanned.
-    const bool hidden = req_.tool_format != ToolFormat::None && is_stop_id(ids[k]);
+    const bool hidden = !c.decoder || (req_.tool_format != ToolFormat::None && is_stop_id(ids[k]));
     const std::string piece = hidden ? std::string() : c.decoder->push(ids[k]);
+    if (req_.include_origin) c.origins.counted(c.received + k - from, ids[k], piece);
+    if (!c.decoder) continue;
     text += static_cast<int64_t>(c.tokens.size()) <= req_.min_tokens ? piece : c.stop.feed(piece);
   }
   c.received += ids.size() - std::min(from, ids.size());
@@ -176,6 +181,11 @@ void Generation::on_logprobs(size_t i, const std::vector<TokenLogprob>& delta) {
   if (aborted_ || finished_ || choices_[i].done) return;
   auto& lp = choices_[i].logprobs;
   lp.insert(lp.end(), delta.begin(), delta.end());
+}
+
+void Generation::on_origins(size_t i, const TokenOrigins& delta) {
+  if (aborted_ || finished_ || choices_[i].done || !req_.include_origin) return;
+  choices_[i].origins.received(delta);
 }
 
 nlohmann::ordered_json Generation::take_logprobs(size_t i) {
@@ -216,7 +226,11 @@ void Generation::on_finish(size_t i, const SeqResult& r) {
   // Tokens the deltas did not carry (none, normally) still count.
   if (!c.stop.stopped() && r.tokens.size() > c.received) take_tokens(i, r.tokens, c.received);
   std::string tail;
-  if (!c.stop.stopped() && c.decoder) tail = c.stop.feed(c.decoder->flush());
+  if (!c.stop.stopped() && c.decoder) {
+    const std::string rest = c.decoder->flush();
+    if (req_.include_origin) c.origins.flushed(rest);
+    tail = c.stop.feed(rest);
+  }
   tail += c.stop.finish();
   if (c.stop.stopped()) c.finish = FinishReason::Stop;
   if (c.finish == FinishReason::None) c.finish = r.finish;
@@ -276,7 +290,7 @@ ordered_json Generation::message(size_t i, std::string& finish) const {
 }
 
 std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
-                              nlohmann::ordered_json logprobs, nlohmann::ordered_json tool_call) const {
+                              nlohmann::ordered_json logprobs, nlohmann::ordered_json tool_call) {
   ordered_json ch;
   ch["index"] = i;
   if (req_.chat) {
@@ -291,6 +305,10 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
   ch["logprobs"] = std::move(logprobs);
   ch["finish_reason"] = finish ? json(finish) : json(nullptr);
   if (finish && req_.return_token_ids) ch["token_ids"] = choices_[i].tokens;
+  if (req_.include_origin) {  // our extension, asked for: nothing of it otherwise
+    ch["origin"] = choices_[i].origins.take(finish != nullptr);
+    if (finish) ch["speculation"] = choices_[i].origins.summary(choices_[i].drafted, choices_[i].accepted);
+  }
   ordered_json j{{"id", id_},
                  {"object", req_.chat ? "chat.completion.chunk" : "text_completion"},
                  {"created", created_},

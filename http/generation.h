@@ -18,6 +18,7 @@
 #include "http/openai_request.h"
 #include "http/stop_scanner.h"
 #include "http/structured_request.h"
+#include "http/token_origins.h"
 #include "http/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -82,12 +83,14 @@ class Generation : public std::enable_shared_from_this<Generation> {
     int64_t drafted = 0, accepted = 0;   // its draft tokens, and the accepted ones (from the result)
     size_t logprobs_sent = 0, text_offset = 0;  // streaming: entries already sent
     std::optional<ToolCallStream> tool_stream;   // chat with tools, streaming: holds back calls
+    OriginTrail origins;                         // stream_options.include_origin
   };
   class Sink;
 
   void on_compiled(CompileOutcome outcome);
   void on_tokens(size_t i, const std::vector<int64_t>& delta);
   void on_logprobs(size_t i, const std::vector<TokenLogprob>& delta);
+  void on_origins(size_t i, const TokenOrigins& delta);
   // echo with logprobs: the target's logprobs of choice i's prompt, from the engine's prefill
   // (the first token's logprob and top are null), into prompt_logprobs (the generated entries'
   // text_offset then follows them); a stream's echo of the prompt goes out with them.
@@ -101,8 +104,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void take_tokens(size_t i, const std::vector<int64_t>& ids, size_t from);
   void emit_text(size_t i, const std::string& text, const char* finish);
   void complete();
+  // One chunk of choice i (with include_origin: the origins of its tokens counted since the last).
   std::string chunk(size_t i, const std::string& text, const char* finish, bool first_chat,
-                    nlohmann::ordered_json logprobs = nullptr, nlohmann::ordered_json tool_call = nullptr) const;
+                    nlohmann::ordered_json logprobs = nullptr, nlohmann::ordered_json tool_call = nullptr);
   // Streaming with tools: the held-back rest of choice i, its calls as deltas, and the last chunk.
   void finish_tool_stream(size_t i, const char* finish);
   // Non-streaming: choice i's message ({"role", "content", "tool_calls"}), the finish reason set.

@@ -76,9 +76,10 @@ void check_common(const ordered_json& body, const ModelFacts& m, GenRequest& g) 
     if (!g.stream) throw bad_param("stream_options", "stream_options is only allowed when stream is true");
     if (!so->is_object()) throw bad_param("stream_options", "'stream_options' must be an object", "invalid_type");
     for (auto it = so->begin(); it != so->end(); ++it)
-      if (it.key() != "include_usage" && it.key() != "continuous_usage_stats")
+      if (it.key() != "include_usage" && it.key() != "continuous_usage_stats" && it.key() != "include_origin")
         throw bad_param("stream_options", "Unrecognized stream_options field: " + it.key(), "unknown_parameter");
     g.include_usage = get_bool(*so, "include_usage", false);
+    g.include_origin = get_bool(*so, "include_origin", false);  // our extension (docs/serving.md)
   }
   g.return_token_ids = get_bool(body, "return_token_ids", false);
 

@@ -39,6 +39,9 @@ struct GenRequest {
   std::vector<std::string> stop;
   std::vector<int64_t> extra_eos;  // the chat template's end-of-turn token
   bool stream = false, include_usage = false, echo = false, return_token_ids = false;
+  // stream_options.include_origin: each chunk says where its tokens came from (drafts, target,
+  // grammar), the last one the choice's speculation figures (docs/serving.md). Off: chunks as OpenAI's.
+  bool include_origin = false;
   // vLLM's extensions: EOS does not stop (ignore_eos); these ids do (stop_token_ids); neither
   // they, EOS nor stop strings before min_tokens tokens; the stop string kept in the text; special
   // tokens kept in the text (skip_special_tokens false).

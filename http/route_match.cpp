@@ -8,6 +8,7 @@ namespace {
 
 std::vector<std::string> split_pattern(const std::string& pattern) {
   std::vector<std::string> out;
+  if (pattern == "/") return out;  // the root: no segments, as Boost.URL splits "/"
   for (size_t pos = 1; pos <= pattern.size();) {
     size_t slash = pattern.find('/', pos);
     if (slash == std::string::npos) slash = pattern.size();

@@ -9,6 +9,7 @@
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/tokenize_api.h"
+#include "http/web_page.h"
 
 namespace exspec::http {
 namespace bhttp = boost::beast::http;
@@ -119,6 +120,21 @@ Response metrics(const Call& c) {
   return r;
 }
 
+// The chat page. Open like /health: it holds no data, and asks for the API key itself. Its
+// Content-Security-Policy lets it load nothing from elsewhere, and talk to this server only.
+Response page(const Call& c) {
+  if (!c.ctx.cfg.web_page)
+    throw ApiError(404, "no such endpoint: GET / (the chat page is off: --no-web-page)", "", "not_found");
+  Response r = c.json(200, std::string(web_page()));
+  r.set(bhttp::field::content_type, "text/html; charset=utf-8");
+  r.set(bhttp::field::cache_control, "no-cache");
+  r.set("Content-Security-Policy",
+        "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "frame-ancestors 'none'");
+  r.set("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
 Response list_models(const Call& c) {
   Backend& b = need_ready(c.ctx);
   return c.json(200, ordered_json{{"object", "list"}, {"data", ordered_json::array({model_card(c.ctx, b)})}}.dump());
@@ -161,6 +177,7 @@ using V = bhttp::verb;
 
 const std::vector<Route>& route_table() {
   static const std::vector<Route> table{
+      {V::get, "/", kOpen, BodyLimit::Request, answer<page>},  // the chat page (--no-web-page: 404)
       {V::get, "/health", kOpen, BodyLimit::Request, answer<health>},
       {V::get, "/metrics", kOpen, BodyLimit::Request, answer<metrics>},
       {V::get, "/v1/models", kAuth, BodyLimit::Request, answer<list_models>},

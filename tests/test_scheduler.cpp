@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "actors/scheduler/inplace_turn.h"
 #include "actors/scheduler/scheduler.h"
@@ -269,4 +270,30 @@ CATCH_TEST_CASE("inplace: a row left apart by a finish moves next to the others 
   t.complete(verified(take_step(t), {1, 1, 1}));
   CATCH_CHECK(take_step(t).moves.empty());
   CATCH_CHECK(t.stats().gathered_steps == 1);  // slots 0 and 2, gathered
+}
+
+CATCH_TEST_CASE("inplace: each committed token's origin: the accepted drafts, then the target's, and each step's K",
+                "[scheduler][inplace]") {
+  EngineConfig c = inplace_config(2, 2, 2, 4);
+  c.prefix_cache = false;
+  Scheduler s(c, fixed_k(2), 1);
+  const SeqId a = s.admit(ones_request(3, 8)), b = s.admit(ones_request(3, 2));
+  prefill_in_place(s, take_prefill(s), {2, 2});
+  StepPlan st = take_step(s);
+  CATCH_REQUIRE(st.ids == std::vector<SeqId>{a, b});
+  s.complete(verified(st, {1, 2}));  // b reaches max_tokens after its 2 drafts: its bonus is cut off
+  std::map<SeqId, SeqEvent> ev;
+  for (SeqEvent& e : s.take_events()) ev[e.id] = std::move(e);
+  using O = TokenOrigin;
+  CATCH_CHECK(ev[a].origins.tokens == std::vector<O>{O::Model, O::Target});
+  CATCH_CHECK(ev[a].origins.step_k == std::vector<int64_t>{2});
+  CATCH_CHECK(ev[b].origins.tokens == std::vector<O>{O::Model, O::Model});
+  CATCH_CHECK(ev[b].tokens.size() == ev[b].origins.tokens.size());
+  CATCH_CHECK(ev[b].finished);
+  s.complete(verified(take_step(s), {0}));  // a alone: a rejected draft, the target's correction
+  auto next = s.take_events();
+  CATCH_REQUIRE(next.size() == 1);
+  CATCH_CHECK(next[0].origins.tokens == std::vector<O>{O::Target});
+  CATCH_CHECK(std::string(origin_name(O::Model)) == "draft");
+  CATCH_CHECK(std::string(origin_name(O::Grammar)) == "grammar");
 }

@@ -6,6 +6,26 @@
 #include "actors/scheduler/step_trace.h"
 
 namespace exspec {
+namespace {
+
+const std::vector<int64_t> kNone;
+
+// Where a row's n committed tokens came from: its accepted drafts (the proposer's; past a
+// grammar's forced tokens, the draft model's that filled the row), then the target's token
+// (bonus or correction). A token the grammar forced counts as the grammar's, also when the
+// target sampled it itself under the mask (past the drafts the step verified: K 0, say).
+void note_origins(TokenOrigins& out, const std::vector<int64_t>& committed, size_t n, int64_t accepted, Proposer by,
+                  const std::vector<int64_t>& forced) {
+  bool on_forced = true;  // the tokens so far are the forced ones: the next forced token is still forced
+  for (size_t j = 0; j < n; ++j) {
+    on_forced = on_forced && j < forced.size() && committed[j] == forced[j];
+    if (on_forced) out.tokens.push_back(TokenOrigin::Grammar);
+    else if (static_cast<int64_t>(j) >= accepted) out.tokens.push_back(TokenOrigin::Target);
+    else out.tokens.push_back(by == Proposer::Grammar ? TokenOrigin::Model : origin_of(by));
+  }
+}
+
+}  // namespace
 
 Executor::Executor(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : config_(config),
@@ -131,6 +151,8 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
     SeqEvent& e = event_for(id);
     e.tokens.insert(e.tokens.end(), s.generated.begin() + static_cast<int64_t>(before), s.generated.end());
     if (lp) e.logprobs.insert(e.logprobs.end(), lp->begin(), lp->begin() + static_cast<int64_t>(n));
+    note_origins(e.origins, o.committed[b], n, o.accepted[b], by, b < f.forced.size() ? f.forced[b] : kNone);
+    e.origins.step_k.push_back(k);
   }
   if (s.state == SeqState::Finished) {
     s.job = 0;
@@ -155,7 +177,7 @@ bool Executor::goes_on(Sequence& s) {
 }
 
 SeqEvent& Executor::event_for(SeqId id) {
-  if (events_.empty() || events_.back().id != id) events_.push_back(SeqEvent{id, {}, {}, {}, {}});
+  if (events_.empty() || events_.back().id != id) events_.push_back(SeqEvent{id, {}, {}, {}, {}, {}});
   return events_.back();
 }
 

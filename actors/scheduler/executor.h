@@ -76,6 +76,9 @@ class Executor {
     // Each row's drafts, and by whom (empty: k each, the server's proposer).
     std::vector<int64_t> row_k;
     std::vector<Proposer> proposers;
+    // Grammar rows: the tokens the grammar forced (the whole proposal, past row_k too); what
+    // tells the chat page's origins a forced token (TokenOrigin::Grammar).
+    std::vector<std::vector<int64_t>> forced;
   };
   int64_t start(std::vector<SeqId> ids, InFlight f);
   bool full() const { return in_flight_.size() >= max_in_flight_; }

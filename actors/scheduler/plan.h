@@ -108,6 +108,13 @@ struct StepOutcome : StepResult {
 // The scheduler's next piece of work: nothing (idle, or the pipeline is full), a prefill or a step.
 using Work = std::variant<std::monostate, PrefillPlan, StepPlan>;
 
+// Where a sequence's newly committed tokens came from: one origin per token, and the draft length
+// (K) of each step that committed them for it (0: a plain step).
+struct TokenOrigins {
+  std::vector<TokenOrigin> tokens;
+  std::vector<int64_t> step_k;
+};
+
 // What producers hear of a sequence after an event: new tokens, and the result when it ended.
 struct SeqEvent {
   SeqId id = 0;
@@ -115,6 +122,7 @@ struct SeqEvent {
   std::vector<int64_t> tokens;
   std::vector<TokenLogprob> logprobs;  // one per token, when asked for
   std::optional<SeqResult> finished;
+  TokenOrigins origins;  // where `tokens` came from
 };
 
 }  // namespace exspec

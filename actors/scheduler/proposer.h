@@ -17,6 +17,23 @@ enum class Proposer { Model, Lookup, Prediction, Grammar };
 constexpr int kProposers = 4;
 const char* proposer_name(Proposer p);  // "model" | "ngram" | "prediction" | "grammar"
 
+// Where one committed token came from: an accepted proposal (its proposer's; a draft model's
+// filler past the proposal counts as Model), or the target's own choice (the bonus token after
+// accepted drafts, the correction of a rejected one, or a plain step's token). What the chat page
+// at GET / shades (docs/serving.md, "stream_options.include_origin").
+enum class TokenOrigin : uint8_t { Target, Model, Lookup, Prediction, Grammar };
+inline TokenOrigin origin_of(Proposer p) { return static_cast<TokenOrigin>(static_cast<int>(p) + 1); }
+// "target" | "draft" | "ngram" | "prediction" | "grammar"
+inline const char* origin_name(TokenOrigin o) {
+  switch (o) {
+    case TokenOrigin::Model: return "draft";
+    case TokenOrigin::Lookup: return "ngram";
+    case TokenOrigin::Prediction: return "prediction";
+    case TokenOrigin::Grammar: return "grammar";
+    default: return "target";
+  }
+}
+
 // The n-gram sizes a lookup tries, longest first (a longer match predicts better).
 struct LookupSettings {
   int64_t min_n = 1, max_n = 4;

@@ -294,6 +294,7 @@ void Scheduler::outlook_proposals(const StepPlan& p, BatchOutlook& o) const {
 void Scheduler::note_proposals(const StepPlan& p, InFlight& f) const {
   for (size_t i = 0; i < p.ids.size(); ++i) {
     f.proposers.push_back(p.proposers[i]);
+    f.forced.push_back(p.proposers[i] == Proposer::Grammar ? p.proposed[i] : std::vector<int64_t>{});
     // Without the draft model a row's drafts end where its proposal does (then filler).
     const bool filled = p.by_model || p.proposed.empty();
     f.row_k.push_back(filled ? p.k : std::min(p.k, static_cast<int64_t>(p.proposed[i].size())));
