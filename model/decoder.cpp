@@ -12,7 +12,6 @@
 #include "model/attention.h"
 #include "model/fused_ops.h"
 #include "model/int8_matmul.h"
-#include "model/step_runner.h"
 #include "model/to_device.h"
 
 namespace exspec {
@@ -249,11 +248,8 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   const SlotForward f = store.plan(rows, T);
   // Right padding is not computed: the layers run packed on the content positions (f.content).
   at::Tensor ids = to_device(input_ids.to(at::kLong), device_).view({B * T});
-  if (StepState* st = store.step()) {  // rows padded to a bucket (model/step_runner.h)
-    const int64_t bucket = st->buckets().bucket(f.content.defined() ? f.content.size(0) : B * T);
-    if (bucket > 0) return forward_bucketed(ids, f, store, *st, bucket, logits);
-    ++st->unbucketed;
-  }
+  at::Tensor out;  // rows padded to a bucket where the store has them (model/step_runner.h)
+  if (store.step() && forward_bucketed(ids, f, store, logits, out)) return out;
   if (f.content.defined()) ids = ids.index_select(0, f.content);
   at::Tensor h = embed(ids);  // [N, hidden]
   h = layers(

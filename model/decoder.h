@@ -105,9 +105,11 @@ class Decoder {
   at::Tensor post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
   at::Tensor final_norm(const at::Tensor& h) const;
-  // forward_slots with the rows padded to a bucket: model/step_runner.cpp.
-  at::Tensor forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& step,
-                              int64_t bucket, Logits logits) const;
+  // forward_slots with the rows padded to a bucket of the store's StepState (model/step_runner.cpp):
+  // false, and nothing run, when no bucket holds the rows. ids: [B * T] on the device.
+  bool forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, Logits logits, at::Tensor& out) const;
+  at::Tensor run_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& step, int64_t bucket,
+                          Logits logits) const;
   friend class StepState;
   at::Tensor embed(const at::Tensor& ids) const;  // ids [N] -> [N, hidden]
   ModelConfig config_;

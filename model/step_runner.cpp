@@ -49,8 +49,20 @@ void StepState::allocate(const Decoder& m) {
   a_ = at::zeros({R, c.num_heads * c.head_dim}, f);
 }
 
-at::Tensor Decoder::forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& st,
-                                     int64_t R, Logits logits) const {
+bool Decoder::forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, Logits logits,
+                               at::Tensor& out) const {
+  StepState& st = *store.step();
+  const int64_t bucket = st.buckets().bucket(f.content.defined() ? f.content.size(0) : f.batch() * f.T);
+  if (bucket == 0) {
+    ++st.unbucketed;
+    return false;
+  }
+  out = run_bucketed(ids, f, store, st, bucket, logits);
+  return true;
+}
+
+at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& st, int64_t R,
+                                 Logits logits) const {
   const int64_t B = f.batch(), T = f.T, N = f.content.defined() ? f.content.size(0) : B * T;
   const int64_t L = config_.num_layers, H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
   st.allocate(*this);
