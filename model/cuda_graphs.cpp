@@ -8,7 +8,8 @@
 // in the order they were captured, one at a time), then a replay. warm_up_buckets captures
 // every bucket largest first at engine start, so that the smaller buckets' allocations fit in
 // what the largest left in the pool. Nothing a part runs may synchronise with the host: its
-// inputs are the static buffers and the earlier parts' outputs, all on the device.
+// inputs are the static buffers and the earlier parts' outputs, all on the device. A capture
+// that fails leaves the runner eager for good (said once on stderr): slower, never wrong.
 #ifndef EXSPEC_WITH_CUDA
 #error "model/cuda_graphs.cpp is the CUDA build's (EXSPEC_WITH_CUDA)"
 #endif
@@ -20,6 +21,8 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstdlib>
+#include <exception>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -50,8 +53,18 @@ class GraphParts : public PartRunner {
   }
 
   std::vector<at::Tensor> run(int64_t bucket, int64_t part, const Body& body) override {
+    if (failed_) return body();
     auto it = graphs_.find({bucket, part});
-    if (it == graphs_.end()) it = graphs_.emplace(std::make_pair(bucket, part), capture(body)).first;
+    if (it == graphs_.end()) {
+      try {
+        it = graphs_.emplace(std::make_pair(bucket, part), capture(body)).first;
+      } catch (const std::exception& e) {  // the step still runs, eagerly, and says why once
+        failed_ = true;
+        std::cerr << "exspec: CUDA graph capture failed (bucket " << bucket << ", part " << part
+                  << "), running eagerly from here: " << e.what() << std::endl;
+        return body();
+      }
+    }
     it->second.graph->replay();
     return it->second.outputs;
   }
@@ -78,7 +91,15 @@ class GraphParts : public PartRunner {
       c.graph = std::make_shared<at::cuda::CUDAGraph>();
       // Thread-local: the realigner's block copies on its own thread may go on meanwhile.
       c.graph->capture_begin(pool_, cudaStreamCaptureModeThreadLocal);
-      c.outputs = body();
+      try {
+        c.outputs = body();
+      } catch (...) {
+        try {
+          c.graph->capture_end();  // the side stream leaves capture mode before the error goes on
+        } catch (...) {
+        }
+        throw;
+      }
       c.graph->capture_end();
     }
     done.record(side);
@@ -88,6 +109,7 @@ class GraphParts : public PartRunner {
 
   at::Device device_;
   at::cuda::MempoolId_t pool_;
+  bool failed_ = false;
   std::map<std::pair<int64_t, int64_t>, Captured> graphs_;
 };
 
