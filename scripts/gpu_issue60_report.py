@@ -100,7 +100,7 @@ if wb and bw:
     res["floor"] = {"weight_bytes": wb, "copy_bandwidth_Bps": bw, "floor_ms": fl, "plain_b1_ms": step}
     md += ["", "## Batch-1 plain step against its floor", "",
            f"- weights {wb / 1e9:.3f} GB at {bw / 1e12:.2f} TB/s (read + written): floor {fl:.3f} ms",
-           f"- in place plain B 1 with graphs: {num(step, '{:.3f}')} ms a step = {num(step / fl if step else None)}× the floor"]
+           f"- in place plain B 1, the step runner on: {num(step, '{:.3f}')} ms a step = {num(step / fl if step else None)}× the floor"]
 
 serve_dir = os.path.join(work, "serve")
 if os.path.isdir(serve_dir):
