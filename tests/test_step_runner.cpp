@@ -133,7 +133,7 @@ CATCH_TEST_CASE("row buckets: a bucketed forward equals the plain one and stores
   }
 }
 
-CATCH_TEST_CASE("row buckets: the engine's tokens with buckets equal those without (float64, float32; greedy, seeded)",
+CATCH_TEST_CASE("row buckets: the engine's tokens with buckets equal those without (float64 and float32, greedy and seeded)",
                 "[step_runner][oracle]") {
   for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
     auto target = test::load_as(test::model_dir("llama"), dt);
@@ -158,7 +158,7 @@ CATCH_TEST_CASE("row buckets: the engine's tokens with buckets equal those witho
   }
 }
 
-CATCH_TEST_CASE("row buckets: the engine's stores take them from the settings; warm-up leaves the answers as they were",
+CATCH_TEST_CASE("row buckets: the engine's stores take them from the settings, and warm-up leaves the answers as they were",
                 "[step_runner]") {
   auto target = test::load_as(test::model_dir("llama"), at::kFloat);
   EngineConfig c = test::inplace_config(4, 6, 3, 64);
