@@ -19,6 +19,24 @@ class EagerParts : public PartRunner {
   std::string name() const override { return "eager"; }
 };
 
+// The content rows' logits lg [N, V] as forward_slots returns them: each row's last ([B, 1, V]),
+// or every position of [B, T] (padding positions zero).
+at::Tensor last_rows(const at::Tensor& lg, const SlotForward& f) {
+  std::vector<int64_t> rows;
+  int64_t before = 0;
+  for (int64_t b = 0; b < f.batch(); ++b) {
+    rows.push_back(f.content.defined() ? before + f.counts[b] - 1 : b * f.T + f.counts[b] - 1);
+    before += f.counts[b];
+  }
+  return lg.index_select(0, to_device(at::tensor(rows, at::kLong), lg.device())).view({f.batch(), 1, lg.size(-1)});
+}
+
+at::Tensor all_rows(const at::Tensor& lg, const SlotForward& f) {
+  const int64_t B = f.batch(), T = f.T, V = lg.size(-1);
+  if (!f.content.defined()) return lg.view({B, T, V});
+  return at::zeros({B * T, V}, lg.options()).index_copy_(0, f.content, lg).view({B, T, V});
+}
+
 }  // namespace
 
 std::unique_ptr<PartRunner> eager_parts() { return std::make_unique<EagerParts>(); }
@@ -115,18 +133,7 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   at::Tensor lg = run.run(R, L + 1, [&] {
     return std::vector<at::Tensor>{lm_head_(final_norm(last))};
   })[0].narrow(0, 0, N);
-  const int64_t V = lg.size(-1);
-  if (logits == Logits::Last) {
-    std::vector<int64_t> rows;
-    int64_t before = 0;
-    for (int64_t b = 0; b < B; ++b) {
-      rows.push_back(f.content.defined() ? before + f.counts[b] - 1 : b * T + f.counts[b] - 1);
-      before += f.counts[b];
-    }
-    return lg.index_select(0, to_device(at::tensor(rows, at::kLong), lg.device())).view({B, 1, V});
-  }
-  if (!f.content.defined()) return lg.view({B, T, V});
-  return at::zeros({B * T, V}, lg.options()).index_copy_(0, f.content, lg).view({B, T, V});  // padding: zeros
+  return logits == Logits::Last ? last_rows(lg, f) : all_rows(lg, f);
 }
 
 void warm_up_buckets(const Decoder& m, KVStore& store) {
