@@ -207,6 +207,12 @@ const std::vector<Option>& option_table() {
       boolean("no-overlap", "engine.overlap", true, "one batch in flight: no drafting of batch t+1 while batch t is verified").in(kAll).to(&S::overlap),
       boolean("no-prefix-cache", "engine.prefix_cache", true, "inplace: no prefix cache (full KV blocks kept, keyed by their tokens)").in(kAll).to(&S::prefix_cache),
       boolean("no-slot-moves", "engine.slot_moves", true, "inplace: scattered rows stay where they are (no moves into consecutive slots)").in(kAll).to(&S::slot_moves),
+      text("row-buckets", "engine.row_buckets", "auto|on|off", "auto",
+           "inplace: each forward's rows padded to a fixed count (1, 2, 4, 8, 16, 24, 32, 48, 64), so that its products' shapes do not change with the batch; auto: on with --device cuda")
+          .in(kAll).to(&S::row_buckets),
+      text("cuda-graphs", "engine.cuda_graphs", "auto|on|off", "auto",
+           "inplace: the bucketed forwards replayed as CUDA graphs (a CUDA build, --device cuda); auto: wherever row buckets are on there")
+          .in(kAll).to(&S::cuda_graphs),
       text("kv-cache-memory", "engine.kv_cache_memory", "SIZE|auto|0", "auto", "inplace: what both models' KV stores may take (512M, 4G); auto: half the memory available at start; 0: no budget")
           .in(kAll).for_generate(std::string("0")).to(&S::kv_cache_memory),
       integer("block-size", "engine.block_size", "N", 16, "inplace: positions per KV block (1..4096)").in(kAll).to(&S::block_size),

@@ -149,42 +149,61 @@ int64_t Decoder::weight_bytes() const {
   return n;
 }
 
+std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
+                                                         const at::Tensor& sin, int64_t Bx, int64_t Tx) const {
+  const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
+  at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps, onednn_);
+  at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
+  // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
+  // heads: element for element the same arithmetic, in half the operator calls.
+  at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
+  at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
+  if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps, onednn_);
+  return {rope_.apply(qk, cos, sin, onednn_), v};
+}
+
+at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const {
+  at::Tensor attn_out = l.o(a);
+  if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
+  h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
+  at::Tensor x = rms_norm(h, l.ln2, config_.rms_norm_eps, onednn_);
+  at::Tensor mlp_out = l.down(gated(l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
+  if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
+  return h.add_(mlp_out);
+}
+
 at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
                            const at::Tensor& content) const {
   const int64_t B = positions.size(0), T = positions.size(1);
-  const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
   // Packed, the rows of h are the N content positions of the [B, T] layout; the products, the
   // norms and the rope run on those alone ([1, N] below), and only attention sees [B, T].
   const bool packed = content.defined();
   const int64_t N = packed ? content.size(0) : B * T, Bx = packed ? 1 : B, Tx = packed ? N : T;
   at::Tensor pos = packed ? positions.reshape({1, B * T}).index_select(1, content) : positions;
-  auto [cos, sin] = rope_.tables(to_device(pos, device_), dtype_);
-  cos = cos.transpose(1, 2), sin = sin.transpose(1, 2);  // [Bx, Tx, 1, D]: one table for all heads
+  auto [cos, sin] = rope_tables(to_device(pos, device_));
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    const Layer& l = layers_[i];
-    at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps, onednn_);
-    at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
-    // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
-    // heads: element for element the same arithmetic, in half the operator calls.
-    at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
-    at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
-    if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps, onednn_);
-    qk = rope_.apply(qk, cos, sin, onednn_);
-    at::Tensor q = qk.narrow(2, 0, H);
-    if (packed)  // padding queries read zeros; their outputs are dropped below
-      q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({N, H, D})).view({B, T, H, D});
-    auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
-    at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
-    if (packed) a = a.index_select(0, content);
-    at::Tensor attn_out = l.o(a);
-    if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
-    h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
-    x = rms_norm(h, l.ln2, config_.rms_norm_eps, onednn_);
-    at::Tensor mlp_out = l.down(gated(l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
-    if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
-    h.add_(mlp_out);
+    auto [qk, v] = pre_attention(layers_[i], h, cos, sin, Bx, Tx);
+    h = post_attention(layers_[i], h, attend(i, qk, v, blocked, kv, content, B, T));
   }
   return h;
+}
+
+at::Tensor Decoder::final_norm(const at::Tensor& h) const { return rms_norm(h, norm_, config_.rms_norm_eps, onednn_); }
+
+std::pair<at::Tensor, at::Tensor> Decoder::rope_tables(const at::Tensor& pos) const {
+  auto [cos, sin] = rope_.tables(pos, dtype_);
+  return {cos.transpose(1, 2), sin.transpose(1, 2)};  // [Bx, Tx, 1, D]: one table for all heads
+}
+
+at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v, const at::Tensor& blocked,
+                           const KVStep& kv, const at::Tensor& content, int64_t B, int64_t T) const {
+  const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
+  at::Tensor q = qk.narrow(2, 0, H);
+  if (content.defined())  // padding queries read zeros; their outputs are dropped below
+    q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({-1, H, D})).view({B, T, H, D});
+  auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
+  at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
+  return content.defined() ? a.index_select(0, content) : a;
 }
 
 at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
@@ -229,6 +248,8 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   const SlotForward f = store.plan(rows, T);
   // Right padding is not computed: the layers run packed on the content positions (f.content).
   at::Tensor ids = to_device(input_ids.to(at::kLong), device_).view({B * T});
+  at::Tensor out;  // rows padded to a bucket where the store has them (model/step_runner.h)
+  if (store.step() && forward_bucketed(ids, f, store, logits, out)) return out;
   if (f.content.defined()) ids = ids.index_select(0, f.content);
   at::Tensor h = embed(ids);  // [N, hidden]
   h = layers(

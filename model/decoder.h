@@ -18,6 +18,8 @@
 
 namespace exspec {
 
+class StepState;
+
 struct LoadOptions {
   // at::kChar is int8: the weights quantised at load as Q8_0 blocks (model/int8_matmul.h), the
   // activations and the KV cache in float32 (CPU only).
@@ -91,6 +93,24 @@ class Decoder {
   using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
   at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
                     const at::Tensor& content = {}) const;
+  // One layer in three parts, so that the step runner (model/step_runner.h) can run the parts
+  // whose shapes it fixes (before and after attention) apart from attention itself.
+  // pre_attention: norm, qkv, q/k norm, rope over h [N, hidden] seen as [Bx, Tx]: (qk, v).
+  std::pair<at::Tensor, at::Tensor> pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
+                                                  const at::Tensor& sin, int64_t Bx, int64_t Tx) const;
+  // attend: the content rows' attention over the store ([N, H * D]; q padded to [B, T] inside).
+  at::Tensor attend(int64_t i, const at::Tensor& qk, const at::Tensor& v, const at::Tensor& blocked, const KVStep& kv,
+                    const at::Tensor& content, int64_t B, int64_t T) const;
+  // post_attention: o, the residual, the MLP, the residual: h updated in place and returned.
+  at::Tensor post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const;
+  std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
+  at::Tensor final_norm(const at::Tensor& h) const;
+  // forward_slots with the rows padded to a bucket of the store's StepState (model/step_runner.cpp):
+  // false, and nothing run, when no bucket holds the rows. ids: [B * T] on the device.
+  bool forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, Logits logits, at::Tensor& out) const;
+  at::Tensor run_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& step, int64_t bucket,
+                          Logits logits) const;
+  friend class StepState;
   at::Tensor embed(const at::Tensor& ids) const;  // ids [N] -> [N, hidden]
   ModelConfig config_;
   bool onednn_ = true;  // LoadOptions::pack_weights: the CPU kernels for attention, norms, rope, activation

@@ -27,10 +27,13 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 namespace exspec {
+
+class StepState;
 
 // One row of an in-place forward: `count` new tokens for the sequence in `slot`, written after
 // the `start` positions the store holds of it, in the blocks of `blocks` (empty: the slot's own
@@ -91,6 +94,11 @@ class KVStore {
   // either meanwhile.
   void copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves);
 
+  // Bucketed forwards (model/step_runner.h): the static buffers and graphs of this store's
+  // forwards; none (the default): every forward runs at its own row count.
+  void set_step(std::shared_ptr<StepState> step) { step_ = std::move(step); }
+  StepState* step() const { return step_.get(); }
+
  private:
   using Table = std::vector<int64_t>;
   // Where position p of the sequence in `slot` with `table` lives: (row, position in the row).
@@ -103,6 +111,7 @@ class KVStore {
 
   std::vector<at::Tensor> k_, v_;  // [slots, kv_heads, capacity, head_dim]
   int64_t slots_ = 0, capacity_ = 0, block_size_ = 1;
+  std::shared_ptr<StepState> step_;
 };
 
 }  // namespace exspec

@@ -24,10 +24,13 @@ struct DraftCase {
 
 // Each mode, batch size and K (fixed, auto, random per step) with each draft yields exactly the
 // tokens of batch-1 nonspec greedy decoding of `target`, finish reasons included; at a fixed K
-// each draft's acceptance rate is in its range.
+// each draft's acceptance rate is in its range. In place, every other case runs with row buckets
+// (model/step_runner.h: each forward padded to a fixed row count; on a CUDA device, as CUDA
+// graphs), the others without: both against the same oracle, at no extra cases.
 inline void mode_sweep(const std::shared_ptr<const Decoder>& target, const std::vector<DraftCase>& drafts,
                        const std::vector<Mode>& modes) {
   const auto [reqs, want] = stopping_requests(*target);
+  int64_t case_no = 0;
 
   for (const auto& d : drafts) {
     for (Mode mode : modes) {
@@ -42,10 +45,12 @@ inline void mode_sweep(const std::shared_ptr<const Decoder>& target, const std::
           c.adaptive_k = K < 0;
           c.window = c.slots = B + (B % 3) * 2;  // W (or the slots) >= B, sometimes == B
           c.prefill_chunk = (B + K) % 2 ? 5 : 64;  // in place: prompts stored in chunks, or whole
+          c.row_buckets = mode == Mode::InPlace && case_no++ % 2 ? Toggle::On : Toggle::Off;
           SequentialDriver engine(target, d.model, c);
           if (K == -2) engine.set_policy(std::make_shared<RandomDraftLength>(B * 31 + 7, 5));
           auto got = engine.run(reqs);
-          CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K);
+          CATCH_INFO("draft " << d.name << ", mode " << mode_name(mode) << ", B " << B << ", K " << K << ", row buckets "
+                              << toggle_name(c.row_buckets));
           for (size_t i = 0; i < reqs.size(); ++i) {
             CATCH_CHECK(got[i].tokens == want[i].tokens);
             CATCH_CHECK(got[i].finish == want[i].finish);

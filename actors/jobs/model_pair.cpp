@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/decoder.h"
+#include "model/step_runner.h"
 
 namespace exspec {
 
@@ -51,7 +52,14 @@ std::string slot_misfit(const EngineConfig& c, const SeqRequest& r) {
 
 std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder* model) {
   if (c.mode != Mode::InPlace || !model) return nullptr;
-  return std::make_shared<KVStore>(model->new_store(c.slots, c.slot_positions, c.block_size));
+  auto store = std::make_shared<KVStore>(model->new_store(c.slots, c.slot_positions, c.block_size));
+  const bool cuda = model->device().is_cuda();
+  const bool buckets = c.row_buckets == Toggle::On || (c.row_buckets == Toggle::Auto && cuda);
+  const bool graphs = buckets && (c.cuda_graphs == Toggle::On || (c.cuda_graphs == Toggle::Auto && cuda && cuda_graphs_built()));
+  if (!buckets) return store;
+  store->set_step(std::make_shared<StepState>(RowBuckets::standard(), graphs ? cuda_graph_parts(model->device()) : eager_parts()));
+  if (graphs) warm_up_buckets(*model, *store);  // every bucket captured before serving, largest first
+  return store;
 }
 
 }  // namespace exspec

@@ -32,6 +32,15 @@ Speculate parse_speculate(const std::string& n) {
 
 const char* speculate_name(Speculate s) { return s == Speculate::Ngram ? "ngram" : "model"; }
 
+Toggle parse_toggle(const std::string& key, const std::string& v) {
+  if (v == "auto") return Toggle::Auto;
+  if (v == "on") return Toggle::On;
+  if (v == "off") return Toggle::Off;
+  throw std::invalid_argument(key + " must be auto, on or off, not \"" + v + "\"");
+}
+
+const char* toggle_name(Toggle t) { return t == Toggle::On ? "on" : t == Toggle::Off ? "off" : "auto"; }
+
 int64_t parse_bytes(const std::string& text) {
   const std::string bad = "a size must be a number of bytes with an optional K, M, G or T suffix, not \"" + text + "\"";
   size_t used = 0;
@@ -109,6 +118,8 @@ void validate(const EngineConfig& c) {
     throw std::invalid_argument("speculate ngram needs mode inplace");
   if (c.speculate == Speculate::Ngram && c.draft)
     throw std::invalid_argument("speculate ngram proposes without a draft model: drop --draft, or speculate model");
+  if (c.cuda_graphs == Toggle::On && c.row_buckets == Toggle::Off)
+    throw std::invalid_argument("cuda_graphs on (--cuda-graphs) captures the row buckets' forwards: not with row_buckets off");
   if (!drafts(c)) return;
   if (!c.adaptive_k && (c.draft_tokens < 1 || c.draft_tokens > 32))
     throw std::invalid_argument("draft_tokens must be between 1 and 32");

@@ -21,6 +21,11 @@ const char* speculate_name(Speculate s);
 // std::invalid_argument for anything else.
 int64_t parse_bytes(const std::string& text);
 
+// An engine switch whose default depends on the device: auto | on | off.
+enum class Toggle { Auto, On, Off };
+Toggle parse_toggle(const std::string& key, const std::string& value);
+const char* toggle_name(Toggle t);
+
 struct EngineConfig;
 // draft_tokens as configured: "auto" or a number >= 1.
 void parse_draft_tokens(const std::string& value, EngineConfig& c);
@@ -72,6 +77,10 @@ struct EngineConfig {
                                 // takes the longest cached prefix of its prompt (actors/scheduler/block_pool.h)
   bool slot_moves = true;       // inplace: a step's scattered rows move into consecutive slots
                                 // (actors/scheduler/slot_moves.h)
+  Toggle row_buckets = Toggle::Auto;  // inplace: forwards padded to fixed row counts (model/step_runner.h);
+                                      // auto: on a CUDA device
+  Toggle cuda_graphs = Toggle::Auto;  // inplace: the bucketed forwards' parts as CUDA graphs; auto: with
+                                      // row buckets on a CUDA device, in a CUDA build
 };
 
 }  // namespace exspec
