@@ -4,26 +4,26 @@
 #include <map>
 
 #include "http/jinja/builtins.h"
+#include "http/jinja/filters_internal.h"
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
 
 namespace exspec::jinja {
-namespace {
-
-using FilterFn = Value (*)(Interpreter&, const Value&, const Args&);
-
-std::string text_of(const Value& v) { return to_str(v); }
+namespace filters {
 
 bool flag(const Args& a, size_t i, const char* name, bool dflt) {
   const Value* v = a.get(i, name);
   return v ? v->truthy() : dflt;
 }
 
-// environment.getattr for "a.b.0" paths (map, selectattr, sort, join's attribute=).
+// environment.getitem for "a.b.0" paths (map, selectattr, sort, join's attribute=).
 Value attribute_path(const Value& v, const std::string& path) {
   Value cur = v;
   for (const auto& part : pystr::split(path, std::string("."), -1)) {
-    if (cur.is_object()) {
+    if (const Value* f = cur.is_array() ? cur.field(part) : nullptr) {
+      cur = *f;
+    } else if (cur.is_object()) {
       const Value* x = cur.object().find(part);
       cur = x ? *x : Value::undefined("'dict object' has no attribute '" + part + "'");
     } else if (cur.is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
@@ -35,6 +35,14 @@ Value attribute_path(const Value& v, const std::string& path) {
   }
   return cur;
 }
+
+}  // namespace filters
+
+namespace {
+
+using namespace filters;
+
+std::string text_of(const Value& v) { return to_str(v); }
 
 Args rest(const Args& a, size_t from) {
   Args r;
@@ -80,7 +88,23 @@ Value f_trim(Interpreter&, const Value& v, const Args& a) {
 Value f_upper(Interpreter&, const Value& v, const Args&) { return Value(pystr::upper(text_of(v))); }
 Value f_lower(Interpreter&, const Value& v, const Args&) { return Value(pystr::lower(text_of(v))); }
 Value f_capitalize(Interpreter&, const Value& v, const Args&) { return Value(pystr::capitalize(text_of(v))); }
-Value f_title(Interpreter&, const Value& v, const Args&) { return Value(pystr::title(text_of(v))); }
+// Jinja2's title is not str.title: after each run of "-", whitespace, "(", "{", "[" or "<" the
+// first code point is upper-cased (not title-cased) and the rest of the word lowered.
+Value f_title(Interpreter&, const Value& v, const Args&) {
+  const std::u32string u = pystr::decode(text_of(v));
+  auto sep = [](char32_t c) { return pystr::is_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<'; };
+  std::string out;
+  size_t i = 0;
+  while (i < u.size()) {
+    size_t j = i;
+    const bool run_sep = sep(u[i]);
+    while (j < u.size() && sep(u[j]) == run_sep) ++j;
+    const std::string part = pystr::encode(std::u32string_view(u).substr(i, j - i));
+    out += run_sep ? part : pystr::upper(pystr::encode(u.substr(i, 1))) + pystr::lower(pystr::encode(u.substr(i + 1, j - i - 1)));
+    i = j;
+  }
+  return Value(out);
+}
 Value f_string(Interpreter&, const Value& v, const Args&) { return Value(text_of(v)); }
 Value f_safe(Interpreter&, const Value& v, const Args&) { return v; }
 
@@ -180,63 +204,6 @@ Value f_reject(Interpreter& in, const Value& v, const Args& a) { return select_i
 Value f_selectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, true); }
 Value f_rejectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, false); }
 
-// sort / min / max / unique key: the attribute, lower-cased strings unless case_sensitive.
-Value sort_key(const Value& e, const Args& a, size_t case_at, size_t attr_at) {
-  const Value* attr = a.get(attr_at, "attribute");
-  Value k = attr && !attr->is_none() ? attribute_path(e, text_of(*attr)) : e;
-  if (k.is_string() && !flag(a, case_at, "case_sensitive", false)) k = Value(pystr::lower(k.str()));
-  return k;
-}
-
-Value f_sort(Interpreter&, const Value& v, const Args& a) {
-  Array items = iterate(v);
-  std::stable_sort(items.begin(), items.end(),
-                   [&](const Value& x, const Value& y) { return less(sort_key(x, a, 1, 2), sort_key(y, a, 1, 2)); });
-  if (flag(a, 0, "reverse", false)) std::reverse(items.begin(), items.end());
-  return Value(std::move(items));
-}
-
-Value f_dictsort(Interpreter&, const Value& v, const Args& a) {
-  if (!v.is_object()) throw std::runtime_error("dictsort(): can only be used on a mapping");
-  const bool by_value = a.get(1, "by") && text_of(*a.get(1, "by")) == "value";
-  const bool cs = flag(a, 0, "case_sensitive", false);
-  Array pairs;
-  for (const auto& [k, e] : v.object().items) pairs.push_back(Value::tuple(Array{Value(k), e}));
-  auto key = [&](const Value& p) {
-    Value k = p.array()[by_value ? 1 : 0];
-    return k.is_string() && !cs ? Value(pystr::lower(k.str())) : k;
-  };
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) { return less(key(x), key(y)); });
-  if (flag(a, 2, "reverse", false)) std::reverse(pairs.begin(), pairs.end());
-  return Value(std::move(pairs));
-}
-
-Value f_unique(Interpreter&, const Value& v, const Args& a) {
-  Array out, keys;
-  for (const Value& e : iterate(v)) {
-    const Value k = sort_key(e, a, 0, 1);
-    if (std::none_of(keys.begin(), keys.end(), [&](const Value& x) { return equal(x, k); })) {
-      keys.push_back(k);
-      out.push_back(e);
-    }
-  }
-  return Value(std::move(out));
-}
-
-Value extreme(const Value& v, const Args& a, bool want_max) {
-  const Array items = iterate(v);
-  if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-  size_t best = 0;
-  for (size_t i = 1; i < items.size(); ++i) {
-    const Value k = sort_key(items[i], a, 0, 1), b = sort_key(items[best], a, 0, 1);
-    if (want_max ? less(b, k) : less(k, b)) best = i;
-  }
-  return items[best];
-}
-
-Value f_max(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, true); }
-Value f_min(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, false); }
-
 Value f_sum(Interpreter&, const Value& v, const Args& a) {
   const Value* attr = a.get(0, "attribute");
   const Value* start = a.get(1, "start");
@@ -308,7 +275,16 @@ Value f_attr(Interpreter&, const Value& v, const Args& a) {
   return Value::undefined("no attribute '" + text_of(*n) + "'");
 }
 
-Value f_format(Interpreter&, const Value& v, const Args& a) { return Value(percent_format(text_of(v), Value(a.pos))); }
+// Jinja2's format filter: `value % args`, or `value % kwargs` (a mapping) when given keywords.
+Value f_format(Interpreter&, const Value& v, const Args& a) {
+  if (!a.kw.empty()) {
+    if (!a.pos.empty()) throw std::runtime_error("can't handle positional and keyword arguments at the same time");
+    Object o;
+    for (const auto& [k, x] : a.kw) o.set(k, x);
+    return Value(percent_format(text_of(v), Value(std::move(o))));
+  }
+  return Value(percent_format(text_of(v), Value::tuple(a.pos)));
+}
 
 Value f_indent(Interpreter&, const Value& v, const Args& a) {
   const Value* w = a.get(0, "width");
@@ -334,21 +310,42 @@ Value f_center(Interpreter&, const Value& v, const Args& a) {
   return Value(std::string(size_t(left), ' ') + s + std::string(size_t(pad - left), ' '));
 }
 
+// truncate(length=255, killwords=false, end='...', leeway=5): Jinja2's default policy leeway.
+Value f_truncate(Interpreter&, const Value& v, const Args& a) {
+  const std::string s = text_of(v);
+  const Value* len_v = a.get(0, "length");
+  const Value* end_v = a.get(2, "end");
+  const Value* lee_v = a.get(3, "leeway");
+  const int64_t length = len_v ? len_v->as_int() : 255;
+  const std::string end = end_v ? text_of(*end_v) : "...";
+  const int64_t leeway = lee_v && !lee_v->is_none() ? lee_v->as_int() : 5;
+  const int64_t end_n = int64_t(pystr::length(end));
+  if (length < end_n) throw std::runtime_error("expected length >= " + std::to_string(end_n) + ", got " + std::to_string(length));
+  if (leeway < 0) throw std::runtime_error("expected leeway >= 0, got " + std::to_string(leeway));
+  if (int64_t(pystr::length(s)) <= length + leeway) return Value(s);
+  const std::string head = pystr::slice(s, std::nullopt, length - end_n, 1);
+  if (flag(a, 1, "killwords", false)) return Value(head + end);
+  return Value(pystr::split(head, std::string(" "), 1, /*from_right=*/true)[0] + end);
+}
+
 Value f_wordcount(Interpreter&, const Value& v, const Args&) {
   return Value(int64_t(pystr::split(text_of(v), std::nullopt, -1).size()));
 }
 
-const std::map<std::string, FilterFn, std::less<>>& table() {
-  static const std::map<std::string, FilterFn, std::less<>> t{
+const Table& table() {
+  static const Table t = [] {
+    Table t{
       {"tojson", f_tojson}, {"length", f_length}, {"count", f_length}, {"default", f_default}, {"d", f_default},
       {"trim", f_trim}, {"upper", f_upper}, {"lower", f_lower}, {"capitalize", f_capitalize}, {"title", f_title},
       {"string", f_string}, {"safe", f_safe}, {"escape", f_escape}, {"e", f_escape}, {"forceescape", f_escape},
       {"replace", f_replace}, {"list", f_list}, {"first", f_first}, {"last", f_last}, {"reverse", f_reverse},
       {"join", f_join}, {"items", f_items}, {"map", f_map}, {"select", f_select}, {"reject", f_reject},
-      {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sort", f_sort}, {"dictsort", f_dictsort},
-      {"unique", f_unique}, {"max", f_max}, {"min", f_min}, {"sum", f_sum}, {"int", f_int}, {"float", f_float},
-      {"abs", f_abs}, {"round", f_round}, {"attr", f_attr}, {"format", f_format}, {"indent", f_indent},
-      {"center", f_center}, {"wordcount", f_wordcount}};
+      {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sum", f_sum}, {"int", f_int},
+      {"float", f_float}, {"abs", f_abs}, {"round", f_round}, {"attr", f_attr}, {"format", f_format},
+      {"indent", f_indent}, {"center", f_center}, {"wordcount", f_wordcount}, {"truncate", f_truncate}};
+    add_list_filters(t);
+    return t;
+  }();
   return t;
 }
 

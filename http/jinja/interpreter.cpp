@@ -67,7 +67,9 @@ Interpreter::Flow Interpreter::exec_one(const Stmt& s, const FramePtr& f, std::s
       case Stmt::Macro: set_var(*f, s.text, make_macro(s, f, s.text)); return Flow::Normal;
       case Stmt::CallBlock: {
         Args a = args_of(*s.expr, f);
-        a.caller = std::make_shared<Callable>(make_macro(s, f, "caller").callable());
+        for (const auto& kw : a.kw)
+          if (kw.first == "caller") throw std::runtime_error("got multiple values for keyword argument 'caller'");
+        a.kw.emplace_back("caller", make_macro(s, f, "caller"));
         out += to_str(call(eval(*s.expr->a, f), a));
         return Flow::Normal;
       }
@@ -159,41 +161,64 @@ void Interpreter::exec_set(const Stmt& s, const FramePtr& f, Value v) {
 
 Value Interpreter::make_macro(const Stmt& s, const FramePtr& f, const std::string& name) {
   const Stmt* def = &s;
-  return Value::function(name, [this, def, f](const Args& a) {
+  return Value::function(name, [this, def, f, name](const Args& a) {
     if (++depth_ > 200) {
       --depth_;
       throw std::runtime_error("macro recursion deeper than 200 calls");
     }
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     auto frame = std::make_shared<Frame>(Frame{{}, f});
-    size_t used = 0;
-    for (size_t i = 0; i < def->params.size(); ++i) {
-      const Param& p = def->params[i];
-      const Value* v = a.get(i, p.name);
-      if (v) ++used;
-      set_var(*frame, p.name, v ? *v : p.dflt ? eval(*p.dflt, frame) : Value::undefined("'" + p.name + "' is undefined"));
-    }
-    Array varargs;
-    for (size_t i = def->params.size(); i < a.pos.size(); ++i) varargs.push_back(a.pos[i]);
-    set_var(*frame, "varargs", Value(std::move(varargs)));
-    Object kwargs;
-    for (const auto& [k, v] : a.kw) {
-      bool is_param = false;
-      for (const auto& p : def->params) is_param = is_param || p.name == k;
-      if (!is_param) kwargs.set(k, v);
-    }
-    set_var(*frame, "kwargs", Value(std::move(kwargs)));
-    if (a.caller) set_var(*frame, "caller", Value::function("caller", a.caller->fn));
+    bind_macro_args(*def, name, a, frame);
     std::string out;
-    try {
-      exec(def->body, frame, out);
-    } catch (...) {
-      --depth_;
-      throw;
-    }
-    --depth_;
-    (void)used;
+    exec(def->body, frame, out);
     return Value(std::move(out));
   });
+}
+
+// Jinja2's Macro.__call__: positions fill the parameters in order, keywords the ones after them;
+// a keyword left over goes to `kwargs`, a position left over to `varargs`, where the body reads
+// them, and is an error where it does not.
+void Interpreter::bind_macro_args(const Stmt& def, const std::string& name, const Args& a, const FramePtr& frame) {
+  std::vector<std::pair<std::string, Value>> kw = a.kw;
+  auto take = [&](const std::string& k) -> std::optional<Value> {
+    for (auto it = kw.begin(); it != kw.end(); ++it)
+      if (it->first == k) {
+        Value v = std::move(it->second);
+        kw.erase(it);
+        return v;
+      }
+    return std::nullopt;
+  };
+  const size_t n = def.params.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Param& p = def.params[i];
+    std::optional<Value> v = i < a.pos.size() ? std::optional<Value>(a.pos[i]) : take(p.name);
+    if (!v && p.dflt) v = eval(*p.dflt, frame);
+    set_var(*frame, p.name, v ? *v : Value::undefined("parameter '" + p.name + "' was not provided"));
+  }
+  if (def.catch_caller) {
+    std::optional<Value> c = take("caller");
+    set_var(*frame, "caller", c ? *c : Value::undefined("No caller defined"));
+  }
+  if (def.catch_kwargs) {
+    Object rest;
+    for (auto& [k, v] : kw) rest.set(k, std::move(v));
+    set_var(*frame, "kwargs", Value(std::move(rest)));
+  } else if (!kw.empty()) {
+    if (kw.front().first == "caller")
+      throw std::runtime_error("macro '" + name + "' was invoked with two values for the special caller argument");
+    throw std::runtime_error("macro '" + name + "' takes no keyword argument '" + kw.front().first + "'");
+  }
+  if (def.catch_varargs) {
+    Array rest;
+    for (size_t i = n; i < a.pos.size(); ++i) rest.push_back(a.pos[i]);
+    set_var(*frame, "varargs", Value::tuple(std::move(rest)));
+  } else if (a.pos.size() > n) {
+    throw std::runtime_error("macro '" + name + "' takes not more than " + std::to_string(n) + " argument(s)");
+  }
 }
 
 Value Interpreter::lookup(const std::string& name, const FramePtr& f) const {
@@ -225,6 +250,7 @@ Value Interpreter::attr(const Value& obj, const std::string& name, bool item_fir
     return Value::undefined("'" + std::string(obj.object().is_namespace ? "Namespace" : "dict object") +
                             "' has no attribute '" + name + "'");
   }
+  if (const Value* v = obj.is_array() ? obj.field(name) : nullptr) return *v;
   if (obj.is_string() || obj.is_array()) {
     Value m = method_value(obj, name);
     if (!m.is_undefined()) return m;
@@ -341,10 +367,27 @@ Value Interpreter::compare(const Expr& e, const FramePtr& f) {
   return Value(true);
 }
 
+// Python's f(pos..., kw=..., *star, **dstar).
 Args Interpreter::args_of(const Expr& e, const FramePtr& f) {
   Args a;
   for (const auto& x : e.args) a.pos.push_back(eval(*x, f));
   for (const auto& [k, x] : e.kwargs) a.kw.emplace_back(k, eval(*x, f));
+  if (e.star) {
+    const Value v = eval(*e.star, f);
+    if (v.is_none() || v.is_number() || v.is_callable())
+      throw std::runtime_error(std::string("argument after * must be an iterable, not ") + v.type_name());
+    for (Value& x : iterate(v)) a.pos.push_back(std::move(x));
+  }
+  if (e.dstar) {
+    const Value v = eval(*e.dstar, f);
+    if (!v.is_object() || v.object().is_namespace)
+      throw std::runtime_error(std::string("argument after ** must be a mapping, not ") + v.type_name());
+    for (const auto& [k, x] : v.object().items) {
+      for (const auto& kw : a.kw)
+        if (kw.first == k) throw std::runtime_error("got multiple values for keyword argument '" + k + "'");
+      a.kw.emplace_back(k, x);
+    }
+  }
   return a;
 }
 

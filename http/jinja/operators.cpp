@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
 
 namespace exspec::jinja {
@@ -20,7 +21,7 @@ Value repeat(const Value& seq, int64_t n) {
   }
   Array out;
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq.array().begin(), seq.array().end());
-  return Value(std::move(out));
+  return seq.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
 }
 
 double py_mod(double a, double b) {
@@ -34,10 +35,10 @@ double py_mod(double a, double b) {
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
     if (a.is_string() && b.is_string()) return Value(a.str() + b.str());
-    if (a.is_array() && b.is_array()) {
+    if (a.is_array() && b.is_array() && a.is_tuple() == b.is_tuple()) {
       Array out = a.array();
       out.insert(out.end(), b.array().begin(), b.array().end());
-      return Value(std::move(out));
+      return a.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
     }
   }
   if (op == "*") {
@@ -114,36 +115,6 @@ Array iterate(const Value& v) {
   }
   if (v.is_undefined()) return {};
   throw std::runtime_error(std::string("'") + v.type_name() + "' object is not iterable");
-}
-
-std::string percent_format(const std::string& fmt, const Value& args) {
-  const Array list = args.is_array() ? args.array() : Array{args};
-  std::string out;
-  size_t k = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    if (fmt[i] != '%') {
-      out.push_back(fmt[i]);
-      continue;
-    }
-    if (++i >= fmt.size()) throw std::runtime_error("incomplete format");
-    const char c = fmt[i];
-    if (c == '%') {
-      out.push_back('%');
-      continue;
-    }
-    if (k >= list.size()) throw std::runtime_error("not enough arguments for format string");
-    const Value& v = list[k++];
-    if (c == 's') out += to_str(v);
-    else if (c == 'r') out += repr(v);
-    else if ((c == 'd' || c == 'i') && v.is_number()) out += std::to_string(v.is_float() ? int64_t(v.as_number()) : v.as_int());
-    else if (c == 'f' && v.is_number()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%f", v.as_number());
-      out += buf;
-    } else throw std::runtime_error(std::string("unsupported format character '") + c + "'");
-  }
-  if (k < list.size()) throw std::runtime_error("not all arguments converted during string formatting");
-  return out;
 }
 
 }  // namespace exspec::jinja

@@ -89,10 +89,8 @@ std::vector<std::string> split_space(std::string_view s, int64_t maxsplit, bool 
   while (i < u.size()) {
     while (i < u.size() && is_space(u[i])) ++i;
     if (i == u.size()) break;
-    if (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) {
-      size_t e = u.size();
-      while (e > i && is_space(u[e - 1])) --e;
-      parts.push_back(u.substr(i, e - i));
+    if (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) {  // the rest, its far end as it is
+      parts.push_back(u.substr(i));
       break;
     }
     size_t j = i;
@@ -165,38 +163,6 @@ std::string replace(std::string_view s, std::string_view old, std::string_view w
     ++n;
   }
   out.append(s.substr(at));
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = char(c - 32);
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = char(c + 32);
-  return out;
-}
-
-std::string capitalize(std::string_view s) {
-  std::string out = lower(s);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = char(out[0] - 32);
-  return out;
-}
-
-std::string title(std::string_view s) {
-  std::string out(s);
-  bool prev_letter = false;
-  for (char& c : out) {
-    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (static_cast<unsigned char>(c) >= 0x80);
-    if (letter && !prev_letter && c >= 'a' && c <= 'z') c = char(c - 32);
-    else if (letter && prev_letter && c >= 'A' && c <= 'Z') c = char(c + 32);
-    prev_letter = letter;
-  }
   return out;
 }
 
