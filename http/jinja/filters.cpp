@@ -1,6 +1,8 @@
 // Jinja2's builtin filters (those chat templates use), with Hugging Face's tojson.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "http/jinja/builtins.h"
@@ -21,14 +23,17 @@ bool flag(const Args& a, size_t i, const char* name, bool dflt) {
 Value attribute_path(const Value& v, const std::string& path) {
   Value cur = v;
   for (const auto& part : pystr::split(path, std::string("."), -1)) {
+    if (cur.is_undefined()) throw std::runtime_error(cur.undefined_why());  // Undefined[...] raises
     if (const Value* f = cur.is_array() ? cur.field(part) : nullptr) {
       cur = *f;
     } else if (cur.is_object()) {
       const Value* x = cur.object().find(part);
       cur = x ? *x : Value::undefined("'dict object' has no attribute '" + part + "'");
-    } else if (cur.is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
-      const size_t i = std::stoul(part);
-      cur = i < cur.array().size() ? cur.array()[i] : Value::undefined("index out of range");
+    } else if ((cur.is_array() || cur.is_string()) && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+      const size_t i = std::stoul(part);  // an integer part indexes a list or a str
+      const size_t n = cur.is_array() ? cur.array().size() : pystr::length(cur.str());
+      cur = i >= n ? Value::undefined("index out of range")
+            : cur.is_array() ? cur.array()[i] : Value(pystr::slice(cur.str(), int64_t(i), int64_t(i) + 1, 1));
     } else {
       return Value::undefined("no attribute '" + part + "'");
     }
@@ -171,8 +176,11 @@ Value f_items(Interpreter&, const Value& v, const Args&) {
   return Value(std::move(out));
 }
 
+// map, select, reject and their attr forms yield nothing for a false input (Jinja2's `if value:`),
+// whatever its type.
 Value f_map(Interpreter& in, const Value& v, const Args& a) {
   Array out;
+  if (!v.truthy()) return Value(std::move(out));
   const Value* attr = a.get(99, "attribute");
   for (const Value& e : iterate(v)) {
     if (attr) {
@@ -190,6 +198,7 @@ Value f_map(Interpreter& in, const Value& v, const Args& a) {
 
 Value select_impl(Interpreter& in, const Value& v, const Args& a, bool by_attr, bool keep) {
   Array out;
+  if (!v.truthy()) return Value(std::move(out));
   const size_t test_at = by_attr ? 1 : 0;
   for (const Value& e : iterate(v)) {
     const Value x = by_attr ? attribute_path(e, a.pos.empty() ? "" : text_of(a.pos[0])) : e;
@@ -215,6 +224,7 @@ Value f_sum(Interpreter&, const Value& v, const Args& a) {
 Value f_int(Interpreter&, const Value& v, const Args& a) {
   const Value* d = a.get(0, "default");
   const Value dflt = d ? *d : Value(0);
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());  // int(Undefined) raises
   if (v.is_number()) return v.is_float() ? Value(int64_t(std::trunc(v.as_number()))) : Value(v.as_int());
   if (v.is_string()) {
     const std::string s = pystr::strip(v.str(), std::nullopt, true, true);
@@ -237,6 +247,7 @@ Value f_int(Interpreter&, const Value& v, const Args& a) {
 
 Value f_float(Interpreter&, const Value& v, const Args& a) {
   const Value* d = a.get(0, "default");
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());  // float(Undefined) raises
   if (v.is_number()) return Value(v.as_number());
   if (v.is_string()) {
     try {
@@ -255,14 +266,38 @@ Value f_abs(Interpreter&, const Value& v, const Args&) {
   return v.is_float() ? Value(std::fabs(v.as_number())) : Value(int64_t(std::llabs(v.as_int())));
 }
 
+// round(x, n) is correctly rounded, half to even on x's exact binary value: what printf's "%.nf"
+// does too. ceil and floor: Python's math.ceil(x * 10**n) is an int, then divided.
 Value f_round(Interpreter&, const Value& v, const Args& a) {
   const Value* p = a.get(0, "precision");
   const Value* m = a.get(1, "method");
-  const double scale = std::pow(10.0, p ? double(p->as_int()) : 0.0);
+  const int64_t prec = p ? p->as_int() : 0;
   const std::string method = m ? text_of(*m) : "common";
-  const double x = v.as_number() * scale;
-  const double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
-  return Value(r / scale);
+  if (method != "common" && method != "ceil" && method != "floor")
+    throw std::runtime_error("method must be common, ceil or floor");
+  if (!v.is_number()) throw std::runtime_error(std::string("type ") + v.type_name() + " doesn't define __round__ method");
+  if (method == "common") {
+    if (!v.is_float()) {  // round(int, n) is an int, rounded half to even at 10**-n
+      if (prec >= 0) return Value(v.as_int());
+      if (prec < -18) return Value(0);
+      int64_t m = 1;
+      for (int64_t i = 0; i < -prec; ++i) m *= 10;
+      const int64_t x = v.as_int();
+      int64_t q = x / m - (x % m < 0), r = x - q * m;
+      if (2 * r > m || (2 * r == m && (q & 1))) ++q;
+      return Value(q * m);
+    }
+    if (prec >= 0 && prec < 300) {
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "%.*f", int(prec), v.as_number());
+      return Value(std::strtod(buf, nullptr));
+    }
+    const double scale = std::pow(10.0, double(-prec));
+    return Value(std::nearbyint(v.as_number() / scale) * scale);
+  }
+  const double scale = std::pow(10.0, double(prec));
+  const double x = method == "ceil" ? std::ceil(v.as_number() * scale) : std::floor(v.as_number() * scale);
+  return Value(double(int64_t(x)) / scale);
 }
 
 Value f_attr(Interpreter&, const Value& v, const Args& a) {
@@ -286,7 +321,10 @@ Value f_format(Interpreter&, const Value& v, const Args& a) {
   return Value(percent_format(text_of(v), Value::tuple(a.pos)));
 }
 
+// Jinja2's indent appends to its input as it is: only a str can be indented.
 Value f_indent(Interpreter&, const Value& v, const Args& a) {
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());
+  if (!v.is_string()) throw std::runtime_error(std::string("unsupported operand type(s) for +=: '") + v.type_name() + "' and 'str'");
   const Value* w = a.get(0, "width");
   const std::string ind = w && w->is_string() ? w->str() : std::string(size_t(w ? w->as_int() : 4), ' ');
   std::vector<std::string> lines = pystr::split(text_of(v) + "\n", std::string("\n"), -1);
@@ -311,7 +349,14 @@ Value f_center(Interpreter&, const Value& v, const Args& a) {
 }
 
 // truncate(length=255, killwords=false, end='...', leeway=5): Jinja2's default policy leeway.
-Value f_truncate(Interpreter&, const Value& v, const Args& a) {
+Value f_truncate(Interpreter& in, const Value& v, const Args& a) {
+  if (!v.is_string()) {  // Jinja2 takes len() of its input as it is: a short list passes through
+    const Value n = apply_filter(in, "length", v, Args{});
+    const Value* len_v = a.get(0, "length");
+    const Value* lee_v = a.get(3, "leeway");
+    if (n.as_int() <= (len_v ? len_v->as_int() : 255) + (lee_v && !lee_v->is_none() ? lee_v->as_int() : 5)) return v;
+    throw std::runtime_error(std::string("can only truncate a str, not ") + v.type_name());
+  }
   const std::string s = text_of(v);
   const Value* len_v = a.get(0, "length");
   const Value* end_v = a.get(2, "end");
@@ -328,8 +373,16 @@ Value f_truncate(Interpreter&, const Value& v, const Args& a) {
   return Value(pystr::split(head, std::string(" "), 1, /*from_right=*/true)[0] + end);
 }
 
+// len(re.findall(r"\w+", s)): runs of letters, digits and "_".
 Value f_wordcount(Interpreter&, const Value& v, const Args&) {
-  return Value(int64_t(pystr::split(text_of(v), std::nullopt, -1).size()));
+  int64_t n = 0;
+  bool in_word = false;
+  for (char32_t c : pystr::decode(text_of(v))) {
+    const bool w = pystr::is_word(c);
+    n += w && !in_word;
+    in_word = w;
+  }
+  return Value(n);
 }
 
 const Table& table() {

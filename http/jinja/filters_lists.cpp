@@ -71,7 +71,7 @@ Value f_unique(Interpreter&, const Value& v, const Args& a) {
   Array out, seen;
   for (const Value& e : iterate(v)) {
     const Value k = key_of(e, a.get(1, "attribute"), nullptr, flag(a, 0, "case_sensitive", false));
-    if ((k.is_array() && !k.is_tuple()) || k.is_object())
+    if (!hashable(k))
       throw std::runtime_error(std::string("unhashable type: '") + k.type_name() + "'");
     if (std::none_of(seen.begin(), seen.end(), [&](const Value& x) { return equal(x, k); })) {
       seen.push_back(k);

@@ -111,9 +111,9 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const FramePtr& f, std::s
     }
     items = std::move(kept);
   }
-  if (items.empty()) return exec(s.else_body, f, out);
   const int64_t n = int64_t(items.size());
   auto last_changed = std::make_shared<std::optional<Array>>();
+  bool completed = false;
   for (int64_t i = 0; i < n; ++i) {
     Object loop;
     loop.set("index", Value(i + 1));
@@ -143,8 +143,13 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const FramePtr& f, std::s
     auto inner = std::make_shared<Frame>(Frame{{}, f});
     unpack(*inner, s.targets, items[size_t(i)]);
     set_var(*inner, "loop", Value(std::move(loop)));
-    if (exec(s.body, inner, out) == Flow::Break) break;
+    const Flow fl = exec(s.body, inner, out);
+    if (fl == Flow::Break) break;
+    completed = completed || fl == Flow::Normal;
   }
+  // Jinja2 runs the else block unless some iteration ran its body to the end: after no items,
+  // and also when every iteration ended in break or continue.
+  if (!completed) return exec(s.else_body, f, out);
   return Flow::Normal;
 }
 
@@ -293,7 +298,7 @@ Value Interpreter::eval_inner(const Expr& e, const FramePtr& f) {
       if (!obj.is_array()) throw std::runtime_error(std::string("'") + obj.type_name() + "' object is not subscriptable");
       Array out;
       for (int64_t i : pystr::slice_indices(int64_t(obj.array().size()), b, c, step)) out.push_back(obj.array()[size_t(i)]);
-      return Value(std::move(out));
+      return obj.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
     }
     case Expr::Call: return call_expr(e, f);
     case Expr::Filter: return filter(e, f, nullptr);
@@ -338,8 +343,10 @@ Value Interpreter::binary(const Expr& e, const FramePtr& f) {
   if (e.name == "or") return a.truthy() ? a : eval(*e.b, f);
   const Value b = eval(*e.b, f);
   if (e.name == "~") return Value(to_str(a) + to_str(b));
+  // Undefined's operators raise; str's % takes it as a value (str(Undefined) is "").
+  const bool str_mod = e.name == "%" && a.is_string();
   for (const Value* v : {&a, &b})
-    if (v->is_undefined()) throw std::runtime_error(v->undefined_why());
+    if (v->is_undefined() && !(str_mod && v == &b)) throw std::runtime_error(v->undefined_why());
   return arithmetic(e.name, a, b);
 }
 

@@ -109,10 +109,20 @@ Value str_method(const std::string& s, const std::string& m, const Args& a) {
     const int64_t width = int_arg(a, 0, "width", 0), n = int64_t(pystr::length(s));
     const std::string fill = m == "zfill" ? "0" : opt_str(a, 1, "fillchar").value_or(" ");
     if (width <= n) return Value(s);
-    std::string pad;
-    for (int64_t i = 0; i < width - n; ++i) pad += fill;
-    if (m == "ljust") return Value(s + pad);
-    return Value(pad + s);
+    auto pad = [&](int64_t k) {
+      std::string p;
+      for (int64_t i = 0; i < k; ++i) p += fill;
+      return p;
+    };
+    const int64_t w = width - n;
+    if (m == "ljust") return Value(s + pad(w));
+    if (m == "rjust") return Value(pad(w) + s);
+    if (m == "zfill") {  // the zeros go after a sign
+      const size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-');
+      return Value(s.substr(0, sign) + pad(w) + s.substr(sign));
+    }
+    const int64_t left = w / 2 + (w & width & 1);  // CPython's center
+    return Value(pad(left) + s + pad(w - left));
   }
   if (m == "isdigit") return Value(pystr::isdigit(s));
   if (m == "isalpha") return Value(pystr::isalpha(s));

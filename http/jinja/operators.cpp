@@ -1,5 +1,6 @@
 // Python's arithmetic, membership, iteration and %-formatting over Values.
 #include <cmath>
+#include <utility>
 
 #include "http/jinja/interpreter.h"
 #include "http/jinja/pyformat.h"
@@ -24,10 +25,27 @@ Value repeat(const Value& seq, int64_t n) {
   return seq.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
 }
 
-double py_mod(double a, double b) {
-  double r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+// CPython's float divmod: the remainder has the divisor's sign (a zero one too), the quotient
+// is floored and nudged to the nearest integer of (a - mod) / b.
+std::pair<double, double> py_divmod(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= 1.0;
+    }
+  } else {
+    mod = std::copysign(0.0, b);
+  }
+  double floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    floordiv = std::copysign(0.0, a / b);
+  }
+  return {floordiv, mod};
 }
 
 }  // namespace
@@ -64,7 +82,8 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
       return op == "//" ? Value(q) : Value(r);
     }
     const double x = a.as_number(), y = b.as_number();
-    return op == "//" ? Value(std::floor(x / y)) : Value(py_mod(x, y));
+    const auto [q, r] = py_divmod(x, y);
+    return op == "//" ? Value(q) : Value(r);
   }
   if (op == "**") {
     if (ints && b.as_int() >= 0) {
@@ -97,7 +116,11 @@ bool contains(const Value& c, const Value& x) {
       if (equal(e, x)) return true;
     return false;
   }
-  if (c.is_object()) return x.is_string() && c.object().find(x.str()) != nullptr;
+  if (c.is_object()) {
+    if (!hashable(x))  // a dict's keys are hashed
+      throw std::runtime_error(std::string("unhashable type: '") + x.type_name() + "'");
+    return x.is_string() && c.object().find(x.str()) != nullptr;
+  }
   throw std::runtime_error(std::string("argument of type '") + c.type_name() + "' is not iterable");
 }
 

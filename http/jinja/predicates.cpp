@@ -35,8 +35,8 @@ const std::map<std::string, TestFn, std::less<>>& table() {
       {"sequence", [](const Value& v, const Args&) { return v.is_string() || v.is_array() || v.is_object() || v.is_undefined(); }},
       // Jinja2's Undefined has __call__ (calling it raises), so it counts as callable.
       {"callable", [](const Value& v, const Args&) { return v.is_callable() || v.is_undefined(); }},
-      {"odd", [](const Value& v, const Args&) { return arithmetic("%", v, Value(2)).as_int() == 1; }},
-      {"even", [](const Value& v, const Args&) { return arithmetic("%", v, Value(2)).as_int() == 0; }},
+      {"odd", [](const Value& v, const Args&) { return equal(arithmetic("%", v, Value(2)), Value(1)); }},
+      {"even", [](const Value& v, const Args&) { return equal(arithmetic("%", v, Value(2)), Value(0)); }},
       {"divisibleby", [](const Value& v, const Args& a) { return arithmetic("%", v, arg(a, "divisibleby")).as_number() == 0; }},
       {"eq", [](const Value& v, const Args& a) { return equal(v, arg(a, "eq")); }},
       {"ne", [](const Value& v, const Args& a) { return !equal(v, arg(a, "ne")); }},

@@ -201,6 +201,7 @@ std::string format_value(const Value& v, const std::string& spec) {
     if (p.sign != '-') bad("Sign not allowed in string format specifier");
     if (p.alt) bad("Alternate form (#) not allowed in string format specifier");
     if (p.align == '=') bad("'=' alignment not allowed in string format specifier");
+    if (p.grouping) bad(std::string("Cannot specify '") + p.grouping + "' with 's'.");
     const std::string s = p.precision >= 0 ? pystr::slice(v.str(), 0, p.precision, 1) : v.str();
     return pad(p, "", s, '<');
   }
@@ -363,7 +364,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
   }
   if (!by_name && spread && k < list.size()) bad("not all arguments converted during string formatting");
   // Python lets a lone mapping or list go unused (it has __getitem__), not a str or a number.
-  if (!by_name && !spread && k == 0 && !args.is_object() && !args.is_array()) bad("not all arguments converted during string formatting");
+  if (!by_name && !spread && k == 0 && !args.is_object() && !args.is_array() && !args.is_undefined()) bad("not all arguments converted during string formatting");
   return out;
 }
 

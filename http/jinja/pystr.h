@@ -35,6 +35,7 @@ bool isupper(std::string_view s);
 bool isalpha(std::string_view s);
 bool isdigit(std::string_view s);
 bool isalnum(std::string_view s);
+bool is_word(char32_t c);  // re's \w: alphanumeric or '_'
 // Python's slice s[start:stop:step] on code points (indices already optional).
 std::string slice(std::string_view s, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step);
 // Resolves Python slice bounds for a sequence of length n: the indices it visits.

@@ -150,5 +150,6 @@ bool isupper(std::string_view s) {
 bool isalpha(std::string_view s) { return all_of(s, is_alpha); }
 bool isdigit(std::string_view s) { return all_of(s, is_digit); }
 bool isalnum(std::string_view s) { return all_of(s, [](char32_t c) { return is_alpha(c) || is_numeric(c); }); }
+bool is_word(char32_t c) { return c == '_' || is_alpha(c) || is_numeric(c); }
 
 }  // namespace exspec::jinja::pystr

@@ -126,6 +126,15 @@ bool equal(const Value& a, const Value& b) {
   }
 }
 
+bool hashable(const Value& v) {
+  if (v.is_object()) return false;
+  if (!v.is_array()) return true;
+  if (!v.is_tuple()) return false;
+  for (const auto& e : v.array())
+    if (!hashable(e)) return false;
+  return true;
+}
+
 bool less(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_number() < b.as_number();
@@ -181,7 +190,7 @@ namespace {
 
 std::string show(const Value& v, bool as_repr) {
   switch (v.kind()) {
-    case Value::Kind::Undefined: return "";
+    case Value::Kind::Undefined: return as_repr ? "Undefined" : "";
     case Value::Kind::None: return "None";
     case Value::Kind::Bool: return v.as_bool() ? "True" : "False";
     case Value::Kind::Int: return std::to_string(v.as_int());

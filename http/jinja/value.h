@@ -121,6 +121,8 @@ class Value {
 
 // Python's ==, between any two values (1 == 1.0 == True; lists and dicts element-wise).
 bool equal(const Value& a, const Value& b);
+// Python's hash() would accept it: not a list or dict, nor a tuple holding one.
+bool hashable(const Value& v);
 // Python's <, for numbers with numbers, str with str, lists element-wise; throws otherwise.
 bool less(const Value& a, const Value& b);
 // str(v) as Jinja prints it: None, True, 1.0, ['a', 1], {'k': 'v'}; undefined prints nothing.
