@@ -143,10 +143,9 @@ bool less(const Value& a, const Value& b) {
   if (a.is_string() && b.is_string()) return pystr::decode(a.str()) < pystr::decode(b.str());
   if (a.is_array() && b.is_array() && a.is_tuple() == b.is_tuple()) {
     const Array &x = a.array(), &y = b.array();
-    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      if (less(x[i], y[i])) return true;
-      if (less(y[i], x[i])) return false;
-    }
+    // Python: the first items that differ (by ==) decide with <; equal items are never ordered.
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!equal(x[i], y[i])) return less(x[i], y[i]);
     return x.size() < y.size();
   }
   throw std::invalid_argument(std::string("'<' not supported between instances of '") + a.type_name() + "' and '" +

@@ -56,9 +56,9 @@ class Gen {
 
   std::string str_lit() {
     return pick({"'a'", "'Hello World'", "' x y '", "'ß'", "'ΣΑΣ'", "'é'", "''", "'a-b c'", "'x,y,z'",
-                 "\"it's\"", "'ǆ'", "'İ'", "'12'", "'3.5'", "'abc'"});
+                 "\"it's\"", "'ǆ'", "'İ'", "'12'", "'3.5'", "'abc'", "'a\\tb\\n'", "'\\u00e9\\x41'", "'q\\'s'"});
   }
-  std::string int_lit() { return num(-3, 12); }
+  std::string int_lit() { return chance(90) ? num(-3, 12) : pick({"0x1F", "0b101", "0o17", "1_000", "0"}); }
   std::string float_lit() { return pick({"0.5", "2.0", "-1.25", "1e3", "0.1", "2.675", "1e-5", "3.0"}); }
 
   std::string any(int d) { return e(T(below(6)), d); }
@@ -185,6 +185,10 @@ class Gen {
       case 17: return "words|sort(case_sensitive=" + pick({"true", "false"}) + ")|unique(" + pick({"", "true"}) + ")|list";
       case 18: return "[" + e(T::Str, d) + "|max, " + e(T::List, d) + "|min]";
       case 19: return "(" + e(T::Str, d) + ").splitlines()";
+      case 20: return pick({"xs|sort(**{'reverse': true})", "(s).split(*[',', 1])", "range(*[1, 5])|list",
+                            "words|sort(*[false, true])", "(s).rsplit(*[' '], **{'maxsplit': 1})", "xs|batch(*[2], **{'fill_with': 0})|list",
+                            "users|selectattr(*['age', 'gt', 26])|map(**{'attribute': 'name'})|list", "range(*'ab')|list",
+                            "xs|sort(reverse=true, **{'reverse': false})", "[dict(**msg), namespace(**d).a]", "words|join(*[])"});
       default: return leaf(T::List);
     }
   }
@@ -204,6 +208,8 @@ class Gen {
       case 7: return "(" + e(T::Str, d) + " < " + e(T::Str, d) + ")";
       case 8: return "(1 < " + e(T::Int, d) + " < 9)";
       case 9: return "(undefined_name is callable)";
+      case 10: return "(" + e(T::Int, d) + " is divisibleby(*[3]))";
+      case 11: return "(" + e(T::Any, d) + " is " + pick({"sameas(*[none])", "in(**{'value': [1, 2]})", "eq(*[2])", "callable"}) + ")";
       default: return leaf(T::Bool);
     }
   }
@@ -225,7 +231,7 @@ class Gen {
 
   std::string stmt(int d) {
     if (d >= 2) return out(any(1));
-    switch (below(16)) {
+    switch (below(20)) {
       case 0: case 1: case 2: return out(any(0));
       case 3: return for_loop(d);
       case 4: return tag("if " + e(T::Bool, 1)) + stmt(d + 1) + (chance(50) ? tag("elif " + e(T::Bool, 1)) + stmt(d + 1) : "") +
@@ -240,6 +246,11 @@ class Gen {
       case 10: return tag("with a = " + any(1) + ", b = " + any(1)) + out("a ~ '/' ~ b") + tag("endwith") + out("a is defined");
       case 11: return call_block(d);
       case 12: return chance(30) ? out("raise_exception(" + str_lit() + ")") : out(any(0));
+      case 14: return tag("set x = " + int_lit()) + tag("for i in [1, 2]") + tag("set x = x + i") + out("x") + tag("endfor") + out("x");
+      case 15: return tag("macro r(k)") + tag("if k > 0") + out("k") + out("r(k - 1)") + tag("endif") + tag("endmacro") + out("r(n % 5)");
+      case 16: return pick({"{# c #}", "{#- c -#}", "\n  {#- c #}  x"}) + pick({"{% raw %}{{ x }}{%- y %}{% endraw %}", "a\n  {%+ if true %}b{% endif %}",
+                            "  {%- if true %}\n  b\n  {%- endif %}\n", "\n    {% if true %}\n    b\n    {% endif %}\n    c"});
+      case 17: return tag("for x in " + e(T::List, 1)) + out("loop.changed(x is string)") + out("loop.depth") + tag("endfor");
       case 13: return tag("for k, v in " + pick({"d|dictsort", "d.items()", "msg|items", "users|groupby('city')"}) + "") +
                       out("k ~ '=' ~ v") + tag("endfor");
       default: return out(any(0)) + pick({" ", "\n", "  \n  "}) + out(any(0));
