@@ -20,6 +20,8 @@ Value attribute_path(const Value& v, const std::string& path);
 bool flag(const Args& a, size_t i, const char* name, bool dflt);
 // sort, dictsort, unique, min, max, groupby, batch, slice (filters_lists.cpp).
 void add_list_filters(Table& t);
+// title, indent, center, truncate, wordcount (filters_text.cpp).
+void add_text_filters(Table& t);
 
 }  // namespace filters
 }  // namespace exspec::jinja

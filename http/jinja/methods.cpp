@@ -6,6 +6,7 @@
 #include "http/jinja/interpreter.h"
 #include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
+#include "http/jinja/signatures.h"
 
 namespace exspec::jinja {
 namespace {
@@ -94,11 +95,7 @@ Value str_method(const std::string& s, const std::string& m, const Args& a) {
     for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
     return Value(n);
   }
-  if (m == "splitlines") {
-    std::vector<std::string> lines = pystr::split(s, std::string("\n"), -1);
-    if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    return strings(lines);
-  }
+  if (m == "splitlines") return strings(pystr::splitlines(s, a.get(0, "keepends") && a.get(0, "keepends")->truthy()));
   if (m == "removeprefix" || m == "removesuffix") {
     const std::string x = s_arg(a, 0, "affix", m.c_str());
     if (m == "removeprefix" && affix(s, Value(x), true)) return Value(s.substr(x.size()));
@@ -176,6 +173,7 @@ bool is_method(std::string_view name) {
 }
 
 Value call_method(const Value& v, const std::string& name, const Args& args) {
+  check_signature("method", name, args);
   if (v.is_string() && kStr.count(name)) return str_method(v.str(), name, args);
   if (v.is_object() && kDict.count(name)) return dict_method(v.object(), name, args);
   if (v.is_array() && kList.count(name)) return list_method(v.array(), name, args);

@@ -4,6 +4,7 @@
 #include "http/jinja/builtins.h"
 #include "http/jinja/interpreter.h"
 #include "http/jinja/pystr.h"
+#include "http/jinja/signatures.h"
 
 namespace exspec::jinja {
 namespace {
@@ -73,6 +74,7 @@ bool apply_test(Interpreter&, const std::string& name, const Value& v, const Arg
   auto al = aliases().find(name);
   auto it = table().find(al != aliases().end() ? al->second : name);
   if (it == table().end()) throw std::runtime_error("unknown test '" + name + "'");
+  check_signature("test", name, args);
   return it->second(v, args);
 }
 

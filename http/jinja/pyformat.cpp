@@ -185,6 +185,31 @@ std::string format_float(double v, const Spec& p) {
   return pad(p, sign_of(p, neg), body, '>');
 }
 
+// One %-conversion of v, its flags, width and precision in p.
+std::string percent_one(char c, const Value& v, Spec p) {
+  if (c == 's' || c == 'r' || c == 'a') {
+    std::string s = c == 's' ? to_str(v) : repr(v);
+    if (p.precision >= 0) s = pystr::slice(s, 0, p.precision, 1);
+    p.zero = false;
+    return pad(p, "", s, '>');
+  }
+  if (!v.is_number()) bad(std::string("%") + c + " format: a real number is required, not " + v.type_name());
+  if (c == 'd' || c == 'i' || c == 'u') {
+    const int64_t n = v.is_float() ? int64_t(std::trunc(v.as_number())) : v.as_int();
+    std::string digits_s = std::to_string(n < 0 ? -n : n);
+    if (p.precision > int64_t(digits_s.size())) digits_s.insert(0, size_t(p.precision) - digits_s.size(), '0');
+    return pad(p, sign_of(p, n < 0), digits_s, '>');
+  }
+  p.type = c;
+  if (std::strchr("xXo", c)) {
+    if (v.is_float()) bad(std::string("%") + c + " format: an integer is required, not float");
+    p.precision = -1;
+    return format_int(v.as_int(), p);
+  }
+  if (std::strchr("feEgGF", c)) return format_float(v.as_number(), p);
+  bad(std::string("unsupported format character '") + c + "'");
+}
+
 }  // namespace
 
 std::string format_value(const Value& v, const std::string& spec) {
@@ -219,8 +244,7 @@ Value field_value(const std::string& field, const Args& a, size_t& auto_index, i
   if (head.empty() || std::isdigit(static_cast<unsigned char>(head[0]))) {
     const int mode = head.empty() ? 1 : 2;
     if (numbering && numbering != mode)
-      bad(mode == 1 ? "cannot switch from manual field specification to automatic field numbering"
-                    : "cannot switch from automatic field numbering to manual field specification");
+      bad("cannot switch from manual field specification to automatic field numbering");  // CPython's words, both ways
     numbering = mode;
     const size_t i = head.empty() ? auto_index++ : std::stoul(head);
     if (i >= a.pos.size()) bad("Replacement index " + std::to_string(i) + " out of range for positional args tuple");
@@ -334,33 +358,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
       if (k >= list.size()) bad("not enough arguments for format string");
       v = &list[k++];
     }
-    if (c == 's' || c == 'r' || c == 'a') {
-      std::string s = c == 's' ? to_str(*v) : repr(*v);
-      if (p.precision >= 0) s = pystr::slice(s, 0, p.precision, 1);
-      p.precision = -1;
-      p.zero = false;
-      out += pad(p, "", s, '>');
-      continue;
-    }
-    if (!v->is_number()) bad(std::string("%") + c + " format: a real number is required, not " + v->type_name());
-    if (c == 'd' || c == 'i' || c == 'u') {
-      const int64_t n = v->is_float() ? int64_t(std::trunc(v->as_number())) : v->as_int();
-      std::string digits_s = std::to_string(n < 0 ? -n : n);
-      if (p.precision > int64_t(digits_s.size())) digits_s.insert(0, size_t(p.precision) - digits_s.size(), '0');
-      out += pad(p, sign_of(p, n < 0), digits_s, '>');
-    } else if (std::strchr("xXo", c)) {
-      if (v->is_float()) bad(std::string("%") + c + " format: an integer is required, not float");
-      Spec q = p;
-      q.type = c;
-      q.precision = -1;
-      out += format_int(v->as_int(), q);
-    } else if (std::strchr("feEgGF", c)) {
-      Spec q = p;
-      q.type = c;
-      out += format_float(v->as_number(), q);
-    } else {
-      bad(std::string("unsupported format character '") + c + "'");
-    }
+    out += percent_one(c, *v, p);
   }
   if (!by_name && spread && k < list.size()) bad("not all arguments converted during string formatting");
   // Python lets a lone mapping or list go unused (it has __getitem__), not a str or a number.

@@ -138,6 +138,25 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
   return std::vector<std::string>(rev.rbegin(), rev.rend());
 }
 
+std::vector<std::string> splitlines(std::string_view s, bool keepends) {
+  const std::u32string u = decode(s);
+  auto is_break = [](char32_t c) {
+    return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || (c >= 0x1C && c <= 0x1E) || c == 0x85 || c == 0x2028 ||
+           c == 0x2029;
+  };
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < u.size()) {
+    size_t j = i;
+    while (j < u.size() && !is_break(u[j])) ++j;
+    size_t end = j;
+    if (j < u.size()) end = j + (u[j] == '\r' && j + 1 < u.size() && u[j + 1] == '\n' ? 2 : 1);
+    out.push_back(encode(std::u32string_view(u).substr(i, (keepends ? end : j) - i)));
+    i = end;
+  }
+  return out;
+}
+
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count) {
   std::string out;
   if (old.empty()) {  // Python inserts `with` around every code point

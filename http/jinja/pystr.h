@@ -21,6 +21,8 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
 // str.split(sep, maxsplit) / rsplit; sep nullopt: runs of whitespace, empty pieces dropped.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
                                bool from_right = false);
+// str.splitlines(keepends): at \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, U+2028, U+2029.
+std::vector<std::string> splitlines(std::string_view s, bool keepends);
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count = -1);
 // str.upper / lower / capitalize / title with Unicode's full case mappings (ß -> SS, final sigma),
 // as Python has them; ASCII letters only where exspec was built without ICU (unicode_case()).

@@ -184,6 +184,10 @@ class Gen {
       case 16: return e(T::List, d) + "|map(attribute='" + pick({"0", "name"}) + "')|list";
       case 17: return "words|sort(case_sensitive=" + pick({"true", "false"}) + ")|unique(" + pick({"", "true"}) + ")|list";
       case 18: return "[" + e(T::Str, d) + "|max, " + e(T::List, d) + "|min]";
+      case 21: return pick({"xs|sort(reversed=true)", "xs|join(',', 'x', 1)", "(s).strip(chars=' ')", "(s).split(',', 1, 2)",
+                            "xs|batch()", "(s).replace('a')", "xs|first(1)", "range(stop=3)", "xs|sort(true, reverse=true)",
+                            "(n is divisibleby)", "(n is eq(b=1))", "(d).get()", "(s).startswith('a', start=0)",
+                            "xs|unique(attribute=none, case_sensitive=true)|list", "(s).splitlines(keepends=true)"});
       case 19: return "(" + e(T::Str, d) + ").splitlines()";
       case 20: return pick({"xs|sort(**{'reverse': true})", "(s).split(*[',', 1])", "range(*[1, 5])|list",
                             "words|sort(*[false, true])", "(s).rsplit(*[' '], **{'maxsplit': 1})", "xs|batch(*[2], **{'fill_with': 0})|list",
