@@ -284,14 +284,20 @@ Value f_round(Interpreter&, const Value& v, const Args& a) {
   return Value(double(int64_t(x)) / scale);
 }
 
+// attr(name) is getattr, never an item: a dict's keys are not its attributes (its methods are).
 Value f_attr(Interpreter&, const Value& v, const Args& a) {
   const Value* n = a.get(0, "name");
   if (!n) throw std::runtime_error("attr() needs a name");
-  if (v.is_object()) {
-    const Value* x = v.object().find(text_of(*n));
-    return x ? *x : Value::undefined("no attribute '" + text_of(*n) + "'");
+  const std::string name = text_of(*n);
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());
+  if (v.is_object() && !v.object().is_namespace) {
+    if (is_dict_method(name)) return method_value(v, name);
+  } else if (v.is_object()) {
+    if (const Value* x = v.object().find(name)) return *x;
+  } else if (v.is_string() || v.is_array()) {
+    return method_value(v, name);
   }
-  return Value::undefined("no attribute '" + text_of(*n) + "'");
+  return Value::undefined("'" + std::string(v.type_name()) + " object' has no attribute '" + name + "'");
 }
 
 // Jinja2's format filter: `value % args`, or `value % kwargs` (a mapping) when given keywords.

@@ -55,14 +55,6 @@ Value f_center(Interpreter&, const Value& v, const Args& a) {
 
 // truncate(length=255, killwords=false, end='...', leeway=5): Jinja2's default policy leeway.
 Value f_truncate(Interpreter& in, const Value& v, const Args& a) {
-  if (!v.is_string()) {  // Jinja2 takes len() of its input as it is: a short list passes through
-    const Value n = apply_filter(in, "length", v, Args{});
-    const Value* len_v = a.get(0, "length");
-    const Value* lee_v = a.get(3, "leeway");
-    if (n.as_int() <= (len_v ? len_v->as_int() : 255) + (lee_v && !lee_v->is_none() ? lee_v->as_int() : 5)) return v;
-    throw std::runtime_error(std::string("can only truncate a str, not ") + v.type_name());
-  }
-  const std::string s = text_of(v);
   const Value* len_v = a.get(0, "length");
   const Value* end_v = a.get(2, "end");
   const Value* lee_v = a.get(3, "leeway");
@@ -72,6 +64,11 @@ Value f_truncate(Interpreter& in, const Value& v, const Args& a) {
   const int64_t end_n = int64_t(pystr::length(end));
   if (length < end_n) throw std::runtime_error("expected length >= " + std::to_string(end_n) + ", got " + std::to_string(length));
   if (leeway < 0) throw std::runtime_error("expected leeway >= 0, got " + std::to_string(leeway));
+  if (!v.is_string()) {  // Jinja2 takes len() of its input as it is: a short list passes through
+    if (apply_filter(in, "length", v, Args{}).as_int() <= length + leeway) return v;
+    throw std::runtime_error(std::string("can only truncate a str, not ") + v.type_name());
+  }
+  const std::string s = v.str();
   if (int64_t(pystr::length(s)) <= length + leeway) return Value(s);
   const std::string head = pystr::slice(s, std::nullopt, length - end_n, 1);
   if (flag(a, 1, "killwords", false)) return Value(head + end);

@@ -233,6 +233,7 @@ Value Interpreter::eval_inner(const Expr& e, const FramePtr& f) {
       const auto b = bound(e.b), c = bound(e.c), d = bound(e.d);
       const int64_t step = d ? *d : 1;
       if (obj.is_string()) return Value(pystr::slice(obj.str(), b, c, step));
+      if (obj.is_undefined()) throw std::runtime_error(obj.undefined_why());
       if (!obj.is_array()) throw std::runtime_error(std::string("'") + obj.type_name() + "' object is not subscriptable");
       Array out;
       for (int64_t i : pystr::slice_indices(int64_t(obj.array().size()), b, c, step)) out.push_back(obj.array()[size_t(i)]);

@@ -141,7 +141,7 @@ class Gen {
       case 9: return e(T::List, d) + "|join" + pick({"", "(', ')", "('-')", "(d='/')"});
       case 10: return e(T::Str, d) + "|truncate(" + pick({"5", "9", "3, true", "7, false, '~'", "8, true, '..', 0", "length=4, leeway=0", "2"}) + ")";
       case 11: return e(T::Str, d) + "|center(" + num(0, 12) + ")";
-      case 12: return "(" + e(T::Str, d) + ")[" + pick({"1:3", "::-1", ":2", "-2:", "0", "-1", "::2", "5"}) + "]";
+      case 12: return "(" + leaf(T::Str) + ")[" + pick({"1:3", "::-1", ":2", "-2:", "0", "-1", "::2"}) + "]";
       case 13: return e(T::Any, d) + "|tojson" + pick({"", "(indent=2)", "(sort_keys=true)", "(separators=(',', ':'))"});
       case 14: return e(T::Str, d) + "|replace(" + str_lit() + ", " + str_lit() + pick({"", ", 1", ", count=2"}) + ")";
       case 15: return "(" + e(T::Str, d) + ").replace(" + str_lit() + ", " + str_lit() + ")";
@@ -162,7 +162,7 @@ class Gen {
   }
 
   std::string list_expr(int d) {
-    switch (below(24)) {
+    switch (below(26)) {
       case 0: return "[" + e(T::Any, d) + ", " + e(T::Any, d) + "]";
       case 1: return e(T::List, d) + "|sort" + sort_args();
       case 2: return "users|sort(attribute='" + pick({"age", "name", "age,name", "city", "age,city"}) + "'" +
@@ -172,7 +172,7 @@ class Gen {
                     pick({"", "none", "none, 0", "none, 1", "' '", "',', 1", "',', -1", "maxsplit=2", "sep=' ', maxsplit=1", "',,'"}) + ")";
       case 5: return e(T::List, d) + "|" + pick({"batch(2)", "batch(3, 0)", "slice(2)", "slice(3, 'x')", "batch(1)", "slice(4)"}) + "|list";
       case 6: return e(T::List, d) + "|" + pick({"unique", "reverse", "select('odd')", "reject('even')", "select", "map('string')", "map('upper')"}) + "|list";
-      case 7: return "(" + e(T::List, d) + ")[" + pick({"1:", ":-1", "::-1", "::2", "1:2"}) + "]";
+      case 7: return "(" + leaf(T::List) + ")[" + pick({"1:", ":-1", "::-1", "::2", "1:2"}) + "]";
       case 8: return "range(" + (chance(50) ? int_lit() : chance(50) ? int_lit() + ", " + int_lit() : pick({"0, 10, 3", "5, 0, -2"})) + ")|list";
       case 9: return e(T::Dict, d) + "|dictsort" + pick({"", "(reverse=true)", "(true)", "(by='value')", "(false, 'value', true)"});
       case 10: return "(" + e(T::Dict, d) + ")." + pick({"items", "keys", "values"}) + "()|list";
@@ -184,6 +184,13 @@ class Gen {
       case 16: return e(T::List, d) + "|map(attribute='" + pick({"0", "name"}) + "')|list";
       case 17: return "words|sort(case_sensitive=" + pick({"true", "false"}) + ")|unique(" + pick({"", "true"}) + ")|list";
       case 18: return "[" + e(T::Str, d) + "|max, " + e(T::List, d) + "|min]";
+      case 22: return pick({"users|selectattr('city', 'in', ['NY', 'CA'])|map(attribute='name')|list", "users|rejectattr('age', 'lt', 30)|list|length",
+                            "[users|sum(attribute='age'), xs|sum(start=0.5)]", "[d|first, msg|list, d|items|list]", "[msg|attr('role'), d|attr('zz')]",
+                            "('<a href=\"x\">&'|escape) ~ ('<b>'|forceescape) ~ (('x' ~ '&')|e)", "[(1, 2)|string, (1,)|tojson, none|tojson]",
+                            "[xs|tojson(indent=1), d|tojson(separators=[',', ':'], sort_keys=true)]", "[1 < 'a']", "[[1, 2] < [1, 3], (1, 2) == [1, 2], [1] + (2,)]",
+                            "[words|select('in', ['fig', 'pear'])|list, words|reject('lower')|list, words|map('length')|list]",
+                            "[xs|map('abs')|list, words|map('truncate', 3, true, '')|list, words|map('replace', 'a', '4')|list]",
+                            "[n|string|center(5), f|string|length, s|wordcount, s|list|length]"});
       case 21: return pick({"xs|sort(reversed=true)", "xs|join(',', 'x', 1)", "(s).strip(chars=' ')", "(s).split(',', 1, 2)",
                             "xs|batch()", "(s).replace('a')", "xs|first(1)", "range(stop=3)", "xs|sort(true, reverse=true)",
                             "(n is divisibleby)", "(n is eq(b=1))", "(d).get()", "(s).startswith('a', start=0)",
