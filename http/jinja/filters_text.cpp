@@ -32,8 +32,7 @@ Value f_indent(Interpreter&, const Value& v, const Args& a) {
   if (!v.is_string()) throw std::runtime_error(std::string("unsupported operand type(s) for +=: '") + v.type_name() + "' and 'str'");
   const Value* w = a.get(0, "width");
   const std::string ind = w && w->is_string() ? w->str() : std::string(size_t(w ? w->as_int() : 4), ' ');
-  std::vector<std::string> lines = pystr::split(text_of(v) + "\n", std::string("\n"), -1);
-  lines.pop_back();  // what splitlines() leaves after the added newline
+  const std::vector<std::string> lines = pystr::splitlines(v.str() + "\n", false);  // Jinja2's quirk
   std::string out;
   if (flag(a, 2, "blank", false)) {
     for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" + ind : "") + lines[i];

@@ -126,7 +126,7 @@ class Gen {
 
   std::string str_expr(int d) {
     switch (below(26)) {
-      case 0: return e(T::Str, d) + "|" + pick({"upper", "lower", "title", "capitalize", "trim", "string", "reverse"});
+      case 0: return chance(85) ? e(T::Str, d) + "|" + pick({"upper", "lower", "title", "capitalize", "trim", "string"}) : leaf(T::Str) + "|reverse";
       case 1: return "(" + e(T::Str, d) + ")." + pick({"upper", "lower", "title", "capitalize", "strip", "lstrip", "rstrip"}) + "()";
       case 2: return "(" + e(T::Str, d) + ")." + pick({"strip", "lstrip", "rstrip"}) + "(" + pick({"' '", "'a '", "'ΣS'", "none", "'\\n\\t '"}) + ")";
       case 3: return "(" + e(T::Any, d) + " ~ " + e(T::Any, d) + ")";
