@@ -56,8 +56,9 @@ void Interpreter::bind_macro_args(const Stmt& def, const std::string& name, cons
     for (auto& [k, v] : kw) rest.set(k, std::move(v));
     frame->vars.insert_or_assign("kwargs", Value(std::move(rest)));
   } else if (!kw.empty()) {
-    if (kw.front().first == "caller")
-      throw std::runtime_error("macro '" + name + "' was invoked with two values for the special caller argument");
+    for (const auto& [k, v] : kw)
+      if (k == "caller")
+        throw std::runtime_error("macro '" + name + "' was invoked with two values for the special caller argument");
     throw std::runtime_error("macro '" + name + "' takes no keyword argument '" + kw.front().first + "'");
   }
   if (def.catch_varargs) {
