@@ -41,6 +41,7 @@ struct Expr {
   Kwargs kwargs;
   std::vector<std::string> ops;
   std::vector<ExprPtr> dict_keys;
+  ExprPtr star, dstar;  // Call, Filter, Test: f(*star, **dstar), spread as Python spreads them
   bool negated = false;
 };
 
@@ -79,6 +80,9 @@ struct Stmt {
   std::vector<std::pair<ExprPtr, Body>> branches;
   Body body, else_body;
   std::vector<Param> params;
+  // Macro, CallBlock: what the body reads without setting it first (Jinja2's find_undeclared):
+  // only then does a call take extra keywords (kwargs), extra positions (varargs) or a caller.
+  bool catch_kwargs = false, catch_varargs = false, catch_caller = false;
 };
 
 }  // namespace exspec::jinja

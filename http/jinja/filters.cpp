@@ -1,40 +1,54 @@
 // Jinja2's builtin filters (those chat templates use), with Hugging Face's tojson.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "http/jinja/builtins.h"
+#include "http/jinja/filters_internal.h"
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
+#include "http/jinja/signatures.h"
 
 namespace exspec::jinja {
-namespace {
-
-using FilterFn = Value (*)(Interpreter&, const Value&, const Args&);
-
-std::string text_of(const Value& v) { return to_str(v); }
+namespace filters {
 
 bool flag(const Args& a, size_t i, const char* name, bool dflt) {
   const Value* v = a.get(i, name);
   return v ? v->truthy() : dflt;
 }
 
-// environment.getattr for "a.b.0" paths (map, selectattr, sort, join's attribute=).
+// environment.getitem for "a.b.0" paths (map, selectattr, sort, join's attribute=).
 Value attribute_path(const Value& v, const std::string& path) {
   Value cur = v;
   for (const auto& part : pystr::split(path, std::string("."), -1)) {
-    if (cur.is_object()) {
+    if (cur.is_undefined()) throw std::runtime_error(cur.undefined_why());  // Undefined[...] raises
+    if (const Value* f = cur.is_array() ? cur.field(part) : nullptr) {
+      cur = *f;
+    } else if (cur.is_object()) {
       const Value* x = cur.object().find(part);
       cur = x ? *x : Value::undefined("'dict object' has no attribute '" + part + "'");
-    } else if (cur.is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
-      const size_t i = std::stoul(part);
-      cur = i < cur.array().size() ? cur.array()[i] : Value::undefined("index out of range");
+    } else if ((cur.is_array() || cur.is_string()) && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+      const size_t i = std::stoul(part);  // an integer part indexes a list or a str
+      const size_t n = cur.is_array() ? cur.array().size() : pystr::length(cur.str());
+      cur = i >= n ? Value::undefined("index out of range")
+            : cur.is_array() ? cur.array()[i] : Value(pystr::slice(cur.str(), int64_t(i), int64_t(i) + 1, 1));
     } else {
       return Value::undefined("no attribute '" + part + "'");
     }
   }
   return cur;
 }
+
+}  // namespace filters
+
+namespace {
+
+using namespace filters;
+
+std::string text_of(const Value& v) { return to_str(v); }
 
 Args rest(const Args& a, size_t from) {
   Args r;
@@ -80,7 +94,6 @@ Value f_trim(Interpreter&, const Value& v, const Args& a) {
 Value f_upper(Interpreter&, const Value& v, const Args&) { return Value(pystr::upper(text_of(v))); }
 Value f_lower(Interpreter&, const Value& v, const Args&) { return Value(pystr::lower(text_of(v))); }
 Value f_capitalize(Interpreter&, const Value& v, const Args&) { return Value(pystr::capitalize(text_of(v))); }
-Value f_title(Interpreter&, const Value& v, const Args&) { return Value(pystr::title(text_of(v))); }
 Value f_string(Interpreter&, const Value& v, const Args&) { return Value(text_of(v)); }
 Value f_safe(Interpreter&, const Value& v, const Args&) { return v; }
 
@@ -147,8 +160,11 @@ Value f_items(Interpreter&, const Value& v, const Args&) {
   return Value(std::move(out));
 }
 
+// map, select, reject and their attr forms yield nothing for a false input (Jinja2's `if value:`),
+// whatever its type.
 Value f_map(Interpreter& in, const Value& v, const Args& a) {
   Array out;
+  if (!v.truthy()) return Value(std::move(out));
   const Value* attr = a.get(99, "attribute");
   for (const Value& e : iterate(v)) {
     if (attr) {
@@ -166,6 +182,7 @@ Value f_map(Interpreter& in, const Value& v, const Args& a) {
 
 Value select_impl(Interpreter& in, const Value& v, const Args& a, bool by_attr, bool keep) {
   Array out;
+  if (!v.truthy()) return Value(std::move(out));
   const size_t test_at = by_attr ? 1 : 0;
   for (const Value& e : iterate(v)) {
     const Value x = by_attr ? attribute_path(e, a.pos.empty() ? "" : text_of(a.pos[0])) : e;
@@ -180,63 +197,6 @@ Value f_reject(Interpreter& in, const Value& v, const Args& a) { return select_i
 Value f_selectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, true); }
 Value f_rejectattr(Interpreter& in, const Value& v, const Args& a) { return select_impl(in, v, a, true, false); }
 
-// sort / min / max / unique key: the attribute, lower-cased strings unless case_sensitive.
-Value sort_key(const Value& e, const Args& a, size_t case_at, size_t attr_at) {
-  const Value* attr = a.get(attr_at, "attribute");
-  Value k = attr && !attr->is_none() ? attribute_path(e, text_of(*attr)) : e;
-  if (k.is_string() && !flag(a, case_at, "case_sensitive", false)) k = Value(pystr::lower(k.str()));
-  return k;
-}
-
-Value f_sort(Interpreter&, const Value& v, const Args& a) {
-  Array items = iterate(v);
-  std::stable_sort(items.begin(), items.end(),
-                   [&](const Value& x, const Value& y) { return less(sort_key(x, a, 1, 2), sort_key(y, a, 1, 2)); });
-  if (flag(a, 0, "reverse", false)) std::reverse(items.begin(), items.end());
-  return Value(std::move(items));
-}
-
-Value f_dictsort(Interpreter&, const Value& v, const Args& a) {
-  if (!v.is_object()) throw std::runtime_error("dictsort(): can only be used on a mapping");
-  const bool by_value = a.get(1, "by") && text_of(*a.get(1, "by")) == "value";
-  const bool cs = flag(a, 0, "case_sensitive", false);
-  Array pairs;
-  for (const auto& [k, e] : v.object().items) pairs.push_back(Value::tuple(Array{Value(k), e}));
-  auto key = [&](const Value& p) {
-    Value k = p.array()[by_value ? 1 : 0];
-    return k.is_string() && !cs ? Value(pystr::lower(k.str())) : k;
-  };
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) { return less(key(x), key(y)); });
-  if (flag(a, 2, "reverse", false)) std::reverse(pairs.begin(), pairs.end());
-  return Value(std::move(pairs));
-}
-
-Value f_unique(Interpreter&, const Value& v, const Args& a) {
-  Array out, keys;
-  for (const Value& e : iterate(v)) {
-    const Value k = sort_key(e, a, 0, 1);
-    if (std::none_of(keys.begin(), keys.end(), [&](const Value& x) { return equal(x, k); })) {
-      keys.push_back(k);
-      out.push_back(e);
-    }
-  }
-  return Value(std::move(out));
-}
-
-Value extreme(const Value& v, const Args& a, bool want_max) {
-  const Array items = iterate(v);
-  if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-  size_t best = 0;
-  for (size_t i = 1; i < items.size(); ++i) {
-    const Value k = sort_key(items[i], a, 0, 1), b = sort_key(items[best], a, 0, 1);
-    if (want_max ? less(b, k) : less(k, b)) best = i;
-  }
-  return items[best];
-}
-
-Value f_max(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, true); }
-Value f_min(Interpreter&, const Value& v, const Args& a) { return extreme(v, a, false); }
-
 Value f_sum(Interpreter&, const Value& v, const Args& a) {
   const Value* attr = a.get(0, "attribute");
   const Value* start = a.get(1, "start");
@@ -248,6 +208,7 @@ Value f_sum(Interpreter&, const Value& v, const Args& a) {
 Value f_int(Interpreter&, const Value& v, const Args& a) {
   const Value* d = a.get(0, "default");
   const Value dflt = d ? *d : Value(0);
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());  // int(Undefined) raises
   if (v.is_number()) return v.is_float() ? Value(int64_t(std::trunc(v.as_number()))) : Value(v.as_int());
   if (v.is_string()) {
     const std::string s = pystr::strip(v.str(), std::nullopt, true, true);
@@ -270,6 +231,7 @@ Value f_int(Interpreter&, const Value& v, const Args& a) {
 
 Value f_float(Interpreter&, const Value& v, const Args& a) {
   const Value* d = a.get(0, "default");
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());  // float(Undefined) raises
   if (v.is_number()) return Value(v.as_number());
   if (v.is_string()) {
     try {
@@ -288,67 +250,81 @@ Value f_abs(Interpreter&, const Value& v, const Args&) {
   return v.is_float() ? Value(std::fabs(v.as_number())) : Value(int64_t(std::llabs(v.as_int())));
 }
 
+// round(x, n) is correctly rounded, half to even on x's exact binary value: what printf's "%.nf"
+// does too. ceil and floor: Python's math.ceil(x * 10**n) is an int, then divided.
 Value f_round(Interpreter&, const Value& v, const Args& a) {
   const Value* p = a.get(0, "precision");
   const Value* m = a.get(1, "method");
-  const double scale = std::pow(10.0, p ? double(p->as_int()) : 0.0);
+  const int64_t prec = p ? p->as_int() : 0;
   const std::string method = m ? text_of(*m) : "common";
-  const double x = v.as_number() * scale;
-  const double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
-  return Value(r / scale);
+  if (method != "common" && method != "ceil" && method != "floor")
+    throw std::runtime_error("method must be common, ceil or floor");
+  if (!v.is_number()) throw std::runtime_error(std::string("type ") + v.type_name() + " doesn't define __round__ method");
+  if (method == "common") {
+    if (!v.is_float()) {  // round(int, n) is an int, rounded half to even at 10**-n
+      if (prec >= 0) return Value(v.as_int());
+      if (prec < -18) return Value(0);
+      int64_t m = 1;
+      for (int64_t i = 0; i < -prec; ++i) m *= 10;
+      const int64_t x = v.as_int();
+      int64_t q = x / m - (x % m < 0), r = x - q * m;
+      if (2 * r > m || (2 * r == m && (q & 1))) ++q;
+      return Value(q * m);
+    }
+    if (prec >= 0 && prec < 300) {
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "%.*f", int(prec), v.as_number());
+      return Value(std::strtod(buf, nullptr));
+    }
+    const double scale = std::pow(10.0, double(-prec));
+    return Value(std::nearbyint(v.as_number() / scale) * scale);
+  }
+  const double scale = std::pow(10.0, double(prec));
+  const double x = method == "ceil" ? std::ceil(v.as_number() * scale) : std::floor(v.as_number() * scale);
+  return Value(double(int64_t(x)) / scale);
 }
 
+// attr(name) is getattr, never an item: a dict's keys are not its attributes (its methods are).
 Value f_attr(Interpreter&, const Value& v, const Args& a) {
   const Value* n = a.get(0, "name");
   if (!n) throw std::runtime_error("attr() needs a name");
-  if (v.is_object()) {
-    const Value* x = v.object().find(text_of(*n));
-    return x ? *x : Value::undefined("no attribute '" + text_of(*n) + "'");
+  const std::string name = text_of(*n);
+  if (v.is_undefined()) throw std::runtime_error(v.undefined_why());
+  if (v.is_object() && !v.object().is_namespace) {
+    if (is_dict_method(name)) return method_value(v, name);
+  } else if (v.is_object()) {
+    if (const Value* x = v.object().find(name)) return *x;
+  } else if (v.is_string() || v.is_array()) {
+    return method_value(v, name);
   }
-  return Value::undefined("no attribute '" + text_of(*n) + "'");
+  return Value::undefined("'" + std::string(v.type_name()) + " object' has no attribute '" + name + "'");
 }
 
-Value f_format(Interpreter&, const Value& v, const Args& a) { return Value(percent_format(text_of(v), Value(a.pos))); }
-
-Value f_indent(Interpreter&, const Value& v, const Args& a) {
-  const Value* w = a.get(0, "width");
-  const std::string ind = w && w->is_string() ? w->str() : std::string(size_t(w ? w->as_int() : 4), ' ');
-  std::vector<std::string> lines = pystr::split(text_of(v) + "\n", std::string("\n"), -1);
-  lines.pop_back();  // what splitlines() leaves after the added newline
-  std::string out;
-  if (flag(a, 2, "blank", false)) {
-    for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" + ind : "") + lines[i];
-  } else {
-    for (size_t i = 0; i < lines.size(); ++i) out += i == 0 ? lines[i] : "\n" + (lines[i].empty() ? "" : ind) + lines[i];
+// Jinja2's format filter: `value % args`, or `value % kwargs` (a mapping) when given keywords.
+Value f_format(Interpreter&, const Value& v, const Args& a) {
+  if (!a.kw.empty()) {
+    if (!a.pos.empty()) throw std::runtime_error("can't handle positional and keyword arguments at the same time");
+    Object o;
+    for (const auto& [k, x] : a.kw) o.set(k, x);
+    return Value(percent_format(text_of(v), Value(std::move(o))));
   }
-  if (flag(a, 1, "first", false)) out = ind + out;
-  return Value(out);
+  return Value(percent_format(text_of(v), Value::tuple(a.pos)));
 }
 
-Value f_center(Interpreter&, const Value& v, const Args& a) {
-  const Value* w = a.get(0, "width");
-  const std::string s = text_of(v);
-  const int64_t width = w ? w->as_int() : 80, n = int64_t(pystr::length(s));
-  if (width <= n) return Value(s);
-  const int64_t pad = width - n, left = pad / 2 + (pad & width & 1);
-  return Value(std::string(size_t(left), ' ') + s + std::string(size_t(pad - left), ' '));
-}
-
-Value f_wordcount(Interpreter&, const Value& v, const Args&) {
-  return Value(int64_t(pystr::split(text_of(v), std::nullopt, -1).size()));
-}
-
-const std::map<std::string, FilterFn, std::less<>>& table() {
-  static const std::map<std::string, FilterFn, std::less<>> t{
+const Table& table() {
+  static const Table t = [] {
+    Table t{
       {"tojson", f_tojson}, {"length", f_length}, {"count", f_length}, {"default", f_default}, {"d", f_default},
-      {"trim", f_trim}, {"upper", f_upper}, {"lower", f_lower}, {"capitalize", f_capitalize}, {"title", f_title},
+      {"trim", f_trim}, {"upper", f_upper}, {"lower", f_lower}, {"capitalize", f_capitalize},
       {"string", f_string}, {"safe", f_safe}, {"escape", f_escape}, {"e", f_escape}, {"forceescape", f_escape},
       {"replace", f_replace}, {"list", f_list}, {"first", f_first}, {"last", f_last}, {"reverse", f_reverse},
       {"join", f_join}, {"items", f_items}, {"map", f_map}, {"select", f_select}, {"reject", f_reject},
-      {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sort", f_sort}, {"dictsort", f_dictsort},
-      {"unique", f_unique}, {"max", f_max}, {"min", f_min}, {"sum", f_sum}, {"int", f_int}, {"float", f_float},
-      {"abs", f_abs}, {"round", f_round}, {"attr", f_attr}, {"format", f_format}, {"indent", f_indent},
-      {"center", f_center}, {"wordcount", f_wordcount}};
+      {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sum", f_sum}, {"int", f_int},
+      {"float", f_float}, {"abs", f_abs}, {"round", f_round}, {"attr", f_attr}, {"format", f_format}};
+    add_list_filters(t);
+    add_text_filters(t);
+    return t;
+  }();
   return t;
 }
 
@@ -359,6 +335,7 @@ bool is_filter(std::string_view name) { return table().count(name) > 0; }
 Value apply_filter(Interpreter& in, const std::string& name, const Value& v, const Args& args) {
   auto it = table().find(name);
   if (it == table().end()) throw std::runtime_error("unknown filter '" + name + "'");
+  check_signature("filter", name, args);
   return it->second(in, v, args);
 }
 

@@ -11,6 +11,7 @@ namespace {
 const char* const kGlobals[] = {"range", "namespace", "dict", "raise_exception", "strftime_now"};
 
 Value range(const Args& a) {
+  if (!a.kw.empty()) throw std::runtime_error("range() takes no keyword arguments");
   if (a.pos.empty() || a.pos.size() > 3) throw std::runtime_error("range expected 1 to 3 arguments");
   for (const auto& v : a.pos)
     if (!v.is_int() && !v.is_bool()) throw std::runtime_error("range() takes integers");

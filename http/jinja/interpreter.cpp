@@ -67,7 +67,9 @@ Interpreter::Flow Interpreter::exec_one(const Stmt& s, const FramePtr& f, std::s
       case Stmt::Macro: set_var(*f, s.text, make_macro(s, f, s.text)); return Flow::Normal;
       case Stmt::CallBlock: {
         Args a = args_of(*s.expr, f);
-        a.caller = std::make_shared<Callable>(make_macro(s, f, "caller").callable());
+        for (const auto& kw : a.kw)
+          if (kw.first == "caller") throw std::runtime_error("got multiple values for keyword argument 'caller'");
+        a.kw.emplace_back("caller", make_macro(s, f, "caller"));
         out += to_str(call(eval(*s.expr->a, f), a));
         return Flow::Normal;
       }
@@ -109,9 +111,9 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const FramePtr& f, std::s
     }
     items = std::move(kept);
   }
-  if (items.empty()) return exec(s.else_body, f, out);
   const int64_t n = int64_t(items.size());
   auto last_changed = std::make_shared<std::optional<Array>>();
+  bool completed = false;
   for (int64_t i = 0; i < n; ++i) {
     Object loop;
     loop.set("index", Value(i + 1));
@@ -141,8 +143,13 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const FramePtr& f, std::s
     auto inner = std::make_shared<Frame>(Frame{{}, f});
     unpack(*inner, s.targets, items[size_t(i)]);
     set_var(*inner, "loop", Value(std::move(loop)));
-    if (exec(s.body, inner, out) == Flow::Break) break;
+    const Flow fl = exec(s.body, inner, out);
+    if (fl == Flow::Break) break;
+    completed = completed || fl == Flow::Normal;
   }
+  // Jinja2 runs the else block unless some iteration ran its body to the end: after no items,
+  // and also when every iteration ended in break or continue.
+  if (!completed) return exec(s.else_body, f, out);
   return Flow::Normal;
 }
 
@@ -155,45 +162,6 @@ void Interpreter::exec_set(const Stmt& s, const FramePtr& f, Value v) {
   if (!target.is_object() || !target.object().is_namespace)
     throw std::runtime_error("cannot assign attribute on non-namespace object");
   target.object_ptr()->set(s.targets[1], std::move(v));
-}
-
-Value Interpreter::make_macro(const Stmt& s, const FramePtr& f, const std::string& name) {
-  const Stmt* def = &s;
-  return Value::function(name, [this, def, f](const Args& a) {
-    if (++depth_ > 200) {
-      --depth_;
-      throw std::runtime_error("macro recursion deeper than 200 calls");
-    }
-    auto frame = std::make_shared<Frame>(Frame{{}, f});
-    size_t used = 0;
-    for (size_t i = 0; i < def->params.size(); ++i) {
-      const Param& p = def->params[i];
-      const Value* v = a.get(i, p.name);
-      if (v) ++used;
-      set_var(*frame, p.name, v ? *v : p.dflt ? eval(*p.dflt, frame) : Value::undefined("'" + p.name + "' is undefined"));
-    }
-    Array varargs;
-    for (size_t i = def->params.size(); i < a.pos.size(); ++i) varargs.push_back(a.pos[i]);
-    set_var(*frame, "varargs", Value(std::move(varargs)));
-    Object kwargs;
-    for (const auto& [k, v] : a.kw) {
-      bool is_param = false;
-      for (const auto& p : def->params) is_param = is_param || p.name == k;
-      if (!is_param) kwargs.set(k, v);
-    }
-    set_var(*frame, "kwargs", Value(std::move(kwargs)));
-    if (a.caller) set_var(*frame, "caller", Value::function("caller", a.caller->fn));
-    std::string out;
-    try {
-      exec(def->body, frame, out);
-    } catch (...) {
-      --depth_;
-      throw;
-    }
-    --depth_;
-    (void)used;
-    return Value(std::move(out));
-  });
 }
 
 Value Interpreter::lookup(const std::string& name, const FramePtr& f) const {
@@ -225,6 +193,7 @@ Value Interpreter::attr(const Value& obj, const std::string& name, bool item_fir
     return Value::undefined("'" + std::string(obj.object().is_namespace ? "Namespace" : "dict object") +
                             "' has no attribute '" + name + "'");
   }
+  if (const Value* v = obj.is_array() ? obj.field(name) : nullptr) return *v;
   if (obj.is_string() || obj.is_array()) {
     Value m = method_value(obj, name);
     if (!m.is_undefined()) return m;
@@ -264,10 +233,11 @@ Value Interpreter::eval_inner(const Expr& e, const FramePtr& f) {
       const auto b = bound(e.b), c = bound(e.c), d = bound(e.d);
       const int64_t step = d ? *d : 1;
       if (obj.is_string()) return Value(pystr::slice(obj.str(), b, c, step));
+      if (obj.is_undefined()) throw std::runtime_error(obj.undefined_why());
       if (!obj.is_array()) throw std::runtime_error(std::string("'") + obj.type_name() + "' object is not subscriptable");
       Array out;
       for (int64_t i : pystr::slice_indices(int64_t(obj.array().size()), b, c, step)) out.push_back(obj.array()[size_t(i)]);
-      return Value(std::move(out));
+      return obj.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
     }
     case Expr::Call: return call_expr(e, f);
     case Expr::Filter: return filter(e, f, nullptr);
@@ -312,8 +282,10 @@ Value Interpreter::binary(const Expr& e, const FramePtr& f) {
   if (e.name == "or") return a.truthy() ? a : eval(*e.b, f);
   const Value b = eval(*e.b, f);
   if (e.name == "~") return Value(to_str(a) + to_str(b));
+  // Undefined's operators raise; str's % takes it as a value (str(Undefined) is "").
+  const bool str_mod = e.name == "%" && a.is_string();
   for (const Value* v : {&a, &b})
-    if (v->is_undefined()) throw std::runtime_error(v->undefined_why());
+    if (v->is_undefined() && !(str_mod && v == &b)) throw std::runtime_error(v->undefined_why());
   return arithmetic(e.name, a, b);
 }
 
@@ -339,43 +311,6 @@ Value Interpreter::compare(const Expr& e, const FramePtr& f) {
     left = right;
   }
   return Value(true);
-}
-
-Args Interpreter::args_of(const Expr& e, const FramePtr& f) {
-  Args a;
-  for (const auto& x : e.args) a.pos.push_back(eval(*x, f));
-  for (const auto& [k, x] : e.kwargs) a.kw.emplace_back(k, eval(*x, f));
-  return a;
-}
-
-Value Interpreter::call_expr(const Expr& e, const FramePtr& f) {
-  const Expr& callee = *e.a;
-  if (callee.kind == Expr::Attr) {
-    const Value obj = eval(*callee.a, f);
-    if ((obj.is_string() || obj.is_array() || (obj.is_object() && !obj.object().find(callee.name))) &&
-        is_method(callee.name))
-      return call_method(obj, callee.name, args_of(e, f));
-    return call(attr(obj, callee.name, false), args_of(e, f));
-  }
-  return call(eval(callee, f), args_of(e, f));
-}
-
-Value Interpreter::call(const Value& fn, const Args& args) {
-  if (fn.is_undefined()) throw std::runtime_error(fn.undefined_why());
-  if (!fn.is_callable()) throw std::runtime_error(std::string("'") + fn.type_name() + "' object is not callable");
-  return fn.callable().fn(args);
-}
-
-// e: a Filter node whose operand is e.a, or (input given) a chain over a {% filter %} body.
-Value Interpreter::filter(const Expr& e, const FramePtr& f, const Value* input) {
-  const Value v = !e.a ? *input : e.a->kind == Expr::Filter ? filter(*e.a, f, input) : eval(*e.a, f);
-  try {
-    return apply_filter(*this, e.name, v, args_of(e, f));
-  } catch (const TemplateError&) {
-    throw;
-  } catch (const std::exception& x) {
-    throw TemplateError(x.what(), e.line);
-  }
 }
 
 }  // namespace exspec::jinja

@@ -36,6 +36,7 @@ class Interpreter {
   Flow exec_for(const Stmt& s, const FramePtr& f, std::string& out);
   void exec_set(const Stmt& s, const FramePtr& f, Value v);
   Value make_macro(const Stmt& s, const FramePtr& f, const std::string& name);
+  void bind_macro_args(const Stmt& def, const std::string& name, const Args& a, const FramePtr& frame);
   Value eval(const Expr& e, const FramePtr& f);
   Value eval_inner(const Expr& e, const FramePtr& f);
   Value lookup(const std::string& name, const FramePtr& f) const;
@@ -58,7 +59,5 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b);
 bool contains(const Value& container, const Value& x);
 // Python's iteration: a list's items, a dict's keys, a str's characters; undefined: nothing.
 Array iterate(const Value& v);
-// "fmt % args" (printf-style str formatting: %s %d %i %f %r %x %%).
-std::string percent_format(const std::string& fmt, const Value& args);
 
 }  // namespace exspec::jinja

@@ -206,6 +206,7 @@ class Lexer {
   }
 
   int number() {
+    if (based_int()) return 0;
     size_t e = pos_;
     auto digits = [&] {
       while (e < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[e])) || s_[e] == '_')) ++e;
@@ -231,6 +232,30 @@ class Lexer {
     out_.push_back(Token{is_float ? Token::Float : Token::Int, t, line_});
     pos_ = e;
     return 0;
+  }
+
+  // 0x1F, 0o17, 0b101 (Jinja2's integer_re): an Int token in decimal.
+  bool based_int() {
+    if (s_[pos_] != '0' || pos_ + 2 >= s_.size()) return false;
+    const char k = char(std::tolower(static_cast<unsigned char>(s_[pos_ + 1])));
+    const int base = k == 'x' ? 16 : k == 'o' ? 8 : k == 'b' ? 2 : 0;
+    auto ok = [&](char c) {
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                    : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10 : 99;
+      return d < base;
+    };
+    size_t e = pos_ + 2;
+    if (!base || !(ok(s_[e]) || (s_[e] == '_' && e + 1 < s_.size() && ok(s_[e + 1])))) return false;
+    std::string t;
+    for (; e < s_.size() && (ok(s_[e]) || s_[e] == '_'); ++e)
+      if (s_[e] != '_') t.push_back(s_[e]);
+    try {
+      out_.push_back(Token{Token::Int, std::to_string(std::stoll(t, nullptr, base)), line_});
+    } catch (const std::exception&) {
+      fail("number out of range: " + s_.substr(pos_, e - pos_));
+    }
+    pos_ = e;
+    return true;
   }
 
   // A string literal, unescaped as Python's unicode-escape reads it.

@@ -1,9 +1,12 @@
 // The methods of str, dict and list a sandboxed Jinja2 template may call (none that mutate).
+#include <algorithm>
 #include <set>
 
 #include "http/jinja/builtins.h"
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
+#include "http/jinja/signatures.h"
 
 namespace exspec::jinja {
 namespace {
@@ -51,36 +54,6 @@ Value strings(const std::vector<std::string>& parts) {
   return Value(std::move(out));
 }
 
-// str.format: {} {0} {name}, {{ and }}.
-std::string format(const std::string& f, const Args& a) {
-  std::string out;
-  size_t auto_index = 0;
-  for (size_t i = 0; i < f.size(); ++i) {
-    const char c = f[i];
-    if ((c == '{' || c == '}') && i + 1 < f.size() && f[i + 1] == c) {
-      out.push_back(c);
-      ++i;
-      continue;
-    }
-    if (c != '{') {
-      out.push_back(c);
-      continue;
-    }
-    const size_t close = f.find('}', i);
-    if (close == std::string::npos) throw std::runtime_error("Single '{' encountered in format string");
-    const std::string field = f.substr(i + 1, close - i - 1);
-    if (field.find_first_of(":!") != std::string::npos) throw std::runtime_error("format specs are not supported: {" + field + "}");
-    const Value* v = nullptr;
-    if (field.empty()) v = auto_index < a.pos.size() ? &a.pos[auto_index++] : nullptr;
-    else if (std::isdigit(static_cast<unsigned char>(field[0]))) v = std::stoul(field) < a.pos.size() ? &a.pos[std::stoul(field)] : nullptr;
-    else v = a.get(size_t(-1), field);
-    if (!v) throw std::runtime_error("format(): no argument for {" + field + "}");
-    out += to_str(*v);
-    i = close;
-  }
-  return out;
-}
-
 Value str_method(const std::string& s, const std::string& m, const Args& a) {
   if (m == "startswith" || m == "endswith") {
     const Value* p = a.get(0, "prefix");
@@ -96,7 +69,7 @@ Value str_method(const std::string& s, const std::string& m, const Args& a) {
   if (m == "title") return Value(pystr::title(s));
   if (m == "capitalize") return Value(pystr::capitalize(s));
   if (m == "replace") return Value(pystr::replace(s, s_arg(a, 0, "old", "replace"), s_arg(a, 1, "new", "replace"), int_arg(a, 2, "count", -1)));
-  if (m == "format") return Value(format(s, a));
+  if (m == "format") return Value(str_format(s, a));
   if (m == "join") {
     std::string out;
     const Value* it = a.get(0, "iterable");
@@ -122,11 +95,7 @@ Value str_method(const std::string& s, const std::string& m, const Args& a) {
     for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
     return Value(n);
   }
-  if (m == "splitlines") {
-    std::vector<std::string> lines = pystr::split(s, std::string("\n"), -1);
-    if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    return strings(lines);
-  }
+  if (m == "splitlines") return strings(pystr::splitlines(s, a.get(0, "keepends") && a.get(0, "keepends")->truthy()));
   if (m == "removeprefix" || m == "removesuffix") {
     const std::string x = s_arg(a, 0, "affix", m.c_str());
     if (m == "removeprefix" && affix(s, Value(x), true)) return Value(s.substr(x.size()));
@@ -137,23 +106,30 @@ Value str_method(const std::string& s, const std::string& m, const Args& a) {
     const int64_t width = int_arg(a, 0, "width", 0), n = int64_t(pystr::length(s));
     const std::string fill = m == "zfill" ? "0" : opt_str(a, 1, "fillchar").value_or(" ");
     if (width <= n) return Value(s);
-    std::string pad;
-    for (int64_t i = 0; i < width - n; ++i) pad += fill;
-    if (m == "ljust") return Value(s + pad);
-    return Value(pad + s);
+    auto pad = [&](int64_t k) {
+      std::string p;
+      for (int64_t i = 0; i < k; ++i) p += fill;
+      return p;
+    };
+    const int64_t w = width - n;
+    if (m == "ljust") return Value(s + pad(w));
+    if (m == "rjust") return Value(pad(w) + s);
+    if (m == "zfill") {  // the zeros go after a sign
+      const size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-');
+      return Value(s.substr(0, sign) + pad(w) + s.substr(sign));
+    }
+    const int64_t left = w / 2 + (w & width & 1);  // CPython's center
+    return Value(pad(left) + s + pad(w - left));
   }
-  auto all = [&](auto pred) {
-    if (s.empty()) return Value(false);
-    for (char32_t c : pystr::decode(s))
-      if (!pred(c)) return Value(false);
-    return Value(true);
-  };
-  if (m == "isdigit") return all([](char32_t c) { return c >= '0' && c <= '9'; });
-  if (m == "isalpha") return all([](char32_t c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; });
-  if (m == "isalnum") return all([](char32_t c) { return ((c | 32) >= 'a' && (c | 32) <= 'z') || (c >= '0' && c <= '9'); });
-  if (m == "isspace") return all([](char32_t c) { return pystr::is_space(c); });
-  if (m == "isupper") return Value(pystr::upper(s) == s && pystr::lower(s) != s);
-  if (m == "islower") return Value(pystr::lower(s) == s && pystr::upper(s) != s);
+  if (m == "isdigit") return Value(pystr::isdigit(s));
+  if (m == "isalpha") return Value(pystr::isalpha(s));
+  if (m == "isalnum") return Value(pystr::isalnum(s));
+  if (m == "isspace") {
+    const std::u32string u = pystr::decode(s);
+    return Value(!u.empty() && std::all_of(u.begin(), u.end(), pystr::is_space));
+  }
+  if (m == "isupper") return Value(pystr::isupper(s));
+  if (m == "islower") return Value(pystr::islower(s));
   throw std::runtime_error("'str' object has no attribute '" + m + "'");
 }
 
@@ -197,6 +173,7 @@ bool is_method(std::string_view name) {
 }
 
 Value call_method(const Value& v, const std::string& name, const Args& args) {
+  check_signature("method", name, args);
   if (v.is_string() && kStr.count(name)) return str_method(v.str(), name, args);
   if (v.is_object() && kDict.count(name)) return dict_method(v.object(), name, args);
   if (v.is_array() && kList.count(name)) return list_method(v.array(), name, args);

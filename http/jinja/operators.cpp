@@ -1,7 +1,9 @@
 // Python's arithmetic, membership, iteration and %-formatting over Values.
 #include <cmath>
+#include <utility>
 
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pyformat.h"
 #include "http/jinja/pystr.h"
 
 namespace exspec::jinja {
@@ -20,13 +22,30 @@ Value repeat(const Value& seq, int64_t n) {
   }
   Array out;
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq.array().begin(), seq.array().end());
-  return Value(std::move(out));
+  return seq.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
 }
 
-double py_mod(double a, double b) {
-  double r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+// CPython's float divmod: the remainder has the divisor's sign (a zero one too), the quotient
+// is floored and nudged to the nearest integer of (a - mod) / b.
+std::pair<double, double> py_divmod(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= 1.0;
+    }
+  } else {
+    mod = std::copysign(0.0, b);
+  }
+  double floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    floordiv = std::copysign(0.0, a / b);
+  }
+  return {floordiv, mod};
 }
 
 }  // namespace
@@ -34,10 +53,10 @@ double py_mod(double a, double b) {
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
     if (a.is_string() && b.is_string()) return Value(a.str() + b.str());
-    if (a.is_array() && b.is_array()) {
+    if (a.is_array() && b.is_array() && a.is_tuple() == b.is_tuple()) {
       Array out = a.array();
       out.insert(out.end(), b.array().begin(), b.array().end());
-      return Value(std::move(out));
+      return a.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
     }
   }
   if (op == "*") {
@@ -63,7 +82,8 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
       return op == "//" ? Value(q) : Value(r);
     }
     const double x = a.as_number(), y = b.as_number();
-    return op == "//" ? Value(std::floor(x / y)) : Value(py_mod(x, y));
+    const auto [q, r] = py_divmod(x, y);
+    return op == "//" ? Value(q) : Value(r);
   }
   if (op == "**") {
     if (ints && b.as_int() >= 0) {
@@ -96,7 +116,11 @@ bool contains(const Value& c, const Value& x) {
       if (equal(e, x)) return true;
     return false;
   }
-  if (c.is_object()) return x.is_string() && c.object().find(x.str()) != nullptr;
+  if (c.is_object()) {
+    if (!hashable(x))  // a dict's keys are hashed
+      throw std::runtime_error(std::string("unhashable type: '") + x.type_name() + "'");
+    return x.is_string() && c.object().find(x.str()) != nullptr;
+  }
   throw std::runtime_error(std::string("argument of type '") + c.type_name() + "' is not iterable");
 }
 
@@ -114,36 +138,6 @@ Array iterate(const Value& v) {
   }
   if (v.is_undefined()) return {};
   throw std::runtime_error(std::string("'") + v.type_name() + "' object is not iterable");
-}
-
-std::string percent_format(const std::string& fmt, const Value& args) {
-  const Array list = args.is_array() ? args.array() : Array{args};
-  std::string out;
-  size_t k = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    if (fmt[i] != '%') {
-      out.push_back(fmt[i]);
-      continue;
-    }
-    if (++i >= fmt.size()) throw std::runtime_error("incomplete format");
-    const char c = fmt[i];
-    if (c == '%') {
-      out.push_back('%');
-      continue;
-    }
-    if (k >= list.size()) throw std::runtime_error("not enough arguments for format string");
-    const Value& v = list[k++];
-    if (c == 's') out += to_str(v);
-    else if (c == 'r') out += repr(v);
-    else if ((c == 'd' || c == 'i') && v.is_number()) out += std::to_string(v.is_float() ? int64_t(v.as_number()) : v.as_int());
-    else if (c == 'f' && v.is_number()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%f", v.as_number());
-      out += buf;
-    } else throw std::runtime_error(std::string("unsupported format character '") + c + "'");
-  }
-  if (k < list.size()) throw std::runtime_error("not all arguments converted during string formatting");
-  return out;
 }
 
 }  // namespace exspec::jinja

@@ -126,10 +126,10 @@ class Parser : public detail::ExprParser {
       s->kind = Stmt::Macro;
       s->text = name();
       defined_.insert(s->text);
+      note_name(s->text, false);
       s->params = params();
       end_block();
-      s->body = body({"endmacro"});
-      close("endmacro");
+      s->body = macro_body(*s, "endmacro");
       return s;
     }
     if (kw == "call") {
@@ -138,8 +138,7 @@ class Parser : public detail::ExprParser {
       s->expr = expr();
       if (s->expr->kind != Expr::Call) fail("expected a macro call in {% call %}");
       end_block();
-      s->body = body({"endcall"});
-      close("endcall");
+      s->body = macro_body(*s, "endcall");
       return s;
     }
     if (kw == "filter") {
@@ -178,6 +177,26 @@ class Parser : public detail::ExprParser {
     }
     --i_;
     fail("unsupported construct {% " + kw + " %}");
+  }
+
+  // A macro's or call block's body, noting which of kwargs, varargs and caller it reads before
+  // it sets them (a parameter of that name is no catch-all, as in Jinja2).
+  Body macro_body(Stmt& s, const char* end) {
+    macro_names_.emplace_back();
+    Body b = body({end});
+    close(end);
+    const auto names = std::move(macro_names_.back());
+    macro_names_.pop_back();
+    auto reads = [&](const char* n) {
+      auto it = names.find(n);
+      bool param = false;
+      for (const auto& p : s.params) param = param || p.name == n;
+      return it != names.end() && it->second && !param;
+    };
+    s.catch_kwargs = reads("kwargs");
+    s.catch_varargs = reads("varargs");
+    s.catch_caller = reads("caller");
+    return b;
   }
 
   std::string end_tag_;

@@ -10,7 +10,10 @@ std::vector<std::string> ExprParser::targets() {
   out.push_back(name());
   while (skip_op(",")) out.push_back(name());
   if (paren) expect_op(")");
-  for (const auto& n : out) defined_.insert(n);
+  for (const auto& n : out) {
+    defined_.insert(n);
+    note_name(n, false);
+  }
   return out;
 }
 
@@ -218,6 +221,7 @@ ExprPtr ExprParser::primary() {
     e->kind = Expr::Name;
     e->line = line;
     e->name = tk.text;
+    note_name(tk.text, true);
     return e;
   }
   if (tk.kind == Token::String) {
@@ -329,19 +333,36 @@ ExprPtr ExprParser::subscript(ExprPtr obj, int line) {
   return s;
 }
 
-// Call arguments into e: (pos..., name=value...).
+// Call arguments into e, as Jinja2's parse_call_args takes them: positions, then keywords and
+// one *iterable (no position after either), then one **mapping (nothing after it).
 void ExprParser::arguments(Expr& e) {
+  const int line = cur().line;
+  auto ensure = [&](bool ok) {
+    if (!ok) throw TemplateError("invalid syntax for function call expression", line);
+  };
   expect_op("(");
+  bool comma = false;
   while (!skip_op(")")) {
-    if (!e.args.empty() || !e.kwargs.empty()) expect_op(",");
-    if (skip_op(")")) break;
-    if (is_op("*") || is_op("**")) fail("*args and **kwargs in calls are not supported");
-    if (cur().kind == Token::Name && peek().kind == Token::Op && peek().text == "=") {
+    if (comma) {
+      expect_op(",");
+      if (skip_op(")")) break;
+    }
+    comma = true;
+    if (skip_op("*")) {
+      ensure(!e.star && !e.dstar);
+      e.star = expr();
+    } else if (skip_op("**")) {
+      ensure(!e.dstar);
+      e.dstar = expr();
+    } else if (cur().kind == Token::Name && peek().kind == Token::Op && peek().text == "=") {
+      ensure(!e.dstar);
       std::string k = name();
       ++i_;
+      for (const auto& kw : e.kwargs)
+        if (kw.first == k) throw TemplateError("keyword argument repeated: " + k, line);
       e.kwargs.emplace_back(std::move(k), expr());
     } else {
-      if (!e.kwargs.empty()) fail("a positional argument after a keyword argument");
+      ensure(!e.star && !e.dstar && e.kwargs.empty());
       e.args.push_back(expr());
     }
   }

@@ -2,6 +2,7 @@
 // or, and, not, comparisons, + -, ~, * / // %, **, unary, then postfix .attr [item] (call),
 // | filter and is test), which the statement parser builds on.
 #pragma once
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -68,6 +69,11 @@ class ExprParser {
   int loops_ = 0;
   std::set<std::string> defined_;  // names the template binds: set, for, macro, parameters
   std::vector<std::shared_ptr<Expr>> calls_;
+  // Per open macro / call block: the names its body uses, first use a load (true) or a store.
+  std::vector<std::map<std::string, bool>> macro_names_;
+  void note_name(const std::string& n, bool load) {
+    for (auto& m : macro_names_) m.emplace(n, load);
+  }
 
  private:
   ExprPtr make(Expr::Kind k, int line) const;

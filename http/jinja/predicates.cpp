@@ -3,6 +3,8 @@
 
 #include "http/jinja/builtins.h"
 #include "http/jinja/interpreter.h"
+#include "http/jinja/pystr.h"
+#include "http/jinja/signatures.h"
 
 namespace exspec::jinja {
 namespace {
@@ -32,9 +34,10 @@ const std::map<std::string, TestFn, std::less<>>& table() {
       // Jinja2's Undefined iterates (as empty) and has a length, so it passes both.
       {"iterable", [](const Value& v, const Args&) { return v.is_string() || v.is_array() || v.is_object() || v.is_undefined(); }},
       {"sequence", [](const Value& v, const Args&) { return v.is_string() || v.is_array() || v.is_object() || v.is_undefined(); }},
-      {"callable", [](const Value& v, const Args&) { return v.is_callable(); }},
-      {"odd", [](const Value& v, const Args&) { return arithmetic("%", v, Value(2)).as_int() == 1; }},
-      {"even", [](const Value& v, const Args&) { return arithmetic("%", v, Value(2)).as_int() == 0; }},
+      // Jinja2's Undefined has __call__ (calling it raises), so it counts as callable.
+      {"callable", [](const Value& v, const Args&) { return v.is_callable() || v.is_undefined(); }},
+      {"odd", [](const Value& v, const Args&) { return equal(arithmetic("%", v, Value(2)), Value(1)); }},
+      {"even", [](const Value& v, const Args&) { return equal(arithmetic("%", v, Value(2)), Value(0)); }},
       {"divisibleby", [](const Value& v, const Args& a) { return arithmetic("%", v, arg(a, "divisibleby")).as_number() == 0; }},
       {"eq", [](const Value& v, const Args& a) { return equal(v, arg(a, "eq")); }},
       {"ne", [](const Value& v, const Args& a) { return !equal(v, arg(a, "ne")); }},
@@ -47,24 +50,8 @@ const std::map<std::string, TestFn, std::less<>>& table() {
          const Value& o = arg(a, "sameas");
          return v.kind() == o.kind() && equal(v, o);
        }},
-      {"lower", [](const Value& v, const Args&) {
-         if (!v.is_string()) return false;
-         bool cased = false;
-         for (char c : v.str()) {
-           if (c >= 'A' && c <= 'Z') return false;
-           cased = cased || (c >= 'a' && c <= 'z');
-         }
-         return cased;
-       }},
-      {"upper", [](const Value& v, const Args&) {
-         if (!v.is_string()) return false;
-         bool cased = false;
-         for (char c : v.str()) {
-           if (c >= 'a' && c <= 'z') return false;
-           cased = cased || (c >= 'A' && c <= 'Z');
-         }
-         return cased;
-       }},
+      {"lower", [](const Value& v, const Args&) { return pystr::islower(to_str(v)); }},
+      {"upper", [](const Value& v, const Args&) { return pystr::isupper(to_str(v)); }},
       {"escaped", [](const Value&, const Args&) { return false; }},
       {"filter", [](const Value& v, const Args&) { return v.is_string() && is_filter(v.str()); }},
       {"test", [](const Value& v, const Args&) { return v.is_string() && is_test(v.str()); }},
@@ -87,6 +74,7 @@ bool apply_test(Interpreter&, const std::string& name, const Value& v, const Arg
   auto al = aliases().find(name);
   auto it = table().find(al != aliases().end() ? al->second : name);
   if (it == table().end()) throw std::runtime_error("unknown test '" + name + "'");
+  check_signature("test", name, args);
   return it->second(v, args);
 }
 

@@ -89,10 +89,8 @@ std::vector<std::string> split_space(std::string_view s, int64_t maxsplit, bool 
   while (i < u.size()) {
     while (i < u.size() && is_space(u[i])) ++i;
     if (i == u.size()) break;
-    if (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) {
-      size_t e = u.size();
-      while (e > i && is_space(u[e - 1])) --e;
-      parts.push_back(u.substr(i, e - i));
+    if (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) {  // the rest, its far end as it is
+      parts.push_back(u.substr(i));
       break;
     }
     size_t j = i;
@@ -140,6 +138,25 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
   return std::vector<std::string>(rev.rbegin(), rev.rend());
 }
 
+std::vector<std::string> splitlines(std::string_view s, bool keepends) {
+  const std::u32string u = decode(s);
+  auto is_break = [](char32_t c) {
+    return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || (c >= 0x1C && c <= 0x1E) || c == 0x85 || c == 0x2028 ||
+           c == 0x2029;
+  };
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < u.size()) {
+    size_t j = i;
+    while (j < u.size() && !is_break(u[j])) ++j;
+    size_t end = j;
+    if (j < u.size()) end = j + (u[j] == '\r' && j + 1 < u.size() && u[j + 1] == '\n' ? 2 : 1);
+    out.push_back(encode(std::u32string_view(u).substr(i, (keepends ? end : j) - i)));
+    i = end;
+  }
+  return out;
+}
+
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count) {
   std::string out;
   if (old.empty()) {  // Python inserts `with` around every code point
@@ -165,38 +182,6 @@ std::string replace(std::string_view s, std::string_view old, std::string_view w
     ++n;
   }
   out.append(s.substr(at));
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = char(c - 32);
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = char(c + 32);
-  return out;
-}
-
-std::string capitalize(std::string_view s) {
-  std::string out = lower(s);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = char(out[0] - 32);
-  return out;
-}
-
-std::string title(std::string_view s) {
-  std::string out(s);
-  bool prev_letter = false;
-  for (char& c : out) {
-    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (static_cast<unsigned char>(c) >= 0x80);
-    if (letter && !prev_letter && c >= 'a' && c <= 'z') c = char(c - 32);
-    else if (letter && prev_letter && c >= 'A' && c <= 'Z') c = char(c + 32);
-    prev_letter = letter;
-  }
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Python's str operations on UTF-8 text, counted in code points as Python counts them: length,
-// slices, strip/split with Python's whitespace, case changes (ASCII letters only), escapes for
-// repr() and json.dumps. Torch-free.
+// slices, strip/split with Python's whitespace, case changes and character classes (Unicode's,
+// through ICU: pystr_case.cpp), escapes for repr() and json.dumps. Torch-free.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,11 +21,23 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
 // str.split(sep, maxsplit) / rsplit; sep nullopt: runs of whitespace, empty pieces dropped.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
                                bool from_right = false);
+// str.splitlines(keepends): at \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, U+2028, U+2029.
+std::vector<std::string> splitlines(std::string_view s, bool keepends);
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count = -1);
+// str.upper / lower / capitalize / title with Unicode's full case mappings (ß -> SS, final sigma),
+// as Python has them; ASCII letters only where exspec was built without ICU (unicode_case()).
 std::string upper(std::string_view s);
 std::string lower(std::string_view s);
-std::string capitalize(std::string_view s);  // first letter upper, the rest lower
-std::string title(std::string_view s);       // each word's first letter upper, the rest lower
+std::string capitalize(std::string_view s);  // the first code point title-cased, the rest lower
+std::string title(std::string_view s);       // title-cased after an uncased code point, else lower
+bool unicode_case();
+// str.islower / isupper / isalpha / isdigit / isalnum (empty: false).
+bool islower(std::string_view s);
+bool isupper(std::string_view s);
+bool isalpha(std::string_view s);
+bool isdigit(std::string_view s);
+bool isalnum(std::string_view s);
+bool is_word(char32_t c);  // re's \w: alphanumeric or '_'
 // Python's slice s[start:stop:step] on code points (indices already optional).
 std::string slice(std::string_view s, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step);
 // Resolves Python slice bounds for a sequence of length n: the indices it visits.

@@ -29,6 +29,13 @@ const Value* Args::get(size_t i, std::string_view name) const {
   return i < pos.size() ? &pos[i] : nullptr;
 }
 
+const Value* Value::field(std::string_view name) const {
+  if (!fields_) return nullptr;
+  for (size_t i = 0; i < fields_->size() && i < array().size(); ++i)
+    if ((*fields_)[i] == name) return &array()[i];
+  return nullptr;
+}
+
 Value Value::from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return none();
@@ -82,7 +89,7 @@ const char* Value::type_name() const {
     case Kind::Int: return "int";
     case Kind::Float: return "float";
     case Kind::String: return "str";
-    case Kind::Array: return "list";
+    case Kind::Array: return tuple_ ? "tuple" : "list";
     case Kind::Object: return object().is_namespace ? "Namespace" : "dict";
     case Kind::Callable: return "function";
   }
@@ -94,7 +101,7 @@ bool equal(const Value& a, const Value& b) {
     if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
     return a.as_int() == b.as_int();
   }
-  if (a.kind() != b.kind()) return false;
+  if (a.kind() != b.kind() || a.is_tuple() != b.is_tuple()) return false;  // Python: (1,) != [1]
   switch (a.kind()) {
     case Value::Kind::Undefined:
     case Value::Kind::None: return true;
@@ -119,18 +126,26 @@ bool equal(const Value& a, const Value& b) {
   }
 }
 
+bool hashable(const Value& v) {
+  if (v.is_object()) return false;
+  if (!v.is_array()) return true;
+  if (!v.is_tuple()) return false;
+  for (const auto& e : v.array())
+    if (!hashable(e)) return false;
+  return true;
+}
+
 bool less(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_number() < b.as_number();
     return a.as_int() < b.as_int();
   }
   if (a.is_string() && b.is_string()) return pystr::decode(a.str()) < pystr::decode(b.str());
-  if (a.is_array() && b.is_array()) {
+  if (a.is_array() && b.is_array() && a.is_tuple() == b.is_tuple()) {
     const Array &x = a.array(), &y = b.array();
-    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      if (less(x[i], y[i])) return true;
-      if (less(y[i], x[i])) return false;
-    }
+    // Python: the first items that differ (by ==) decide with <; equal items are never ordered.
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!equal(x[i], y[i])) return less(x[i], y[i]);
     return x.size() < y.size();
   }
   throw std::invalid_argument(std::string("'<' not supported between instances of '") + a.type_name() + "' and '" +
@@ -174,7 +189,7 @@ namespace {
 
 std::string show(const Value& v, bool as_repr) {
   switch (v.kind()) {
-    case Value::Kind::Undefined: return "";
+    case Value::Kind::Undefined: return as_repr ? "Undefined" : "";
     case Value::Kind::None: return "None";
     case Value::Kind::Bool: return v.as_bool() ? "True" : "False";
     case Value::Kind::Int: return std::to_string(v.as_int());

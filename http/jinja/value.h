@@ -28,11 +28,11 @@ struct Object {
   void set(const std::string& key, Value v);
 };
 
-// A call's arguments: positional, then keyword. `caller` is the body of a {% call %} block.
+// A call's arguments: positional, then keyword (a {% call %} block's body is the keyword
+// `caller`, as in Jinja2).
 struct Args {
   std::vector<Value> pos;
   std::vector<std::pair<std::string, Value>> kw;
-  std::shared_ptr<struct Callable> caller;
   // The argument at position i or named `name` (a keyword wins); nullptr when neither is given.
   const Value* get(size_t i, std::string_view name) const;
 };
@@ -76,6 +76,14 @@ class Value {
     return v;
   }
   bool is_tuple() const { return tuple_; }
+  // A namedtuple (groupby's (grouper, list)): a tuple whose items are attributes too.
+  static Value named_tuple(Array a, std::vector<std::string> fields) {
+    Value v = tuple(std::move(a));
+    v.fields_ = std::make_shared<const std::vector<std::string>>(std::move(fields));
+    return v;
+  }
+  // The namedtuple item called `name`, or nullptr.
+  const Value* field(std::string_view name) const;
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_undefined() const { return kind() == Kind::Undefined; }
@@ -108,10 +116,13 @@ class Value {
                std::shared_ptr<Object>, std::shared_ptr<Callable>>
       v_;
   bool tuple_ = false;
+  std::shared_ptr<const std::vector<std::string>> fields_;
 };
 
 // Python's ==, between any two values (1 == 1.0 == True; lists and dicts element-wise).
 bool equal(const Value& a, const Value& b);
+// Python's hash() would accept it: not a list or dict, nor a tuple holding one.
+bool hashable(const Value& v);
 // Python's <, for numbers with numbers, str with str, lists element-wise; throws otherwise.
 bool less(const Value& a, const Value& b);
 // str(v) as Jinja prints it: None, True, 1.0, ['a', 1], {'k': 'v'}; undefined prints nothing.

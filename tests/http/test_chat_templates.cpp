@@ -13,6 +13,7 @@
 #include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/http/support.h"
+#include "tests/jinja/conversations.h"
 #include "tests/jinja/support.h"
 
 using namespace exspec::http;
@@ -139,6 +140,29 @@ TEST_CASE("chat templates: GLM-4's from tokenizer_config.json, <|user|> and <|ob
   const auto ids = tok.encode(ct.render(conv(R"([{"role": "user", "content": "hi"}])")), false, /*allow_special=*/true);
   CHECK(ids == std::vector<int64_t>{*tok.token_to_id("[gMASK]"), *tok.token_to_id("<sop>"), *tok.token_to_id("<|user|>"),
                                     '\n', 'h', 'i', *tok.token_to_id("<|assistant|>")});
+}
+
+// A checkpoint whose template spreads each message into a macro with ** (as AI21's Jamba 1.6
+// does; tests/jinja/templates/jamba_style.jinja) loads and renders as python3-jinja2 renders it.
+TEST_CASE("chat templates: a checkpoint's template with **kwargs and *args (Jamba 1.6's style)") {
+  const std::string dir = exspec::httptest::scratch() + "/jamba-style-tokenizer";
+  std::filesystem::create_directories(dir);
+  exspec::write_byte_tokenizer(dir, 512);
+  std::filesystem::copy_file(std::string(JINJA_TEST_DIR) + "/templates/jamba_style.jinja", dir + "/chat_template.jinja",
+                             std::filesystem::copy_options::overwrite_existing);
+  const exspec::Tokenizer tok = exspec::Tokenizer::load(dir);
+  REQUIRE(tok.chat_template().find("render_message(**message)") != std::string::npos);
+  const ChatTemplate ct = load_chat_template(tok, "auto", "auto");
+  ChatInput in = conv(R"([{"role": "system", "content": "S"}, {"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "18 C"}])");
+  in.tools = exspec::jinjatest::weather_tools();
+  const std::string text = ct.render(in);
+  CHECK(text.find("<|bom|><|tool|> 18 C\n<tool_call_id>c1</tool_call_id><|eom|>") != std::string::npos);
+  CHECK(text.find("<|bom|><|assistant|>", text.size() - 20) != std::string::npos);
+  CHECK(text == python_render(tok.chat_template(), tok, in));
+  CHECK(ct.render(conv(kFour)) == python_render(tok.chat_template(), tok, conv(kFour)));
 }
 
 TEST_CASE("chat templates: ChatML without a template, --chat-template files, refusals") {

@@ -146,6 +146,41 @@ const Expect kCases[] = {
      R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": null, "tool_calls":
         [{"function": {"name": "f", "arguments": {"x": "é"}}}]}, {"role": "tool", "content": "1"}]})",
      "USER: hif{\"x\": \"é\"}<tool>1</tool>"},
+    // issue 61: split's None separator with a limit, stable reverse sorts, undefined is callable
+    {"{{ ' 1 2 3 4 5 '.split(none, 0) }} {{ ' 1 2 3 '.rsplit(none, 1) }} {{ 'a,b,c'.split(',', -1) }} {{ undefined_name is callable }}",
+     "{}", "['1 2 3 4 5 '] [' 1 2', '3'] ['a', 'b', 'c'] True"},
+    {"{{ users|sort(attribute='name')|sort(reverse=true, attribute='age')|map(attribute='name')|join(',') }} "
+     "{{ users|sort(attribute='age,name')|map(attribute='name')|join(',') }} {{ [2, 1, 3]|sort(reverse=true) }}",
+     R"({"users": [{"name": "Charlie", "age": 30}, {"name": "Bob", "age": 25}, {"name": "Alice", "age": 30}]})",
+     "Alice,Charlie,Bob Bob,Alice,Charlie [3, 2, 1]"},
+    // groupby, batch, slice, truncate
+    {"{% for city, us in users|groupby('city') %}{{ city }}:{{ us|map(attribute='name')|join('+') }};{% endfor %}"
+     "{% for g in users|groupby('city', case_sensitive=true) %}{{ g.grouper }}{% endfor %}",
+     R"({"users": [{"name": "a", "city": "NY"}, {"name": "b", "city": "ca"}, {"name": "c", "city": "CA"}]})",
+     "ca:b+c;NY:a;CANYca"},
+    {"{{ [1, 2, 3, 4, 5]|batch(2)|list }} {{ [1, 2, 3]|batch(2, 0)|list }} {{ [1, 2, 3, 4, 5]|slice(3)|list }} "
+     "{{ [1, 2, 3, 4]|slice(3, 'x')|list }}",
+     "{}", "[[1, 2], [3, 4], [5]] [[1, 2], [3, 0]] [[1, 2], [3, 4], [5]] [[1, 2], [3, 'x'], [4, 'x']]"},
+    {"{{ 'foo bar baz qux'|truncate(9) }}|{{ 'foo bar baz qux'|truncate(9, true) }}|{{ 'foo bar baz qux'|truncate(11) }}|"
+     "{{ 'foo bar baz qux'|truncate(11, false, '~', 0) }}",
+     "{}", "foo...|foo ba...|foo bar baz qux|foo bar~"},
+    // str.format specs and %-formatting flags
+    {"{{ '{:>6.2f}|{:<4}|{:^7}|{:+d}|{:,}|{:#x}|{!r}'.format(3.14159, 'ab', 'mid', 5, 1234567, 255, 'q') }} "
+     "{{ '{a[0]}-{b.k}'.format(a=[7], b={'k': 'v'}) }} {{ '%-4s|%05.1f|%+d|%x' % ('ab', 2.25, 3, 255) }}",
+     "{}", "  3.14|ab  |  mid  |+5|1,234,567|0xff|'q' 7-v ab  |002.2|+3|ff"},
+    // Unicode case mapping, as Python's str methods
+    {"{{ 'straße'|upper }} {{ 'ΣΑΣ ΟΔΟΣ'|lower }} {{ 'ǆemal'|capitalize }} {{ 'éCLAIR über-alles'|title }} "
+     "{{ 'ǆemal ﬁne'.title() }} {{ 'Ünïcode' is upper }} {{ 'ünï' is lower }} {{ 'Ωμέγα'.isalpha() }}",
+     "{}", "STRASSE σας οδος ǅemal Éclair Über-Alles ǅemal Fine False True True"},
+    // *args and **kwargs: macros, filters, tests, globals, methods
+    {"{% macro m(a, b=2) %}{{ a }}{{ b }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(*[1, 5, 3], **{'z': 4}) }} "
+     "{{ m(**{'a': 'x'}) }} {{ [3, 1, 2]|sort(**{'reverse': true})|join }} {{ range(*[1, 4])|list }} "
+     "{{ 'a-b-c'.split(*['-'], **{'maxsplit': 1}) }} {{ 9 is divisibleby(*[3]) }} {{ dict(j=2, **{'k': 1}) }}",
+     "{}", "15(3,){'z': 4} x2(){} 321 [1, 2, 3] ['a', 'b-c'] True {'j': 2, 'k': 1}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}", "{}", nullptr},  // no varargs in its body
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, z=2) }}", "{}", nullptr},  // no kwargs in its body
+    {"{% macro m(a) %}{{ a }}{{ kwargs }}{% endmacro %}{{ m(1, **{'a': 2}) }}", "{}", "1{'a': 2}"},
+    {"{{ range(*5) }}", "{}", nullptr},
     {"{{ raise_exception('roles must alternate') }}", "{}", nullptr},
     {"{% if 1 / 0 %}{% endif %}", "{}", nullptr},
 };
@@ -199,6 +234,8 @@ TEST_CASE("what the interpreter cannot run is refused at parse time, naming the 
       {"{% for x in xs recursive %}{{ loop(x) }}{% endfor %}", "recursive for loops are not supported", 1},
       {"{% break %}", "outside a for loop", 1},
       {"{{ 1 + }}", "expected an expression", 1},
+      {"{{ range(*[1], *[2]) }}", "invalid syntax for function call expression", 1},
+      {"{{ range(**{}, 1) }}", "invalid syntax for function call expression", 1},
   };
   for (const auto& b : bad) {
     INFO(b.tpl);

@@ -2,6 +2,9 @@
 // system prompts, multi-turn, tools, tool calls and results, with the generation prompt on and
 // off: exspec's interpreter renders byte for byte what python3-jinja2 renders as Hugging Face's
 // apply_chat_template does, and raises where it raises, with the same message.
+#include <fstream>
+#include <iterator>
+
 #include <catch2/catch.hpp>
 
 #include "http/jinja/template.h"
@@ -53,4 +56,36 @@ TEST_CASE("real templates x conversations: byte-identical to python3-jinja2 (app
   // and what Python cannot do either (Qwen3's `in` on a null tool-call content).
   CHECK(rendered > cases.size() * 3 / 4);
   WARN(rendered << " of " << cases.size() << " cases rendered identically, " << raised << " raised as in Python");
+}
+
+// A template in the style of AI21's Jamba 1.6 (tests/jinja/templates/jamba_style.jinja): messages
+// spread into a macro with **, the rest of each message read from kwargs, *args into positions.
+// It loads, and renders every conversation as python3-jinja2 does.
+TEST_CASE("a Jamba-style template with **kwargs and *args renders as python3-jinja2 renders it") {
+  std::ifstream f(JINJA_TEST_DIR "/templates/jamba_style.jinja");
+  const std::string tpl((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(tpl.find("render_message(**message)") != std::string::npos);
+  REQUIRE_NOTHROW(exspec::jinja::Template::parse(tpl));
+  std::vector<Case> cases;
+  for (const auto& conv : conversations())
+    for (bool gen : {true, false}) {
+      Case c;
+      c.name = conv.name + (gen ? " / generation prompt" : "");
+      c.tpl = tpl;
+      c.vars = chat_vars(ordered_json{{"bos_token", "<|startoftext|>"}}, conv.messages, conv.tools, gen);
+      cases.push_back(std::move(c));
+    }
+  const auto ref = reference(cases);
+  REQUIRE(ref.size() == cases.size());
+  size_t rendered = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Outcome o = ours(cases[i]);
+    INFO(cases[i].name << "\nours: " << o.text << "\npython3-jinja2: " << ref[i].text);
+    CHECK(o.ok == ref[i].ok);
+    if (ref[i].ok) {
+      CHECK(o.text == ref[i].text);
+      ++rendered;
+    }
+  }
+  CHECK(rendered == cases.size());  // every conversation renders: tool calls, tool results, reasoning
 }
