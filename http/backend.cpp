@@ -14,7 +14,7 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   std::string why;
   // The tokenizer and chat template first: a template the interpreter cannot run refuses start-up
   // (naming its line) before the models load.
-  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
+  if (Tokenizer::available(cfg.model)) {
     b->tokenizer = Tokenizer::load(cfg.model);
     b->chat = load_chat_template(*b->tokenizer, cfg.chat_template, cfg.tool_call_parser);
     std::cerr << who << ": chat template: " << b->chat->source << ", tool calls: "

@@ -11,6 +11,8 @@
 
 #include "model/attention.h"
 #include "model/fused_ops.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_weights.h"
 #include "model/int8_matmul.h"
 #include "model/to_device.h"
 
@@ -104,6 +106,7 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
 }
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
+  if (gguf::is_gguf_path(dir)) return gguf::load_decoder(dir, opts);
   ModelConfig c = ModelConfig::load(dir);
   // int8 reads the weights as stored (no converted copy of the whole file) and quantises each.
   at::ScalarType read = opts.dtype;
