@@ -269,7 +269,13 @@ def main():
     arch = ARCH.get(cfg["architectures"][0])
     if arch is None:
         sys.exit("write_gguf.py: architecture %s is not written" % cfg["architectures"][0])
-    weights = read_safetensors(os.path.join(a.hf_dir, "model.safetensors"))
+    index = os.path.join(a.hf_dir, "model.safetensors.index.json")
+    if os.path.exists(index):  # sharded: each shard once, in the index's order
+        weights = {}
+        for shard in dict.fromkeys(json.load(open(index))["weight_map"].values()):
+            weights.update(read_safetensors(os.path.join(a.hf_dir, shard)))
+    else:
+        weights = read_safetensors(os.path.join(a.hf_dir, "model.safetensors"))
     tensors = []
     for name, w in gguf_tensors(cfg, weights, arch):
         t, blob = tensor_bytes(name, w, a.type)

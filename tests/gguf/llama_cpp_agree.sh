@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# llama.cpp itself (node-llama-cpp's prebuilt CPU binary) reads the GGUF files write_gguf.py
+# writes, and agrees with exspec on the same file: the prompts' token ids must be equal, and
+# llama.cpp's greedy choice after each prefix of exspec's greedy output must be exspec's token at
+# 95 % of positions or more (exspec float32 on F32 files, int8 on Q8_0: the blocks as they are).
+# Files: the trained demo target (demo/) in F32 and Q8_0, made tiny llama, qwen2 and qwen3 in F32.
+# usage: llama_cpp_agree.sh EXSPEC_BINARY WORK_DIR
+set -euo pipefail
+exspec=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+lc="$here/llama_cpp"
+[ -d "$lc/node_modules/@node-llama-cpp/linux-x64" ] || { echo "run tests/gguf/fetch.sh first"; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+texts=("Once upon a time" "The little dog ran to the" "She said that" "In the morning, the children")
+n=48
+agree() {  # FILE DTYPE
+  local file=$1 dtype=$2
+  node "$lc/greedy.mjs" "$file" $n "${texts[@]}" > "$work/llama_cpp.jsonl"
+  local args=() i=0
+  while read -r line; do
+    ids=$(/usr/bin/python3 -c 'import json,sys; print(",".join(map(str, json.loads(sys.argv[1])["prompt_ids"])))' "$line")
+    ours=$("$exspec" tokenize --tokenizer "$file" --text "${texts[$i]}" | tr -d ' []')
+    [ "$ours" = "$ids" ] || { echo "$file: \"${texts[$i]}\" is $ours here, $ids in llama.cpp"; exit 1; }
+    args+=(--prompt-ids "$ids")
+    i=$((i + 1))
+  done < "$work/llama_cpp.jsonl"
+  "$exspec" generate --model "$file" --oracle "${args[@]}" --max-tokens $n --ignore-eos --dtype "$dtype" \
+    2> /dev/null > "$work/exspec.jsonl"
+  /usr/bin/python3 - "$work/exspec.jsonl" "$work/llama_cpp.jsonl" > "$work/sequences.jsonl" <<'PY'
+import json, sys
+ours = [json.loads(l)["token_ids"] for l in open(sys.argv[1])]
+theirs = [json.loads(l) for l in open(sys.argv[2])]
+for o, t in zip(ours, theirs):
+    print(json.dumps({"prompt_ids": t["prompt_ids"], "tokens": o, "llama_cpp_free": t["tokens"]}))
+PY
+  node "$lc/forced.mjs" "$file" < "$work/sequences.jsonl" > "$work/forced.jsonl"
+  /usr/bin/python3 - "$work/sequences.jsonl" "$work/forced.jsonl" "$(basename "$file") (exspec $dtype)" <<'PY'
+import json, sys
+seqs = [json.loads(l) for l in open(sys.argv[1])]
+forced = [json.loads(l) for l in open(sys.argv[2])]
+agree, total = sum(f["agree"] for f in forced), sum(f["total"] for f in forced)
+same = sum(s["tokens"] == s["llama_cpp_free"] for s in seqs)
+print("%s: llama.cpp picks exspec's token at %d of %d positions (%.1f %%); free-running, %d of %d continuations identical"
+      % (sys.argv[3], agree, total, 100.0 * agree / total, same, len(seqs)))
+sys.exit(0 if agree >= 0.95 * total else 1)
+PY
+}
+for type in f32 q8_0; do
+  /usr/bin/python3 "$here/write_gguf.py" "$here/../../demo/target" "$work/demo-$type.gguf" --type $type
+done
+agree "$work/demo-f32.gguf" float32
+agree "$work/demo-q8_0.gguf" int8
+for arch in llama qwen2 qwen3; do
+  "$exspec" make-model --arch "$arch" --preset tiny --seed 5 --out "$work/$arch" 2> /dev/null
+  /usr/bin/python3 "$here/write_gguf.py" "$work/$arch" "$work/$arch-f32.gguf"
+  agree "$work/$arch-f32.gguf" float32
+done
