@@ -10,7 +10,7 @@
 #include "app/commands.h"
 #include "model/tools/consistency.h"
 #include "model/decoder.h"
-#include "model/gguf/gguf_config.h"
+#include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/io_util.h"
 #include "model/runtime.h"

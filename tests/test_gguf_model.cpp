@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/decoder.h"
-#include "model/gguf/gguf_config.h"
+#include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/greedy.h"
 #include "model/tokenizer/tokenizer.h"
@@ -148,7 +148,7 @@ CATCH_TEST_CASE("F16, BF16 and Q8_0 GGUFs load into the served dtype", "[gguf]")
   }
 }
 
-CATCH_TEST_CASE("Q8_0 is served as its blocks under int8 and as q * d under float32", "[gguf]") {
+CATCH_TEST_CASE("a Q8_0 GGUF is served as its blocks under int8 and as q * d under float32", "[gguf]") {
   // q8_0_as_f32 holds each Q8_0 block's values q * d as F32. Our quantiser gives gguf-py's blocks
   // back from those (every block of theirs has a quant of +-127, so d = max / 127 to the bit), so
   // the int8 model of either file must be the same bits: a block packed out of place, a scale
@@ -181,4 +181,12 @@ CATCH_TEST_CASE("a GGUF file of another architecture or type is refused naming i
   // "qwen3" -> "gemma" (same length) names an architecture not served.
   CATCH_CHECK_THROWS_WITH(Decoder::load(patch(std::string("\x05\0\0\0\0\0\0\0qwen3", 13), std::string("\x05\0\0\0\0\0\0\0gemma", 13))),
                           Catch::Contains("architecture \"gemma\" is not served"));
+  // blk.0.attn_q.weight's type (after its name, dimension count and two dimensions) F32 -> I32,
+  // of the same size: the reader takes it, the loader refuses it naming tensor and type.
+  const std::string name = "blk.0.attn_q.weight";
+  const size_t type_at = bytes.find(name) + name.size() + 4 + 16;
+  CATCH_REQUIRE(bytes.substr(type_at, 4) == std::string(4, '\0'));
+  CATCH_CHECK_THROWS_WITH(Decoder::load(patch(bytes.substr(type_at - 24 - name.size(), 24 + name.size() + 4),
+                                              bytes.substr(type_at - 24 - name.size(), 24 + name.size()) + std::string("\x1a\0\0\0", 4))),
+                          Catch::Contains("tensor \"blk.0.attn_q.weight\" has type I32, not served"));
 }

@@ -1,4 +1,4 @@
-#include "model/gguf/gguf_weights.h"
+#include "model/gguf_weights.h"
 
 #include <ATen/ATen.h>
 
@@ -6,8 +6,7 @@
 #include <stdexcept>
 
 #include "model/checkpoint.h"
-#include "model/decoder.h"
-#include "model/gguf/gguf_config.h"
+#include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/half_float.h"
 
@@ -101,14 +100,6 @@ at::Tensor GgufWeights::take(const std::string& hf) const {
   if (w.scalar_type() == at::kByte) return w;
   // int8 quantises the products from float32; every other dtype takes the weights as served.
   return w.to(device_, dtype_ == at::kChar ? at::kFloat : dtype_);
-}
-
-std::shared_ptr<const Decoder> load_decoder(const std::string& path, const LoadOptions& opts) {
-  auto file = GgufFile::open(path);
-  ModelConfig c = config_from_gguf(*file);
-  const GgufWeights w(file, c, opts.dtype, opts.device);
-  return std::make_shared<const Decoder>(std::move(c), WeightSource([&w](const std::string& name) { return w.take(name); }),
-                                         opts);
 }
 
 }  // namespace exspec::gguf

@@ -1,5 +1,5 @@
 // GGUF metadata -> ModelConfig, and llama.cpp's tensor names -> Hugging Face's.
-#include "model/gguf/gguf_config.h"
+#include "model/gguf_config.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -11,10 +11,6 @@
 #include "model/model_config.h"
 
 namespace exspec {
-
-class Decoder;
-struct LoadOptions;
-
 namespace gguf {
 
 class GgufFile;
@@ -32,9 +28,6 @@ class GgufWeights {
   at::ScalarType dtype_;
   at::Device device_;
 };
-
-// Decoder::load for a .gguf path.
-std::shared_ptr<const Decoder> load_decoder(const std::string& path, const LoadOptions& opts);
 
 }  // namespace gguf
 }  // namespace exspec
