@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "config/engine_options.h"
+#include "model/gguf/gguf_file.h"
 
 namespace exspec::http {
 
@@ -34,7 +35,9 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   const ModelInfo& info = b->engine->info();
   std::string dir = cfg.model;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
+  // A directory's name, or a .gguf file's without the extension.
+  const fs::path named = gguf::is_gguf_path(dir) ? fs::path(dir).stem() : fs::path(dir).filename();
+  b->served_name = cfg.served_model_name.empty() ? named.string() : cfg.served_model_name;
   const EngineConfig& d = b->engine->options().decoding;  // as the engine runs it (draft or none)
   b->mode = mode_name(d.mode);
   b->draft_tokens = draft_tokens_name(d);
