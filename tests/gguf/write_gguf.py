@@ -159,11 +159,41 @@ def pre_name(tok):
     sys.exit("write_gguf.py: no llama.cpp pre-tokenizer name for this tokenizer.json (give --pre)")
 
 
+def spm_kv(tok, n):
+    """A SentencePiece-style BPE tokenizer.json (byte fallback, as Llama 2's) as tokenizer.ggml.model
+    "llama": tokens, token types and scores. A SentencePiece model's scores order its merges: here
+    each piece scores minus the rank of the first merge that makes it (below all, when none does)."""
+    model = tok["model"]
+    added = {t["id"]: t for t in tok.get("added_tokens", [])}
+    ids = dict(model["vocab"])
+    for t in added.values():
+        ids[t["content"]] = t["id"]
+    first = {}
+    for rank, m in enumerate(model["merges"]):
+        a, b = m.split(" ", 1) if isinstance(m, str) else m
+        first.setdefault(a + b, rank)
+    tokens, types, scores = ["[PAD%d]" % i for i in range(n)], [UNUSED] * n, [0.0] * n
+    for text, i in ids.items():
+        tokens[i] = text
+        scores[i] = -float(first[text] + 1) if text in first else -float(len(model["merges"]) + 1)
+        if text == model.get("unk_token"):
+            types[i] = 2  # UNKNOWN
+        elif i in added:
+            types[i] = CONTROL if added[i].get("special") else USER_DEFINED
+        elif len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
+            types[i] = 6  # BYTE
+        else:
+            types[i] = NORMAL
+    return [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),
+            ("tokenizer.ggml.scores", (ARRAY, F32), scores), ("tokenizer.ggml.token_type", (ARRAY, I32), types)]
+
+
 def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
     tok = json.load(open(tok_path))
     model = tok["model"]
-    if model["type"] != "BPE" or model.get("byte_fallback"):
-        sys.exit("write_gguf.py: only byte-level BPE tokenizers are written (tokenizer.ggml.model gpt2)")
+    if model["type"] != "BPE":
+        sys.exit("write_gguf.py: only BPE tokenizers are written")
+    spm = bool(model.get("byte_fallback"))
     added = {t["id"]: t for t in tok.get("added_tokens", [])}
     ids = dict(model["vocab"])
     for t in added.values():
@@ -175,9 +205,12 @@ def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
         tokens[i] = text
         types[i] = (CONTROL if added[i].get("special") else USER_DEFINED) if i in added else NORMAL
     merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges", [])]
-    kv = [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre or pre_name(tok)),
-          ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens), ("tokenizer.ggml.token_type", (ARRAY, I32), types),
-          ("tokenizer.ggml.merges", (ARRAY, STRING), merges)]
+    if spm:
+        kv = spm_kv(tok, n)
+    else:
+        kv = [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre or pre_name(tok)),
+              ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens), ("tokenizer.ggml.token_type", (ARRAY, I32), types),
+              ("tokenizer.ggml.merges", (ARRAY, STRING), merges)]
     cfg_path = os.path.join(os.path.dirname(tok_path), "tokenizer_config.json")
     tc = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
 
