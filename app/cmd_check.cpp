@@ -11,6 +11,8 @@
 #include "model/tools/consistency.h"
 #include "model/decoder.h"
 #include "model/generation_defaults.h"
+#include "model/gguf_config.h"
+#include "model/gguf/gguf_file.h"
 #include "model/io_util.h"
 #include "model/runtime.h"
 #include "model/tokenizer/tokenizer.h"
@@ -40,7 +42,7 @@ std::string describe(const ModelConfig& c) {
 }
 
 void usage() {
-  std::cout << "exspec check --model DIR [--dtype float64|float32|bfloat16|float16|int8] [--device cpu|cuda]\n"
+  std::cout << "exspec check --model DIR|FILE.gguf [--dtype float64|float32|bfloat16|float16|int8] [--device cpu|cuda]\n"
                "             [--max-tokens N] [--prefill-chunk N] [--verify-width N]\n"
                "             [--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl]\n"
                "Decodes the prompts greedily along each serving path's tensor code (KV cache at batch 1 and\n"
@@ -50,12 +52,19 @@ void usage() {
                "is printed (path, prompt, token, both ids, the full forward's margin). float64 (the default)\n"
                "is exact; in lower precisions a difference with a tiny margin can be rounding.\n"
                "Default prompts: four of 1, 4, 9 and 17 ids; EOS does not stop a prompt (default 24 tokens).\n"
+               "A .gguf file (exspec check FILE.gguf, or --model FILE.gguf) is described first: architecture,\n"
+               "tensor types by count, tokenizer, chat template, and the bytes its weights take once loaded.\n"
                "See docs/models.md.\n";
 }
 
 }  // namespace
 
 int cmd_check(int argc, char** argv, int first) {
+  // `exspec check FILE.gguf`: the file may come first, without --model.
+  std::vector<char*> args(argv, argv + argc);
+  std::string positional;
+  if (first < argc && gguf::is_gguf_path(argv[first])) positional = argv[first], args.erase(args.begin() + first);
+  argc = static_cast<int>(args.size()), argv = args.data();
   Args a(argc, argv, first,
          {"model", "dtype", "device", "max-tokens", "prefill-chunk", "verify-width", "prompt", "prompt-ids",
           "prompts-file", "threads", "torch-threads"},
@@ -68,11 +77,15 @@ int cmd_check(int argc, char** argv, int first) {
   LoadOptions lo;
   lo.dtype = parse_dtype(a.get("dtype", "float64"));
   lo.device = parse_device(a.get("device", "cpu"));
-  const std::string dir = a.need("model");
+  const std::string dir = positional.empty() ? a.need("model") : positional;
+  if (gguf::is_gguf_path(dir))
+    for (const std::string& line : gguf::describe_file(*gguf::GgufFile::open(dir))) std::cout << "gguf: " << line << "\n";
   auto model = Decoder::load(dir, lo);
+  if (gguf::is_gguf_path(dir))
+    std::cout << "gguf: weights in memory: " << model->weight_bytes() << " bytes as " << dtype_name(lo.dtype) << "\n";
   std::vector<std::vector<int64_t>> prompts;
   if (!a.all("prompt").empty()) {
-    if (!file_exists(dir + "/tokenizer.json")) throw std::invalid_argument("--prompt needs " + dir + "/tokenizer.json");
+    if (!Tokenizer::available(dir)) throw std::invalid_argument("--prompt needs " + dir + "/tokenizer.json");
     Tokenizer tok = Tokenizer::load(dir);
     for (const auto& text : a.all("prompt")) prompts.push_back(tok.encode(text));
   }

@@ -73,7 +73,7 @@ int cmd_generate(int argc, char** argv, int first) {
   if (cl->given("oracle")) s.mode = "nonspec";
   const std::string model_dir = s.model;
   std::optional<Tokenizer> tokenizer;
-  if (file_exists(model_dir + "/tokenizer.json")) tokenizer = Tokenizer::load(model_dir);
+  if (Tokenizer::available(model_dir)) tokenizer = Tokenizer::load(model_dir);
   std::vector<std::vector<int64_t>> prompts;
   for (const auto& text : cl->all("prompt")) {
     if (!tokenizer) throw std::invalid_argument("--prompt needs " + model_dir + "/tokenizer.json");

@@ -14,7 +14,7 @@ namespace {
 const char* kUsage =
     "usage: exspec tokenize --tokenizer PATH_OR_DIR (--text TEXT | --decode IDS) [flags]\n\n"
     "  --tokenizer PATH_OR_DIR  a tokenizer.json, or a model directory holding tokenizer.json\n"
-    "                           (tokenizer_config.json next to it is read too)\n"
+    "                           (tokenizer_config.json next to it is read too), or a .gguf file\n"
     "  --text TEXT              print the ids of TEXT as a JSON array\n"
     "  --decode IDS             print the text of IDS (\"1,2,3\" or \"[1, 2, 3]\")\n"
     "  --allow-special          let TEXT produce special tokens such as <|im_end|>\n"

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "config/engine_options.h"
+#include "model/gguf/gguf_file.h"
 
 namespace exspec::http {
 
@@ -15,7 +16,7 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   std::string why;
   // The tokenizer and chat template first: a template the interpreter cannot run refuses start-up
   // (naming its line) before the models load.
-  if (fs::exists(fs::path(cfg.model) / "tokenizer.json")) {
+  if (Tokenizer::available(cfg.model)) {
     b->tokenizer = Tokenizer::load(cfg.model);
     b->chat = load_chat_template(*b->tokenizer, cfg.chat_template, cfg.tool_call_parser);
     std::cerr << who << ": chat template: " << b->chat->source << ", tool calls: "
@@ -39,7 +40,9 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   const ModelInfo& info = b->engine->info();
   std::string dir = cfg.model;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  b->served_name = cfg.served_model_name.empty() ? fs::path(dir).filename().string() : cfg.served_model_name;
+  // A directory's name, or a .gguf file's without the extension.
+  const fs::path named = gguf::is_gguf_path(dir) ? fs::path(dir).stem() : fs::path(dir).filename();
+  b->served_name = cfg.served_model_name.empty() ? named.string() : cfg.served_model_name;
   const EngineConfig& d = b->engine->options().decoding;  // as the engine runs it (draft or none)
   b->mode = mode_name(d.mode);
   b->draft_tokens = draft_tokens_name(d);

@@ -11,6 +11,9 @@
 
 #include "model/attention.h"
 #include "model/fused_ops.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf_config.h"
+#include "model/gguf_weights.h"
 #include "model/int8_matmul.h"
 #include "model/to_device.h"
 
@@ -104,6 +107,13 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
 }
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
+  if (gguf::is_gguf_path(dir)) {  // llama.cpp's format: config, weights and names from the file
+    auto file = gguf::GgufFile::open(dir);
+    ModelConfig c = gguf::config_from_gguf(*file);
+    const gguf::GgufWeights w(file, c, opts.dtype, opts.device);
+    return std::make_shared<const Decoder>(std::move(c), WeightSource([&w](const std::string& name) { return w.take(name); }),
+                                           opts);
+  }
   ModelConfig c = ModelConfig::load(dir);
   // int8 reads the weights as stored (no converted copy of the whole file) and quantises each.
   at::ScalarType read = opts.dtype;

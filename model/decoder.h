@@ -42,6 +42,7 @@ class Decoder {
  public:
   Decoder(ModelConfig config, const WeightSource& weights, const LoadOptions& opts);
   Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions& opts);
+  // dir: a Hugging Face checkpoint directory, or a .gguf file (model/gguf_weights.h).
   static std::shared_ptr<const Decoder> load(const std::string& dir, const LoadOptions& opts = {});
 
   // input_ids, position_ids: [B, T] int64; attention_mask: [B, cache.length() + T], 1 = content,

@@ -35,6 +35,17 @@ Int8Weight::Int8Weight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Int8Weight::~Int8Weight() = default;
 
 std::shared_ptr<const Int8Weight> Int8Weight::quantise(const at::Tensor& weight) {
+  if (weight.device().is_cpu() && weight.dim() == 2 && weight.scalar_type() == at::kByte) {
+    TORCH_CHECK(weight.size(1) % q8::kQ8_0BlockBytes == 0, "Int8Weight: Q8_0 rows of ", weight.size(1),
+                " bytes are not whole blocks");
+    auto impl = std::make_unique<Impl>();
+    const int64_t out = weight.size(0), in = weight.size(1) / q8::kQ8_0BlockBytes * q8::kBlock;
+    impl->w = q8::empty_weight(out, in);
+    const at::Tensor b = weight.contiguous();
+    TORCH_CHECK(q8::pack_q8_0_rows_into(impl->w, b.data_ptr<uint8_t>(), 0, out),
+                "Int8Weight: a Q8_0 quant is -128, outside the int8 kernels' range [-127, 127]");
+    return std::shared_ptr<const Int8Weight>(new Int8Weight(std::move(impl)));
+  }
   if (!weight.device().is_cpu() || weight.dim() != 2 || !at::isFloatingType(weight.scalar_type())) return nullptr;
   auto impl = std::make_unique<Impl>();
   const int64_t out = weight.size(0), in = weight.size(1);

@@ -17,7 +17,8 @@ namespace exspec {
 class Int8Weight {
  public:
   // weight [out, in] on CPU in any floating dtype (converted a slice at a time); null for
-  // another device.
+  // another device. A uint8 weight [out, in / 32 * 34] is GGUF Q8_0 blocks, packed as they are
+  // (model/q8_kernel.h pack_q8_0_rows_into; throws at a quant of -128).
   static std::shared_ptr<const Int8Weight> quantise(const at::Tensor& weight);
 
   at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32

@@ -11,6 +11,7 @@ namespace exspec {
 Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path)
     : weight_(weight), bias_(bias), out_(weight.size(0)), in_(weight.size(1)) {
   if (path == WeightPath::Int8) int8_ = Int8Weight::quantise(weight);
+  if (int8_) in_ = int8_->in_features();  // a Q8_0 weight comes as its blocks' bytes
   if (path == WeightPath::Packed) bf16_ = Bf16Weight::pack(weight);
   if ((path == WeightPath::Packed && !bf16_) || path == WeightPath::OneDnn) packed_ = PackedWeight::pack(weight);
   if (packed()) weight_ = at::Tensor();

@@ -10,7 +10,10 @@ namespace exspec {
 enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4 };
 
 struct RopeScaling {
-  std::string type = "default";  // default | linear | llama3
+  std::string type = "default";  // default | linear | llama3 | factors
+  // "factors": a GGUF file's rope_freqs (llama.cpp's form of llama3 scaling): frequency i is
+  // divided by factors[i].
+  std::vector<double> factors;
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;

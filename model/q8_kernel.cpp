@@ -265,6 +265,25 @@ void quantise_rows_into(Weight& q, const float* rows, int64_t ld, int64_t r0, in
   }
 }
 
+bool pack_q8_0_rows_into(Weight& q, const uint8_t* blocks, int64_t r0, int64_t r1) {
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < q.blocks; ++b) {
+      const uint8_t* src = blocks + ((n - r0) * q.blocks + b) * kQ8_0BlockBytes;
+      uint16_t d;
+      std::memcpy(&d, src, 2);
+      q.scales(t, b)[c] = d;
+      uint8_t* dst = q.quants(t, b) + c * 4;
+      for (int64_t k = 0; k < kBlock; ++k) {
+        const int8_t v = static_cast<int8_t>(src[2 + k]);
+        if (v == -128) return false;
+        dst[(k / 4) * 64 + k % 4] = static_cast<uint8_t>(v + 128);
+      }
+    }
+  }
+  return true;
+}
+
 Weight quantise(const float* w, int64_t out, int64_t in, int64_t ld) {
   Weight q = empty_weight(out, in);
   quantise_rows_into(q, w, ld, 0, out);

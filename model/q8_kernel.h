@@ -56,6 +56,13 @@ Weight quantise(const float* w, int64_t out, int64_t in, int64_t ld);
 // Disjoint tiles may be filled in parallel (a tile is 16 rows).
 void quantise_rows_into(Weight& q, const float* rows, int64_t ld, int64_t r0, int64_t r1);
 Weight empty_weight(int64_t out, int64_t in);  // zeroed, to fill with quantise_rows_into
+// Rows [r0, r1) packed from GGUF Q8_0 blocks as they are (no re-quantising: dequantising and
+// quantising again need not give the same blocks back). `blocks` points at row r0; a row is
+// q.blocks blocks of 34 bytes: d as float16, then 32 int8 quants. q.in must be a multiple of 32.
+// Returns false, packing nothing more, at a quant of -128: outside [-127, 127], what the kernels
+// take.
+bool pack_q8_0_rows_into(Weight& q, const uint8_t* blocks, int64_t r0, int64_t r1);
+constexpr int64_t kQ8_0BlockBytes = 34;
 
 // Row `row` of the weight as the float32 values it stands for (q · d, exact): the embedding.
 void dequantise_row(const Weight& w, int64_t row, float* out);

@@ -16,6 +16,10 @@ Rope::Rope(const ModelConfig& c, at::Device device) : interleaved_(c.rope_interl
   const RopeScaling& rs = c.rope_scaling;
   if (rs.type == "linear") {
     inv = inv / rs.factor;
+  } else if (rs.type == "factors") {
+    TORCH_CHECK(static_cast<int64_t>(rs.factors.size()) == half, "rope: ", rs.factors.size(), " factors for ", half,
+                " frequencies");
+    inv = inv / at::tensor(rs.factors, at::TensorOptions().dtype(at::kDouble));
   } else if (rs.type == "llama3") {
     // Meta's Llama 3.1 frequency-dependent scaling: long wavelengths are slowed by `factor`,
     // short ones kept, and the band between them interpolated smoothly.

@@ -13,6 +13,7 @@ import sys
 # Lowest first: a file may include its own folder's files and those of folders before its own.
 ORDER = [
     "grammar",
+    "model/gguf",
     "model",
     "model/tokenizer",
     "model/paper",

@@ -158,3 +158,42 @@ CATCH_TEST_CASE("q8: rows beyond one L2 chunk are each the same bits as alone", 
     }
   }
 }
+
+CATCH_TEST_CASE("q8: GGUF Q8_0 blocks are packed as they are", "[q8]") {
+  // 37 rows (a partial tile) of 3 blocks: random float16 scales and quants in [-127, 127], as a
+  // Q8_0 tensor stores them (d, then 32 int8 a block).
+  const int64_t out = 37, in = 96, blocks = in / 32;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> file(static_cast<size_t>(out * blocks * q8::kQ8_0BlockBytes));
+  std::vector<float> values(static_cast<size_t>(out * in));
+  for (int64_t r = 0; r < out; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* blk = file.data() + (r * blocks + b) * q8::kQ8_0BlockBytes;
+      const uint16_t d = float_half(std::ldexp(1.0f + float(rng() % 1000) / 1000, -int(rng() % 8) - 4));
+      std::memcpy(blk, &d, 2);
+      for (int k = 0; k < 32; ++k) {
+        const int8_t q = static_cast<int8_t>(int(rng() % 255) - 127);
+        blk[2 + k] = static_cast<uint8_t>(q);
+        values[r * in + b * 32 + k] = float(q) * half_float(d);
+      }
+    }
+  q8::Weight w = q8::empty_weight(out, in);
+  CATCH_REQUIRE(q8::pack_q8_0_rows_into(w, file.data(), 0, out));
+  std::vector<float> row(in);
+  for (int64_t r = 0; r < out; ++r) {
+    q8::dequantise_row(w, r, row.data());
+    CATCH_CHECK(std::memcmp(row.data(), values.data() + r * in, in * sizeof(float)) == 0);
+  }
+  // Packed in two halves (rows [0, 16) and [16, 37)), the same bytes.
+  q8::Weight halves = q8::empty_weight(out, in);
+  CATCH_REQUIRE(q8::pack_q8_0_rows_into(halves, file.data(), 0, 16));
+  CATCH_REQUIRE(q8::pack_q8_0_rows_into(halves, file.data() + 16 * blocks * q8::kQ8_0BlockBytes, 16, out));
+  CATCH_CHECK(std::memcmp(w.data.data(), halves.data.data(), w.data.bytes()) == 0);
+  // Every path multiplies the packed blocks as the plain one does.
+  const std::vector<float> x = random_values(3 * in, 9);
+  const std::vector<float> want = product(w, x, 3, q8::Isa::Plain);
+  for (q8::Isa isa : q8::isas_here()) CATCH_CHECK(product(w, x, 3, isa) == want);
+  // A quant of -128 is outside what the kernels take: refused.
+  file[2 + 5] = 0x80;
+  CATCH_CHECK(!q8::pack_q8_0_rows_into(halves, file.data(), 0, 1));
+}

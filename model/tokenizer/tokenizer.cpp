@@ -1,5 +1,8 @@
 #include "model/tokenizer/tokenizer.h"
 
+#include "model/gguf/gguf_file.h"
+#include "model/io_util.h"
+
 #include <deque>
 
 #include "model/tokenizer/tokenizer_impl.h"
@@ -66,6 +69,11 @@ std::optional<int64_t> TokenizerImpl::token_to_id(std::string_view token) const 
 }  // namespace tok
 
 Tokenizer Tokenizer::load(const std::string& path_or_dir) { return Tokenizer(tok::load_tokenizer(path_or_dir)); }
+
+bool Tokenizer::available(const std::string& model) {
+  if (gguf::is_gguf_path(model)) return file_exists(model);
+  return file_exists(model + "/tokenizer.json");
+}
 
 std::vector<int64_t> Tokenizer::encode(std::string_view text, bool add_special_tokens, bool allow_special) const {
   std::string fixed;

@@ -21,7 +21,11 @@ class Tokenizer {
   // path_or_dir: a tokenizer.json file, or a directory holding tokenizer.json. A
   // tokenizer_config.json (and generation_config.json, chat_template.jinja) next to it is read
   // too. Throws std::runtime_error naming the file and the unsupported component / bad field.
+  // A .gguf file's tokenizer.ggml.* metadata and tokenizer.chat_template are read the same way
+  // (model/tokenizer/tokenizer_gguf.cpp).
   static Tokenizer load(const std::string& path_or_dir);
+  // Whether a model (a directory or a .gguf file) has a tokenizer load() reads.
+  static bool available(const std::string& model);
 
   // add_special_tokens: BOS/EOS per tokenizer_config.json add_bos_token / add_eos_token when
   // given there, otherwise per the post_processor. allow_special: text such as "<|im_end|>" may

@@ -41,5 +41,10 @@ struct TokenizerImpl {
 
 // Reads tokenizer.json (+ tokenizer_config.json etc.). Throws std::runtime_error.
 std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::string& path_or_dir);
+// From a tokenizer.json's JSON and a tokenizer_config.json's (an empty object when none): what
+// load_tokenizer reads from files, and what a GGUF file's metadata is turned into.
+std::shared_ptr<TokenizerImpl> build_tokenizer(const nlohmann::json& tokenizer_json, const nlohmann::json& config);
+// A .gguf file's tokenizer.ggml.* metadata (model/tokenizer/tokenizer_gguf.cpp).
+std::shared_ptr<const TokenizerImpl> load_tokenizer_gguf(const std::string& path);
 
 }  // namespace exspec::tok

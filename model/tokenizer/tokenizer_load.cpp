@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/gguf/gguf_file.h"
 #include "model/io_util.h"
 #include "model/tokenizer/json_util.h"
 #include "model/tokenizer/post_processor.h"
@@ -101,7 +102,22 @@ void read_config(const nlohmann::json& cfg, const nlohmann::json& tok_json, Toke
 
 }  // namespace
 
+std::shared_ptr<TokenizerImpl> build_tokenizer(const nlohmann::json& j, const nlohmann::json& cfg) {
+  auto t = std::make_shared<TokenizerImpl>();
+  auto get = [&](const char* key) { return j.contains(key) ? j[key] : nlohmann::json(); };
+  t->pre_tokenizer = PreTokenizer::from_json(get("pre_tokenizer"));
+  const bool byte_level = t->pre_tokenizer && t->pre_tokenizer->byte_level();
+  t->model = BpeModel::from_json(j["model"], byte_level);
+  t->normalizer = Normalizer::from_json(get("normalizer"));
+  t->decoder = DecoderPipeline::from_json(get("decoder"), byte_level);
+  read_added_tokens(j, t->added);
+  t->vocab_size = std::max(t->model->size(), t->added.max_id() + 1);
+  read_config(cfg, j, *t);
+  return t;
+}
+
 std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::string& path_or_dir) {
+  if (gguf::is_gguf_path(path_or_dir)) return load_tokenizer_gguf(path_or_dir);
   fs::path file(path_or_dir);
   if (fs::is_directory(file)) file /= "tokenizer.json";
   if (!fs::exists(file)) throw std::runtime_error("tokenizer: " + file.string() + " does not exist");
@@ -110,20 +126,11 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::string& path_or_d
   if (!j.is_object() || !j.contains("model"))
     throw std::runtime_error("tokenizer: " + file.string() + " has no 'model' (is it a tokenizer.json?)");
 
-  auto t = std::make_shared<TokenizerImpl>();
+  std::shared_ptr<TokenizerImpl> t;
   try {
-    auto get = [&](const char* key) { return j.contains(key) ? j[key] : nlohmann::json(); };
-    t->pre_tokenizer = PreTokenizer::from_json(get("pre_tokenizer"));
-    const bool byte_level = t->pre_tokenizer && t->pre_tokenizer->byte_level();
-    t->model = BpeModel::from_json(j["model"], byte_level);
-    t->normalizer = Normalizer::from_json(get("normalizer"));
-    t->decoder = DecoderPipeline::from_json(get("decoder"), byte_level);
-    read_added_tokens(j, t->added);
-    t->vocab_size = std::max(t->model->size(), t->added.max_id() + 1);
-
     nlohmann::json cfg = nlohmann::json::object();
     if (fs::exists(dir / "tokenizer_config.json")) cfg = read_json(dir / "tokenizer_config.json");
-    read_config(cfg, j, *t);
+    t = build_tokenizer(j, cfg);
     if (t->chat_template.empty() && fs::exists(dir / "chat_template.jinja"))
       t->chat_template = read_text_file((dir / "chat_template.jinja").string());
     if (fs::exists(dir / "generation_config.json")) {

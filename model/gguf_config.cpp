@@ -1,0 +1,163 @@
+// GGUF metadata -> ModelConfig, and llama.cpp's tensor names -> Hugging Face's.
+#include "model/gguf_config.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+namespace exspec::gguf {
+namespace {
+
+// The shortest decimal that reads back as this float32: the converter stored config.json's
+// doubles (1e-06) as float32, and this gives the double back wherever it had at most 9 digits.
+double shortest_decimal(double f32_value) {
+  const float want = static_cast<float>(f32_value);
+  char buf[40];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(want));
+    if (std::strtof(buf, nullptr) == want) return std::strtod(buf, nullptr);
+  }
+  return f32_value;
+}
+
+int64_t positive(const GgufFile& f, const std::string& key) {
+  const int64_t v = f.get_int(key);
+  if (v <= 0) throw std::runtime_error(f.path() + ": metadata \"" + key + "\" must be positive, is " + std::to_string(v));
+  return v;
+}
+
+const std::map<std::string, std::string>& layer_names() {
+  static const std::map<std::string, std::string> m{
+      {"input_layernorm.weight", "attn_norm.weight"},     {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},       {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},       {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},           {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},           {"self_attn.o_proj.bias", "attn_output.bias"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},  {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},        {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"}};
+  return m;
+}
+
+std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
+  const TensorInfo* t = f.tensor("rope_freqs.weight");
+  if (t->type != uint32_t(TensorType::F32) || t->dims.size() != 1 || t->dims[0] != half)
+    throw std::runtime_error(f.path() + ": tensor \"rope_freqs.weight\" must be F32 [" + std::to_string(half) + "], is " +
+                             type_name(t->type) + " with " + std::to_string(t->elements()) + " elements");
+  std::vector<double> out;
+  for (int64_t i = 0; i < half; ++i) {
+    float v;
+    std::memcpy(&v, t->data + 4 * i, 4);
+    if (!(v > 0)) throw std::runtime_error(f.path() + ": rope_freqs.weight holds " + std::to_string(v) + " (factors must be positive)");
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+ModelConfig config_from_gguf(const GgufFile& f) {
+  ModelConfig c;
+  const std::string arch = f.get_string("general.architecture");
+  if (arch == "llama") c.arch = Arch::Llama, c.architecture = "LlamaForCausalLM";
+  else if (arch == "qwen2") c.arch = Arch::Qwen2, c.architecture = "Qwen2ForCausalLM";
+  else if (arch == "qwen3") c.arch = Arch::Qwen3, c.architecture = "Qwen3ForCausalLM";
+  else throw std::runtime_error(f.path() + ": architecture \"" + arch + "\" is not served (llama, qwen2, qwen3 are)");
+  const std::string p = arch + ".";
+  c.hidden_size = positive(f, p + "embedding_length");
+  c.intermediate_size = positive(f, p + "feed_forward_length");
+  c.num_layers = positive(f, p + "block_count");
+  c.num_heads = positive(f, p + "attention.head_count");
+  c.num_kv_heads = f.find(p + "attention.head_count_kv") ? positive(f, p + "attention.head_count_kv") : c.num_heads;
+  c.head_dim = f.find(p + "attention.key_length") ? positive(f, p + "attention.key_length") : c.hidden_size / c.num_heads;
+  if (f.find(p + "attention.value_length") && f.get_int(p + "attention.value_length") != c.head_dim)
+    throw std::runtime_error(f.path() + ": attention.value_length differs from key_length (not served)");
+  c.max_position_embeddings = positive(f, p + "context_length");
+  c.rms_norm_eps = shortest_decimal(f.get_float(p + "attention.layer_norm_rms_epsilon"));
+  c.rope_theta = shortest_decimal(f.float_or(p + "rope.freq_base").value_or(10000.0));
+  if (c.num_heads % c.num_kv_heads != 0 || c.head_dim % 2 != 0)
+    throw std::runtime_error(f.path() + ": head counts or head size do not make a model (heads " +
+                             std::to_string(c.num_heads) + ", kv heads " + std::to_string(c.num_kv_heads) + ", head size " +
+                             std::to_string(c.head_dim) + ")");
+  if (auto dims = f.int_or(p + "rope.dimension_count"); dims && *dims != c.head_dim)
+    throw std::runtime_error(f.path() + ": rope.dimension_count " + std::to_string(*dims) + " differs from the head size " +
+                             std::to_string(c.head_dim) + " (partial rope is not served)");
+  const TensorInfo* embd = f.tensor("token_embd.weight");
+  if (!embd || embd->dims.size() != 2) throw std::runtime_error(f.path() + ": no 2-D tensor \"token_embd.weight\"");
+  c.vocab_size = embd->dims[1];
+  if (auto type = f.string_or(p + "rope.scaling.type"); type && *type != "none") {
+    if (*type != "linear") throw std::runtime_error(f.path() + ": rope scaling \"" + *type + "\" is not served (linear is)");
+    c.rope_scaling.type = "linear";
+    c.rope_scaling.factor = shortest_decimal(f.get_float(p + "rope.scaling.factor"));
+  }
+  if (f.tensor("rope_freqs.weight")) {
+    c.rope_scaling.type = "factors";
+    c.rope_scaling.factors = rope_factors(f, c.head_dim / 2);
+  }
+  c.tie_word_embeddings = f.tensor("output.weight") == nullptr;
+  c.attention_bias = c.arch == Arch::Qwen2 || f.tensor("blk.0.attn_q.bias") != nullptr;
+  c.qk_norm = c.arch == Arch::Qwen3;
+  c.torch_dtype = "float32";
+  if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
+  if (auto eos = f.int_or("tokenizer.ggml.eos_token_id")) c.eos_ids.push_back(*eos);
+  if (auto eot = f.int_or("tokenizer.ggml.eot_token_id"); eot && (c.eos_ids.empty() || c.eos_ids[0] != *eot))
+    c.eos_ids.push_back(*eot);
+  return c;
+}
+
+std::optional<std::string> gguf_name(const std::string& hf) {
+  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf == "model.norm.weight") return "output_norm.weight";
+  if (hf == "lm_head.weight") return "output.weight";
+  const std::string layers = "model.layers.";
+  if (hf.rfind(layers, 0) != 0) return std::nullopt;
+  const size_t dot = hf.find('.', layers.size());
+  if (dot == std::string::npos) return std::nullopt;
+  auto it = layer_names().find(hf.substr(dot + 1));
+  if (it == layer_names().end()) return std::nullopt;
+  return "blk." + hf.substr(layers.size(), dot - layers.size()) + "." + it->second;
+}
+
+int64_t permuted_heads(const ModelConfig& c, const std::string& hf) {
+  if (c.arch != Arch::Llama) return 0;  // qwen2/qwen3 keep Hugging Face's row order (NeoX rope)
+  auto ends = [&](const char* s) { return hf.size() >= std::strlen(s) && hf.compare(hf.size() - std::strlen(s), std::string::npos, s) == 0; };
+  if (ends("self_attn.q_proj.weight") || ends("self_attn.q_proj.bias")) return c.num_heads;
+  if (ends("self_attn.k_proj.weight") || ends("self_attn.k_proj.bias")) return c.num_kv_heads;
+  return 0;
+}
+
+std::vector<std::pair<std::string, int64_t>> type_counts(const GgufFile& f) {
+  std::map<std::string, int64_t> n;
+  for (const auto& t : f.tensors()) ++n[type_name(t.type)];
+  return {n.begin(), n.end()};
+}
+
+std::vector<std::string> describe_file(const GgufFile& f) {
+  std::vector<std::string> out;
+  out.push_back("GGUF v" + std::to_string(f.version()) + ", architecture " +
+                f.string_or("general.architecture").value_or("(none)") +
+                (f.find("general.name") ? ", name \"" + f.string_or("general.name").value_or("") + "\"" : ""));
+  uint64_t bytes = 0;
+  std::string types;
+  for (const auto& [type, n] : type_counts(f)) types += (types.empty() ? "" : ", ") + type + " " + std::to_string(n);
+  for (const auto& t : f.tensors()) bytes += t.bytes;
+  out.push_back("tensors: " + std::to_string(f.tensors().size()) + " (" + types + "), " + std::to_string(bytes) +
+                " bytes in the file");
+  if (auto model = f.string_or("tokenizer.ggml.model")) {
+    const Value* tokens = f.find("tokenizer.ggml.tokens");
+    const Value* merges = f.find("tokenizer.ggml.merges");
+    out.push_back("tokenizer: " + *model + (*model == "gpt2" ? " (byte-level BPE)" : *model == "llama" ? " (SentencePiece)" : "") +
+                  ", pre-tokenizer " + f.string_or("tokenizer.ggml.pre").value_or("(none)") + ", " +
+                  std::to_string(tokens ? tokens->items.size() : 0) + " tokens, " +
+                  std::to_string(merges ? merges->items.size() : 0) + " merges");
+  } else {
+    out.push_back("tokenizer: none (prompts must be token ids)");
+  }
+  const Value* tmpl = f.find("tokenizer.chat_template");
+  out.push_back(tmpl ? "chat template: yes (" + std::to_string(tmpl->s.size()) + " bytes)" : "chat template: none");
+  return out;
+}
+
+}  // namespace exspec::gguf

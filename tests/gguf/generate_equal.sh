@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `exspec generate` on F32 GGUF files of made checkpoints (target and draft, written by
+# write_gguf.py) gives the same output as on their Hugging Face directories: text prompts
+# (the GGUF tokenizer's ids and text), the default mode with a draft and --mode nonspec,
+# greedy and seeded sampling, in float32 and int8. And `exspec check FILE.gguf` describes the file.
+# usage: generate_equal.sh EXSPEC_BINARY WORK_DIR
+set -euo pipefail
+exspec=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+for arch in llama qwen2 qwen3; do
+  "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
+  "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
+  for m in "$arch" "$arch-draft"; do /usr/bin/python3 "$here/write_gguf.py" "$work/$m" "$work/$m.gguf"; done
+  for dtype in float32 int8; do
+    for mode in "" "--mode nonspec"; do
+      for sampling in "" "--temperature 0.8 --seed 11"; do
+        args=(--prompt "hello world" --prompt "the quick brown fox jumps" --prompt-ids 5,9,200,3
+              --max-tokens 24 --dtype "$dtype" $mode $sampling)
+        draft=(--draft "$work/$arch-draft")
+        draft_gguf=(--draft "$work/$arch-draft.gguf")
+        [ -n "$mode" ] && draft=() && draft_gguf=()
+        "$exspec" generate --model "$work/$arch" "${draft[@]}" "${args[@]}" > "$work/hf.jsonl" 2> /dev/null
+        "$exspec" generate --model "$work/$arch.gguf" "${draft_gguf[@]}" "${args[@]}" > "$work/gguf.jsonl" 2> /dev/null
+        [ "$(wc -l < "$work/hf.jsonl")" = 3 ] || { echo "$arch $dtype $mode $sampling: no output"; exit 1; }
+        if ! cmp -s "$work/hf.jsonl" "$work/gguf.jsonl"; then
+          echo "$arch $dtype ${mode:-default mode with a draft} ${sampling:-greedy}: the GGUF file's output differs"
+          diff "$work/hf.jsonl" "$work/gguf.jsonl" || true
+          exit 1
+        fi
+      done
+    done
+  done
+  echo "$arch: GGUF output equals the checkpoint's (float32, int8; default with draft, nonspec; greedy, seeded)"
+done
+"$exspec" check "$work/qwen3.gguf" --dtype float32 --max-tokens 4 > "$work/check.txt"
+for want in "architecture qwen3" "tensors: " "F32 " "tokenizer: gpt2" "chat template:" "weights in memory: " "check: passed"; do
+  grep -q "$want" "$work/check.txt" || { echo "check lacks \"$want\":"; cat "$work/check.txt"; exit 1; }
+done
+echo "check: $(grep -c '^gguf:' "$work/check.txt") lines about the file"

