@@ -101,7 +101,8 @@ int cmd_check(int argc, char** argv, int first) {
   // What serve, batch and generate take for the sampling fields a request leaves out (their
   // --generation-config auto); a value no request could send fails here, before serving.
   const std::string defaults = read_generation_defaults(dir).describe();
-  std::cout << "check: sampling defaults (generation_config.json): " << defaults << "\n";
+  std::cout << "check: sampling defaults (" << (gguf::is_gguf_path(dir) ? "general.sampling.*" : "generation_config.json")
+            << "): " << defaults << "\n";
   std::optional<std::string> failed;
   int64_t checked = 0;
   for (const PathRun& run : run_paths(*model, prompts, o)) {

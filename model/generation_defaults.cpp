@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/gguf/gguf_file.h"
+#include "model/gguf_config.h"
 #include "model/io_util.h"
 
 namespace exspec {
@@ -75,27 +77,50 @@ std::string GenerationDefaults::describe() const {
 
 std::string GenerationDefaults::to_json_text() const { return fields(*this).dump(); }
 
-GenerationDefaults read_generation_defaults(const std::string& dir) {
-  const std::string path = dir + "/generation_config.json";
+namespace {
+
+// The same bounds whichever file the fields come from; `where` names it in errors.
+GenerationDefaults from_json(const json& g, const std::string& where) {
+  if (!g.is_object()) throw std::runtime_error(where + ": must be a JSON object");
   GenerationDefaults d;
-  if (!file_exists(path)) return d;
+  d.temperature = real(g, "temperature", 0, 2, false, where);
+  d.top_p = real(g, "top_p", 0, 1, false, where);
+  d.min_p = real(g, "min_p", 0, 1, false, where);
+  d.repetition_penalty = real(g, "repetition_penalty", 0, 2, true, where);
+  d.presence_penalty = real(g, "presence_penalty", -2, 2, false, where);
+  d.frequency_penalty = real(g, "frequency_penalty", -2, 2, false, where);
+  d.top_k = integer(g, "top_k", -1, where);
+  if (d.top_k && *d.top_k < 0) d.top_k = 0;  // -1: no top-k, as a request's -1
+  d.max_new_tokens = integer(g, "max_new_tokens", 1, where);
+  return d;
+}
+
+// llama.cpp's general.sampling.* keys (gguf-py's add_sampling_*), as generation_config.json's
+// names; the float32 values as the decimals they were written from (0.95, not 0.949999988).
+json gguf_sampling(const gguf::GgufFile& f) {
+  json g = json::object();
+  const std::pair<const char*, const char*> reals[] = {
+      {"general.sampling.temp", "temperature"}, {"general.sampling.top_p", "top_p"},
+      {"general.sampling.min_p", "min_p"}, {"general.sampling.penalty_repeat", "repetition_penalty"}};
+  for (const auto& [key, field] : reals)
+    if (auto v = f.float_or(key)) g[field] = gguf::shortest_decimal(*v);
+  if (auto k = f.int_or("general.sampling.top_k")) g["top_k"] = *k;
+  return g;
+}
+
+}  // namespace
+
+GenerationDefaults read_generation_defaults(const std::string& model) {
+  if (gguf::is_gguf_path(model)) return from_json(gguf_sampling(*gguf::GgufFile::open(model)), model + " (general.sampling.*)");
+  const std::string path = model + "/generation_config.json";
+  if (!file_exists(path)) return {};
   json g;
   try {
     g = json::parse(read_text_file(path));
   } catch (const json::parse_error& e) {
     throw std::runtime_error(path + ": not valid JSON: " + e.what());
   }
-  if (!g.is_object()) throw std::runtime_error(path + ": must be a JSON object");
-  d.temperature = real(g, "temperature", 0, 2, false, path);
-  d.top_p = real(g, "top_p", 0, 1, false, path);
-  d.min_p = real(g, "min_p", 0, 1, false, path);
-  d.repetition_penalty = real(g, "repetition_penalty", 0, 2, true, path);
-  d.presence_penalty = real(g, "presence_penalty", -2, 2, false, path);
-  d.frequency_penalty = real(g, "frequency_penalty", -2, 2, false, path);
-  d.top_k = integer(g, "top_k", -1, path);
-  if (d.top_k && *d.top_k < 0) d.top_k = 0;  // -1: no top-k, as a request's -1
-  d.max_new_tokens = integer(g, "max_new_tokens", 1, path);
-  return d;
+  return from_json(g, path);
 }
 
 GenerationDefaults generation_defaults(const std::string& setting, const std::string& model_dir) {

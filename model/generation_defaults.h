@@ -23,11 +23,12 @@ struct GenerationDefaults {
   std::string to_json_text() const;
 };
 
-// The sampling fields of DIR/generation_config.json; none when the file is absent. Values outside
+// The sampling fields of DIR/generation_config.json (none when the file is absent), or of a
+// FILE.gguf's general.sampling.* metadata (temp, top_p, top_k, min_p, penalty_repeat). Values outside
 // what a request may send (temperature in [0, 2], top_p and min_p in [0, 1], top_k >= -1,
 // penalties in [-2, 2], repetition_penalty in (0, 2], max_new_tokens >= 1) throw, naming the file
 // and the field. do_sample is not read: as in vLLM, a temperature in the file is used as written.
-GenerationDefaults read_generation_defaults(const std::string& dir);
+GenerationDefaults read_generation_defaults(const std::string& model);
 
 // `setting` is the --generation-config value: "auto" reads the model directory's file, "none"
 // gives no defaults (the API's own), anything else is a directory holding a generation_config.json.

@@ -8,10 +8,7 @@
 #include <stdexcept>
 
 namespace exspec::gguf {
-namespace {
 
-// The shortest decimal that reads back as this float32: the converter stored config.json's
-// doubles (1e-06) as float32, and this gives the double back wherever it had at most 9 digits.
 double shortest_decimal(double f32_value) {
   const float want = static_cast<float>(f32_value);
   char buf[40];
@@ -21,6 +18,8 @@ double shortest_decimal(double f32_value) {
   }
   return f32_value;
 }
+
+namespace {
 
 int64_t positive(const GgufFile& f, const std::string& key) {
   const int64_t v = f.get_int(key);

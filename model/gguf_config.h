@@ -14,6 +14,10 @@
 
 namespace exspec::gguf {
 
+// The shortest decimal that reads back as this float32 (the converter stored config.json's
+// doubles, 1e-06 or 0.95, as float32): the double back wherever it had at most 9 digits.
+double shortest_decimal(double f32_value);
+
 // llama, qwen2 and qwen3 (general.architecture); anything else is refused naming it. Throws
 // naming the file and the key or tensor that is missing or inconsistent.
 ModelConfig config_from_gguf(const GgufFile& f);

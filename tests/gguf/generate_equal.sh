@@ -2,7 +2,9 @@
 # `exspec generate` on F32 GGUF files of made checkpoints (target and draft, written by
 # write_gguf.py) gives the same output as on their Hugging Face directories: text prompts
 # (the GGUF tokenizer's ids and text), the default mode with a draft and --mode nonspec,
-# greedy and seeded sampling, in float32 and int8. And `exspec check FILE.gguf` describes the file.
+# greedy and seeded sampling, in float32 and int8. The qwen3 target recommends sampling in its
+# generation_config.json; written as general.sampling.*, the GGUF file's runs without sampling
+# flags take the same defaults. And `exspec check FILE.gguf` describes the file.
 # usage: generate_equal.sh EXSPEC_BINARY WORK_DIR
 set -euo pipefail
 exspec=$1
@@ -13,6 +15,14 @@ mkdir -p "$work"
 for arch in llama qwen2 qwen3; do
   "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
   "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
+  if [ "$arch" = qwen3 ]; then
+    /usr/bin/python3 - "$work/$arch/generation_config.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g.update(temperature=0.7, top_p=0.95, top_k=20, repetition_penalty=1.1)
+json.dump(g, open(sys.argv[1], "w"))
+PY
+  fi
   for m in "$arch" "$arch-draft"; do /usr/bin/python3 "$here/write_gguf.py" "$work/$m" "$work/$m.gguf"; done
   for dtype in float32 int8; do
     for mode in "" "--mode nonspec"; do
@@ -36,7 +46,8 @@ for arch in llama qwen2 qwen3; do
   echo "$arch: GGUF output equals the checkpoint's (float32, int8; default with draft, nonspec; greedy, seeded)"
 done
 "$exspec" check "$work/qwen3.gguf" --dtype float32 --max-tokens 4 > "$work/check.txt"
-for want in "architecture qwen3" "tensors: " "F32 " "tokenizer: gpt2" "chat template:" "weights in memory: " "check: passed"; do
+for want in "architecture qwen3" "tensors: " "F32 " "tokenizer: gpt2" "chat template:" "weights in memory: " "check: passed" \
+            "sampling defaults (general.sampling.*): temperature 0.7, top_p 0.95, top_k 20, repetition_penalty 1.1"; do
   grep -q "$want" "$work/check.txt" || { echo "check lacks \"$want\":"; cat "$work/check.txt"; exit 1; }
 done
 echo "check: $(grep -c '^gguf:' "$work/check.txt") lines about the file"

@@ -254,6 +254,14 @@ def model_kv(cfg, arch, kind, name):
     return kv
 
 
+def sampling_kv(hf_dir):  # gguf-py's add_sampling_*: a checkpoint's recommended sampling
+    path = os.path.join(hf_dir, "generation_config.json")
+    g = json.load(open(path)) if os.path.exists(path) else {}
+    keys = [("temperature", "temp", F32), ("top_p", "top_p", F32), ("min_p", "min_p", F32),
+            ("repetition_penalty", "penalty_repeat", F32), ("top_k", "top_k", I32)]
+    return [("general.sampling." + key, t, g[field]) for field, key, t in keys if g.get(field) is not None]
+
+
 def pack_value(t, v):
     if isinstance(t, tuple):  # (ARRAY, item type)
         return struct.pack("<IQ", t[1], len(v)) + b"".join(pack_value(t[1], x) for x in v)
@@ -315,7 +323,7 @@ def main():
         tensors.append((name, (t, list(w.shape), blob)))
     kv = model_kv(cfg, arch, a.type, os.path.basename(os.path.normpath(a.hf_dir)))
     tok = a.tokenizer or os.path.join(a.hf_dir, "tokenizer.json")
-    kv += tokenizer_kv(a.hf_dir, tok, a.pre, cfg["vocab_size"])
+    kv += tokenizer_kv(a.hf_dir, tok, a.pre, cfg["vocab_size"]) + sampling_kv(a.hf_dir)
     write(a.out, kv, tensors, a.version, a.alignment)
 
 
