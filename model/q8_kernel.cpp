@@ -153,6 +153,48 @@ void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
 
 #define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
+// One row by TN tiles, all in registers: TN independent chains against the memory latency.
+template <int R, int TN>
+EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  __m512 acc[R][TN];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TN; ++t) acc[r][t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    // Each sum starts at -128 Σ q of the row's block (stored negated): the unsigned weight bytes'
+    // offset, taken back exactly.
+    __m512i isum[R][TN];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+    if (r0 == 0) {  // the first rows stream the weights from memory: ask for what comes next
+      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
+      for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+    }
+    for (int64_t g = 0; g < kGroups; ++g) {
+      __m512i wv[TN];
+      for (int t = 0; t < TN; ++t) wv[t] = _mm512_load_si512(w.quants(t0 + t, b) + g * 64);
+      for (int r = 0; r < R; ++r) {
+        int32_t four;
+        std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+        const __m512i xb = _mm512_set1_epi32(four);
+        for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_dpbusd_epi32(isum[r][t], wv[t], xb);
+      }
+    }
+    for (int t = 0; t < TN; ++t) {
+      const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b))));
+      for (int r = 0; r < R; ++r) {
+        const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * nb + b]));
+        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][t]), s, acc[r][t]);
+      }
+    }
+  }
+  for (int t = 0; t < TN; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, acc[r][t]);
+  }
+}
+
 // R rows by the tn <= 4 tiles of one stored group, block by block: the group's blocks are one
 // stream, read once for all R rows (a verify step's K + 1). The float sums live in L1 (R · 4
 // registers would not fit beside the integer ones); each output keeps the same order of sums.
@@ -208,6 +250,17 @@ EXSPEC_VNNI void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t 
 // reading each stored group of four tiles in one pass: at a verify step's K + 1 <= 8 rows the
 // weights stream once, as for one row.
 void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  if (x.m == 1) {  // one row: the four tiles' sums in four chains (one chain a tile is latency-bound)
+    for_panels(1, t0, t1, 1, 1, kGroup, [&](int64_t r, int, int64_t t, int tn) {
+      switch (tn) {
+        case 4: vnni_panel<1, 4>(w, x, r, t, y, ldy); break;
+        case 3: vnni_panel<1, 3>(w, x, r, t, y, ldy); break;
+        case 2: vnni_panel<1, 2>(w, x, r, t, y, ldy); break;
+        default: vnni_panel<1, 1>(w, x, r, t, y, ldy); break;
+      }
+    });
+    return;
+  }
   const int64_t groups = (x.m + 7) / 8;
   const int rows = static_cast<int>((x.m + groups - 1) / groups);
   for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
