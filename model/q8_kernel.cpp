@@ -153,6 +153,7 @@ void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
 
 #define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
+// One row by TN tiles, all in registers: TN independent chains against the memory latency.
 template <int R, int TN>
 EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
   const int64_t nb = w.blocks, ldq = nb * kBlock;
@@ -160,11 +161,11 @@ EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t 
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < TN; ++t) acc[r][t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    // Each sum starts at -128 Σ q of the row's block: the unsigned weight bytes' offset, taken
-    // back exactly.
+    // Each sum starts at -128 Σ q of the row's block (stored negated): the unsigned weight bytes'
+    // offset, taken back exactly.
     __m512i isum[R][TN];
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(-x.corr[(r0 + r) * nb + b]);
+      for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
     if (r0 == 0) {  // the first rows stream the weights from memory: ask for what comes next
       const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
       for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
@@ -194,26 +195,76 @@ EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t 
   }
 }
 
+// R rows by the tn <= 4 tiles of one stored group, block by block: the group's blocks are one
+// stream, read once for all R rows (a verify step's K + 1). The float sums live in L1 (R · 4
+// registers would not fit beside the integer ones); each output keeps the same order of sums.
 template <int R>
-EXSPEC_VNNI void vnni_tn(int tn, const Weight& w, const Rows& x, int64_t r, int64_t t, float* y, int64_t ldy) {
-  switch (tn) {
-    case 4: vnni_panel<R, 4>(w, x, r, t, y, ldy); break;
-    case 3: vnni_panel<R, 3>(w, x, r, t, y, ldy); break;
-    case 2: vnni_panel<R, 2>(w, x, r, t, y, ldy); break;
-    default: vnni_panel<R, 1>(w, x, r, t, y, ldy); break;
+EXSPEC_VNNI void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  alignas(64) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    if (r0 == 0) {
+      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
+      for (int64_t line = 0; line < kGroupBlock / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+    }
+    for (int t = 0; t < tn; ++t) {
+      __m512i isum[R];
+      for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+      const uint8_t* wq = w.quants(t0 + t, b);
+      for (int64_t g = 0; g < kGroups; ++g) {
+        const __m512i wv = _mm512_load_si512(wq + g * 64);
+        for (int r = 0; r < R; ++r) {
+          int32_t four;
+          std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+          isum[r] = _mm512_dpbusd_epi32(isum[r], wv, _mm512_set1_epi32(four));
+        }
+      }
+      const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b))));
+      for (int r = 0; r < R; ++r) {
+        const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * nb + b]));
+        _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), s, _mm512_load_ps(acc[r][t])));
+      }
+    }
+  }
+  for (int t = 0; t < tn; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, _mm512_load_ps(acc[r][t]));
   }
 }
 
-// One row: four tiles at once, four independent chains against the memory latency. More rows:
-// four rows by two tiles, each weight register serving four rows.
+EXSPEC_VNNI void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t r, int64_t t, int tn, float* y, int64_t ldy) {
+  switch (rn) {
+    case 8: vnni_stream<8>(w, x, r, t, tn, y, ldy); break;
+    case 7: vnni_stream<7>(w, x, r, t, tn, y, ldy); break;
+    case 6: vnni_stream<6>(w, x, r, t, tn, y, ldy); break;
+    case 5: vnni_stream<5>(w, x, r, t, tn, y, ldy); break;
+    case 4: vnni_stream<4>(w, x, r, t, tn, y, ldy); break;
+    case 3: vnni_stream<3>(w, x, r, t, tn, y, ldy); break;
+    case 2: vnni_stream<2>(w, x, r, t, tn, y, ldy); break;
+    default: vnni_stream<1>(w, x, r, t, tn, y, ldy); break;
+  }
+}
+
+// Rows in groups of at most 8 (8 integer sums in registers), as even as they split, each group
+// reading each stored group of four tiles in one pass: at a verify step's K + 1 <= 8 rows the
+// weights stream once, as for one row.
 void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), 4, x.m == 1 ? 4 : 2, [&](int64_t r, int rn, int64_t t, int tn) {
-    switch (rn) {
-      case 4: vnni_tn<4>(tn, w, x, r, t, y, ldy); break;
-      case 3: vnni_tn<3>(tn, w, x, r, t, y, ldy); break;
-      case 2: vnni_tn<2>(tn, w, x, r, t, y, ldy); break;
-      default: vnni_tn<1>(tn, w, x, r, t, y, ldy); break;
-    }
+  if (x.m == 1) {  // one row: the four tiles' sums in four chains (one chain a tile is latency-bound)
+    for_panels(1, t0, t1, 1, 1, kGroup, [&](int64_t r, int, int64_t t, int tn) {
+      switch (tn) {
+        case 4: vnni_panel<1, 4>(w, x, r, t, y, ldy); break;
+        case 3: vnni_panel<1, 3>(w, x, r, t, y, ldy); break;
+        case 2: vnni_panel<1, 2>(w, x, r, t, y, ldy); break;
+        default: vnni_panel<1, 1>(w, x, r, t, y, ldy); break;
+      }
+    });
+    return;
+  }
+  const int64_t groups = (x.m + 7) / 8;
+  const int rows = static_cast<int>((x.m + groups - 1) / groups);
+  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
+    vnni_stream_rn(rn, w, x, r, t, tn, y, ldy);
   });
 }
 
@@ -338,7 +389,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void quantise_activ
         sum += k;
       }
       out.d[r * nb + b] = d;
-      out.corr[r * nb + b] = 128 * sum;
+      out.corr[r * nb + b] = -128 * sum;
     }
   }
 }

@@ -68,7 +68,7 @@ constexpr int64_t kQ8_0BlockBytes = 34;
 void dequantise_row(const Weight& w, int64_t row, float* out);
 
 // Activation rows quantised per block: q [m][blocks * 32] (padding 0), d [m][blocks], and
-// corr [m][blocks] = 128 · Σ q (what vpdpbusd's unsigned weight bytes add).
+// corr [m][blocks] = -128 · Σ q (what vpdpbusd's unsigned weight bytes add, to take back).
 struct Rows {
   int64_t m = 0, in = 0, blocks = 0;
   std::vector<int8_t> q;

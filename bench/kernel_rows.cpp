@@ -1,0 +1,181 @@
+// What a verify step's rows cost the int8 and bfloat16 kernels: one "forward" of the 150M Llama
+// shape's products (per layer q,k,v fused, o, gate and up fused, down; then the 32,000-row head)
+// at M = 1..16 rows, against M = 1 and against the weight-read floor (the weights' bytes / the
+// read bandwidth probed in the same run). Torch-free: the kernels alone, split over the threads
+// as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
+// on their values.
+//
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16]
+//
+// Each round times every M once, in turn, so that the machine's drift reaches every M alike;
+// the table gives each M's median over the rounds and its spread (min-max).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bandwidth.h"
+#include "model/bf16_kernel.h"
+#include "model/kernel_threads.h"
+#include "model/q8_kernel.h"
+
+using namespace exspec;
+
+namespace {
+
+struct Shape {
+  int64_t out, in, times;
+};
+// 16 layers of the 150M preset (hidden 768, intermediate 2048, 12 heads, 4 kv heads of 64) and its head.
+const std::vector<Shape> kShapes = {{1280, 768, 16}, {768, 768, 16}, {4096, 768, 16}, {768, 2048, 16}, {32000, 768, 1}};
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One forward's products at m rows, for one dtype.
+struct Model {
+  virtual ~Model() = default;
+  virtual double forward(int64_t m) = 0;  // seconds
+  virtual int64_t bytes() const = 0;
+};
+
+struct Int8Model : Model {
+  std::vector<q8::Weight> w;
+  std::vector<float> x, y;
+  q8::Rows rows;
+  Int8Model() {
+    for (const Shape& s : kShapes)
+      for (int64_t i = 0; i < s.times; ++i) {
+        const auto f = random_floats(static_cast<size_t>(s.out * s.in), static_cast<uint32_t>(w.size() + 1));
+        w.push_back(q8::quantise(f.data(), s.out, s.in, s.in));
+      }
+    x = random_floats(16 * 2048, 7);
+    y.resize(16 * 32000);
+  }
+  double forward(int64_t m) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const q8::Isa isa = q8::best_isa();
+    for (const q8::Weight& q : w) {
+      q8::resize_rows(rows, m, q.in);
+      parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(x.data(), q.in, r0, r1, rows); });
+      parallel_ranges((q.tiles + q8::kGroup - 1) / q8::kGroup, 1, [&](int64_t g0, int64_t g1) {
+        q8::multiply(q, rows, y.data(), q.out, g0 * q8::kGroup, std::min(q.tiles, g1 * q8::kGroup), isa);
+      });
+    }
+    return seconds_since(t0);
+  }
+  int64_t bytes() const override {
+    int64_t b = 0;
+    for (const auto& q : w) b += q.bytes();
+    return b;
+  }
+};
+
+struct Bf16Model : Model {
+  std::vector<bf16::Weight> w;
+  std::vector<uint16_t> x, y;
+  Bf16Model() {
+    for (const Shape& s : kShapes)
+      for (int64_t i = 0; i < s.times; ++i) {
+        const auto f = random_floats(static_cast<size_t>(s.out * s.in), static_cast<uint32_t>(w.size() + 1));
+        std::vector<uint16_t> h(f.size());
+        std::transform(f.begin(), f.end(), h.begin(), to_bf16);
+        w.push_back(bf16::pack(h.data(), s.out, s.in, s.in));
+      }
+    const auto f = random_floats(16 * 2048, 7);
+    x.resize(f.size());
+    std::transform(f.begin(), f.end(), x.begin(), to_bf16);
+    y.resize(16 * 32000);
+  }
+  double forward(int64_t m) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bf16::Isa isa = bf16::best_isa();
+    for (const bf16::Weight& q : w)
+      parallel_ranges((q.tiles + bf16::kGroup - 1) / bf16::kGroup, 1, [&](int64_t g0, int64_t g1) {
+        bf16::multiply(q, x.data(), m, q.in, y.data(), q.out, g0 * bf16::kGroup, std::min(q.tiles, g1 * bf16::kGroup), isa);
+      });
+    return seconds_since(t0);
+  }
+  int64_t bytes() const override {
+    int64_t b = 0;
+    for (const auto& q : w) b += q.bytes();
+    return b;
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void run(const std::string& dtype, Model& model, int rounds, int max_rows, const BandwidthProbe& probe) {
+  for (int64_t m = 1; m <= max_rows; ++m) model.forward(m);  // warm-up: pages, caches
+  std::vector<std::vector<double>> t(static_cast<size_t>(max_rows + 1));
+  std::vector<double> gbs;
+  for (int r = 0; r < rounds; ++r) {
+    gbs.push_back(probe.measure(1).best_gbs);
+    for (int64_t m = 1; m <= max_rows; ++m) t[m].push_back(model.forward(m) * 1e3);
+  }
+  const double bw = median(gbs), floor_ms = static_cast<double>(model.bytes()) / (bw * 1e9) * 1e3;
+  const double one = median(t[1]);
+  std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
+              dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
+              *std::max_element(gbs.begin(), gbs.end()), floor_ms,
+              dtype == "int8" ? q8::isa_name(q8::best_isa()) : bf16::isa_name(bf16::best_isa()));
+  std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
+  for (int64_t m = 1; m <= max_rows; ++m) {
+    const double med = median(t[m]);
+    std::printf("| %ld | %.2f | %.2f-%.2f | %.2f | %.2f |\n", static_cast<long>(m), med,
+                *std::min_element(t[m].begin(), t[m].end()), *std::max_element(t[m].begin(), t[m].end()), med / one,
+                med / floor_ms);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, rounds = 9, max_rows = 16;
+  std::string dtypes = "int8,bfloat16";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--threads") threads = std::stoi(v);
+    else if (a == "--rounds") rounds = std::stoi(v);
+    else if (a == "--max-rows") max_rows = std::min(16, std::stoi(v));
+    else if (a == "--dtypes") dtypes = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  omp_set_num_threads(threads);
+  const BandwidthProbe probe(threads);
+  if (dtypes.find("int8") != std::string::npos) {
+    Int8Model m;
+    run("int8", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("bfloat16") != std::string::npos && bf16::best_isa() == bf16::Isa::Avx512Bf16) {
+    Bf16Model m;
+    run("bfloat16", m, rounds, max_rows, probe);
+  }
+  return 0;
+}
