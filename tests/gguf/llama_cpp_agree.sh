@@ -28,8 +28,9 @@ agree() {  # FILE DTYPE
     args+=(--prompt-ids "$ids")
     i=$((i + 1))
   done < "$work/llama_cpp.jsonl"
+  # Greedy against llama.cpp's greedy: not the file's recommended sampling (general.sampling.*).
   "$exspec" generate --model "$file" --oracle "${args[@]}" --max-tokens $n --ignore-eos --dtype "$dtype" \
-    2> /dev/null > "$work/exspec.jsonl"
+    --generation-config none 2> /dev/null > "$work/exspec.jsonl"
   /usr/bin/python3 - "$work/exspec.jsonl" "$work/llama_cpp.jsonl" > "$work/sequences.jsonl" <<'PY'
 import json, sys
 ours = [json.loads(l)["token_ids"] for l in open(sys.argv[1])]
