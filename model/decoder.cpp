@@ -71,10 +71,12 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   embed_ = get("model.embed_tokens.weight");
   norm_ = small("model.norm.weight");
   lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
-  if (int8 && !config_.tie_word_embeddings) embed_int8_ = Int8Weight::quantise(embed_);
+  // int8's own rows serve an untied embedding: quantised at load, or a GGUF file's Q8_0, Q4_K or
+  // Q6_K blocks (model/linear.h).
+  if (int8 && !config_.tie_word_embeddings) embed_int8_ = Linear(embed_, {}, WeightPath::Int8);
   // One copy of the embedding: a tied head serves the lookups (from its packed copy, or embed_
   // itself when unpacked); int8's own quantised rows serve an untied one.
-  if (config_.tie_word_embeddings || embed_int8_) embed_ = at::Tensor();
+  if (config_.tie_word_embeddings || embed_int8_.int8()) embed_ = at::Tensor();
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
@@ -145,13 +147,13 @@ int64_t Decoder::num_parameters() const {
 }
 
 at::Tensor Decoder::embed(const at::Tensor& ids) const {
-  if (embed_int8_) return embed_int8_->rows(ids);
+  if (embed_int8_.int8()) return embed_int8_.rows(ids);
   return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
 }
 
 int64_t Decoder::weight_bytes() const {
   // A tied embedding is released where the head serves its rows: then the head's copy is the only one.
-  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + (embed_int8_ ? embed_int8_->bytes() : 0);
+  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + (embed_int8_.int8() ? embed_int8_.bytes() : 0);
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();

@@ -118,7 +118,7 @@ class Decoder {
   at::ScalarType dtype_;
   at::Device device_;
   at::Tensor embed_, norm_;  // embed_ undefined in int8: its rows come from embed_int8_
-  std::shared_ptr<const Int8Weight> embed_int8_;
+  Linear embed_int8_;  // int8, untied: the embedding's rows (Linear::rows), never multiplied
   Linear lm_head_;
   std::vector<Layer> layers_;
   Rope rope_;

@@ -8,6 +8,7 @@
 //   (model/onednn_matmul.h). libtorch's at::linear hands a few rows to OpenBLAS's sgemm, which
 //   packs the whole weight again on every call (README, "The forward pass");
 // - int8: quantised as Q8_0 blocks from any float dtype (model/int8_matmul.h); float32 in and out.
+//   A GGUF file's Q4_K/Q6_K weight (tagged rows, model/kquant_matmul.h) keeps its blocks.
 // Everywhere else (float64, the oracle; float16; CUDA; a build without oneDNN) it is at::linear.
 #pragma once
 #include <ATen/core/Tensor.h>
@@ -18,6 +19,7 @@ namespace exspec {
 
 class PackedWeight;
 class Int8Weight;
+class KQuantWeight;
 class Bf16Weight;
 
 enum class WeightPath {
@@ -39,8 +41,9 @@ class Linear {
   at::Tensor rows(const at::Tensor& ids) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
-  bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr; }
-  bool int8() const { return int8_ != nullptr; }  // quantised to Q8_0
+  bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr || kquant_ != nullptr; }
+  bool int8() const { return int8_ != nullptr || kquant_ != nullptr; }  // Q8_0, or Q4_K/Q6_K blocks
+  bool kquant() const { return kquant_ != nullptr; }
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
   int64_t bytes() const;
 
@@ -50,6 +53,7 @@ class Linear {
   std::shared_ptr<const PackedWeight> packed_;
   std::shared_ptr<const Bf16Weight> bf16_;
   std::shared_ptr<const Int8Weight> int8_;
+  std::shared_ptr<const KQuantWeight> kquant_;
 };
 
 }  // namespace exspec

@@ -1,0 +1,271 @@
+#include "model/kernels/kquant_kernel.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "model/half_float.h"
+
+namespace exspec::kq {
+namespace {
+
+constexpr int64_t kSubs = kSuper / kSub;  // 8
+constexpr int64_t kRowChunk = 8;          // activation rows that share one decoding of a super-block
+
+uint16_t read16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// Q4_K's 12 bytes of scales: sc_j, m_j for j < 4 in the low 6 bits of bytes j and j + 4; for
+// j >= 4, the low 4 bits in byte j + 4 (sc low nibble, m high nibble) and the top 2 in the top
+// bits of bytes j − 4 (sc) and j (m).
+void q4k_scales(const uint8_t* s, int32_t* sc, int32_t* m) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = s[j] & 63;
+    m[j] = s[j + 4] & 63;
+  }
+  for (int j = 4; j < 8; ++j) {
+    sc[j] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+    m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+// Q6_K's quant k (0..255) of a super-block, 0..63 (the −32 is the caller's).
+int32_t q6k_quant(const uint8_t* b, int64_t k) {
+  const int64_t half = k / 128, l = k % 32, part = (k % 128) / 32;  // part: which 32 of the half
+  const uint8_t* ql = b + 64 * half + l + (part & 1) * 32;
+  const uint8_t* qh = b + 128 + 32 * half + l;
+  const int32_t low = part < 2 ? (*ql & 0xF) : (*ql >> 4);
+  return low | (((*qh >> (2 * part)) & 3) << 4);
+}
+
+int32_t q4k_quant(const uint8_t* b, int64_t k) {  // 0..15
+  const uint8_t byte = b[16 + 32 * (k / 64) + k % 32];
+  return (k / 32) % 2 ? byte >> 4 : byte & 0xF;
+}
+
+float reduce8(const float* a) {  // the order the vector path's lanes fold in
+  const float t0 = a[0] + a[4], t1 = a[1] + a[5], t2 = a[2] + a[6], t3 = a[3] + a[7];
+  return (t0 + t2) + (t1 + t3);
+}
+
+// ---- plain C++: the reference the vector path equals, bit for bit ----
+
+void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* out) {
+  const uint8_t type = w.types[c];
+  const int64_t bb = block_bytes(type);
+  float acc[kSubs] = {};
+  for (int64_t s = 0; s < w.supers; ++s) {
+    const uint8_t* b = w.row(c) + s * bb;
+    const int8_t* xq = x.q.data() + r * x.blocks * kSub + s * kSuper;
+    const float* dx = x.d.data() + r * x.blocks + s * kSubs;
+    const int32_t* corr = x.corr.data() + r * x.blocks + s * kSubs;
+    int32_t sc[kSubs], m[kSubs];
+    if (type == kQ4_K) q4k_scales(b + 4, sc, m);
+    const float d = half_float(read16(type == kQ4_K ? b : b + 208)), dmin = half_float(read16(b + 2));
+    for (int64_t j = 0; j < kSubs; ++j) {
+      int32_t a = 0;
+      if (type == kQ4_K) {
+        int32_t dot = 0;
+        for (int64_t k = 0; k < kSub; ++k) dot += q4k_quant(b, j * kSub + k) * xq[j * kSub + k];
+        a = sc[j] * dot;
+      } else {
+        for (int64_t h = 0; h < 2; ++h) {
+          int32_t dot = 0;
+          for (int64_t k = h * 16; k < h * 16 + 16; ++k) dot += (q6k_quant(b, j * kSub + k) - 32) * xq[j * kSub + k];
+          a += static_cast<int8_t>(b[192 + 2 * j + h]) * dot;
+        }
+      }
+      acc[j] = std::fma(static_cast<float>(a), d * dx[j], acc[j]);
+      if (type == kQ4_K) acc[j] = std::fma(static_cast<float>(-(m[j] * (-corr[j] / 128))), dmin * dx[j], acc[j]);
+    }
+  }
+  *out = reduce8(acc);
+}
+
+// ---- AVX-512 VNNI on 256-bit registers: vpdpbusd takes the weight's quants as its unsigned bytes ----
+
+#define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+// Eight vectors of eight int32 lanes -> one vector of their eight sums (exact: integers).
+EXSPEC_VNNI inline __m256i sum8(const __m256i* v) {
+  const __m256i a = _mm256_hadd_epi32(v[0], v[1]), b = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i c = _mm256_hadd_epi32(v[4], v[5]), d = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i ab = _mm256_hadd_epi32(a, b), cd = _mm256_hadd_epi32(c, d);  // per 128-bit half
+  // ab = [v0 v1 v2 v3 (low halves) | v0 v1 v2 v3 (high halves)], cd likewise for v4..v7
+  const __m256i lo = _mm256_permute2x128_si256(ab, cd, 0x20), hi = _mm256_permute2x128_si256(ab, cd, 0x31);
+  return _mm256_add_epi32(lo, hi);
+}
+
+EXSPEC_VNNI inline float reduce8(__m256 a) {
+  const __m128 t = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));  // a_i + a_{i+4}
+  const __m128 u = _mm_add_ps(t, _mm_movehl_ps(t, t));                                  // (t0 + t2), (t1 + t3)
+  return _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 1)));
+}
+
+// One super-block's 256 quants as eight vectors of 32 unsigned bytes, sub-block by sub-block.
+EXSPEC_VNNI inline void q4k_quants(const uint8_t* b, __m256i* q) {
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  for (int p = 0; p < 4; ++p) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * p));
+    q[2 * p] = _mm256_and_si256(v, low);
+    q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+  }
+}
+
+EXSPEC_VNNI inline void q6k_quants(const uint8_t* b, __m256i* q) {
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(0x30);
+  for (int n = 0; n < 2; ++n) {
+    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * n));
+    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * n + 32));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * n));
+    q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, low), _mm256_and_si256(_mm256_slli_epi16(h, 4), high));
+    q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, low), _mm256_and_si256(_mm256_slli_epi16(h, 2), high));
+    q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low), _mm256_and_si256(h, high));
+    q[4 * n + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low),
+                                   _mm256_and_si256(_mm256_srli_epi16(h, 2), high));
+  }
+}
+
+// Q6_K's scales of sub-block j as int32 lanes: four of sc[2j] (its first 16 inputs), four of sc[2j + 1].
+EXSPEC_VNNI inline void q6k_scales(const uint8_t* b, __m256i* sc) {
+  for (int j = 0; j < 8; ++j) {
+    const int32_t a = static_cast<int8_t>(b[192 + 2 * j]), c = static_cast<int8_t>(b[193 + 2 * j]);
+    sc[j] = _mm256_setr_epi32(a, a, a, a, c, c, c, c);
+  }
+}
+
+EXSPEC_VNNI void vnni_column(const Weight& w, const q8::Rows& x, int64_t r0, int64_t r1, int64_t c, float* y,
+                             int64_t ldy) {
+  const uint8_t type = w.types[c];
+  const bool q4 = type == kQ4_K;
+  const int64_t bb = block_bytes(type), ldq = x.blocks * kSub;
+  __m256 acc[kRowChunk];
+  for (int64_t r = r0; r < r1; ++r) acc[r - r0] = _mm256_setzero_ps();
+  const __m256i k32 = _mm256_set1_epi8(32);
+  for (int64_t s = 0; s < w.supers; ++s) {
+    const uint8_t* b = w.row(c) + s * bb;
+    __m256i q[kSubs], sc6[kSubs];
+    __m256i sc4 = _mm256_setzero_si256(), m4 = sc4;
+    float d, dmin = 0.0f;
+    if (q4) {
+      alignas(32) int32_t sc[kSubs], m[kSubs];
+      q4k_scales(b + 4, sc, m);
+      sc4 = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc));
+      m4 = _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
+      q4k_quants(b, q);
+      d = half_float(read16(b));
+      dmin = half_float(read16(b + 2));
+    } else {
+      q6k_scales(b, sc6);
+      q6k_quants(b, q);
+      d = half_float(read16(b + 208));
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const int8_t* xq = x.q.data() + r * ldq + s * kSuper;
+      __m256i dots[kSubs];
+      for (int j = 0; j < kSubs; ++j) {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j * kSub));
+        dots[j] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[j], xv);
+        if (!q4) {  // (q − 32) per lane of four inputs, times that lane's scale
+          const __m256i off = _mm256_dpbusd_epi32(_mm256_setzero_si256(), k32, xv);
+          dots[j] = _mm256_mullo_epi32(_mm256_sub_epi32(dots[j], off), sc6[j]);
+        }
+      }
+      __m256i a = sum8(dots);
+      if (q4) a = _mm256_mullo_epi32(a, sc4);
+      const __m256 dx = _mm256_loadu_ps(x.d.data() + r * x.blocks + s * kSubs);
+      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_mul_ps(_mm256_set1_ps(d), dx), acc[r - r0]);
+      if (q4) {  // −m_j · Σ qx, with Σ qx = −corr / 128 (exact)
+        const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.corr.data() + r * x.blocks + s * kSubs));
+        const __m256i sum = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), corr), 7);
+        const __m256i neg = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_mullo_epi32(m4, sum));
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(neg), _mm256_mul_ps(_mm256_set1_ps(dmin), dx), t);
+      }
+      acc[r - r0] = t;
+    }
+  }
+  for (int64_t r = r0; r < r1; ++r) y[r * ldy + c] = reduce8(acc[r - r0]);
+}
+
+bool has_vnni() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
+}  // namespace
+
+bool is_kquant(uint32_t t) { return t == kQ4_K || t == kQ6_K; }
+
+int64_t block_bytes(uint8_t type) { return type == kQ4_K ? kQ4_KBytes : type == kQ6_K ? kQ6_KBytes : 0; }
+
+int64_t tagged_width(int64_t in) { return 1 + in / kSuper * kQ6_KBytes; }
+
+void dequantise_block(uint8_t type, const uint8_t* b, float* out) {
+  if (type == kQ4_K) {
+    int32_t sc[kSubs], m[kSubs];
+    q4k_scales(b + 4, sc, m);
+    const float d = half_float(read16(b)), dmin = half_float(read16(b + 2));
+    for (int64_t k = 0; k < kSuper; ++k) {
+      const float d1 = d * static_cast<float>(sc[k / kSub]), m1 = dmin * static_cast<float>(m[k / kSub]);
+      out[k] = d1 * static_cast<float>(q4k_quant(b, k)) - m1;
+    }
+  } else {
+    const float d = half_float(read16(b + 208));
+    for (int64_t k = 0; k < kSuper; ++k)
+      out[k] = d * static_cast<float>(static_cast<int8_t>(b[192 + k / 16])) * static_cast<float>(q6k_quant(b, k) - 32);
+  }
+}
+
+Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
+  if (in <= 0 || in % kSuper) throw std::invalid_argument("K-quant rows of " + std::to_string(in) + " inputs are not whole super-blocks of 256");
+  Weight w;
+  w.out = out, w.in = in, w.supers = in / kSuper;
+  const int64_t width = tagged_width(in);
+  int64_t total = 0;
+  for (int64_t r = 0; r < out; ++r) {
+    const uint8_t t = tagged[r * width];
+    if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not Q4_K or Q6_K");
+    w.types.push_back(t);
+    w.offsets.push_back(total);
+    total += w.supers * block_bytes(t);
+  }
+  w.data = AlignedArray<uint8_t>(static_cast<size_t>(total) + 64);  // a vector load may read past the last block's end
+  for (int64_t r = 0; r < out; ++r)
+    std::memcpy(w.data.data() + w.offsets[r], tagged + r * width + 1, w.supers * block_bytes(w.types[r]));
+  return w;
+}
+
+void dequantise_row(const Weight& w, int64_t row, float* out) {
+  const int64_t bb = block_bytes(w.types[row]);
+  for (int64_t s = 0; s < w.supers; ++s) dequantise_block(w.types[row], w.row(row) + s * bb, out + s * kSuper);
+}
+
+Isa best_isa() { return has_vnni() ? Isa::Avx512Vnni : Isa::Plain; }
+
+std::vector<Isa> isas_here() {
+  std::vector<Isa> v{Isa::Plain};
+  if (has_vnni()) v.push_back(Isa::Avx512Vnni);
+  return v;
+}
+
+const char* isa_name(Isa isa) { return isa == Isa::Avx512Vnni ? "avx512_vnni" : "plain"; }
+
+void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t c0, int64_t c1, Isa isa) {
+  for (int64_t c = c0; c < c1; ++c) {
+    if (isa == Isa::Avx512Vnni) {
+      for (int64_t r0 = 0; r0 < x.m; r0 += kRowChunk) vnni_column(w, x, r0, std::min(x.m, r0 + kRowChunk), c, y, ldy);
+    } else {
+      for (int64_t r = 0; r < x.m; ++r) plain_row(w, x, r, c, y + r * ldy + c);
+    }
+  }
+}
+
+}  // namespace exspec::kq

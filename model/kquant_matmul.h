@@ -1,0 +1,35 @@
+// GGUF's Q4_K and Q6_K weights as tensors: the seam between the decoder's Linear (model/linear.h)
+// and the torch-free kernel (model/kernels/kquant_kernel.h). The blocks stay as they are in the
+// file; each activation row is quantised with its own block scales (as the int8 kernels do), so
+// nothing of a row depends on another. float32 in and out; the output columns are split over the
+// calling thread's OpenMP team, each output computed whole by one thread.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+namespace exspec {
+
+class KQuantWeight {
+ public:
+  // weight: uint8 [out, 1, kq::tagged_width(in)] (model/gguf_weights.h hands K-quant tensors on so);
+  // null for anything else.
+  static std::shared_ptr<const KQuantWeight> from_tagged(const at::Tensor& weight);
+  static bool is_tagged(const at::Tensor& weight);
+
+  at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32
+  at::Tensor rows(const at::Tensor& ids) const;    // ids [N] -> the rows' values [N, in] float32
+
+  int64_t out_features() const;
+  int64_t in_features() const;
+  int64_t bytes() const;  // the blocks as stored
+
+  ~KQuantWeight();
+  struct Impl;
+
+ private:
+  explicit KQuantWeight(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace exspec
