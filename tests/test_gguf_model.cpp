@@ -190,3 +190,34 @@ CATCH_TEST_CASE("a GGUF file of another architecture or type is refused naming i
                                               bytes.substr(type_at - 24 - name.size(), 24 + name.size()) + std::string("\x1a\0\0\0", 4))),
                           Catch::Contains("tensor \"blk.0.attn_q.weight\" has type I32, not served"));
 }
+
+CATCH_TEST_CASE("Q4_K, Q6_K and Q4_K_M GGUFs: their blocks on the K-quant kernel under int8, their values elsewhere", "[gguf][kquant]") {
+  // Q4_K_M as llama-quantize chooses: Q6_K for the head and for attn_v and ffn_down in the layers
+  // use_more_bits picks (of 4: layers 2 and 3), Q4_K for the rest, norms F32.
+  auto file = gguf::GgufFile::open(test::kquant_gguf("q4_k_m"));
+  CATCH_CHECK(file->tensor("output.weight")->type == uint32_t(gguf::TensorType::Q6_K));
+  CATCH_CHECK(file->tensor("token_embd.weight")->type == uint32_t(gguf::TensorType::Q4_K));
+  for (int i = 0; i < 4; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const auto more = uint32_t(i >= 2 ? gguf::TensorType::Q6_K : gguf::TensorType::Q4_K);
+    CATCH_CHECK(file->tensor(p + "attn_v.weight")->type == more);
+    CATCH_CHECK(file->tensor(p + "ffn_down.weight")->type == more);
+    CATCH_CHECK(file->tensor(p + "attn_q.weight")->type == uint32_t(gguf::TensorType::Q4_K));
+    CATCH_CHECK(file->tensor(p + "attn_norm.weight")->type == uint32_t(gguf::TensorType::F32));
+  }
+  const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
+  for (const char* type : {"q4_k", "q6_k", "q4_k_m"}) {
+    CATCH_INFO(type);
+    auto q = test::load_as(test::kquant_gguf(type), at::kChar);
+    auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
+    CATCH_CHECK(q->int8_weights());
+    CATCH_CHECK(!f->int8_weights());
+    // The kernel multiplies the same weights by activations quantised to 8 bits a block of 32:
+    // its logits stay near the float64 product of the dequantised weights (here within 2 % of
+    // their range; a misread scale, nibble or row shows as a change of the order of the logits).
+    const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
+    const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();
+    CATCH_INFO("max |int8 - float64| " << diff << " of a range of " << range);
+    CATCH_CHECK(diff < 0.02 * range);
+  }
+}

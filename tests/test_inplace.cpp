@@ -241,6 +241,17 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in int8 and bfloat16 (ea
   }
 }
 
+// GGUF's Q4_K and Q6_K blocks (issue 57) on their own kernel: each file's own batch-1 nonspec
+// decoding is the oracle.
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on Q4_K and Q6_K GGUFs (each its own oracle)",
+                "[inplace][oracle][int8][kquant]") {
+  for (const char* type : {"q4_k", "q6_k"}) {
+    CATCH_INFO(type);
+    auto target = test::load_as(test::kquant_gguf(type), at::kChar);
+    oracle_sweep(target, {{"none (plain steps)", nullptr}, {"layer-truncated", test::load_as(test::kquant_gguf(type, true), at::kChar)}});
+  }
+}
+
 CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {
   auto target = load64(test::model_dir("glm4"));
   oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},

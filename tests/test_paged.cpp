@@ -73,6 +73,14 @@ CATCH_TEST_CASE("in place in a few blocks in int8 and bfloat16: pre-emptions equ
   }
 }
 
+CATCH_TEST_CASE("in place in a few blocks on Q4_K and Q6_K GGUFs: pre-emptions equal batch-1 nonspec decoding",
+                "[inplace][oracle][blocks][int8][kquant]") {
+  for (const char* type : {"q4_k", "q6_k"}) {
+    CATCH_INFO(type);
+    preemption_sweep(test::load_as(test::kquant_gguf(type), at::kChar), test::load_as(test::kquant_gguf(type, true), at::kChar));
+  }
+}
+
 namespace {
 
 // n requests after a shared 21-token system prompt, each with `own` tokens of its own: the

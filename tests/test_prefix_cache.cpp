@@ -105,6 +105,14 @@ CATCH_TEST_CASE("in place with the prefix cache in int8 and bfloat16 equals batc
   }
 }
 
+CATCH_TEST_CASE("in place with the prefix cache on Q4_K and Q6_K GGUFs equals batch-1 nonspec decoding",
+                "[inplace][oracle][prefix][int8][kquant]") {
+  for (const char* type : {"q4_k", "q6_k"}) {
+    CATCH_INFO(type);
+    conversation_sweep(test::load_as(test::kquant_gguf(type), at::kChar), test::load_as(test::kquant_gguf(type, true), at::kChar));
+  }
+}
+
 CATCH_TEST_CASE("in place: the same prompts again, whole in their slots, decode without a prefill", "[inplace][oracle][prefix]") {
   auto target = test::load64(test::model_dir("llama"));
   auto draft = test::load64(test::truncated_draft());

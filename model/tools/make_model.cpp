@@ -156,6 +156,11 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   } else if (preset == "small") {
     c.hidden_size = 256, c.intermediate_size = 688, c.num_layers = 8, c.num_heads = 8, c.num_kv_heads = 4;
     c.max_position_embeddings = 2048;
+  } else if (preset == "kquant") {
+    // The smallest shape whose every product is whole super-blocks of 256 (GGUF's Q4_K, Q6_K):
+    // the K-quant oracle sweeps' model.
+    c.hidden_size = 256, c.intermediate_size = 512, c.num_layers = 4, c.num_heads = 4, c.num_kv_heads = 2;
+    c.max_position_embeddings = 512;
   } else if (preset == "demo") {
     c.hidden_size = 512, c.intermediate_size = 1408, c.num_layers = 12, c.num_heads = 8, c.num_kv_heads = 4;
     c.max_position_embeddings = 2048;
@@ -170,7 +175,7 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
     c.hidden_size = 768, c.intermediate_size = 2048, c.num_layers = 16, c.num_heads = 12, c.num_kv_heads = 4;
     c.max_position_embeddings = 2048;
   } else {
-    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, demo, 1b, 150m)");
+    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, kquant, demo, 1b, 150m)");
   }
   c.head_dim = c.hidden_size / c.num_heads;
   c.vocab_size = preset == "150m" ? 32000 : kVocab;

@@ -10,7 +10,7 @@ namespace exspec {
 
 struct MakeModelOptions {
   std::string arch = "llama";  // llama | qwen2 | qwen3 | glm | glm4
-  std::string preset = "tiny"; // tiny | small | demo | 1b
+  std::string preset = "tiny"; // tiny | small | kquant | demo | 1b | 150m
   uint64_t seed = 0;
   std::string out;
   std::string dtype = "float32";  // storage dtype: float32 | float64 | float16 | bfloat16

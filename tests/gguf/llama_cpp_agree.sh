@@ -2,8 +2,10 @@
 # llama.cpp itself (node-llama-cpp's prebuilt CPU binary) reads the GGUF files write_gguf.py
 # writes, and agrees with exspec on the same file: the prompts' token ids must be equal, and
 # llama.cpp's greedy choice after each prefix of exspec's greedy output must be exspec's token at
-# 95 % of positions or more (exspec float32 on F32 files, int8 on Q8_0: the blocks as they are).
-# Files: the trained demo target (demo/) in F32 and Q8_0, made tiny llama, qwen2 and qwen3 in F32.
+# 95 % of positions or more (exspec float32 on F32 files, int8 on Q8_0 and Q4_K_M: the blocks as
+# they are). Files: the trained demo target (demo/) in F32, Q8_0 and Q4_K_M (its rows of 384 are
+# not whole super-blocks: only ffn_down is Q4_K/Q6_K, the rest Q8_0), a made llama of the 150M
+# shape in Q4_K_M (every product Q4_K or Q6_K), made tiny llama, qwen2 and qwen3 in F32.
 # With PART "tokenizers": the corpus's ids instead (below).
 # usage: llama_cpp_agree.sh EXSPEC_BINARY WORK_DIR [models|tokenizers]
 set -euo pipefail
@@ -51,11 +53,15 @@ sys.exit(0 if agree >= 0.95 * total else 1)
 PY
 }
 if [ "$part" = models ]; then
-for type in f32 q8_0; do
+for type in f32 q8_0 q4_k_m; do
   /usr/bin/python3 "$here/write_gguf.py" "$here/../../demo/target" "$work/demo-$type.gguf" --type $type
 done
 agree "$work/demo-f32.gguf" float32
 agree "$work/demo-q8_0.gguf" int8
+agree "$work/demo-q4_k_m.gguf" int8
+"$exspec" make-model --arch llama --preset 150m --seed 5 --out "$work/m150" 2> /dev/null
+/usr/bin/python3 "$here/write_gguf.py" "$work/m150" "$work/m150-q4_k_m.gguf" --type q4_k_m
+agree "$work/m150-q4_k_m.gguf" int8
 for arch in llama qwen2 qwen3; do
   "$exspec" make-model --arch "$arch" --preset tiny --seed 5 --out "$work/$arch" 2> /dev/null
   /usr/bin/python3 "$here/write_gguf.py" "$work/$arch" "$work/$arch-f32.gguf"

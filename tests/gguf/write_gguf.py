@@ -2,11 +2,12 @@
 """Writes a Hugging Face checkpoint directory (as `exspec make-model` makes them) as a GGUF file,
 the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
 llama's rope, llama3 rope factors as a rope_freqs tensor, tokenizer.ggml.* metadata and the chat
-template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does). Given a tokenizer.json instead of
+template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix
+(kquants.py). Given a tokenizer.json instead of
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
 library, no torch, no llama.cpp.
 
-usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32] [--version 2|3] [--alignment N]
+usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32|q4_k|q6_k|q4_k_m] [--version 2|3] [--alignment N]
                      [--tokenizer TOKENIZER_JSON] [--pre NAME]
 """
 import argparse
@@ -18,11 +19,13 @@ import sys
 
 import numpy as np
 
+import kquants
+
 # gguf metadata value types
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 # ggml tensor types and llama.cpp's file types (LlamaFileType)
-GGML = {"f32": 0, "f16": 1, "q8_0": 8, "bf16": 30}
-FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32, "q8_0_as_f32": 0}
+GGML = {"f32": 0, "f16": 1, "q8_0": 8, "bf16": 30, "q4_k": 12, "q6_k": 14}
+FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32, "q8_0_as_f32": 0, "q4_k": 14, "q6_k": 18, "q4_k_m": 15}
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
@@ -95,7 +98,7 @@ def quantize_q8_0(w):  # gguf-py quants.py Q8_0.quantize_blocks
     return np.concatenate([d.astype(np.float16).view(np.uint8), qs.astype(np.int8).view(np.uint8)], axis=-1).tobytes()
 
 
-def tensor_bytes(name, w, kind):
+def tensor_bytes(name, w, kind, n_layers=0, has_output=True):
     """(ggml type, bytes) as the converter stores it: 1-D tensors stay F32 (norms, biases)."""
     if kind == "f32" or w.ndim == 1:
         return GGML["f32"], w.astype(np.float32).tobytes()
@@ -105,6 +108,15 @@ def tensor_bytes(name, w, kind):
         u = w.astype(np.float32).view(np.uint32).astype(np.uint64)
         u = (u + (0x7FFF + ((u >> 16) & 1))) >> 16
         return GGML["bf16"], u.astype(np.uint16).tobytes()
+    if kind in ("q4_k", "q6_k", "q4_k_m"):
+        # Rows that are not whole super-blocks of 256 fall back to Q8_0 (llama-quantize takes
+        # Q5_0 for Q4_K, which exspec does not serve, and Q8_0 for Q6_K).
+        if w.shape[-1] % kquants.QK:
+            kind = "q8_0"
+        elif kquants.kquant_type(name, kind, n_layers, has_output) == kquants.Q6_K:
+            return GGML["q6_k"], kquants.quantize_q6_k(w)
+        else:
+            return GGML["q4_k"], kquants.quantize_q4_k(w)
     if w.shape[-1] % 32:
         return GGML["f16"], w.astype(np.float16).tobytes()
     if kind == "q8_0_as_f32":  # not the converter's: the values a Q8_0 file stands for, q * d, as F32
@@ -249,7 +261,7 @@ def model_kv(cfg, arch, kind, name):
         kv += [("%s.attention.key_length" % arch, U32, head_dim), ("%s.attention.value_length" % arch, U32, head_dim)]
     if arch == "llama":
         kv += [("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.rope.dimension_count", U32, head_dim)]
-    if kind == "q8_0":
+    if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
         kv.append(("general.quantization_version", U32, 2))
     return kv
 
@@ -318,8 +330,10 @@ def main():
     else:
         weights = read_safetensors(os.path.join(a.hf_dir, "model.safetensors"))
     tensors = []
-    for name, w in gguf_tensors(cfg, weights, arch):
-        t, blob = tensor_bytes(name, w, a.type)
+    named = gguf_tensors(cfg, weights, arch)
+    has_output = any(name == "output.weight" for name, _ in named)
+    for name, w in named:
+        t, blob = tensor_bytes(name, w, a.type, cfg["num_hidden_layers"], has_output)
         tensors.append((name, (t, list(w.shape), blob)))
     kv = model_kv(cfg, arch, a.type, os.path.basename(os.path.normpath(a.hf_dir)))
     tok = a.tokenizer or os.path.join(a.hf_dir, "tokenizer.json")
