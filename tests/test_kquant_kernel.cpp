@@ -185,7 +185,7 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
   }
 }
 
-CATCH_TEST_CASE("kquant: tagged rows keep each row's type and blocks; other types are refused", "[kquant]") {
+CATCH_TEST_CASE("kquant: tagged rows keep each row's type and blocks, other types are refused", "[kquant]") {
   const kq::Weight w = random_weight(6, 512, 3);
   for (int64_t r = 0; r < 6; ++r) CATCH_CHECK(w.types[r] == (r % 3 == 2 ? kq::kQ6_K : kq::kQ4_K));
   std::vector<uint8_t> bad(static_cast<size_t>(kq::tagged_width(256)), 0);
