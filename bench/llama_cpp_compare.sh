@@ -3,7 +3,8 @@
 # GGUF files of the 150M llama shape: the m150t pair (docs/performance.md: a 150M target whose
 # one-layer draft agrees like a good real pair) written by tests/gguf/write_gguf.py as Q8_0 and as
 # Q4_K_M. exspec serves them under --dtype int8 (Q8_0 on the int8 kernels, Q4_K/Q6_K on the
-# K-quant kernel), greedy, EOS not stopping, N tokens a prompt, THREADS threads both:
+# K-quant kernel), greedy, N tokens a prompt (llama.cpp: or until EOS), THREADS threads for exspec,
+# llama.cpp's best of 1 and THREADS:
 #   plain    exspec without a draft at batch 1 against llama.cpp with one sequence;
 #   1, 8     exspec's default mode (in place, auto K) with the draft at 1 and 8 concurrent
 #            sequences (generate --batch) against llama.cpp's best of 1 and 8 parallel
@@ -41,11 +42,17 @@ ours() {  # TYPE BATCH PROMPTS [--draft FILE]: tok/s
     --generation-config none --torch-threads "$threads" --stats "$work/stats.json" "${args[@]}" > /dev/null 2>&1
   /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["tokens_per_s"])' "$work/stats.json"
 }
-theirs() {  # TYPE PARALLEL PROMPTS: tok/s
-  node "$root/bench/llama_cpp_decode.mjs" "$work/m150t-$1.gguf" "$n" "$2" "$threads" "${prompts[@]:0:$3}" |
-    /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["tok_s"])'
+theirs() {  # TYPE PARALLEL PROMPTS: tok/s, llama.cpp's best of 1 and THREADS threads (on a small shared
+  # VM one thread can beat two: the threads wait on each other at every operator)
+  local best=0 t r
+  for t in $(echo 1 "$threads" | tr ' ' '\n' | sort -u); do
+    r=$(node "$root/bench/llama_cpp_decode.mjs" "$work/m150t-$1.gguf" "$n" "$2" "$t" "${prompts[@]:0:$3}" |
+      /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["tok_s"])')
+    best=$(/usr/bin/python3 -c "print(max($best, $r))")
+  done
+  echo "$best"
 }
-[ "$first" -gt 1 ] || : > "$work/runs.tsv"
+: > "$work/runs.tsv"
 for round in $(seq "$first" $((first + rounds - 1))); do
   for type in q8_0 q4_k_m; do
     for side in exspec llama; do

@@ -1,7 +1,7 @@
 // llama.cpp's decoding speed through node-llama-cpp's prebuilt CPU binary (tests/gguf/fetch.sh):
 // PARALLEL sequences of one context decode the prompts greedily, each sequence taking the next
 // prompt when its last one is done (llama.cpp batches the sequences' steps together), N tokens
-// each with EOS not stopping. Prints {"parallel", "threads", "tokens", "seconds", "tok_s"}: the
+// each or until EOS (the tokens counted are those generated). Prints {"parallel", "threads", "tokens", "seconds", "tok_s"}: the
 // generated tokens over the wall time from the first prompt to the last token (the model's load
 // and the context's creation left out), whether the file was mapped, and llama.cpp's system info
 // (the instruction sets its CPU backend was built for).

@@ -133,62 +133,104 @@ EXSPEC_VNNI inline void q6k_quants(const uint8_t* b, __m256i* q) {
   }
 }
 
-// Q6_K's scales of sub-block j as int32 lanes: four of sc[2j] (its first 16 inputs), four of sc[2j + 1].
-EXSPEC_VNNI inline void q6k_scales(const uint8_t* b, __m256i* sc) {
-  for (int j = 0; j < 8; ++j) {
-    const int32_t a = static_cast<int8_t>(b[192 + 2 * j]), c = static_cast<int8_t>(b[193 + 2 * j]);
-    sc[j] = _mm256_setr_epi32(a, a, a, a, c, c, c, c);
+// Q4_K's scales and mins as float lanes (exact: 0..63). The 12 bytes as three 32-bit words: sc[0..3]
+// and m[0..3] are the low 6 bits of words 0 and 1; sc[4..7] the low nibbles of word 2 with the
+// top 2 bits of word 0's bytes (shifted down 2 within each byte), m[4..7] its high nibbles with
+// word 1's.
+EXSPEC_VNNI inline void q4k_scales_vec(const uint8_t* s, __m256* sc, __m256* m) {
+  uint32_t w[3];
+  std::memcpy(w, s, 12);
+  const uint32_t low6 = 0x3F3F3F3F, nib = 0x0F0F0F0F, top = 0x30303030;
+  const uint64_t scs = (w[0] & low6) | (uint64_t((w[2] & nib) | ((w[0] >> 2) & top)) << 32);
+  const uint64_t mins = (w[1] & low6) | (uint64_t(((w[2] >> 4) & nib) | ((w[1] >> 2) & top)) << 32);
+  *sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(scs))));
+  *m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mins))));
+}
+
+// Eight vectors of lane sums (sub-blocks 0..7, lanes 0-3 a sub-block's first 16 inputs, 4-7 its
+// last 16) -> the halves' sums in the order [0a 1a 2a 3a | 0b 1b 2b 3b] and [4a .. 7a | 4b .. 7b].
+EXSPEC_VNNI inline void halves(const __m256i* v, __m256i* lo, __m256i* hi) {
+  *lo = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  *hi = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+}
+
+// Q6_K's 16 scales as int32 lanes in halves()'s order: [s0 s2 s4 s6 | s1 s3 s5 s7], [s8 .. | s9 ..].
+EXSPEC_VNNI inline void q6k_scales(const uint8_t* b, __m256i* lo, __m256i* hi) {
+  const __m128i order = _mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+  const __m128i s = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)), order);
+  *lo = _mm256_cvtepi8_epi32(s);
+  *hi = _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(s, s));
+}
+
+// 32 · Σ qx over each 16 inputs of a row's super-blocks, in halves()'s order (two vectors a
+// super-block): what Q6_K's offset of 32 takes away, the same for every column.
+EXSPEC_VNNI void q6k_offsets(const q8::Rows& x, int64_t supers, __m256i* out) {
+  const __m256i k32 = _mm256_set1_epi8(32);
+  for (int64_t r = 0; r < x.m; ++r) {
+    for (int64_t s = 0; s < supers; ++s) {
+      const int8_t* xq = x.q.data() + r * x.blocks * kSub + s * kSuper;
+      __m256i o[kSubs];
+      for (int j = 0; j < kSubs; ++j)
+        o[j] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), k32,
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j * kSub)));
+      halves(o, out + (r * supers + s) * 2, out + (r * supers + s) * 2 + 1);
+    }
   }
 }
 
-EXSPEC_VNNI void vnni_column(const Weight& w, const q8::Rows& x, int64_t r0, int64_t r1, int64_t c, float* y,
-                             int64_t ldy) {
+// The sub-blocks' integer sums A_j of one Q6_K super-block against one row (lanes 0..7).
+EXSPEC_VNNI inline __m256i q6k_sums(const __m256i* q, const int8_t* xq, const __m256i* off, __m256i sc_lo, __m256i sc_hi) {
+  __m256i dots[kSubs];
+  for (int j = 0; j < kSubs; ++j)
+    dots[j] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[j],
+                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j * kSub)));
+  __m256i lo, hi;
+  halves(dots, &lo, &hi);
+  lo = _mm256_mullo_epi32(_mm256_sub_epi32(lo, off[0]), sc_lo);
+  hi = _mm256_mullo_epi32(_mm256_sub_epi32(hi, off[1]), sc_hi);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+EXSPEC_VNNI void vnni_column(const Weight& w, const q8::Rows& x, const __m256i* offsets, int64_t r0, int64_t r1,
+                             int64_t c, float* y, int64_t ldy) {
   const uint8_t type = w.types[c];
   const bool q4 = type == kQ4_K;
   const int64_t bb = block_bytes(type), ldq = x.blocks * kSub;
   __m256 acc[kRowChunk];
   for (int64_t r = r0; r < r1; ++r) acc[r - r0] = _mm256_setzero_ps();
-  const __m256i k32 = _mm256_set1_epi8(32);
   for (int64_t s = 0; s < w.supers; ++s) {
     const uint8_t* b = w.row(c) + s * bb;
-    __m256i q[kSubs], sc6[kSubs];
-    __m256i sc4 = _mm256_setzero_si256(), m4 = sc4;
+    __m256i q[kSubs], sc_lo = _mm256_setzero_si256(), sc_hi = sc_lo;
+    __m256 sc4 = _mm256_setzero_ps(), m4 = sc4;
     float d, dmin = 0.0f;
     if (q4) {
-      alignas(32) int32_t sc[kSubs], m[kSubs];
-      q4k_scales(b + 4, sc, m);
-      sc4 = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc));
-      m4 = _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
+      q4k_scales_vec(b + 4, &sc4, &m4);
       q4k_quants(b, q);
       d = half_float(read16(b));
       dmin = half_float(read16(b + 2));
     } else {
-      q6k_scales(b, sc6);
+      q6k_scales(b, &sc_lo, &sc_hi);
       q6k_quants(b, q);
       d = half_float(read16(b + 208));
     }
     for (int64_t r = r0; r < r1; ++r) {
       const int8_t* xq = x.q.data() + r * ldq + s * kSuper;
-      __m256i dots[kSubs];
-      for (int j = 0; j < kSubs; ++j) {
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j * kSub));
-        dots[j] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[j], xv);
-        if (!q4) {  // (q − 32) per lane of four inputs, times that lane's scale
-          const __m256i off = _mm256_dpbusd_epi32(_mm256_setzero_si256(), k32, xv);
-          dots[j] = _mm256_mullo_epi32(_mm256_sub_epi32(dots[j], off), sc6[j]);
-        }
-      }
-      __m256i a = sum8(dots);
-      if (q4) a = _mm256_mullo_epi32(a, sc4);
       const __m256 dx = _mm256_loadu_ps(x.d.data() + r * x.blocks + s * kSubs);
-      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_mul_ps(_mm256_set1_ps(d), dx), acc[r - r0]);
-      if (q4) {  // −m_j · Σ qx, with Σ qx = −corr / 128 (exact)
+      if (q4) {
+        __m256i dots[kSubs];
+        for (int j = 0; j < kSubs; ++j)
+          dots[j] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[j],
+                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j * kSub)));
+        // sc · Σ q·qx and m · Σ qx are exact in float32 (below 2^22): the products of their floats.
+        const __m256 a = _mm256_mul_ps(_mm256_cvtepi32_ps(sum8(dots)), sc4);
         const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.corr.data() + r * x.blocks + s * kSubs));
-        const __m256i sum = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), corr), 7);
-        const __m256i neg = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_mullo_epi32(m4, sum));
-        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(neg), _mm256_mul_ps(_mm256_set1_ps(dmin), dx), t);
+        const __m256 mx = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), corr), 7)), m4);
+        const __m256 t = _mm256_fmadd_ps(a, _mm256_mul_ps(_mm256_set1_ps(d), dx), acc[r - r0]);
+        acc[r - r0] = _mm256_fnmadd_ps(mx, _mm256_mul_ps(_mm256_set1_ps(dmin), dx), t);
+      } else {
+        const __m256i a = q6k_sums(q, xq, offsets + (r * w.supers + s) * 2, sc_lo, sc_hi);
+        acc[r - r0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_mul_ps(_mm256_set1_ps(d), dx), acc[r - r0]);
       }
-      acc[r - r0] = t;
     }
   }
   for (int64_t r = r0; r < r1; ++r) y[r * ldy + c] = reduce8(acc[r - r0]);
@@ -259,9 +301,16 @@ std::vector<Isa> isas_here() {
 const char* isa_name(Isa isa) { return isa == Isa::Avx512Vnni ? "avx512_vnni" : "plain"; }
 
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t c0, int64_t c1, Isa isa) {
+  // Per row, what Q6_K's offset takes away: computed once a call, for every column.
+  thread_local AlignedArray<int32_t> buffer;  // 8 lanes a vector, on 64-byte boundaries
+  AlignedArray<int32_t>& lanes = buffer;
+  const size_t need = static_cast<size_t>(x.m * w.supers * 2 * 8);
+  if (isa == Isa::Avx512Vnni && lanes.size() < need) lanes = AlignedArray<int32_t>(need);
+  auto* offsets = reinterpret_cast<__m256i*>(lanes.data());
+  if (isa == Isa::Avx512Vnni) q6k_offsets(x, w.supers, offsets);
   for (int64_t c = c0; c < c1; ++c) {
     if (isa == Isa::Avx512Vnni) {
-      for (int64_t r0 = 0; r0 < x.m; r0 += kRowChunk) vnni_column(w, x, r0, std::min(x.m, r0 + kRowChunk), c, y, ldy);
+      for (int64_t r0 = 0; r0 < x.m; r0 += kRowChunk) vnni_column(w, x, offsets, r0, std::min(x.m, r0 + kRowChunk), c, y, ldy);
     } else {
       for (int64_t r = 0; r < x.m; ++r) plain_row(w, x, r, c, y + r * ldy + c);
     }
