@@ -14,6 +14,7 @@ import sys
 ORDER = [
     "grammar",
     "model/gguf",
+    "model/kernels",
     "model",
     "model/tokenizer",
     "model/paper",
