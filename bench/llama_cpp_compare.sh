@@ -52,7 +52,7 @@ theirs() {  # TYPE PARALLEL PROMPTS: tok/s, llama.cpp's best of 1 and THREADS th
   done
   echo "$best"
 }
-: > "$work/runs.tsv"
+[ "$first" -gt 1 ] || : > "$work/runs.tsv"
 for round in $(seq "$first" $((first + rounds - 1))); do
   for type in q8_0 q4_k_m; do
     for side in exspec llama; do
