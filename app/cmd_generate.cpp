@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "config/engine_options.h"
 #include "model/decoder.h"
+#include "model/device_timeline.h"
 #include "model/generation_defaults.h"
 #include "model/greedy.h"
 #include "model/initial_thread.h"
@@ -138,6 +139,7 @@ int cmd_generate(int argc, char** argv, int first) {
     stats.sequences = static_cast<int64_t>(results.size());
   } else {
     auto engine = Engine::start(eo);
+    device_timeline::enable(cl->given("stats"));  // after the engine's warm-up: the run's forwards only
     auto sink = std::make_shared<Collector>();
     std::vector<SeqId> ids;
     const auto t0 = std::chrono::steady_clock::now();
@@ -187,6 +189,9 @@ int cmd_generate(int argc, char** argv, int first) {
                                 {"sort_by_length", ec.sort_by_length},
                                 {"overlap", eo.overlap}};
     head.update(s);
+    if (const device_timeline::Reading d = device_timeline::read(); d.recorded)
+      head["device"] = {{"forwards", d.forwards}, {"busy_ms", d.busy_ms}, {"span_ms", d.span_ms},
+                        {"idle_fraction", d.idle_fraction()}};
     std::ofstream(cl->text("stats")) << head.dump(2) << "\n";
   }
   std::cerr << mode_name(ec.mode) << ": " << stats.committed << " tokens for " << results.size() << " prompts in "

@@ -1,4 +1,5 @@
 #include "model/decoder.h"
+#include "model/device_timeline.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -252,6 +253,7 @@ KVStore Decoder::new_store(int64_t slots, int64_t capacity, int64_t block_size) 
 at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
                                   Logits logits) const {
   c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
+  const device_timeline::Scope timed(device_.is_cuda());
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
   if (static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one SlotSpan per row");
