@@ -68,6 +68,15 @@ def idle(name):
     return d.get("idle_fraction") if isinstance(d, dict) else None
 
 
+probes = tsv(os.path.join(runs_dir, "probes.tsv"))
+if probes:
+    md += ["## Which batch-invariant cuBLAS settings run (a short plain run each, in this order)", "",
+           "| environment preset (the code sets the rest) | rc |", "|---|--:|"]
+    for name, preset in probes:
+        md.append(f"| {preset} | {runs.get(name, {}).get('rc', '?')} |")
+        res.setdefault("probes", []).append({"preset": preset, "rc": runs.get(name, {}).get("rc")})
+    md.append("")
+
 md += ["## Equality with batch-1 plain decoding (default mode, the step runner on)", "",
        "| dtype | sampling | B | = in place plain B 1 | = nonspec B 1 | tok/s | device idle |", "|---|---|--:|--:|--:|--:|--:|"]
 for name, r in sorted(runs.items(), key=lambda kv: (kv[1]["sampling"], kv[1]["batch"])):
