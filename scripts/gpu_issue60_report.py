@@ -96,6 +96,7 @@ for s in ("greedy", "seeded"):
 variants = {"var-plain": "in place plain decoding (no draft), the step runner on",
             "var-eager": "default mode, row buckets on, graphs off (eager parts)",
             "var-nocublas": "default mode, graphs on, cuBLAS as it comes (EXSPEC_CUBLAS_BATCH_INVARIANT=0)",
+            "var-cublas": "default mode, graphs on, vLLM's batch-invariant cuBLAS settings (EXSPEC_CUBLAS_BATCH_INVARIANT=1)",
             "var-bucket64-plain": "plain decoding B 1, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)",
             "var-bucket64": "default mode, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)"}
 var_rows = [(n, r) for n, r in runs.items() if n.startswith("var-")]
