@@ -22,10 +22,10 @@
 #include "app/demo_pair.h"
 #include "http/api_error.h"
 #include "http/backend.h"
-#include "http/batch_lines.h"
+#include "jobs/batch_lines.h"
 #include "http/generation.h"
 #include "http/line_start.h"
-#include "http/task_queue.h"
+#include "jobs/task_queue.h"
 
 namespace exspec {
 namespace {

@@ -2,9 +2,9 @@
 
 #include "http/api_error.h"
 #include "http/json_body.h"
-#include "http/batch_runner.h"
+#include "jobs/batch_runner.h"
 #include "http/files_api.h"
-#include "http/random_id.h"
+#include "jobs/random_id.h"
 
 namespace exspec::http {
 using nlohmann::ordered_json;

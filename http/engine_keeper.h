@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "actors/engine.h"
-#include "http/task_queue.h"
+#include "jobs/task_queue.h"
 
 namespace exspec::http {
 

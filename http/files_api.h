@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/job_store.h"
+#include "jobs/job_store.h"
 #include "http/routes.h"
 
 namespace exspec::http {

@@ -7,7 +7,7 @@
 #include "http/api_error.h"
 #include "http/logprobs_json.h"
 #include "http/metrics.h"
-#include "http/random_id.h"
+#include "jobs/random_id.h"
 
 namespace exspec::http {
 namespace {

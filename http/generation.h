@@ -19,7 +19,7 @@
 #include "http/stop_scanner.h"
 #include "http/structured_request.h"
 #include "http/token_origins.h"
-#include "http/tool_stream.h"
+#include "chat/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "http/api_error.h"
-#include "http/batch_lines.h"
+#include "jobs/batch_lines.h"
 #include "http/generation.h"
 
 namespace exspec::http {

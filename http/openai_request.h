@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/chat_template.h"
-#include "http/tool_calls.h"
+#include "chat/chat_template.h"
+#include "chat/tool_calls.h"
 #include "http/sampling_request.h"
 #include "config/settings.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "actors/engine.h"
-#include "http/chat_template.h"
+#include "chat/chat_template.h"
 #include "http/engine_keeper.h"
 #include "http/generation.h"
 #include "http/grammar_service.h"

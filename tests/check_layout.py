@@ -23,7 +23,7 @@ ORDER = [
     "actors/paper",
     "actors",
     "config",
-    "http/jinja",
+    "chat/jinja",
     "http",
     "bench",
     "app",

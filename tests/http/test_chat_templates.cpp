@@ -8,8 +8,8 @@
 
 #include "http/api_error.h"
 #include "http/chat_request.h"
-#include "http/chat_template.h"
-#include "http/tool_stream.h"
+#include "chat/chat_template.h"
+#include "chat/tool_stream.h"
 #include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/http/support.h"

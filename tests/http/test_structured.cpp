@@ -11,7 +11,7 @@
 #include "http/grammar_service.h"
 #include "http/json_body.h"
 #include "http/structured_request.h"
-#include "http/tool_stream.h"
+#include "chat/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
 using namespace exspec::http;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "http/api_error.h"
-#include "http/job_store.h"
+#include "jobs/job_store.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/stop_scanner.h"
