@@ -1,4 +1,4 @@
-#include "grammar/nfa.h"
+#include "grammar/thompson.h"
 
 #include <algorithm>
 #include <string>
