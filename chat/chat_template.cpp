@@ -6,10 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "http/api_error.h"
 #include "model/tokenizer/tokenizer.h"
 
-namespace exspec::http {
+namespace exspec::chat {
 namespace {
 
 using nlohmann::ordered_json;
@@ -98,9 +97,9 @@ std::string ChatTemplate::render(const ChatInput& in) const {
       return run(t, *this, in, msgs);
     }
   } catch (const jinja::TemplateError& e) {
-    if (e.raised()) throw ApiError(400, e.what(), "messages", "chat_template_error");
-    throw ApiError(400, "the chat template failed on these messages (line " + std::to_string(e.line()) + "): " + e.what(),
-                   "messages", "chat_template_error");
+    if (e.raised()) throw ChatTemplateError(e.what());
+    throw ChatTemplateError("the chat template failed on these messages (line " + std::to_string(e.line()) + "): " +
+                            e.what());
   }
 }
 
@@ -147,4 +146,4 @@ ChatTemplate load_chat_template(const Tokenizer& tok, const std::string& setting
   return ct;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

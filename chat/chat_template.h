@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ctime>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace exspec {
 class Tokenizer;
 }
 
-namespace exspec::http {
+namespace exspec::chat {
 
 // What apply_chat_template gets: messages (OpenAI's shape: role, content, tool_calls with their
 // arguments as objects, tool_call_id), tools (null when none), add_generation_prompt, and a
@@ -29,6 +30,14 @@ struct ChatInput {
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
   bool add_generation_prompt = true;
   std::time_t now = 0;
+};
+
+// A template that fails on a request's messages: what() is the template's raise_exception message,
+// or what failed and on which line. The HTTP edge answers it as a 400 naming "messages" (code
+// chat_template_error); chat/ knows nothing of HTTP.
+class ChatTemplateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct ChatTemplate {
@@ -45,7 +54,7 @@ struct ChatTemplate {
   // [TOOL_CALLS] [{"name": ..., "arguments": ...}]: tool_choice "required" constrains to that form.
   bool mistral_args = false;
 
-  // The prompt text. Throws ApiError 400: the template's raise_exception message, or what failed.
+  // The prompt text. Throws ChatTemplateError: the template's raise_exception message, or what failed.
   std::string render(const ChatInput& in) const;
 };
 
@@ -54,4 +63,4 @@ struct ChatTemplate {
 // naming the template's source, line and construct when it cannot be run (refused at start-up).
 ChatTemplate load_chat_template(const Tokenizer& tok, const std::string& setting, const std::string& tool_parser);
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace exspec::http {
+namespace exspec::chat {
 namespace {
 
 using nlohmann::ordered_json;
@@ -227,4 +227,4 @@ size_t tool_call_start(ToolFormat f, const std::string& text) {
   return std::string::npos;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

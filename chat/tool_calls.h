@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace exspec::http {
+namespace exspec::chat {
 
 enum class ToolFormat { None, Hermes, Llama3Json, DeepSeekV3, Mistral };
 
@@ -35,4 +35,4 @@ ParsedOutput parse_tool_calls(ToolFormat f, const std::string& text);
 // before it as content and holds the rest until the answer ends.
 size_t tool_call_start(ToolFormat f, const std::string& text);
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

@@ -1,6 +1,6 @@
 #include "chat/tool_stream.h"
 
-namespace exspec::http {
+namespace exspec::chat {
 
 using nlohmann::ordered_json;
 
@@ -49,4 +49,4 @@ std::vector<ordered_json> tool_call_deltas(const std::vector<ToolCall>& calls, c
   return out;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

@@ -9,7 +9,7 @@
 
 #include "chat/tool_calls.h"
 
-namespace exspec::http {
+namespace exspec::chat {
 
 struct ToolAnswer {
   std::string content;
@@ -43,4 +43,4 @@ nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls, const
 std::vector<nlohmann::ordered_json> tool_call_deltas(const std::vector<ToolCall>& calls,
                                                      const std::vector<std::string>& ids);
 
-}  // namespace exspec::http
+}  // namespace exspec::chat

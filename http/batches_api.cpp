@@ -13,7 +13,7 @@ namespace {
 
 ordered_json stamp(int64_t t) { return t ? ordered_json(t) : ordered_json(nullptr); }
 
-BatchRec need_batch(JobStore& js, const std::string& id) {
+jobs::BatchRec need_batch(jobs::JobStore& js, const std::string& id) {
   auto b = js.batch(id);
   if (!b) throw ApiError(404, "No such Batch object: " + id, "id", "not_found");
   return *b;
@@ -23,7 +23,7 @@ BatchRec need_batch(JobStore& js, const std::string& id) {
 
 Response create_batch(const Call& c) {
   ServerContext& ctx = c.ctx;
-  JobStore& js = need_jobs(ctx);
+  jobs::JobStore& js = need_jobs(ctx);
   const ordered_json body = parse_json_body(c.req.body());
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_type");
   for (auto it = body.begin(); it != body.end(); ++it) {
@@ -36,7 +36,7 @@ Response create_batch(const Call& c) {
                                            "missing_required_parameter");
     if (!body[k].is_string()) throw bad_param(k, std::string("'") + k + "' must be a string", "invalid_type");
   }
-  BatchRec b;
+  jobs::BatchRec b;
   b.input_file_id = body["input_file_id"];
   b.endpoint = body["endpoint"];
   b.completion_window = body["completion_window"];
@@ -63,9 +63,9 @@ Response create_batch(const Call& c) {
     throw ApiError(429, "there are already " + std::to_string(ctx.cfg.limits.max_active_batches) +
                             " batches running (limits.max_active_batches); retry when one has finished",
                    "", "batch_limit_reached");
-  b.id = random_id("batch_");
+  b.id = jobs::random_id("batch_");
   b.status = "validating";
-  b.created_at = JobStore::now();
+  b.created_at = jobs::JobStore::now();
   b.expires_at = b.created_at + ctx.cfg.limits.batch_window_s;  // "24h" (limits.batch_window_s)
   js.add_batch(b);
   // Answer with the batch as created (status validating), read before the runner may move it on.
@@ -74,7 +74,7 @@ Response create_batch(const Call& c) {
   return c.json(200, created);
 }
 
-ordered_json batch_json(const BatchRec& b) {
+ordered_json batch_json(const jobs::BatchRec& b) {
   ordered_json errors = b.errors == "null" ? ordered_json(nullptr) : ordered_json::parse(b.errors);
   ordered_json metadata = b.metadata == "null" ? ordered_json(nullptr) : ordered_json::parse(b.metadata);
   return ordered_json{
@@ -123,9 +123,9 @@ Response list_batches(const Call& c) {
 Response get_batch(const Call& c) { return c.json(200, batch_json(need_batch(need_jobs(c.ctx), c.params.at(0))).dump()); }
 
 Response cancel_batch(const Call& c) {
-  JobStore& js = need_jobs(c.ctx);
+  jobs::JobStore& js = need_jobs(c.ctx);
   const std::string& id = c.params.at(0);
-  const BatchRec b = need_batch(js, id);
+  const jobs::BatchRec b = need_batch(js, id);
   if (js.transition(id, {"validating", "in_progress"}, "cancelling")) {
     if (c.ctx.batches) c.ctx.batches->wake();
   } else if (b.status != "cancelling" && b.status != "cancelled") {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/job_store.h"
-#include "http/routes.h"
+#include "http/call.h"
 
 namespace exspec::http {
 
@@ -16,6 +16,6 @@ Response list_batches(const Call& c);  // the query's limit and after
 Response get_batch(const Call& c);     // c.params: {id}
 Response cancel_batch(const Call& c);
 
-nlohmann::ordered_json batch_json(const BatchRec& b);
+nlohmann::ordered_json batch_json(const jobs::BatchRec& b);
 
 }  // namespace exspec::http

@@ -33,12 +33,12 @@ class EngineKeeper {
  private:
   void loop() {
     while (true) {
-      TaskQueue::Taken t = q_.wait();
+      jobs::TaskQueue::Taken t = q_.wait();
       for (auto& task : t.tasks) task();
       if (t.stopped) return;
     }
   }
-  TaskQueue q_;
+  jobs::TaskQueue q_;
   std::thread thread_;
 };
 

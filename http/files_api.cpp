@@ -10,7 +10,7 @@ namespace exspec::http {
 namespace bhttp = boost::beast::http;
 using nlohmann::ordered_json;
 
-JobStore& need_jobs(ServerContext& ctx) {
+jobs::JobStore& need_jobs(ServerContext& ctx) {
   if (!ctx.jobs)
     throw ApiError(404,
                    "the Files and Batches APIs need a data directory: start the server with --data-dir DIR "
@@ -19,7 +19,7 @@ JobStore& need_jobs(ServerContext& ctx) {
   return *ctx.jobs;
 }
 
-ordered_json file_json(const FileRec& f) {
+ordered_json file_json(const jobs::FileRec& f) {
   return ordered_json{{"id", f.id},           {"object", "file"},       {"bytes", f.bytes},
                       {"created_at", f.created_at}, {"filename", f.filename}, {"purpose", f.purpose},
                       {"status", "processed"}, {"expires_at", nullptr}, {"status_details", nullptr}};
@@ -31,7 +31,7 @@ namespace {
 // cannot make every listing fail.
 std::string dump(const ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-FileRec need_file(JobStore& js, const std::string& id) {
+jobs::FileRec need_file(jobs::JobStore& js, const std::string& id) {
   auto f = js.file(id);
   if (!f) throw ApiError(404, "No such File object: " + id, "id", "not_found");
   return *f;
@@ -40,7 +40,7 @@ FileRec need_file(JobStore& js, const std::string& id) {
 }  // namespace
 
 Response upload_file(const Call& c) {
-  JobStore& js = need_jobs(c.ctx);
+  jobs::JobStore& js = need_jobs(c.ctx);
   const Request& req = c.req;
   const auto boundary = multipart_boundary(std::string(req[bhttp::field::content_type]));
   if (!boundary)
@@ -72,7 +72,7 @@ Response upload_file(const Call& c) {
                             std::to_string(c.ctx.cfg.limits.max_file_bytes) + " (limits.max_file_bytes)",
                    "file", "file_too_large");
   const std::string name = file->filename.empty() ? "upload.jsonl" : file->filename;
-  FileRec f = js.add_file(purpose, name, std::string(file->data));
+  jobs::FileRec f = js.add_file(purpose, name, std::string(file->data));
   return c.json(200, dump(file_json(f)));
 }
 
@@ -88,12 +88,12 @@ Response list_files(const Call& c) {
 Response get_file(const Call& c) { return c.json(200, dump(file_json(need_file(need_jobs(c.ctx), c.params.at(0))))); }
 
 Response file_content(const Call& c) {
-  JobStore& js = need_jobs(c.ctx);
-  const FileRec f = need_file(js, c.params.at(0));
+  jobs::JobStore& js = need_jobs(c.ctx);
+  const jobs::FileRec f = need_file(js, c.params.at(0));
   std::string body;
   try {
     body = js.read_content(f);
-  } catch (const ContentMissing& e) {
+  } catch (const jobs::ContentMissing& e) {
     // The server lost what it had accepted: a server error (500), not the client's. The id is
     // all a client learns; the path goes to the log.
     std::cerr << "exspec serve: " << e.what() << " (looked for " << e.where() << ")" << std::endl;
@@ -107,7 +107,7 @@ Response file_content(const Call& c) {
 }
 
 Response delete_file(const Call& c) {
-  JobStore& js = need_jobs(c.ctx);
+  jobs::JobStore& js = need_jobs(c.ctx);
   const std::string& id = c.params.at(0);
   need_file(js, id);
   js.delete_file(id);

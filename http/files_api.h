@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/job_store.h"
-#include "http/routes.h"
+#include "http/call.h"
 
 namespace exspec::http {
 
@@ -17,9 +17,9 @@ Response get_file(const Call& c);  // c.params: {id}
 Response file_content(const Call& c);
 Response delete_file(const Call& c);
 
-nlohmann::ordered_json file_json(const FileRec& f);
+nlohmann::ordered_json file_json(const jobs::FileRec& f);
 
 // The job store, or a 404 that says how to turn the Files and Batches APIs on.
-JobStore& need_jobs(ServerContext& ctx);
+jobs::JobStore& need_jobs(ServerContext& ctx);
 
 }  // namespace exspec::http

@@ -26,7 +26,7 @@ class Tokenizer;
 namespace exspec::http {
 
 struct ToolSyntax {
-  ToolFormat format = ToolFormat::None;
+  chat::ToolFormat format = chat::ToolFormat::None;
   bool mistral_args = false;  // mistral: [TOOL_CALLS]F[ARGS]{...} rather than [TOOL_CALLS] [{...}]
 };
 

@@ -2,9 +2,9 @@
 
 #include <map>
 
-#include "http/json_body.h"
+#include "jobs/json_text.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 using nlohmann::ordered_json;
 
 namespace {
@@ -106,4 +106,4 @@ std::string output_line(const std::string& batch_id, const AnswerRec& a) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -10,7 +10,7 @@
 
 #include "jobs/job_store.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 struct BatchLine {
   int64_t line_no = 0;  // 1-based physical line in the file
@@ -34,4 +34,4 @@ ParsedBatch parse_batch_file(const std::string& content, const std::string& endp
 // One output line: {"id", "custom_id", "response": {status_code, request_id, body} | null, "error"}.
 std::string output_line(const std::string& batch_id, const AnswerRec& a);
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -3,36 +3,12 @@
 #include <algorithm>
 #include <iostream>
 
-#include "http/api_error.h"
-#include "http/json_body.h"
-#include "http/line_start.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 using nlohmann::ordered_json;
 
-// Where a line's Generation hands its response. Runs on the runner thread (the Generation's
-// callbacks are posted there), so it may touch the runner directly.
-class BatchRunner::LineOut : public GenerationOutput {
- public:
-  LineOut(BatchRunner* r, std::string batch, int64_t line, std::string cid)
-      : r_(r), batch_(std::move(batch)), line_(line), cid_(std::move(cid)) {}
-  void send_event(std::string) override {}  // batch lines never stream (refused at validation)
-  void end_stream() override {}
-  void send_final(int status, std::string body, std::string) override {
-    // 503: the server is shutting down and cut the line short; it runs again after the restart.
-    const bool record = status != 503;
-    r_->answered(batch_, line_, AnswerRec{line_, cid_, status, std::move(body), ""}, record);
-  }
-
- private:
-  BatchRunner* r_;
-  std::string batch_;
-  int64_t line_;
-  std::string cid_;
-};
-
-BatchRunner::BatchRunner(ServerContext& ctx, JobStore& store)
-    : ctx_(ctx), store_(store), q_(std::make_shared<TaskQueue>()), thread_([this] { loop(); }) {
+BatchRunner::BatchRunner(LineRunner& lines, JobStore& store, size_t max_lines)
+    : lines_(lines), store_(store), max_lines_(max_lines), q_(std::make_shared<TaskQueue>()), thread_([this] { loop(); }) {
   q_->wake();  // look at the store at once
 }
 
@@ -44,7 +20,7 @@ void BatchRunner::stop() {
   if (!thread_.joinable()) return;  // stopped already
   q_->stop();
   thread_.join();
-  running_.clear();  // Generations: with the engine stopped they cancel nothing
+  running_.clear();  // the lines: with the engine stopped they cancel nothing
   // What we still held goes back at once, not after the lease: the other replicas go on now.
   if (LineLeases* l = store_.leases()) {
     try {
@@ -92,12 +68,8 @@ void BatchRunner::tick() {
   LineLeases* leases = store_.leases();
   if (leases) renew_leases();
   // Nothing new is started while loading, draining or failed; answers still arrive as tasks.
-  if (ctx_.state.load() != ServerState::Ready) return;
-  Backend* be = ctx_.backend.load();
-  if (!be) return;
-  const size_t cap = ctx_.cfg.limits.batch_in_flight
-                         ? ctx_.cfg.limits.batch_in_flight
-                         : static_cast<size_t>(std::max<int64_t>(1, 2 * live_sequences(be->engine->options().decoding)));
+  const size_t cap = lines_.capacity();
+  if (cap == 0) return;
   const std::vector<std::string> ids = store_.unfinished_batches();
   bool engine_full = false;
   for (const std::string& id : ids) {
@@ -120,7 +92,7 @@ void BatchRunner::tick() {
     }
     if (b->status == "in_progress") {
       if (leases && !engine_full) claim_more(r, cap);
-      if (!engine_full) engine_full = !fill(r, *be, cap);
+      if (!engine_full) engine_full = !fill(r, cap);
       b = store_.batch(id);  // fill may have answered lines (invalid bodies)
       // Every line must end in the output or the error file before the batch completes.
       const int64_t missing = b->total - b->completed - b->failed;
@@ -137,7 +109,7 @@ void BatchRunner::tick() {
     if (b->status == "finalizing") {
       finalize(*b, final_status(*b));
     } else if (b->status == "cancelling") {
-      for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
+      for (auto& [line, g] : r.inflight) g->abort();  // the engine drops them at its next step
       if (leases) leases->release(id, held(r));
       r.inflight.clear();
       r.pending.clear();
@@ -152,7 +124,7 @@ void BatchRunner::tick() {
       ++it;
       continue;
     }
-    for (auto& [line, g] : it->second.inflight) g.first->abort();
+    for (auto& [line, g] : it->second.inflight) g->abort();
     it = running_.erase(it);
   }
 }
@@ -164,7 +136,7 @@ void BatchRunner::validate(Running&, const BatchRec& b) {
   };
   const std::optional<std::string> content = input_of(b);
   if (!content) return;
-  const ParsedBatch p = parse_batch_file(*content, b.endpoint, ctx_.cfg.limits.max_batch_lines);
+  const ParsedBatch p = parse_batch_file(*content, b.endpoint, max_lines_);
   if (!p.fatal.is_null()) return fail(p.fatal);
   // Malformed lines are answered now (error file); recording is idempotent if validation reruns.
   for (const auto& a : p.invalid) store_.record_answer(b.id, a);
@@ -229,7 +201,7 @@ void BatchRunner::fail_batch(const BatchRec& b, const std::string& code, const s
     store_.transition(b.id, {"finalizing"}, "failed");
   }
   if (auto it = running_.find(b.id); it != running_.end()) {
-    for (auto& [line, g] : it->second.inflight) g.first->abort();
+    for (auto& [line, g] : it->second.inflight) g->abort();
     it->second.inflight.clear();
     it->second.pending.clear();
     it->second.loaded = true;  // nothing more to load: the batch is over
@@ -240,7 +212,7 @@ void BatchRunner::write_output_files(const BatchRec& b) {
   if (!b.output_file_id.empty() || !b.error_file_id.empty()) return;  // written before a restart
   std::string ok, bad;
   for (const auto& a : store_.answers(b.id))
-    ((a.status_code == 200 && a.error.empty()) ? ok : bad) += output_line(b.id, a) + "\n";
+    (answered_ok(a) ? ok : bad) += output_line(b.id, a) + "\n";
   std::string out_id, err_id;
   if (!ok.empty()) out_id = store_.add_file("batch_output", b.id + "_output.jsonl", ok).id;
   if (!bad.empty()) err_id = store_.add_file("batch_output", b.id + "_error.jsonl", bad).id;
@@ -250,20 +222,20 @@ void BatchRunner::write_output_files(const BatchRec& b) {
   if (!err_id.empty()) store_.delete_file(err_id);
 }
 
-bool BatchRunner::fill(Running& r, Backend& be, size_t cap) {
+bool BatchRunner::fill(Running& r, size_t cap) {
   const bool chat = r.endpoint == "/v1/chat/completions";
-  auto fail_line = [&](const BatchLine& line, const ApiError& e) {
-    store_.record_answer(r.id, AnswerRec{line.line_no, line.custom_id, e.status(), e.to_json().dump(), ""});
-  };
   while (!r.pending.empty() && in_flight() < cap) {
     const BatchLine& line = r.pending.front();
-    // Batch work at priority 0: interactive requests (1) go first.
-    GenerationEnv env = generation_env(ctx_, be, [q = q_](std::function<void()> f) { q->push(std::move(f)); }, 0);
-    auto out = std::make_shared<LineOut>(this, r.id, line.line_no, line.custom_id);
-    LineStart s = start_line(line, chat, be.facts, std::move(env), out);
+    // Runs on this thread: the runner posts the line's callbacks here.
+    auto done = [this, batch = r.id, no = line.line_no, cid = line.custom_id](int status, std::string body) {
+      // 503: the server is shutting down and cut the line short; it runs again after the restart.
+      answered(batch, no, AnswerRec{no, cid, status, std::move(body), ""}, status != 503);
+    };
+    LineRunner::Started s =
+        lines_.start(line, chat, [q = q_](std::function<void()> f) { q->push(std::move(f)); }, std::move(done));
     if (s.busy) return false;  // the line stays pending
-    if (s.refused) fail_line(line, *s.refused);  // what the endpoint would have answered
-    else r.inflight[line.line_no] = {std::move(s.gen), std::move(out)};
+    if (s.line) r.inflight[line.line_no] = std::move(s.line);
+    else store_.record_answer(r.id, AnswerRec{line.line_no, line.custom_id, s.refused_status, s.refused_body, ""});
     r.pending.pop_front();
   }
   return true;
@@ -281,14 +253,14 @@ void BatchRunner::answered(const std::string& batch_id, int64_t line_no, const A
     }
   }
   const bool again = !record || !kept;
-  // The Generation is inside its own call: release it after, from a later task.
+  // The line is inside its own call: release it after, from a later task.
   q_->push([this, batch_id, line_no, again] {
     auto it = running_.find(batch_id);
     if (it == running_.end()) return;
     it->second.inflight.erase(line_no);  // no longer renewed: its lease runs out if the release fails
     if (again && store_.leases()) {
       store_.leases()->release(batch_id, {line_no});  // another replica (or we, later) runs it again
-    } else if (again && ctx_.state.load() == ServerState::Ready) {
+    } else if (again && lines_.capacity() > 0) {
       // Not expected while serving (503 means shutting down), but never lose the line.
       // Its body is gone here: reload the batch's pending lines from the file.
       it->second.loaded = false;
@@ -322,8 +294,8 @@ void BatchRunner::claim_more(Running& r, size_t cap) {
     }
   }
   if (!claimed.empty())
-    ctx_.metrics.batch_lines_claimed(static_cast<int64_t>(claimed.size()), reclaimed,
-                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    lines_.claimed(static_cast<int64_t>(claimed.size()), reclaimed,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void BatchRunner::renew_leases() {
@@ -336,7 +308,7 @@ void BatchRunner::renew_leases() {
 }
 
 void BatchRunner::expire(Running& r, const BatchRec& b) {
-  for (auto& [line, g] : r.inflight) g.first->abort();  // the engine drops them at its next step
+  for (auto& [line, g] : r.inflight) g->abort();  // the engine drops them at its next step
   if (LineLeases* leases = store_.leases()) leases->release(b.id, held(r));
   r.inflight.clear();
   r.pending.clear();
@@ -369,4 +341,4 @@ void BatchRunner::finalize(const BatchRec& b, const std::string& to) {
   running_.erase(b.id);
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -3,9 +3,9 @@
 // enough to keep the window full where ExSpec's grouping pays, few enough that interactive
 // requests are never queued behind a whole batch).
 //
-// One thread does all of it: it validates, submits lines through the same request parsing and
-// Generation as /v1/completions and /v1/chat/completions (so a line's body is exactly what the
-// endpoint returns), records each answer in the store (committed before it counts), and writes
+// One thread does all of it: it validates, submits lines to a LineRunner (the server's: the same
+// request parsing and Generation as /v1/completions and /v1/chat/completions, so a line's body is
+// exactly what the endpoint returns; http/line_start.h), records each answer in the store (committed before it counts), and writes
 // the output and error files at finalizing. On start, unfinished batches resume: lines already
 // answered are skipped, so every line is answered exactly once across kills and restarts.
 // A line cut short by shutdown (503) is not recorded: it runs again after the restart.
@@ -28,28 +28,51 @@
 #include <thread>
 
 #include "jobs/batch_lines.h"
-#include "jobs/task_queue.h"
-#include "http/generation.h"
 #include "jobs/job_store.h"
-#include "http/server_context.h"
+#include "jobs/task_queue.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
+
+// What runs a batch line: the endpoint the line names. Called on the runner thread only.
+class LineRunner {
+ public:
+  class Line {  // a line started
+   public:
+    virtual ~Line() = default;
+    virtual void abort() = 0;  // the batch was cancelled or expired: its answer will not count
+  };
+  struct Started {
+    std::shared_ptr<Line> line;  // started: `done` runs once, through `post`
+    int refused_status = 0;      // not started: what the endpoint answered at once (status, JSON body)
+    std::string refused_body;
+    bool busy = false;  // not started: the engine is full, retry later
+  };
+  using Post = std::function<void(std::function<void()>)>;
+  using Done = std::function<void(int status, std::string body)>;
+
+  virtual ~LineRunner() = default;
+  // How many lines may run at once; 0 while none may start (loading, draining, failed).
+  virtual size_t capacity() = 0;
+  virtual Started start(const BatchLine& line, bool chat, Post post, Done done) = 0;
+  // A shared store handed out n lines (`reclaimed` of them after another's lease ran out).
+  virtual void claimed(int64_t n, int64_t reclaimed, double seconds) = 0;
+};
 
 class BatchRunner {
  public:
-  BatchRunner(ServerContext& ctx, JobStore& store);
+  // max_lines: the most lines an input file may hold (limits.max_batch_lines).
+  BatchRunner(LineRunner& lines, JobStore& store, size_t max_lines);
   ~BatchRunner();
   void wake();  // something changed (a new batch, a cancel): look again now
   void stop();  // after the engine has shut down (its last callbacks may still post here)
 
  private:
-  class LineOut;
   struct Running {
     std::string id, endpoint;
     bool loaded = false;
     std::deque<BatchLine> pending;
     std::map<int64_t, BatchLine> lines;  // shared store: the input file's lines, to run what we claim
-    std::map<int64_t, std::pair<std::shared_ptr<Generation>, std::shared_ptr<LineOut>>> inflight;
+    std::map<int64_t, std::shared_ptr<LineRunner::Line>> inflight;
   };
 
   void loop();
@@ -63,7 +86,7 @@ class BatchRunner {
   // still written to the output and error files.
   void fail_batch(const BatchRec& b, const std::string& code, const std::string& message);
   void write_output_files(const BatchRec& b);
-  bool fill(Running& r, Backend& be, size_t cap);  // false: the engine refused (overloaded): retry later
+  bool fill(Running& r, size_t cap);  // false: the engine refused (overloaded): retry later
   void answered(const std::string& batch_id, int64_t line_no, const AnswerRec& a, bool record);
   void finalize(const BatchRec& b, const std::string& to);
   // Past its completion window: what runs is dropped, the lines not answered are answered
@@ -78,12 +101,13 @@ class BatchRunner {
   // The lines pending or running here (whose leases we hold).
   static std::vector<int64_t> held(const Running& r);
 
-  ServerContext& ctx_;
+  LineRunner& lines_;
   JobStore& store_;
+  size_t max_lines_;
   std::shared_ptr<TaskQueue> q_;  // tasks for the runner thread; shared with the engine's callbacks
   std::map<std::string, Running> running_;  // only touched on the runner thread
   std::chrono::steady_clock::time_point last_renew_{};
   std::thread thread_;
 };
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

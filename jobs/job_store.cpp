@@ -1,25 +1,18 @@
 #include "jobs/job_store.h"
 
 #include <chrono>
-#include <stdexcept>
 
-#include "jobs/pg_job_store.h"
-#include "jobs/sqlite_job_store.h"
-
-namespace exspec::http {
+namespace exspec::jobs {
 
 int64_t JobStore::now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::unique_ptr<JobStore> open_job_store(const std::string& job_store, const std::string& data_dir,
-                                         const std::string& replica, int64_t lease_ms) {
-  if (job_store.rfind("postgresql://", 0) == 0 || job_store.rfind("postgres://", 0) == 0)
-    return std::make_unique<PgJobStore>(job_store, replica, lease_ms);
-  if (!job_store.empty())
-    throw std::runtime_error("job_store must be a postgresql://... URL (or empty for SQLite in the data directory), "
-                             "not '" + job_store + "'");
-  return std::make_unique<SqliteJobStore>(data_dir);
+std::string answer_counts_sql(const std::string& answers) {
+  // length(error) = 0: an empty error, whether the column is text (SQLite) or bytea (PostgreSQL).
+  const std::string ok = "a.status_code = 200 AND length(a.error) = 0";
+  const std::string count = "(SELECT count(*) FROM " + answers + " a WHERE a.batch_id = b.id AND ";
+  return count + ok + "), " + count + "NOT (" + ok + "))";
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

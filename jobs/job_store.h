@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 struct FileRec {
   std::string id, purpose, filename;
@@ -123,9 +123,14 @@ class JobStore {
   virtual LineLeases* leases() { return nullptr; }
 };
 
-// "postgresql://..." or "postgres://...": PostgreSQL (replica names this process in leases and
-// answers); otherwise SQLite in the data directory. Throws std::runtime_error saying what failed.
-std::unique_ptr<JobStore> open_job_store(const std::string& job_store, const std::string& data_dir,
-                                         const std::string& replica, int64_t lease_ms);
+// A line answered well: the endpoint's 200 and no error. The batch's completed and failed counts
+// are its answers counted by this rule, derived by both stores from their answers table with
+// answer_counts_sql (never kept as counters beside it), and the runner sorts the output and error
+// files by it.
+inline bool answered_ok(const AnswerRec& a) { return a.status_code == 200 && a.error.empty(); }
 
-}  // namespace exspec::http
+// Two SELECT columns, completed then failed, for the batch row aliased `b`: answered_ok in SQL,
+// over the answers table `answers` (columns batch_id, status_code, error). SQLite and PostgreSQL.
+std::string answer_counts_sql(const std::string& answers);
+
+}  // namespace exspec::jobs

@@ -5,7 +5,7 @@
 
 #include <libpq-fe.h>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 PgResult::~PgResult() { PQclear(r_); }
 int PgResult::rows() const { return PQntuples(r_); }
@@ -120,4 +120,4 @@ void PgPool::give_back(std::unique_ptr<PgConn> c) {
   cv_.notify_one();
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -15,7 +15,7 @@
 struct pg_conn;
 struct pg_result;
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 struct PgParam {
   std::string value;
@@ -108,4 +108,18 @@ class PgPool {
   std::vector<std::unique_ptr<PgConn>> idle_;
 };
 
-}  // namespace exspec::http
+// '{a,b,c}': a PostgreSQL array literal of plain identifiers or numbers.
+template <class C>
+std::string pg_array(const C& items) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& i : items) {
+    if (!first) s += ",";
+    first = false;
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(i)>>) s += std::to_string(i);
+    else s += i;
+  }
+  return s + "}";
+}
+
+}  // namespace exspec::jobs

@@ -8,7 +8,7 @@
 #include "jobs/pg_line_leases.h"
 #include "jobs/random_id.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 namespace {
 
 // Client bytes (file names, custom_ids, contents, response bodies) are bytea: PostgreSQL's text
@@ -29,21 +29,22 @@ CREATE TABLE IF NOT EXISTS exspec_batches (
   error_file_id TEXT NOT NULL DEFAULT '', errors TEXT NOT NULL DEFAULT 'null');
 CREATE TABLE IF NOT EXISTS exspec_answers (
   batch_id TEXT NOT NULL, line_no BIGINT NOT NULL, custom_id BYTEA NOT NULL, status_code INT NOT NULL,
-  body BYTEA NOT NULL, error BYTEA NOT NULL, ok BOOLEAN NOT NULL, replica TEXT NOT NULL,
+  body BYTEA NOT NULL, error BYTEA NOT NULL, replica TEXT NOT NULL,
   answered_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (batch_id, line_no));
 CREATE TABLE IF NOT EXISTS exspec_batch_lines (
   batch_id TEXT NOT NULL, line_no BIGINT NOT NULL, owner TEXT,
   lease_until TIMESTAMPTZ NOT NULL DEFAULT '-infinity', claims INT NOT NULL DEFAULT 0,
   PRIMARY KEY (batch_id, line_no));
+ALTER TABLE exspec_answers DROP COLUMN IF EXISTS ok;
 )sql";
 
-// Counts come from the answers themselves: every replica computes the same figures.
-const char* kBatchCols =
-    "b.id, b.status, b.input_file_id, b.endpoint, b.completion_window, b.metadata, b.total, "
-    "(SELECT count(*) FROM exspec_answers a WHERE a.batch_id = b.id AND a.ok), "
-    "(SELECT count(*) FROM exspec_answers a WHERE a.batch_id = b.id AND NOT a.ok), b.created_at, "
-    "b.in_progress_at, b.finalizing_at, b.completed_at, b.failed_at, b.expired_at, b.cancelling_at, b.cancelled_at, "
-    "b.expires_at, b.output_file_id, b.error_file_id, b.errors";
+// Counts come from the answers themselves (answer_counts_sql, as in SQLite): every replica
+// computes the same figures. (Tables written before kept an ok column: dropped by kSchema.)
+const std::string kBatchCols =
+    "b.id, b.status, b.input_file_id, b.endpoint, b.completion_window, b.metadata, b.total, " +
+    answer_counts_sql("exspec_answers") +
+    ", b.created_at, b.in_progress_at, b.finalizing_at, b.completed_at, b.failed_at, b.expired_at, b.cancelling_at, "
+    "b.cancelled_at, b.expires_at, b.output_file_id, b.error_file_id, b.errors";
 
 BatchRec read_batch(const PgResult& r, int i) {
   BatchRec b;
@@ -153,7 +154,7 @@ void PgJobStore::add_batch(const BatchRec& b) {
 
 std::optional<BatchRec> PgJobStore::batch(const std::string& id) {
   PgResult r = pool_->with([&](PgConn& c) {
-    return c.exec(std::string("SELECT ") + kBatchCols + " FROM exspec_batches b WHERE b.id = $1", {pg_text(id)});
+    return c.exec("SELECT " + kBatchCols + " FROM exspec_batches b WHERE b.id = $1", {pg_text(id)});
   });
   if (r.rows() == 0) return std::nullopt;
   return read_batch(r, 0);
@@ -161,7 +162,7 @@ std::optional<BatchRec> PgJobStore::batch(const std::string& id) {
 
 std::vector<BatchRec> PgJobStore::batches(int64_t limit, const std::string& after, bool* has_more) {
   PgResult r = pool_->with([&](PgConn& c) {
-    return c.exec(std::string("SELECT ") + kBatchCols +
+    return c.exec("SELECT " + kBatchCols +
                       " FROM exspec_batches b WHERE b.seq < coalesce((SELECT seq FROM exspec_batches WHERE id = $1), "
                       "9223372036854775807) ORDER BY b.seq DESC LIMIT $2",
                   {pg_text(after), pg_int(limit + 1)});
@@ -226,7 +227,6 @@ bool PgJobStore::set_output_files(const std::string& id, const std::string& outp
 }
 
 bool PgJobStore::record_answer(const std::string& batch_id, const AnswerRec& a) {
-  const bool ok = a.status_code == 200 && a.error.empty();
   // One statement: the batch row is share-locked while it is still running (a cancel waits for
   // this answer, and no answer lands after it), the answer is inserted unless the line has one,
   // and the line's lease row goes with it.
@@ -234,14 +234,14 @@ bool PgJobStore::record_answer(const std::string& batch_id, const AnswerRec& a) 
     return c.exec(
                "WITH b AS (SELECT 1 FROM exspec_batches WHERE id = $1 AND status IN ('validating','in_progress') "
                "           FOR SHARE), "
-               "ins AS (INSERT INTO exspec_answers (batch_id, line_no, custom_id, status_code, body, error, ok, replica) "
-               "        SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM b ON CONFLICT (batch_id, line_no) DO NOTHING "
+               "ins AS (INSERT INTO exspec_answers (batch_id, line_no, custom_id, status_code, body, error, replica) "
+               "        SELECT $1, $2, $3, $4, $5, $6, $7 FROM b ON CONFLICT (batch_id, line_no) DO NOTHING "
                "        RETURNING 1), "
                "del AS (DELETE FROM exspec_batch_lines WHERE batch_id = $1 AND line_no = $2 "
                "        AND EXISTS (SELECT 1 FROM ins)) "
                "SELECT count(*) FROM ins",
                {pg_text(batch_id), pg_int(a.line_no), pg_bytes(a.custom_id), pg_int(a.status_code), pg_bytes(a.body),
-                pg_bytes(a.error), pg_text(ok ? "true" : "false"), pg_text(owner_)})
+                pg_bytes(a.error), pg_text(owner_)})
                .i64(0, 0) == 1;
   });
 }
@@ -267,4 +267,4 @@ std::vector<AnswerRec> PgJobStore::answers(const std::string& batch_id) {
   return out;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -11,7 +11,7 @@
 #include "jobs/job_store.h"
 #include "jobs/pg_conn.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 class PgLineLeases;
 
@@ -53,18 +53,4 @@ class PgJobStore : public JobStore {
   std::unique_ptr<PgLineLeases> leases_;
 };
 
-// '{a,b,c}': a PostgreSQL array literal of plain identifiers or numbers.
-template <class C>
-std::string pg_array(const C& items) {
-  std::string s = "{";
-  bool first = true;
-  for (const auto& i : items) {
-    if (!first) s += ",";
-    first = false;
-    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(i)>>) s += std::to_string(i);
-    else s += i;
-  }
-  return s + "}";
-}
-
-}  // namespace exspec::http
+}  // namespace exspec::jobs

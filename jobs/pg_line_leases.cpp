@@ -2,9 +2,7 @@
 
 #include <algorithm>
 
-#include "jobs/pg_job_store.h"
-
-namespace exspec::http {
+namespace exspec::jobs {
 
 bool PgLineLeases::start_lines(const std::string& batch_id, const std::vector<int64_t>& line_nos, int64_t total) {
   return pool_->with([&](PgConn& c) {
@@ -71,4 +69,4 @@ int64_t PgLineLeases::open_lines(const std::string& batch_id) {
   });
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -10,7 +10,7 @@
 #include "jobs/job_store.h"
 #include "jobs/pg_conn.h"
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 class PgLineLeases : public LineLeases {
  public:
@@ -30,4 +30,4 @@ class PgLineLeases : public LineLeases {
   int64_t lease_ms_;
 };
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

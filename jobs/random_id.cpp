@@ -2,7 +2,7 @@
 
 #include <random>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 std::string random_id(const char* prefix) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -12,4 +12,4 @@ std::string random_id(const char* prefix) {
   return s;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -2,8 +2,8 @@
 #pragma once
 #include <string>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 std::string random_id(const char* prefix);
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

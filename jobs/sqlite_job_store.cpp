@@ -12,7 +12,7 @@
 
 #include <sqlite3.h>
 
-namespace exspec::http {
+namespace exspec::jobs {
 namespace fs = std::filesystem;
 
 namespace {
@@ -59,7 +59,6 @@ CREATE TABLE IF NOT EXISTS batches (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, status TEXT NOT NULL,
   input_file_id TEXT NOT NULL, endpoint TEXT NOT NULL, completion_window TEXT NOT NULL,
   metadata TEXT NOT NULL DEFAULT 'null', total INTEGER NOT NULL DEFAULT 0,
-  completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL DEFAULT 0, in_progress_at INTEGER NOT NULL DEFAULT 0,
   finalizing_at INTEGER NOT NULL DEFAULT 0, completed_at INTEGER NOT NULL DEFAULT 0,
   failed_at INTEGER NOT NULL DEFAULT 0, expired_at INTEGER NOT NULL DEFAULT 0,
@@ -72,10 +71,13 @@ CREATE TABLE IF NOT EXISTS answers (
   UNIQUE(batch_id, line_no));
 )sql";
 
-const char* kBatchCols =
-    "id, status, input_file_id, endpoint, completion_window, metadata, total, completed, failed, created_at, "
-    "in_progress_at, finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at, expires_at, "
-    "output_file_id, error_file_id, errors";
+// The counts come from the answers (answer_counts_sql), as in the shared store. (Stores written
+// before kept completed and failed columns as counters: they are no longer read.)
+const std::string kBatchCols =
+    "b.id, b.status, b.input_file_id, b.endpoint, b.completion_window, b.metadata, b.total, " +
+    answer_counts_sql("answers") +
+    ", b.created_at, b.in_progress_at, b.finalizing_at, b.completed_at, b.failed_at, b.expired_at, b.cancelling_at, "
+    "b.cancelled_at, b.expires_at, b.output_file_id, b.error_file_id, b.errors";
 
 BatchRec read_batch(Stmt& s) {
   BatchRec b;
@@ -270,7 +272,7 @@ void SqliteJobStore::add_batch(const BatchRec& b) {
 
 std::optional<BatchRec> SqliteJobStore::batch(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt s(db_, (std::string("SELECT ") + kBatchCols + " FROM batches WHERE id = ?").c_str());
+  Stmt s(db_, ("SELECT " + kBatchCols + " FROM batches b WHERE b.id = ?").c_str());
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
   return read_batch(s);
@@ -284,7 +286,7 @@ std::vector<BatchRec> SqliteJobStore::batches(int64_t limit, const std::string& 
     q.bind(1, after);
     if (q.step()) below = q.i64(0);
   }
-  Stmt s(db_, (std::string("SELECT ") + kBatchCols + " FROM batches WHERE seq < ? ORDER BY seq DESC LIMIT ?").c_str());
+  Stmt s(db_, ("SELECT " + kBatchCols + " FROM batches b WHERE b.seq < ? ORDER BY b.seq DESC LIMIT ?").c_str());
   s.bind(1, below).bind(2, limit + 1);
   std::vector<BatchRec> out;
   while (s.step()) out.push_back(read_batch(s));
@@ -353,12 +355,6 @@ bool SqliteJobStore::record_answer(const std::string& batch_id, const AnswerRec&
     s.bind(1, batch_id).bind(2, a.line_no).bind(3, a.custom_id).bind(4, static_cast<int64_t>(a.status_code));
     s.bind(5, a.body).bind(6, a.error).bind(7, batch_id).step();
     const bool inserted = sqlite3_changes(db_) == 1;
-    if (inserted) {
-      const bool ok = a.status_code == 200 && a.error.empty();
-      Stmt u(db_, ok ? "UPDATE batches SET completed = completed + 1 WHERE id = ?"
-                     : "UPDATE batches SET failed = failed + 1 WHERE id = ?");
-      u.bind(1, batch_id).step();
-    }
     exec("COMMIT");
     return inserted;
   } catch (...) {
@@ -385,4 +381,4 @@ std::vector<AnswerRec> SqliteJobStore::answers(const std::string& batch_id) {
   return out;
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

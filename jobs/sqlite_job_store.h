@@ -15,7 +15,7 @@
 
 struct sqlite3;
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 class SqliteJobStore : public JobStore {
  public:
@@ -61,4 +61,4 @@ class SqliteJobStore : public JobStore {
   std::mutex mu_;
 };
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <optional>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 class TaskQueue {
  public:
@@ -58,4 +58,4 @@ class TaskQueue {
   bool woken_ = false, stopped_ = false;
 };
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

@@ -15,6 +15,7 @@
 #include "model/tokenizer/tokenizer.h"
 
 using namespace exspec::http;
+using namespace exspec::chat;
 using exspec::grammar::GrammarRequest;
 using nlohmann::ordered_json;
 using Kind = GrammarRequest::Kind;

@@ -22,6 +22,7 @@
 #include "tests/http/support.h"
 
 using namespace exspec::http;
+using namespace exspec::chat;
 using exspec::Tokenizer;
 using nlohmann::ordered_json;
 
