@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/batches_api.h"
-#include "http/files_api.h"
+#include "jobs/batches.h"
+#include "jobs/files.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/tokenize_api.h"

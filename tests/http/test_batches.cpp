@@ -205,7 +205,7 @@ TEST_CASE("batches: kill -9 mid-batch then restart on the same data dir and ever
 
 // The torch-free pieces, without a server.
 #include "jobs/batch_lines.h"
-#include "http/multipart.h"
+#include "jobs/multipart.h"
 
 TEST_CASE("batches: the multipart parser and the batch line reader") {
   using namespace exspec::http;

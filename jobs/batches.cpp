@@ -1,9 +1,9 @@
-#include "http/batches_api.h"
+#include "jobs/batches.h"
 
 #include "http/api_error.h"
 #include "http/json_body.h"
 #include "jobs/batch_runner.h"
-#include "http/files_api.h"
+#include "jobs/files.h"
 #include "jobs/random_id.h"
 
 namespace exspec::http {

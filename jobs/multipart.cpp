@@ -1,9 +1,9 @@
-#include "http/multipart.h"
+#include "jobs/multipart.h"
 
 #include <cctype>
 #include <stdexcept>
 
-namespace exspec::http {
+namespace exspec::jobs {
 namespace {
 
 std::string lower(std::string_view s) {
@@ -108,4 +108,4 @@ std::vector<FormPart> parse_multipart(std::string_view body, const std::string& 
   }
 }
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

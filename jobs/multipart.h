@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace exspec::http {
+namespace exspec::jobs {
 
 struct FormPart {
   std::string name, filename, content_type;
@@ -20,4 +20,4 @@ std::optional<std::string> multipart_boundary(std::string_view content_type);
 // Splits `body`. Throws std::invalid_argument saying what is malformed.
 std::vector<FormPart> parse_multipart(std::string_view body, const std::string& boundary);
 
-}  // namespace exspec::http
+}  // namespace exspec::jobs

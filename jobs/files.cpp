@@ -1,9 +1,9 @@
-#include "http/files_api.h"
+#include "jobs/files.h"
 
 #include <iostream>
 
 #include "http/api_error.h"
-#include "http/multipart.h"
+#include "jobs/multipart.h"
 #include "http/safe_text.h"
 
 namespace exspec::http {
