@@ -1,6 +1,6 @@
 // One request matched to its route (http/routes.h), as its handler reads it, and what a handler
-// answers. Apart from the route table so that the handlers (files_api, batches_api,
-// tokenize_api) include this and the table includes them, with no circle.
+// answers. Apart from the route table so that the handlers (jobs_api, tokenize_api) include
+// this and the table includes them, with no circle.
 #pragma once
 #include <chrono>
 #include <functional>

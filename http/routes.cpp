@@ -4,8 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobs/batches.h"
-#include "jobs/files.h"
+#include "http/jobs_api.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/tokenize_api.h"
