@@ -1,21 +1,18 @@
-// Pieces of http/ without a server: stop strings over streamed text, the job store's rules.
+// Pieces of http/ without a server: stop strings over streamed text, JSON bodies, safe text.
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
 #include "http/api_error.h"
-#include "jobs/open_store.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/stop_scanner.h"
 #include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
-#include "tests/http/batch_support.h"
 #include "tests/http/support.h"
 
 using namespace exspec::http;
-using namespace exspec::jobs;
 
 TEST_CASE("stop scanner: holds back possible starts, trims the stop string, any split") {
   const std::string text = "Hello world. END and more";
@@ -78,54 +75,4 @@ TEST_CASE("json bodies: any parse failure names where it stopped") {
   CHECK(parse_json_body(R"({"a":[1,{"b":2}],"c":"d"})") == nlohmann::ordered_json::parse(R"({"a":[1,{"b":2}],"c":"d"})"));
   // Objects keep the client's key order (schemas, tool parameters).
   CHECK(parse_json_body(R"({"z":1,"a":{"y":2,"b":3}})").dump() == R"({"z":1,"a":{"y":2,"b":3}})");
-}
-
-TEST_CASE("job store: a batch takes answers only while validating or in progress") {
-  // Its files are written while it is finalizing: an answer that landed then (another replica's,
-  // or one already queued when a failed batch aborted its lines) counted without being in a file.
-  const std::string dir = exspec::httptest::data_dir("answers-window");
-  auto js = open_job_store("", dir, "r1", 1000);
-  const FileRec f = js->add_file("batch", "in.jsonl", "{}\n");
-  BatchRec b;
-  b.id = "batch_window", b.status = "validating", b.input_file_id = f.id, b.endpoint = "/v1/completions";
-  b.completion_window = "24h";
-  js->add_batch(b);
-  auto answer = [&](int64_t line) { return js->record_answer(b.id, AnswerRec{line, "c" + std::to_string(line), 200, "{}", ""}); };
-  CHECK(answer(1));
-  REQUIRE(js->transition(b.id, {"validating"}, "in_progress"));
-  CHECK(answer(2));
-  CHECK_FALSE(answer(2));  // once per line
-  for (const char* status : {"finalizing", "failed"}) {
-    REQUIRE(js->transition(b.id, {"in_progress", "finalizing"}, status));
-    CHECK_FALSE(answer(3));
-    CHECK(js->batch(b.id)->completed == 2);
-    CHECK(js->answered_lines(b.id) == std::set<int64_t>{1, 2});
-  }
-}
-
-TEST_CASE("job store: completed and failed are the answers counted by answered_ok") {
-  // One rule for the counts in both stores (answer_counts_sql; PostgreSQL's: tests/http/test_replicas.cpp)
-  // and for which file a line goes to.
-  const std::string dir = exspec::httptest::data_dir("answer-counts");
-  auto js = open_job_store("", dir, "r1", 1000);
-  BatchRec b;
-  b.id = "batch_counts", b.status = "in_progress", b.input_file_id = js->add_file("batch", "in.jsonl", "{}\n").id;
-  b.endpoint = "/v1/completions", b.completion_window = "24h";
-  js->add_batch(b);
-  const std::vector<AnswerRec> answers{{1, "a", 200, "{}", ""},
-                                       {2, "b", 400, R"({"error":{}})", ""},
-                                       {3, "c", 0, "", R"({"code":"invalid_request"})"},
-                                       {4, "d", 200, "{}", R"({"code":"batch_expired"})"},
-                                       {5, "e", 200, "{}", ""}};
-  int64_t ok = 0;
-  for (const AnswerRec& a : answers) {
-    REQUIRE(js->record_answer(b.id, a));
-    ok += answered_ok(a);
-    CHECK(js->batch(b.id)->completed == ok);
-    CHECK(js->batch(b.id)->failed == a.line_no - ok);
-  }
-  CHECK(ok == 2);
-  CHECK_FALSE(js->record_answer(b.id, answers[1]));  // a line counts once
-  bool more = false;
-  CHECK(js->batches(10, "", &more).at(0).failed == 3);
 }
