@@ -101,18 +101,6 @@ class Progress {
   size_t start_;
 };
 
-// One line's answer: appended to the output by the main thread.
-class LineOut : public http::GenerationOutput {
- public:
-  explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
-  void send_event(std::string) override {}
-  void end_stream() override {}
-  void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
-
- private:
-  std::function<void(int, std::string)> done_;
-};
-
 // What --help says before the flags.
 const char* const kUsage = "--input requests.jsonl --output results.jsonl [--config FILE] [--model DIR] [flags]";
 const char* const kAbout =
@@ -175,7 +163,7 @@ int cmd_batch(int argc, char** argv, int first) {
   auto q = std::make_shared<jobs::TaskQueue>();  // the engine's callbacks, run on this thread
   const size_t cap = c.limits.batch_in_flight > 0 ? c.limits.batch_in_flight
                                                  : static_cast<size_t>(2 * live_sequences(engine->options().decoding));
-  std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
+  std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<http::GenerationOutput>>> inflight;
   std::vector<int64_t> finished;  // released after the Generation's own call returns
   bool overloaded = false;
   while (!todo.empty() || !inflight.empty()) {
@@ -195,7 +183,7 @@ int cmd_batch(int argc, char** argv, int first) {
       env.model_eos = engine->info().eos_ids;
       env.post = [q](std::function<void()> f) { q->push(std::move(f)); };
       env.priority = 0;
-      auto lo = std::make_shared<LineOut>(answer);
+      auto lo = http::line_output(answer);  // appended to the output by this thread
       http::LineStart s = http::start_line(line, line.url == "/v1/chat/completions", facts, std::move(env), lo);
       if (s.busy) {
         overloaded = true;  // retry when something finishes

@@ -37,25 +37,28 @@ LineStart start_line(const jobs::BatchLine& line, bool chat, const ModelFacts& f
 
 namespace {
 
-// Where a line's Generation hands its answer (on the runner's thread: the callbacks are posted there).
 class LineOut : public GenerationOutput {
  public:
-  explicit LineOut(jobs::LineRunner::Done done) : done_(std::move(done)) {}
-  void send_event(std::string) override {}  // batch lines never stream (refused at validation)
+  explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
+  void send_event(std::string) override {}
   void end_stream() override {}
   void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
 
  private:
-  jobs::LineRunner::Done done_;
+  std::function<void(int, std::string)> done_;
 };
 
 struct StartedLine : jobs::LineRunner::Line {
   std::shared_ptr<Generation> gen;
-  std::shared_ptr<LineOut> out;  // the Generation holds it weakly
+  std::shared_ptr<GenerationOutput> out;  // the Generation holds it weakly
   void abort() override { gen->abort(); }  // the engine drops it at its next step
 };
 
 }  // namespace
+
+std::shared_ptr<GenerationOutput> line_output(std::function<void(int, std::string)> done) {
+  return std::make_shared<LineOut>(std::move(done));
+}
 
 size_t EndpointLines::capacity() {
   Backend* be = ctx_.backend.load();
@@ -71,7 +74,7 @@ jobs::LineRunner::Started EndpointLines::start(const jobs::BatchLine& line, bool
     started.busy = true;
     return started;
   }
-  auto out = std::make_shared<LineOut>(std::move(done));
+  auto out = line_output(std::move(done));
   LineStart s = start_line(line, chat, be->facts, generation_env(ctx_, *be, std::move(post), 0), out);
   if (s.busy) {
     started.busy = true;

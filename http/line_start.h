@@ -1,6 +1,7 @@
 // One batch line started as its endpoint would run it: the same for the server's batch runner
 // (through EndpointLines, its jobs::LineRunner) and for `exspec batch`.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -17,6 +18,10 @@ struct LineStart {
   std::optional<ApiError> refused;  // not started: what the endpoint would have answered
   bool busy = false;                // not started: the engine is full or stopping (429/503), retry later
 };
+
+// Where a line's Generation hands its answer: `done` gets the status and body (a line never
+// streams: batches refuse stream at validation).
+std::shared_ptr<GenerationOutput> line_output(std::function<void(int status, std::string body)> done);
 
 // chat: the line is a /v1/chat/completions request (else /v1/completions).
 LineStart start_line(const jobs::BatchLine& line, bool chat, const ModelFacts& facts, GenerationEnv env,
