@@ -1,13 +1,15 @@
-// Runs the batches in the job store through the engine, at priority 0 (interactive requests use 1),
-// with a bounded number of lines in flight (limits.batch_in_flight, default 2 * the engine window:
-// enough to keep the window full where ExSpec's grouping pays, few enough that interactive
-// requests are never queued behind a whole batch).
+// Runs the batches in the job store through a LineRunner: the server's (http/line_start.h) runs
+// each line through the same request parsing and Generation as /v1/completions and
+// /v1/chat/completions, so a line's body is exactly what the endpoint returns, at priority 0
+// (interactive requests use 1), with a bounded number of lines in flight (its capacity:
+// limits.batch_in_flight, default 2 * the engine window: enough to keep the window full where
+// ExSpec's grouping pays, few enough that interactive requests are never queued behind a whole
+// batch).
 //
-// One thread does all of it: it validates, submits lines to a LineRunner (the server's: the same
-// request parsing and Generation as /v1/completions and /v1/chat/completions, so a line's body is
-// exactly what the endpoint returns; http/line_start.h), records each answer in the store (committed before it counts), and writes
-// the output and error files at finalizing. On start, unfinished batches resume: lines already
-// answered are skipped, so every line is answered exactly once across kills and restarts.
+// One thread does all of it: it validates, submits lines, records each answer in the store
+// (committed before it counts), and writes the output and error files at finalizing. On start,
+// unfinished batches resume: lines already answered are skipped, so every line is answered
+// exactly once across kills and restarts.
 // A line cut short by shutdown (503) is not recorded: it runs again after the restart.
 //
 // With a shared store (PostgreSQL: store.leases() is not null) several replicas run the same
