@@ -35,11 +35,17 @@ CREATE TABLE IF NOT EXISTS exspec_batch_lines (
   batch_id TEXT NOT NULL, line_no BIGINT NOT NULL, owner TEXT,
   lease_until TIMESTAMPTZ NOT NULL DEFAULT '-infinity', claims INT NOT NULL DEFAULT 0,
   PRIMARY KEY (batch_id, line_no));
-ALTER TABLE exspec_answers DROP COLUMN IF EXISTS ok;
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+             AND table_name = 'exspec_answers' AND column_name = 'ok') THEN
+    ALTER TABLE exspec_answers ALTER COLUMN ok DROP NOT NULL;
+  END IF;
+END $$;
 )sql";
 
 // Counts come from the answers themselves (answer_counts_sql, as in SQLite): every replica
-// computes the same figures. (Tables written before kept an ok column: dropped by kSchema.)
+// computes the same figures. Tables written before have an ok column, which kSchema keeps but makes
+// optional rather than dropping it: during a rolling upgrade the older replicas still insert it.
 const std::string kBatchCols =
     "b.id, b.status, b.input_file_id, b.endpoint, b.completion_window, b.metadata, b.total, " +
     answer_counts_sql("exspec_answers") +
