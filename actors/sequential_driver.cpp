@@ -10,7 +10,7 @@
 #include "actors/jobs/job.h"
 #include "actors/jobs/model_pair.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/kv_store.h"
 
 namespace exspec {

@@ -5,8 +5,8 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
-#include "model/padding.h"
+#include "model/oracle/greedy.h"
+#include "model/oracle/padding.h"
 #include "model/runtime.h"
 #include "model/safetensors.h"
 

@@ -15,7 +15,7 @@
 #include "actors/engine.h"
 #include "bench/report.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/initial_thread.h"
 #include "model/io_util.h"
 #include "model/runtime.h"

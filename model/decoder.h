@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/checkpoint.h"
-#include "model/kv_cache.h"
+#include "model/oracle/kv_cache.h"
 #include "model/kv_store.h"
 #include "model/linear.h"
 #include "model/model_config.h"

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "model/bf16_kernel.h"
-#include "model/q8_kernel.h"
-#include "model/kernel_threads.h"
+#include "model/kernels/bf16_kernel.h"
+#include "model/kernels/q8_kernel.h"
+#include "model/kernels/kernel_threads.h"
 
 namespace exspec {
 namespace {

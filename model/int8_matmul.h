@@ -1,8 +1,8 @@
 // The CPU products whose rows cannot see each other, as tensors: the seam between the decoder's
 // Linear (model/linear.h) and the torch-free kernels.
-// - Int8Weight: a weight quantised at load as GGUF's Q8_0 (model/q8_kernel.h); each activation
+// - Int8Weight: a weight quantised at load as GGUF's Q8_0 (model/kernels/q8_kernel.h); each activation
 //   row is quantised with its own block scales and multiplied in integers. float32 in and out.
-// - Bf16Weight: a bfloat16 weight packed for vdpbf16ps (model/bf16_kernel.h), one fixed order of
+// - Bf16Weight: a bfloat16 weight packed for vdpbf16ps (model/kernels/bf16_kernel.h), one fixed order of
 //   float32 sums per output. bfloat16 in and out; null where the CPU has no BF16 instructions.
 // Both split the output columns over the calling thread's OpenMP team, so each output is
 // computed whole by one thread: the same bits at any thread count.
@@ -18,7 +18,7 @@ class Int8Weight {
  public:
   // weight [out, in] on CPU in any floating dtype (converted a slice at a time); null for
   // another device. A uint8 weight [out, in / 32 * 34] is GGUF Q8_0 blocks, packed as they are
-  // (model/q8_kernel.h pack_q8_0_rows_into; throws at a quant of -128).
+  // (model/kernels/q8_kernel.h pack_q8_0_rows_into; throws at a quant of -128).
   static std::shared_ptr<const Int8Weight> quantise(const at::Tensor& weight);
 
   at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32

@@ -14,7 +14,9 @@ import sys
 ORDER = [
     "grammar",
     "model/gguf",
+    "model/kernels",
     "model",
+    "model/oracle",
     "model/tokenizer",
     "model/paper",
     "model/tools",

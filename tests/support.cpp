@@ -1,7 +1,7 @@
 #include "tests/support.h"
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/int8_matmul.h"
 #include "model/runtime.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/decoder.h"
-#include "model/kv_cache.h"
+#include "model/oracle/kv_cache.h"
 #include "model/kv_store.h"
 #include "tests/support.h"
 

@@ -6,7 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/linear.h"
 #include "model/onednn_matmul.h"
 #include "tests/support.h"

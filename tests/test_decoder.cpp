@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/padding.h"
 #include "model/rope.h"
 #include "tests/support.h"
 

@@ -13,7 +13,7 @@
 #include "model/decoder.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/support.h"
 

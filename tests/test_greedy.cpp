@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "tests/support.h"
 
 using namespace exspec;

@@ -14,7 +14,7 @@
 #include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/inplace.h"
 #include "actors/scheduler/slot_table.h"
 #include "model/runtime.h"

@@ -6,7 +6,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/io_util.h"
 #include "tests/support.h"
 

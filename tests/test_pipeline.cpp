@@ -13,7 +13,7 @@
 #include "actors/collector.h"
 #include "actors/engine.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 

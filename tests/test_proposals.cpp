@@ -8,7 +8,7 @@
 #include "actors/scheduler/proposer.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/runtime.h"
 #include "tests/support.h"
 

@@ -12,7 +12,7 @@
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/runtime.h"
 #include "model/sampling.h"
 #include "tests/support.h"

@@ -3,7 +3,7 @@
 // (greedy and seeded, B 1-16, K fixed and adaptive, constrained and free rows in one batch,
 // pre-emption, the prefix cache); and every constrained output that ended is valid against its
 // schema by Debian's python3-jsonschema. The reference masks each position's logits with a matcher
-// fed only the tokens before it (model/greedy.cpp).
+// fed only the tokens before it (model/oracle/greedy.cpp).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -15,7 +15,7 @@
 #include "model/tokenizer/grammar_vocab.h"
 #include "model/constrained.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "tests/grammar/support.h"
 #include "tests/support.h"
 

@@ -6,7 +6,7 @@
 
 #include "actors/paper/paper_scheduler.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 
 namespace exspec {
 namespace {

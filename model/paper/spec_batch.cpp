@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/padding.h"
 
 namespace exspec {
 namespace {

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/initial_thread.h"
 #include "model/paper/spec_batch.h"
 

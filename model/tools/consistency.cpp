@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 
 namespace exspec {
 namespace {
@@ -19,7 +19,7 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids, at::Device dev) {
   return at::tensor(ids, at::kLong).view({1, static_cast<int64_t>(ids.size())}).to(dev);
 }
 
-// The KV cache paths, through the plain greedy loop (model/greedy.cpp) that `generate --oracle`
+// The KV cache paths, through the plain greedy loop (model/oracle/greedy.cpp) that `generate --oracle`
 // runs: batch 1 decodes without padding (its steps skip the mask), `batch` = all pads.
 PathRun greedy_path(const Decoder& m, const Prompts& prompts, int64_t batch, std::string name, int64_t max_tokens) {
   std::vector<SeqRequest> reqs;

@@ -8,7 +8,7 @@
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/runtime.h"
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
 #include "tests/mode_sweep.h"

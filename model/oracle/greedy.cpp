@@ -1,4 +1,4 @@
-#include "model/greedy.h"
+#include "model/oracle/greedy.h"
 
 #include <ATen/ATen.h>
 
@@ -9,7 +9,7 @@
 #include "grammar/matcher.h"
 #include "model/constrained.h"
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/padding.h"
 #include "model/sampling.h"
 
 namespace exspec {
