@@ -5,7 +5,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "model/decoder.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/oracle/padding.h"
 #include "model/runtime.h"
 #include "model/safetensors.h"

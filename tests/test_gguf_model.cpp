@@ -13,7 +13,7 @@
 #include "model/decoder.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/support.h"
 
@@ -126,8 +126,8 @@ CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and it
       // (rope_freqs), served as such: the rotation differs in the last bits.
       if (std::string(arch) == "llama") CATCH_CHECK(at::allclose(a, b, 1e-5, 1e-5));
       else CATCH_CHECK(at::equal(a, b));
-      std::vector<SeqResult> x = greedy_generate(*hf, requests(hf->config().vocab_size), 4),
-                             y = greedy_generate(*gg, requests(hf->config().vocab_size), 4);
+      std::vector<SeqResult> x = plain_decode(*hf, requests(hf->config().vocab_size), 4),
+                             y = plain_decode(*gg, requests(hf->config().vocab_size), 4);
       for (size_t k = 0; k < x.size(); ++k) CATCH_CHECK(x[k].tokens == y[k].tokens);
     }
   }

@@ -6,7 +6,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/io_util.h"
 #include "tests/support.h"
 
@@ -54,7 +54,7 @@ CATCH_TEST_CASE("damping later layers makes a one-layer draft agree often, an un
   auto prompts = test::mixed_prompts(8, 4, 16, t->config().vocab_size, 21);
   std::vector<SeqRequest> reqs;
   for (auto& p : prompts) reqs.push_back(SeqRequest{p, 24, {}});
-  auto outs = greedy_generate(*t, reqs, 8);
+  auto outs = plain_decode(*t, reqs, 8);
   auto agreement = [&](const Decoder& m) {
     int64_t agree = 0, total = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {

@@ -42,7 +42,7 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
     // target's chunk from the plan's): the chunk rule sees the same lengths, so it picks the
     // same chunk the verifier will.
     std::vector<SlotRow> rows = plan.rows;
-    prefill_chunk(InplaceModels{&draft, store}, pointers<SlotRow>(rows), plan.chunk);
+    prefill_chunk(ModelSet{&draft, store}, pointers<SlotRow>(rows), plan.chunk);
     // In the target's place the draft's store advanced target_len: what it holds now.
     for (const SlotRow& r : rows) drafted.push_back(r.target_len);
   });
@@ -53,7 +53,7 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
 void ChunkJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the target's store");
-    prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk, plan.prompt_logprobs,
+    prefill_chunk(ModelSet{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk, plan.prompt_logprobs,
                   plan.prompt_logprobs >= 0 ? &outcome.prompt_logprobs : nullptr);
     for (size_t i = 0; i < plan.rows.size(); ++i) {
       const SlotRow& r = plan.rows[i];
@@ -73,7 +73,7 @@ void StepJob::assemble(const Models& m) {
 void StepJob::draft(const Decoder& draft, KVStore* store) {
   timed(outcome.error, outcome.times.draft_s, "drafting", [&] {
     if (!store) throw std::logic_error("an in-place step without the draft's store");
-    const InplaceModels m{nullptr, nullptr, &draft, store};
+    const ModelSet m{nullptr, nullptr, &draft, store};
     drafted = draft_inplace(m, pointers<const SlotRow>(plan.rows), plan.k, plan.sampling);
   });
 }
@@ -110,7 +110,7 @@ void StepJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.times.verify_s, "verification", [&] {
     if (!store) throw std::logic_error("an in-place step without the target's store");
     settle_drafts(*this);
-    const InplaceModels m{&target, store};
+    const ModelSet m{&target, store};
     verified = verify_inplace(m, pointers<const SlotRow>(plan.rows), drafted, plan.sampling);
     commit_inplace(pointers<SlotRow>(plan.rows), verified, drafted.size(1), agree);
     take_verified(verified, outcome);

@@ -6,7 +6,7 @@
 
 #include "actors/paper/paper_scheduler.h"
 #include "model/decoder.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 
 namespace exspec {
 namespace {

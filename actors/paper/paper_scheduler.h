@@ -9,13 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/scheduler/executor.h"
+#include "actors/scheduler/planner.h"
 #include "actors/paper/batch_former.h"
 #include "actors/paper/paper_plan.h"
 
 namespace exspec {
 
-class PaperScheduler : public Executor {
+class PaperScheduler : public Planner {
  public:
   PaperScheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
 

@@ -9,18 +9,18 @@
 // Its interface is vLLM's:
 //   plan()                the next piece of work, planned in full (actors/scheduler/plan.h)
 //   prefilled / complete  its outcome back: tokens written, sequences finished, policy taught
-// and, as an Executor (actors/scheduler/executor.h), the same wrapped as jobs
+// and, as an Planner (actors/scheduler/planner.h), the same wrapped as jobs
 // (actors/jobs/inplace_jobs.h).
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "actors/scheduler/block_manager.h"
-#include "actors/scheduler/executor.h"
+#include "actors/scheduler/planner.h"
 
 namespace exspec {
 
-class Scheduler : public Executor {
+class Scheduler : public Planner {
  public:
   Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
 

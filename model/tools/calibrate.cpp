@@ -11,7 +11,7 @@
 #include <random>
 
 #include "model/decoder.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/initial_thread.h"
 #include "model/paper/spec_batch.h"
 
@@ -163,7 +163,7 @@ AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, i
     for (int64_t i = 0; i < prompt; ++i) r.prompt.push_back(id(rng));
     r.max_tokens = tokens;
   }
-  const std::vector<SeqResult> got = greedy_generate(target, reqs, rows);
+  const std::vector<SeqResult> got = plain_decode(target, reqs, rows);
   for (size_t r = 0; r < reqs.size(); ++r) {
     std::vector<int64_t> seq = reqs[r].prompt;
     seq.insert(seq.end(), got[r].tokens.begin(), got[r].tokens.end());

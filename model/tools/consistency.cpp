@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 
 namespace exspec {
 namespace {
@@ -19,13 +19,13 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids, at::Device dev) {
   return at::tensor(ids, at::kLong).view({1, static_cast<int64_t>(ids.size())}).to(dev);
 }
 
-// The KV cache paths, through the plain greedy loop (model/oracle/greedy.cpp) that `generate --oracle`
+// The KV cache paths, through the plain greedy loop (model/oracle/plain_decode.cpp) that `generate --oracle`
 // runs: batch 1 decodes without padding (its steps skip the mask), `batch` = all pads.
 PathRun greedy_path(const Decoder& m, const Prompts& prompts, int64_t batch, std::string name, int64_t max_tokens) {
   std::vector<SeqRequest> reqs;
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, {}});
   PathRun run{std::move(name), {}, {}};
-  for (auto& r : greedy_generate(m, reqs, batch)) {
+  for (auto& r : plain_decode(m, reqs, batch)) {
     run.fed.push_back(r.tokens);
     run.predicted.push_back(std::move(r.tokens));
   }

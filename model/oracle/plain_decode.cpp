@@ -1,4 +1,4 @@
-#include "model/oracle/greedy.h"
+#include "model/oracle/plain_decode.h"
 
 #include <ATen/ATen.h>
 
@@ -124,7 +124,7 @@ std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vecto
   return out;
 }
 
-std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
+std::vector<SeqResult> plain_decode(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size) {
   if (batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
   for (const auto& r : requests) validate_request(model.config(), r);
