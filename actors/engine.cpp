@@ -13,6 +13,7 @@
 #include "actors/jobs/calibration.h"
 #include "actors/messages.h"
 #include "actors/jobs/model_pair.h"
+#include "actors/planners.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
 #include "actors/actor_handles.h"
@@ -178,7 +179,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
   pm.policy = !drafts(d)  ? nullptr
               : o.policy  ? o.policy
-                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, threads);
+                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, mode_timings(d), threads);
   impl->handles->pool_manager = spawn_pool_manager(sys, pm, handles);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

@@ -10,7 +10,6 @@
 #include "actors/jobs/job.h"
 #include "actors/jobs/model_pair.h"
 #include "model/decoder.h"
-#include "model/oracle/plain_decode.h"
 #include "model/kv_store.h"
 
 namespace exspec {
@@ -23,7 +22,7 @@ SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::s
   validate(config_);
   check_models(config_, *target_, draft_.get());
   fit_store(config_, *target_, draft_.get());
-  policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
+  policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false, mode_timings(config_));
 }
 
 namespace {
@@ -49,8 +48,8 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
   std::shared_ptr<KVStore> tstore = make_store(config_, target_.get());
   std::shared_ptr<KVStore> dstore = make_store(config_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Planner> owned = make_planner(config_, policy_, /*max_in_flight=*/1);
-  Planner& planner = *owned;
+  std::unique_ptr<JobPlanner> jobs = make_planner(config_, policy_, /*max_in_flight=*/1);
+  Planner& planner = jobs->planner();
   const Models models{target_.get(), tstore.get(), draft_.get(), dstore.get()};
   trace_ = DriverTrace{};
   std::vector<SeqResult> out(requests.size());
@@ -70,7 +69,7 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     for (SeqEvent& e : planner.take_events())
       if (e.finished) out[index.at(e.id)] = std::move(*e.finished);
     if (arrived == requests.size() && planner.idle()) break;
-    std::shared_ptr<Job> job = planner.next();
+    std::shared_ptr<Job> job = jobs->next();
     trace_.max_active = std::max(trace_.max_active, planner.active());
     trace_.max_waiting = std::max(trace_.max_waiting, planner.waiting());
     // Nothing is in flight here: a planner that has unfinished sequences and hands out no work
@@ -81,7 +80,7 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     }
     count(*job, trace_, steps_since_prefill);
     run_job(*job, models);
-    planner.done(std::move(job));
+    jobs->done(std::move(job));
   }
   stats_ = planner.stats();
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

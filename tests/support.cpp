@@ -1,6 +1,7 @@
 #include "tests/support.h"
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/bf16_weight.h"
 #include "model/int8_matmul.h"
@@ -122,9 +123,9 @@ std::string truncated_draft(const std::string& arch) {
 
 std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {
   const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
+  KVCache c = new_dense_cache(m, 1);
   if (T > 0)
-    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+    dense_forward(m, at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
               at::ones({1, T}, at::kLong), c, 0);
   std::vector<at::Tensor> out;
   for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/linear.h"
 #include "model/onednn_matmul.h"
@@ -140,8 +141,8 @@ CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, gr
       for (const auto& p : prompts) {
         const int64_t T = static_cast<int64_t>(p.size());
         auto logits = [&](const Decoder& m) {
-          KVCache c = m.new_cache(1);
-          return m.forward(at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+          KVCache c = new_dense_cache(m, 1);
+          return dense_forward(m, at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
                            at::ones({1, T}, at::kLong), c);
         };
         CATCH_CHECK(rel_diff(logits(*packed), logits(*ref)) < 1e-4);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/oracle/plain_decode.h"
@@ -44,8 +45,8 @@ std::string to_gguf(const std::string& hf_dir, const std::string& type, const st
 
 at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
   const int64_t T = static_cast<int64_t>(prompt.size());
-  KVCache c = m.new_cache(1);
-  return m.forward(at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+  KVCache c = new_dense_cache(m, 1);
+  return dense_forward(m, at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
                    at::ones({1, T}, at::kLong), c);
 }
 

@@ -14,6 +14,7 @@
 #include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/inplace.h"
 #include "actors/scheduler/slot_table.h"
@@ -140,8 +141,8 @@ CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its o
     at::Tensor got = target->forward_slots(at::tensor(ids, at::kLong).view({3, T}), spans, store, kind);
     for (size_t b = 0; b < 3; ++b) {
       const int64_t n = counts[b];
-      KVCache c = target->new_cache(1);
-      at::Tensor want = target->forward(at::tensor(prompts[b], at::kLong).view({1, n}),
+      KVCache c = new_dense_cache(*target, 1);
+      at::Tensor want = dense_forward(*target, at::tensor(prompts[b], at::kLong).view({1, n}),
                                         at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
       at::Tensor row = kind == Decoder::Logits::All ? got[b].narrow(0, 0, n) : got[b];
       if (kind == Decoder::Logits::Last) want = want.narrow(0, n - 1, 1);

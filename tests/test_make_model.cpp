@@ -6,6 +6,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/io_util.h"
 #include "tests/support.h"
@@ -61,8 +62,8 @@ CATCH_TEST_CASE("damping later layers makes a one-layer draft agree often, an un
       std::vector<int64_t> seq = prompts[i];
       seq.insert(seq.end(), outs[i].tokens.begin(), outs[i].tokens.end() - 1);
       const int64_t T = static_cast<int64_t>(seq.size()), n = static_cast<int64_t>(outs[i].tokens.size());
-      KVCache c = m.new_cache(1);
-      at::Tensor logits = m.forward(at::tensor(seq, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+      KVCache c = new_dense_cache(m, 1);
+      at::Tensor logits = dense_forward(m, at::tensor(seq, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
                                     at::ones({1, T}, at::kLong), c, n)[0];
       at::Tensor pred = logits.argmax(-1);
       at::Tensor want = at::tensor(outs[i].tokens, at::kLong);

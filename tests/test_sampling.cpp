@@ -12,6 +12,7 @@
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "model/sampling.h"
@@ -35,10 +36,10 @@ const std::string& truncated_draft() {
 // The logits of every position of `tokens`, one plain forward without cache reuse: [T, V] float64.
 at::Tensor all_logits(const Decoder& m, const std::vector<int64_t>& tokens) {
   const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
+  KVCache c = new_dense_cache(m, 1);
   at::Tensor ids = at::tensor(tokens, at::kLong).view({1, T}).to(m.device());
   at::Tensor pos = at::arange(T, at::kLong).view({1, T}).to(m.device());
-  return m.forward(ids, pos, at::ones({1, T}, at::kLong).to(m.device()), c, -1)[0].to(at::kCPU, at::kDouble).contiguous();
+  return dense_forward(m, ids, pos, at::ones({1, T}, at::kLong).to(m.device()), c, -1)[0].to(at::kCPU, at::kDouble).contiguous();
 }
 
 // Chi-square statistic of counts against probabilities; bins expecting fewer than 5 are merged.

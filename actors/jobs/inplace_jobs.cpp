@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/scheduler/scheduler.h"
 #include "model/decoder.h"
 #include "model/inplace.h"
 #include "model/kv_store.h"
@@ -116,19 +115,6 @@ void StepJob::run_target(const Decoder& target, KVStore* store) {
     take_verified(verified, outcome);
     for (const SlotRow& r : plan.rows) outcome.stored.push_back(r.stored());
   });
-}
-
-std::shared_ptr<Job> Scheduler::next() {
-  Work w = plan();
-  if (auto* p = std::get_if<PrefillPlan>(&w)) return std::make_shared<ChunkJob>(std::move(*p));
-  if (auto* s = std::get_if<StepPlan>(&w)) return std::make_shared<StepJob>(std::move(*s));
-  return nullptr;
-}
-
-void Scheduler::done(std::shared_ptr<Job> job) {
-  if (auto* c = dynamic_cast<ChunkJob*>(job.get())) return prefilled(std::move(c->outcome));
-  if (auto* s = dynamic_cast<StepJob*>(job.get())) return complete(std::move(s->outcome));
-  throw std::logic_error("Scheduler: a job it did not plan");
 }
 
 }  // namespace exspec

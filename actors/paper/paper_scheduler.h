@@ -24,9 +24,6 @@ class PaperScheduler : public Planner {
   void prefilled(PaperPrefillOutcome outcome);
   void complete(PaperStepOutcome outcome);
 
-  std::shared_ptr<Job> next() override;  // plan(), as a job (actors/paper/paper_jobs.cpp)
-  void done(std::shared_ptr<Job> job) override;
-
  private:
   // A fixed batch (nonspec, EqSpec) between its steps: it lives until all its rows finish.
   struct FixedBatch {

@@ -1,7 +1,8 @@
 // The planner interface: what the two drivers (the actor pipeline, actors/pool_manager.cpp, and
 // the sequential driver, actors/sequential_driver.h) see of an engine's scheduling, whichever
-// mode plans it. Sequences in (admit, cancel), jobs out (next), jobs back (done), and what the
-// producers hear (take_events). Two planners implement it:
+// mode plans it. Sequences in (admit, cancel), plans out and outcomes back (each planner's own
+// types, as jobs through its adapter: actors/jobs/job_planner.h), and what the producers hear
+// (take_events). Two planners implement it:
 //   Scheduler       in place: continuous batching over KV slots, how exspec serves (actors/scheduler/scheduler.h)
 //   PaperScheduler  the paper's nonspec / EqSpec / ExSpec, kept as baselines (actors/paper/)
 // The bookkeeping they share lives here, once: the SequencePool, the window, cancellations at the
@@ -24,8 +25,6 @@
 
 namespace exspec {
 
-class Job;
-
 class Planner {
  public:
   virtual ~Planner() = default;
@@ -35,11 +34,6 @@ class Planner {
   // Ends a sequence now, or at the end of the job it is in. Unknown or finished ids: no-op.
   void cancel(SeqId id, FinishReason reason);
   void cancel_all();
-
-  // The next job, planned in full; null when nothing is ready or max_in_flight are out.
-  virtual std::shared_ptr<Job> next() = 0;
-  // A job this planner handed out, back from the roles: its outcome is written back.
-  virtual void done(std::shared_ptr<Job> job) = 0;
 
   // Token deltas and results since the last call, in order.
   std::vector<SeqEvent> take_events();
