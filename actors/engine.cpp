@@ -278,12 +278,12 @@ void Engine::shutdown(bool drain) {
     self->request(impl_->handles->pool_manager, caf::infinite, shutdown_atom::value, drain)
         .receive([](bool) {}, [](const caf::error&) {});
     for (const caf::actor_addr& a :
-         {impl_->handles->pool_manager.address(), impl_->handles->realigner.address(), impl_->handles->drafter.address(),
-          impl_->handles->verifier.address()})
+         {impl_->handles->pool_manager.address(), impl_->handles->realigner.address(),
+          impl_->handles->drafter.address(), impl_->handles->verifier.address()})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   *impl_->handles = ActorHandles{};  // drop the handles so that the actors can terminate
-  impl_->system.reset();    // waits for every actor: none outlives the engine
+  impl_->system.reset();             // waits for every actor: none outlives the engine
   impl_->stopped = true;
 }
 

@@ -7,7 +7,8 @@ namespace exspec {
 
 std::unique_ptr<JobPlanner> make_planner(const EngineConfig& config, std::shared_ptr<DraftLengthPolicy> policy,
                                          int max_in_flight) {
-  if (config.mode == Mode::InPlace) return std::make_unique<InplaceJobPlanner>(config, std::move(policy), max_in_flight);
+  if (config.mode == Mode::InPlace)
+    return std::make_unique<InplaceJobPlanner>(config, std::move(policy), max_in_flight);
   return make_paper_planner(config, std::move(policy), max_in_flight);
 }
 

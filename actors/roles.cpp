@@ -37,7 +37,8 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
 }
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store, int threads) {
+                                     std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store,
+                                     int threads) {
   return {
       [=](draft_atom, JobPtr j) {
         run_on_initial_thread([&] { j->draft(*model, store.get()); }, threads);
@@ -47,7 +48,8 @@ drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_pt
 }
 
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store, int threads) {
+                                       std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store,
+                                       int threads) {
   return {
       [=](verify_atom, JobPtr j) {
         run_on_initial_thread([&] { j->run_target(*model, store.get()); }, threads);

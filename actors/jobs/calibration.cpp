@@ -15,7 +15,8 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft
     costs.observe_target_forward(rows, tokens, ctx, time_forward(target, rows, tokens, ctx, 2, path, threads.target));
   };
   auto drafting = [&](int64_t rows, int64_t tokens, int64_t ctx) {
-    costs.observe_draft_forward(rows, tokens, ctx, time_forward(*draft, rows, tokens, ctx, 2, path, threads.draft, true));
+    costs.observe_draft_forward(rows, tokens, ctx,
+                                time_forward(*draft, rows, tokens, ctx, 2, path, threads.draft, true));
   };
   const int64_t max_pos = std::max<int64_t>(16, target.config().max_position_embeddings);
   const int64_t long_ctx = std::min<int64_t>(256, max_pos / 2), short_ctx = std::min<int64_t>(32, long_ctx / 2);
@@ -34,8 +35,9 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft
         if (tokens < tokens_hi) verify(rows, tokens, ctx);
       // The draft catching up a prompt's worth of tokens (lazy draft prefill, after plain steps).
       if (draft) drafting(rows, catch_up, ctx);
-      // Both models' caches are copied by a repad and gathered by a realignment; in place there
-      // is neither, and seeding their cost would make every drafting step look dearer than it is.
+      // The paper's modes copy both models' caches by a repad and gather them by a realignment;
+      // in place there is neither (mode.copy and mode.gather are null), and seeding their cost
+      // would make every drafting step look dearer than it is.
       if (!draft) continue;
       if (mode.copy) costs.observe_copy(rows, ctx, mode.copy(target, rows, ctx) + mode.copy(*draft, rows, ctx));
       if (mode.gather) costs.observe_gather(rows, ctx, mode.gather(target, rows, ctx) + mode.gather(*draft, rows, ctx));

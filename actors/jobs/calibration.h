@@ -35,6 +35,7 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft
 // pipelined: two batches in flight (the actor pipeline with overlap on). threads: what each
 // model's forwards get on the initial thread (the engine's; 0: the calling thread's own).
 std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
-                                               bool pipelined, const ModeTimings& mode = {}, ForwardThreads threads = {});
+                                               bool pipelined, const ModeTimings& mode = {},
+                                               ForwardThreads threads = {});
 
 }  // namespace exspec
