@@ -14,8 +14,9 @@ class ForwardCase {
   ForwardCase(const Decoder& m, int64_t batch, int64_t tokens, int64_t context)
       : m_(m), context_(context), cache_(new_dense_cache(m, batch, context + tokens)) {
     const int64_t vocab = m.config().vocab_size;
-    dense_forward(m, at::randint(vocab, {batch, context}, at::kLong), at::arange(context, at::kLong).expand({batch, context}),
-              at::ones({batch, context}, at::kLong), cache_, 1);
+    dense_forward(m, at::randint(vocab, {batch, context}, at::kLong),
+                  at::arange(context, at::kLong).expand({batch, context}), at::ones({batch, context}, at::kLong), cache_,
+                  1);
     step_ = at::randint(vocab, {batch, tokens}, at::kLong);
     pos_ = (at::arange(tokens, at::kLong) + context).expand({batch, tokens});
     mask_ = at::ones({batch, context + tokens}, at::kLong);

@@ -126,7 +126,7 @@ std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& t
   KVCache c = new_dense_cache(m, 1);
   if (T > 0)
     dense_forward(m, at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-              at::ones({1, T}, at::kLong), c, 0);
+                  at::ones({1, T}, at::kLong), c, 0);
   std::vector<at::Tensor> out;
   for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
   return out;

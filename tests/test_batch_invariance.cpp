@@ -90,7 +90,8 @@ at::Tensor left_padded(const Decoder& m, const std::vector<int64_t>& tokens, int
     for (int64_t t = pad; t < T; ++t) ids[r * T + t] = prompts[r][t - pad], pos[r * T + t] = t - pad, mask[r * T + t] = 1;
   }
   KVCache cache = new_dense_cache(m, B);
-  at::Tensor first = dense_forward(m, ids_of(ids).view({B, T}), ids_of(pos).view({B, T}), ids_of(mask).view({B, T}), cache);
+  at::Tensor first =
+      dense_forward(m, ids_of(ids).view({B, T}), ids_of(pos).view({B, T}), ids_of(mask).view({B, T}), cache);
   const int64_t n = static_cast<int64_t>(prompts[watch].size());
   std::vector<int64_t> next(B, 7), next_pos(B);
   for (int64_t r = 0; r < B; ++r) next_pos[r] = static_cast<int64_t>(prompts[r].size());

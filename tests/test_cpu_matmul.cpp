@@ -143,7 +143,7 @@ CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, gr
         auto logits = [&](const Decoder& m) {
           KVCache c = new_dense_cache(m, 1);
           return dense_forward(m, at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                           at::ones({1, T}, at::kLong), c);
+                               at::ones({1, T}, at::kLong), c);
         };
         CATCH_CHECK(rel_diff(logits(*packed), logits(*ref)) < 1e-4);
         SeqRequest r;

@@ -47,7 +47,7 @@ at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
   const int64_t T = static_cast<int64_t>(prompt.size());
   KVCache c = new_dense_cache(m, 1);
   return dense_forward(m, at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                   at::ones({1, T}, at::kLong), c);
+                       at::ones({1, T}, at::kLong), c);
 }
 
 std::vector<SeqRequest> requests(int64_t vocab) {

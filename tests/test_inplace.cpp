@@ -143,7 +143,7 @@ CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its o
       const int64_t n = counts[b];
       KVCache c = new_dense_cache(*target, 1);
       at::Tensor want = dense_forward(*target, at::tensor(prompts[b], at::kLong).view({1, n}),
-                                        at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
+                                      at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
       at::Tensor row = kind == Decoder::Logits::All ? got[b].narrow(0, 0, n) : got[b];
       if (kind == Decoder::Logits::Last) want = want.narrow(0, n - 1, 1);
       CATCH_CHECK((row - want).abs().max().item<double>() < 1e-9);

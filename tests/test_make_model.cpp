@@ -63,8 +63,8 @@ CATCH_TEST_CASE("damping later layers makes a one-layer draft agree often, an un
       seq.insert(seq.end(), outs[i].tokens.begin(), outs[i].tokens.end() - 1);
       const int64_t T = static_cast<int64_t>(seq.size()), n = static_cast<int64_t>(outs[i].tokens.size());
       KVCache c = new_dense_cache(m, 1);
-      at::Tensor logits = dense_forward(m, at::tensor(seq, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                                    at::ones({1, T}, at::kLong), c, n)[0];
+      at::Tensor logits = dense_forward(m, at::tensor(seq, at::kLong).view({1, T}),
+                                        at::arange(T, at::kLong).view({1, T}), at::ones({1, T}, at::kLong), c, n)[0];
       at::Tensor pred = logits.argmax(-1);
       at::Tensor want = at::tensor(outs[i].tokens, at::kLong);
       agree += pred.eq(want).sum().item<int64_t>();

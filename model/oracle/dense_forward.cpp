@@ -20,7 +20,8 @@ struct DenseForward {
     const int64_t cached = cache.length();
     if (cache.num_layers() != m.config_.num_layers || (cached > 0 && cache.batch() != B))
       throw std::invalid_argument("dense_forward: KV cache does not match the batch");
-    if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B || attention_mask.size(1) != cached + T)
+    if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B ||
+        attention_mask.size(1) != cached + T)
       throw std::invalid_argument("dense_forward: position_ids / attention_mask shapes do not match the input");
 
     at::Tensor ids = to_device(input_ids.to(at::kLong), m.device_);

@@ -117,7 +117,8 @@ std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vecto
     std::vector<int64_t> piece(prompt.begin() + from, prompt.begin() + from + n);
     at::Tensor ids = at::tensor(piece, at::kLong).view({1, n}).to(model.device());
     at::Tensor pos = at::arange(from, from + n, at::kLong).view({1, n}).to(model.device());
-    at::Tensor logits = dense_forward(model, ids, pos, at::ones({1, from + n}, at::kLong), cache).to(at::kCPU, at::kDouble).contiguous();
+    at::Tensor logits =
+        dense_forward(model, ids, pos, at::ones({1, from + n}, at::kLong), cache).to(at::kCPU, at::kDouble).contiguous();
     const int64_t V = logits.size(2);
     for (int64_t t = 0; t < n; ++t)
       out.push_back(token_logprob(logits.data_ptr<double>() + t * V, V, prompt[from + t + 1], top));

@@ -38,7 +38,8 @@ void continue_greedy(const Decoder& m, std::vector<std::vector<int64_t>>& seqs, 
   for (int64_t r = 0; r < rows; ++r) spans.push_back({r, 0, prompt, {}});
   at::Tensor ids = ids_of(seqs);
   for (int64_t t = 0; t < tokens; ++t) {
-    const at::Tensor next = m.forward_slots(ids, spans, store, Decoder::Logits::Last).argmax(-1).to(at::kCPU).view({rows});
+    const at::Tensor next =
+        m.forward_slots(ids, spans, store, Decoder::Logits::Last).argmax(-1).to(at::kCPU).view({rows});
     const auto n = next.accessor<int64_t, 1>();
     for (int64_t r = 0; r < rows; ++r) {
       seqs[static_cast<size_t>(r)].push_back(n[r]);
@@ -126,7 +127,8 @@ AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, i
   std::vector<SlotSpan> spans;
   for (int64_t r = 0; r < rows; ++r) spans.push_back({r, 0, T, {}});
   // The draft's prediction at position p - 1 is its guess for token p.
-  const at::Tensor guess = draft.forward_slots(ids_of(seqs), spans, store, Decoder::Logits::All).argmax(-1).to(at::kCPU);
+  const at::Tensor guess =
+      draft.forward_slots(ids_of(seqs), spans, store, Decoder::Logits::All).argmax(-1).to(at::kCPU);
   const auto g = guess.accessor<int64_t, 2>();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t p = prompt; p < T; ++p) {

@@ -22,7 +22,8 @@ double fastest(int reps, const std::function<void()>& run);
 // back to the host). last_only: logits at each row's last position only (the drafter's), else at
 // every position (the verifier's).
 using ForwardRun = std::function<void()>;
-using ForwardPath = std::function<ForwardRun(const Decoder&, int64_t rows, int64_t tokens, int64_t context, bool last_only)>;
+using ForwardPath =
+    std::function<ForwardRun(const Decoder&, int64_t rows, int64_t tokens, int64_t context, bool last_only)>;
 // Serving's forward: forward_slots, each row in its own slot (consecutive: the view serving reads most).
 ForwardRun slots_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, bool last_only);
 

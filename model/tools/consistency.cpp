@@ -46,7 +46,8 @@ PathRun verify_cache_path(const Decoder& m, const Prompts& prompts, const PathRu
     auto step = [&](const std::vector<int64_t>& ids, int64_t num_logits) {
       const int64_t T = static_cast<int64_t>(ids.size()), at_pos = cache.length();
       at::Tensor pos = at::arange(at_pos, at_pos + T, at::kLong).view({1, T}).to(dev);
-      at::Tensor logits = dense_forward(m, ids_tensor(ids, dev), pos, at::ones({1, at_pos + T}, at::kLong), cache, num_logits);
+      at::Tensor logits =
+          dense_forward(m, ids_tensor(ids, dev), pos, at::ones({1, at_pos + T}, at::kLong), cache, num_logits);
       for (int64_t t = 0; t < logits.size(1); ++t) out.push_back(argmax_id(logits[0][t]));
     };
     step(prompts[i], 1);
@@ -202,7 +203,8 @@ std::optional<Divergence> first_divergence(const Decoder& m, const Prompts& prom
     const int64_t L = static_cast<int64_t>(seq.size());
     KVCache cache = new_dense_cache(m, 1, L);
     at::Tensor pos = at::arange(L, at::kLong).view({1, L}).to(dev);
-    at::Tensor full = dense_forward(m, ids_tensor(seq, dev), pos, at::ones({1, L}, at::kLong), cache).to(at::kCPU, at::kDouble)[0];
+    at::Tensor full =
+        dense_forward(m, ids_tensor(seq, dev), pos, at::ones({1, L}, at::kLong), cache).to(at::kCPU, at::kDouble)[0];
     for (int64_t j = 0; j < n; ++j) {
       at::Tensor row = full[P - 1 + j];
       const int64_t want = argmax_id(row);
