@@ -3,7 +3,9 @@
 takes, and no C++ file includes one of a folder above its own. Also: in the engine (model/ and
 actors/, with their subfolders) no includes form a circle between files, a .cpp and its .h
 counting as one, as they are read together. (http/ and bench/ keep tables of handlers that
-include the files whose headers name the table's types: not checked for circles.)
+include the files whose headers name the table's types: not checked for circles.) And serving
+code (actors/ but the paper's, config/, http/) includes nothing of the oracle (model/oracle/) or
+of the paper's batch code (model/paper/): they stay apart from what serves.
 
 Usage: check_layout.py ROOT. Exits 1 naming every include that goes up and every circle."""
 import os
@@ -32,6 +34,10 @@ ORDER = [
 ]
 ENGINE = ("model", "actors")  # folders (and their subfolders) checked for circles
 TOPS = ("model", "grammar", "actors", "config", "http", "bench", "app")
+# Serving code, and what it keeps apart from: the oracle and the paper's batch code.
+SERVING = ("actors", "config", "http")
+NOT_SERVING = ("actors/paper",)
+APART = ("model/oracle/", "model/paper/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -49,6 +55,11 @@ def sources(root):
             for f in files:
                 if f.endswith((".h", ".cpp", ".inc")):
                     yield os.path.relpath(os.path.join(d, f), root)
+
+
+def serving(folder_):
+    inside = lambda tops: any(folder_ == t or folder_.startswith(t + "/") for t in tops)
+    return inside(SERVING) and not inside(NOT_SERVING)
 
 
 def main(root):
@@ -69,6 +80,8 @@ def main(root):
                 problems.append(f"{path}: includes {inc}, outside the layout")
             elif rank[there] > rank[here]:
                 problems.append(f"{path}: includes {inc}, a folder above its own ({there}/ over {here}/)")
+            if serving(here) and inc.startswith(APART):
+                problems.append(f"{path}: includes {inc}, which serving code keeps apart from (the oracle, the paper)")
             engine = all(x.split("/")[0] in ENGINE for x in (path, inc))
             if engine and unit(inc) != unit(path):
                 edges.setdefault(unit(path), set()).add(unit(inc))
@@ -96,7 +109,8 @@ def main(root):
     for p in problems:
         print(p)
     if not problems:
-        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} engine units")
+        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} engine units; "
+              "serving includes neither the oracle nor the paper")
     return 1 if problems else 0
 
 
