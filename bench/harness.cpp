@@ -16,7 +16,7 @@
 #include "bench/gap.h"
 #include "bench/report.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/initial_thread.h"
 #include "model/io_util.h"
 #include "model/runtime.h"
@@ -210,7 +210,7 @@ std::vector<SeqResult> oracle_for(const std::string& model, const std::string& d
   auto m = Decoder::load(model, {parse_dtype(dtype), at::kCPU});
   std::vector<SeqRequest> reqs;
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, m->config().eos_ids});
-  return greedy_generate(*m, reqs, 1);
+  return plain_decode(*m, reqs, 1);
 }
 
 json machine(const BenchConfig& cfg) {

@@ -2,7 +2,9 @@
 """The source tree's layout rule (docs/design.md, "Layout"): folders follow the path a request
 takes, and no C++ file includes one of a folder above its own or beside it on the same floor.
 Also: no includes form a circle between files, a .cpp and its .h counting as one, as they are
-read together; every source folder is checked, none exempt.
+read together; every source folder is checked, none exempt. And serving code (actors/ but the
+paper's, config/, chat/, jobs/, http/) includes nothing of the oracle (model/oracle/) or of the
+paper's batch code (model/paper/): they stay apart from what serves.
 
 Usage: check_layout.py ROOT. Exits 1 naming every include that goes up and every circle."""
 import os
@@ -14,10 +16,12 @@ import sys
 ORDER = [
     "grammar",
     "model/gguf",
+    "model/kernels",
     "model",
+    "model/oracle",
     "model/tokenizer",
-    "model/paper",
     "model/tools",
+    "model/paper",
     "actors/scheduler",
     "actors/jobs",
     "actors/paper",
@@ -30,6 +34,10 @@ ORDER = [
     "app",
 ]
 TOPS = ("model", "grammar", "actors", "config", "chat", "jobs", "http", "bench", "app")
+# Serving code, and what it keeps apart from: the oracle and the paper's batch code.
+SERVING = ("actors", "config", "chat", "jobs", "http")
+NOT_SERVING = ("actors/paper",)
+APART = ("model/oracle/", "model/paper/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -47,6 +55,11 @@ def sources(root):
             for f in files:
                 if f.endswith((".h", ".cpp", ".inc")):
                     yield os.path.relpath(os.path.join(d, f), root)
+
+
+def serving(folder_):
+    inside = lambda tops: any(folder_ == t or folder_.startswith(t + "/") for t in tops)
+    return inside(SERVING) and not inside(NOT_SERVING)
 
 
 def main(root):
@@ -69,6 +82,8 @@ def main(root):
                 problems.append(f"{path}: includes {inc}, a folder above its own ({there}/ over {here}/)")
             elif rank[there] == rank[here] and there != here:
                 problems.append(f"{path}: includes {inc}, a folder beside its own on one floor ({there}/, {here}/)")
+            if serving(here) and inc.startswith(APART):
+                problems.append(f"{path}: includes {inc}, which serving code keeps apart from (the oracle, the paper)")
             if unit(inc) != unit(path):
                 edges.setdefault(unit(path), set()).add(unit(inc))
     # Circles between units: a depth-first search that reports each back edge's loop once.
@@ -95,7 +110,8 @@ def main(root):
     for p in problems:
         print(p)
     if not problems:
-        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} units")
+        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} units; "
+              "serving includes neither the oracle nor the paper")
     return 1 if problems else 0
 
 

@@ -1,5 +1,7 @@
-// Per-layer key/value cache of one batch: rectangular [B, kv_heads, length, head_dim] views
-// over buffers with spare capacity, so that appending a step does not copy the whole cache.
+// The dense forward's per-layer key/value cache of one batch (model/oracle/dense_forward.h; the
+// paper's batches hold theirs too, model/paper/spec_batch.h): rectangular
+// [B, kv_heads, length, head_dim] views over buffers with spare capacity, so that appending a
+// step does not copy the whole cache.
 // A cache has exactly one owner at a time (the batch or the sequence that holds it); the owner
 // may append in place, everyone else treats it as read-only.
 #pragma once

@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec {
 
@@ -12,7 +12,7 @@ class Decoder;
 
 // Decodes the requests in chunks of `batch_size` (left padded). Finished rows leave the batch
 // at once; the result order follows the requests.
-std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
+std::vector<SeqResult> plain_decode(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size = 1);
 
 // log p(prompt[t] | prompt[0..t)) for t = 1 .. T-1 under the model, with the `top` most likely

@@ -1,4 +1,4 @@
-#include "model/padding.h"
+#include "model/oracle/padding.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,5 @@
-// Left padding of ragged token lists into a rectangular batch, and content position ids.
+// Left padding of ragged token lists into a rectangular batch, and content position ids: the
+// dense forward's input (model/oracle/dense_forward.h).
 #pragma once
 #include <ATen/core/Tensor.h>
 

@@ -1,4 +1,4 @@
-#include "model/q8_kernel.h"
+#include "model/kernels/q8_kernel.h"
 
 #include <immintrin.h>
 
@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/half_float.h"
-#include "model/panel_loop.h"
+#include "model/kernels/half_float.h"
+#include "model/kernels/panel_loop.h"
 
 namespace exspec::q8 {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/aligned_array.h"
+#include "model/kernels/aligned_array.h"
 
 namespace exspec::bf16 {
 

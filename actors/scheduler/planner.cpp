@@ -1,4 +1,4 @@
-#include "actors/scheduler/executor.h"
+#include "actors/scheduler/planner.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -27,7 +27,7 @@ void note_origins(TokenOrigins& out, const std::vector<int64_t>& committed, size
 
 }  // namespace
 
-Executor::Executor(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
+Planner::Planner(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : config_(config),
       policy_(drafts(config) ? std::move(policy) : nullptr),
       // In place the window is the sequences holding a slot.
@@ -40,7 +40,7 @@ Executor::Executor(EngineConfig config, std::shared_ptr<DraftLengthPolicy> polic
     trace_engine(mode_name(config_.mode), config_.batch_size, live_sequences(config_), config_.adaptive_k, config_.draft_tokens);
 }
 
-SeqId Executor::admit(SeqRequest request, int priority, SeqId id) {
+SeqId Planner::admit(SeqRequest request, int priority, SeqId id) {
   id = pool_.admit(std::move(request), priority, id);
   ++submitted_;
   ++stats_.sequences;
@@ -50,7 +50,7 @@ SeqId Executor::admit(SeqRequest request, int priority, SeqId id) {
   return id;
 }
 
-void Executor::cancel(SeqId id, FinishReason reason) {
+void Planner::cancel(SeqId id, FinishReason reason) {
   if (!pool_.contains(id)) return;
   Sequence& s = pool_.at(id);
   if (s.state == SeqState::Finished) return;
@@ -61,11 +61,11 @@ void Executor::cancel(SeqId id, FinishReason reason) {
   end(id, reason);
 }
 
-void Executor::cancel_all() {
+void Planner::cancel_all() {
   for (SeqId id : pool_.unfinished_ids()) cancel(id, FinishReason::None);
 }
 
-int64_t Executor::start(std::vector<SeqId> ids, InFlight f) {
+int64_t Planner::start(std::vector<SeqId> ids, InFlight f) {
   ++serial_;
   for (SeqId id : ids) pool_.at(id).job = serial_;
   f.ids = std::move(ids);
@@ -73,10 +73,10 @@ int64_t Executor::start(std::vector<SeqId> ids, InFlight f) {
   return serial_;
 }
 
-Executor::InFlight Executor::finish(int64_t serial, bool prefill) {
+Planner::InFlight Planner::finish(int64_t serial, bool prefill) {
   auto it = in_flight_.find(serial);
   if (it == in_flight_.end() || it->second.prefill != prefill)
-    throw std::logic_error(prefill ? "Executor: unknown prefill" : "Executor: unknown step");
+    throw std::logic_error(prefill ? "Planner: unknown prefill" : "Planner: unknown step");
   InFlight f = std::move(it->second);
   in_flight_.erase(it);
   if (prefill) {
@@ -86,21 +86,21 @@ Executor::InFlight Executor::finish(int64_t serial, bool prefill) {
   return f;
 }
 
-std::vector<SeqId> Executor::prefill_done(const PrefillResult& o) {
+std::vector<SeqId> Planner::prefill_done(const PrefillResult& o) {
   std::vector<SeqId> ids = finish(o.serial, /*prefill=*/true).ids;
   stats_.prefill_s += o.seconds;
   if (trace_enabled()) trace_prefill(ids.size(), o.seconds);
   return ids;
 }
 
-Executor::InFlight Executor::step_done(const StepResult& o) {
+Planner::InFlight Planner::step_done(const StepResult& o) {
   InFlight f = finish(o.serial, /*prefill=*/false);
   time_pipeline(o);
   count_step(f, o);
   return f;
 }
 
-void Executor::count_step(const InFlight& f, const StepResult& o) {
+void Planner::count_step(const InFlight& f, const StepResult& o) {
   stats_.draft_s += o.times.draft_s;
   stats_.verify_s += o.times.verify_s;
   stats_.align_s += o.times.align_s;
@@ -115,7 +115,7 @@ void Executor::count_step(const InFlight& f, const StepResult& o) {
   policy_->observe_step(f.shape, o.times.draft_s, o.times.verify_s, o.times.align_s);
 }
 
-bool Executor::prefill_row(SeqId id, const PrefillResult& o) {
+bool Planner::prefill_row(SeqId id, const PrefillResult& o) {
   Sequence& s = pool_.at(id);
   s.job = 0;
   if (s.cancel || !o.error.empty()) {
@@ -125,7 +125,7 @@ bool Executor::prefill_row(SeqId id, const PrefillResult& o) {
   return true;
 }
 
-bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_t b) {
+bool Planner::write_row(SeqId id, const InFlight& f, const StepResult& o, size_t b) {
   Sequence& s = pool_.at(id);
   if (!o.error.empty() || s.cancel) {
     s.job = 0;
@@ -163,25 +163,25 @@ bool Executor::write_row(SeqId id, const InFlight& f, const StepResult& o, size_
   return true;
 }
 
-void Executor::scored(Sequence& s, const std::vector<TokenLogprob>& entries, size_t first) {
+void Planner::scored(Sequence& s, const std::vector<TokenLogprob>& entries, size_t first) {
   if (!s.scoring()) return;  // scored before it was pre-empted: the recompute adds nothing
   for (size_t k = 0; k < entries.size(); ++k)
     if (first + k == s.prompt_logprobs.size()) s.prompt_logprobs.push_back(entries[k]);
   if (!s.scoring()) event_for(s.id).prompt_logprobs = s.prompt_logprobs;
 }
 
-bool Executor::goes_on(Sequence& s) {
+bool Planner::goes_on(Sequence& s) {
   if (s.request.max_tokens > 0) return true;
   end(s.id, FinishReason::Length);
   return false;
 }
 
-SeqEvent& Executor::event_for(SeqId id) {
+SeqEvent& Planner::event_for(SeqId id) {
   if (events_.empty() || events_.back().id != id) events_.push_back(SeqEvent{id, {}, {}, {}, {}, {}});
   return events_.back();
 }
 
-void Executor::end(SeqId id, FinishReason reason, const std::string& error) {
+void Planner::end(SeqId id, FinishReason reason, const std::string& error) {
   Sequence& s = pool_.at(id);
   release(s, !error.empty());  // not inside a job: nothing writes its state now
   if (s.state != SeqState::Finished) pool_.cancel(id);
@@ -198,7 +198,7 @@ void Executor::end(SeqId id, FinishReason reason, const std::string& error) {
   pool_.erase(id);
 }
 
-void Executor::time_pipeline(const StepResult& o) {
+void Planner::time_pipeline(const StepResult& o) {
   const auto now = std::chrono::steady_clock::now();
   const bool full = in_flight_.size() + 1 == max_in_flight_ && !prefilling_ && o.error.empty();
   if (full && last_full_ && policy_)
@@ -208,7 +208,7 @@ void Executor::time_pipeline(const StepResult& o) {
   last_full_ = full;
 }
 
-std::vector<SeqEvent> Executor::take_events() {
+std::vector<SeqEvent> Planner::take_events() {
   std::vector<SeqEvent> out;
   out.swap(events_);
   return out;

@@ -1,4 +1,4 @@
-#include "model/bf16_kernel.h"
+#include "model/kernels/bf16_kernel.h"
 
 #include <immintrin.h>
 
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "model/half_float.h"
-#include "model/panel_loop.h"
+#include "model/kernels/half_float.h"
+#include "model/kernels/panel_loop.h"
 
 namespace exspec::bf16 {
 namespace {

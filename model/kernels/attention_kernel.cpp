@@ -1,13 +1,13 @@
 // Built with -ffp-contract=off (CMakeLists.txt): each clone below multiplies and adds as written.
-#include "model/attention_kernel.h"
+#include "model/kernels/attention_kernel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "model/fast_exp.h"
-#include "model/fixed_order_dot.h"
-#include "model/half_float.h"
+#include "model/kernels/fast_exp.h"
+#include "model/kernels/fixed_order_dot.h"
+#include "model/kernels/half_float.h"
 
 namespace exspec::attn {
 namespace {

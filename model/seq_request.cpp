@@ -1,4 +1,4 @@
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 #include <stdexcept>
 #include <string>

@@ -5,7 +5,7 @@
 // shifts a key's lane in a vectorised sum), with keys read as a view or as a gathered copy. Here
 // each query (b, head, t) is computed alone, over its visible keys only, in order:
 //   s_j = (Σ_d q_d k_jd) · scale          16 fixed lanes over d, summed by a fixed tree
-//   p_j = exp(s_j - max_j s_j)            sum = Σ_j p_j in order of j (model/fast_exp.h)
+//   p_j = exp(s_j - max_j s_j)            sum = Σ_j p_j in order of j (model/kernels/fast_exp.h)
 //   o_d = (Σ_j p_j v_jd) / sum            in order of j
 // in float32 from float32 or bfloat16 inputs, the output rounded once to the input's dtype. The
 // same bits whatever the other rows, the padding, the strides, the threads, and the instruction

@@ -1,6 +1,6 @@
 // exp(x) in float32 within 2 ulp (Cephes' expf), written so that a loop over it vectorises and
 // every instruction-set clone computes the same bits (include it from TUs built with
-// -ffp-contract=off: model/row_ops.cpp, model/attention_kernel.cpp). Torch-free.
+// -ffp-contract=off: model/kernels/row_ops.cpp, model/kernels/attention_kernel.cpp). Torch-free.
 #pragma once
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 
 #include <ATen/ATen.h>
 
@@ -9,7 +9,8 @@
 #include "grammar/matcher.h"
 #include "model/constrained.h"
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/padding.h"
 #include "model/sampling.h"
 
 namespace exspec {
@@ -69,10 +70,10 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
   if (active.empty()) return;
 
   PaddedBatch pb = left_pad(prompts, /*pad_id=*/0, model.device());
-  KVCache cache = model.new_cache(static_cast<int64_t>(active.size()), longest + budget);
+  KVCache cache = new_dense_cache(model, static_cast<int64_t>(active.size()), longest + budget);
   at::Tensor mask = pb.mask;
   at::Tensor next_pos = mask.sum(1, /*keepdim=*/true);  // content length = next position id
-  at::Tensor logits = model.forward(pb.ids, pb.positions, mask, cache, 1);
+  at::Tensor logits = dense_forward(model, pb.ids, pb.positions, mask, cache, 1);
 
   while (true) {
     at::Tensor next = logits.select(1, 0).argmax(-1);  // [B]
@@ -99,7 +100,7 @@ void decode_chunk(const Decoder& model, const std::vector<SeqRequest>& reqs, con
       active = std::move(still);
     }
     mask = at::cat({mask, at::ones({mask.size(0), 1}, mask.options())}, 1);
-    logits = model.forward(next.unsqueeze(1), next_pos, mask, cache, 1);
+    logits = dense_forward(model, next.unsqueeze(1), next_pos, mask, cache, 1);
     next_pos = next_pos + 1;
   }
 }
@@ -110,13 +111,14 @@ std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vecto
   const int64_t T = static_cast<int64_t>(prompt.size()), chunk = 256;
   std::vector<TokenLogprob> out;
   if (T < 2) return out;
-  KVCache cache = model.new_cache(1, T);
+  KVCache cache = new_dense_cache(model, 1, T);
   for (int64_t from = 0; from + 1 < T; from += chunk) {
     const int64_t n = std::min(chunk, T - 1 - from);  // positions from .. from + n - 1 predict from + 1 ..
     std::vector<int64_t> piece(prompt.begin() + from, prompt.begin() + from + n);
     at::Tensor ids = at::tensor(piece, at::kLong).view({1, n}).to(model.device());
     at::Tensor pos = at::arange(from, from + n, at::kLong).view({1, n}).to(model.device());
-    at::Tensor logits = model.forward(ids, pos, at::ones({1, from + n}, at::kLong), cache).to(at::kCPU, at::kDouble).contiguous();
+    at::Tensor logits =
+        dense_forward(model, ids, pos, at::ones({1, from + n}, at::kLong), cache).to(at::kCPU, at::kDouble).contiguous();
     const int64_t V = logits.size(2);
     for (int64_t t = 0; t < n; ++t)
       out.push_back(token_logprob(logits.data_ptr<double>() + t * V, V, prompt[from + t + 1], top));
@@ -124,7 +126,7 @@ std::vector<TokenLogprob> prompt_logprobs(const Decoder& model, const std::vecto
   return out;
 }
 
-std::vector<SeqResult> greedy_generate(const Decoder& model, const std::vector<SeqRequest>& requests,
+std::vector<SeqResult> plain_decode(const Decoder& model, const std::vector<SeqRequest>& requests,
                                        int64_t batch_size) {
   if (batch_size < 1) throw std::invalid_argument("batch size must be >= 1");
   for (const auto& r : requests) validate_request(model.config(), r);

@@ -1,4 +1,4 @@
-#include "model/kernel_threads.h"
+#include "model/kernels/kernel_threads.h"
 
 #include <omp.h>
 

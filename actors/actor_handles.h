@@ -5,7 +5,7 @@
 
 namespace exspec {
 
-struct Route {
+struct ActorHandles {
   pool_manager_actor pool_manager;
   realigner_actor realigner;
   drafter_actor drafter;

@@ -1,7 +1,8 @@
-// The executor interface: what the two drivers (the actor pipeline, actors/pool_manager.cpp, and
+// The planner interface: what the two drivers (the actor pipeline, actors/pool_manager.cpp, and
 // the sequential driver, actors/sequential_driver.h) see of an engine's scheduling, whichever
-// mode plans it. Sequences in (admit, cancel), jobs out (next), jobs back (done), and what the
-// producers hear (take_events). Two executors implement it:
+// mode plans it. Sequences in (admit, cancel), plans out and outcomes back (each planner's own
+// types, as jobs through its adapter: actors/jobs/job_planner.h), and what the producers hear
+// (take_events). Two planners implement it:
 //   Scheduler       in place: continuous batching over KV slots, how exspec serves (actors/scheduler/scheduler.h)
 //   PaperScheduler  the paper's nonspec / EqSpec / ExSpec, kept as baselines (actors/paper/)
 // The bookkeeping they share lives here, once: the SequencePool, the window, cancellations at the
@@ -24,22 +25,15 @@
 
 namespace exspec {
 
-class Job;
-
-class Executor {
+class Planner {
  public:
-  virtual ~Executor() = default;
+  virtual ~Planner() = default;
 
   // A new sequence waits for the window (or a fixed batch). id 0: the pool picks one.
   SeqId admit(SeqRequest request, int priority = 0, SeqId id = 0);
   // Ends a sequence now, or at the end of the job it is in. Unknown or finished ids: no-op.
   void cancel(SeqId id, FinishReason reason);
   void cancel_all();
-
-  // The next job, planned in full; null when nothing is ready or max_in_flight are out.
-  virtual std::shared_ptr<Job> next() = 0;
-  // A job this executor handed out, back from the roles: its outcome is written back.
-  virtual void done(std::shared_ptr<Job> job) = 0;
 
   // Token deltas and results since the last call, in order.
   std::vector<SeqEvent> take_events();
@@ -63,9 +57,9 @@ class Executor {
 
  protected:
   // policy: null in nonspec mode (every step plain). max_in_flight: jobs out at once.
-  Executor(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
+  Planner(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
 
-  // What the executor remembers of a job until it returns.
+  // What the planner remembers of a job until it returns.
   struct InFlight {
     std::vector<SeqId> ids;
     bool prefill = false;
@@ -90,7 +84,7 @@ class Executor {
 
   // A sequence of a returned prefill: no job holds it now; false when it ended instead
   // (cancelled meanwhile, or the prefill failed; it has been ended). Its progress is the
-  // executor's to record.
+  // planner's to record.
   bool prefill_row(SeqId id, const PrefillResult& o);
   // A row of a returned step: its statistics, its tokens written back and told; false when the
   // sequence ended (finished, cancelled or failed; it has been ended). In place its progress is

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/aligned_array.h"
+#include "model/kernels/aligned_array.h"
 
 namespace exspec::q8 {
 

@@ -1,4 +1,4 @@
-#include "model/kv_cache.h"
+#include "model/oracle/kv_cache.h"
 
 #include <ATen/ATen.h>
 
