@@ -13,9 +13,10 @@
 #include "actors/jobs/calibration.h"
 #include "actors/messages.h"
 #include "actors/jobs/model_pair.h"
+#include "actors/planners.h"
 #include "actors/pool_manager.h"
 #include "actors/roles.h"
-#include "actors/route.h"
+#include "actors/actor_handles.h"
 #include "model/decoder.h"
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
@@ -37,7 +38,7 @@ struct Engine::Impl {
   // (a system destroyed during static destruction crashes).
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> system;
-  std::shared_ptr<Route> route;
+  std::shared_ptr<ActorHandles> handles;
   std::shared_ptr<std::atomic<size_t>> queued = std::make_shared<std::atomic<size_t>>(0);
   std::shared_ptr<StatsBoard> board = std::make_shared<StatsBoard>();
   std::atomic<SeqId> next_id{0};
@@ -151,9 +152,9 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   // messages, and on a small machine those spinning workers take the cores from OpenBLAS.
   impl->cfg->set("scheduler.policy", caf::atom("sharing"));
   impl->system = std::make_unique<caf::actor_system>(*impl->cfg);
-  impl->route = std::make_shared<Route>();
+  impl->handles = std::make_shared<ActorHandles>();
   auto& sys = *impl->system;
-  std::shared_ptr<const Route> route = impl->route;
+  std::shared_ptr<const ActorHandles> handles = impl->handles;
   // Drafter and verifier block their threads for whole forward passes: detached, so that they
   // run concurrently with each other and never stall the scheduler's workers.
   // In place, each store's forwards run on the role that owns its model; the realigner only
@@ -163,10 +164,10 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   if (target_store) log_store(*target_store, draft_store.get(), d);
   log_memory("target", *impl->target, target_store.get());
   if (impl->draft) log_memory("draft", *impl->draft, draft_store.get());
-  if (impl->draft) impl->route->drafter = sys.spawn<caf::detached>(drafter, impl->draft, route, draft_store,
+  if (impl->draft) impl->handles->drafter = sys.spawn<caf::detached>(drafter, impl->draft, handles, draft_store,
                                                                forward_threads(o, *impl->draft));
-  impl->route->verifier = sys.spawn<caf::detached>(verifier, impl->target, route, target_store, target_threads);
-  impl->route->realigner = sys.spawn(realigner, route, target_store, draft_store);
+  impl->handles->verifier = sys.spawn<caf::detached>(verifier, impl->target, handles, target_store, target_threads);
+  impl->handles->realigner = sys.spawn(realigner, handles, target_store, draft_store);
   PoolManagerSettings pm;
   pm.decoding = d;
   // In place without a draft only the verifier works: a second piece of work in flight overlaps
@@ -178,8 +179,8 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
   pm.policy = !drafts(d)  ? nullptr
               : o.policy  ? o.policy
-                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, threads);
-  impl->route->pool_manager = spawn_pool_manager(sys, pm, route);
+                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, mode_timings(d), threads);
+  impl->handles->pool_manager = spawn_pool_manager(sys, pm, handles);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -220,7 +221,7 @@ SubmitResult Engine::submit(SeqRequest request, int priority, std::shared_ptr<To
   m->priority = priority;
   m->sink = std::move(sink);
   SubmitResult r{SubmitStatus::Ok, m->id, ""};
-  caf::anon_send(impl_->route->pool_manager, submit_atom::value, std::move(m));
+  caf::anon_send(impl_->handles->pool_manager, submit_atom::value, std::move(m));
   return r;
 }
 
@@ -249,12 +250,12 @@ std::vector<SubmitResult> Engine::submit_many(std::vector<SeqRequest> requests, 
     m.sink = sink;
     out[i] = {SubmitStatus::Ok, m.id, ""};
   }
-  caf::anon_send(impl_->route->pool_manager, submit_many_atom::value, std::move(ms));
+  caf::anon_send(impl_->handles->pool_manager, submit_many_atom::value, std::move(ms));
   return out;
 }
 
 void Engine::cancel(SeqId id, FinishReason reason) {
-  if (impl_->system) caf::anon_send(impl_->route->pool_manager, cancel_atom::value, id, static_cast<int>(reason));
+  if (impl_->system) caf::anon_send(impl_->handles->pool_manager, cancel_atom::value, id, static_cast<int>(reason));
 }
 
 EngineStats Engine::stats() const {
@@ -274,15 +275,15 @@ void Engine::shutdown(bool drain) {
   impl_->closing = true;
   {
     caf::scoped_actor self{*impl_->system};
-    self->request(impl_->route->pool_manager, caf::infinite, shutdown_atom::value, drain)
+    self->request(impl_->handles->pool_manager, caf::infinite, shutdown_atom::value, drain)
         .receive([](bool) {}, [](const caf::error&) {});
     for (const caf::actor_addr& a :
-         {impl_->route->pool_manager.address(), impl_->route->realigner.address(), impl_->route->drafter.address(),
-          impl_->route->verifier.address()})
+         {impl_->handles->pool_manager.address(), impl_->handles->realigner.address(),
+          impl_->handles->drafter.address(), impl_->handles->verifier.address()})
       if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
   }
-  *impl_->route = Route{};  // drop the handles so that the actors can terminate
-  impl_->system.reset();    // waits for every actor: none outlives the engine
+  *impl_->handles = ActorHandles{};  // drop the handles so that the actors can terminate
+  impl_->system.reset();             // waits for every actor: none outlives the engine
   impl_->stopped = true;
 }
 

@@ -10,7 +10,7 @@
 #include "actors/scheduler/draft_length.h"
 #include "actors/scheduler/engine_config.h"
 #include "actors/sink.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec {
 

@@ -1,6 +1,6 @@
 // The message protocol of the pipeline, as typed actor interfaces. Messages carry jobs
 // (actors/jobs/job.h), each held by exactly one actor at a time. Every job, a step or a prefill of
-// either executor, takes one path:
+// either planner, takes one path:
 //   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
 //   --split--> realigner --done--> pool-manager
 // (a job with nothing for the draft model goes from the realigner straight to the verifier).

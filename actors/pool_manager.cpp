@@ -3,15 +3,15 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "actors/executors.h"
-#include "actors/route.h"
+#include "actors/planners.h"
+#include "actors/actor_handles.h"
 
 namespace exspec {
 
 struct PoolManagerState {
   PoolManagerSettings settings;
-  std::shared_ptr<const Route> route;
-  std::shared_ptr<Executor> scheduler;
+  std::shared_ptr<const ActorHandles> handles;
+  std::shared_ptr<JobPlanner> jobs;  // the mode's planner, with its plans as jobs
   std::unordered_map<SeqId, std::shared_ptr<TokenSink>> sinks;
   bool shutting_down = false;
   caf::typed_response_promise<bool> shutdown_promise;
@@ -25,7 +25,7 @@ using Self = pool_manager_actor::stateful_pointer<PoolManagerState>;
 // The queue's count drops by what the window took in the same critical section that publishes the
 // window's new size, so a reader (Engine::stats) never sees a sequence in neither gauge.
 void publish(PoolManagerState& st) {
-  Executor& s = *st.scheduler;
+  Planner& s = st.jobs->planner();
   EngineStats e;
   e.totals = s.stats();
   e.active = s.active();
@@ -42,10 +42,10 @@ void publish(PoolManagerState& st) {
   st.settings.board->stats = e;
 }
 
-// Tells the sinks what the scheduler's last calls produced: after the stats are published, so
+// Tells the sinks what the planner's last calls produced: after the stats are published, so
 // that a producer that hears of a token or a finish sees stats that already count it.
 void tell_sinks(PoolManagerState& st) {
-  for (SeqEvent& e : st.scheduler->take_events()) {
+  for (SeqEvent& e : st.jobs->planner().take_events()) {
     auto it = st.sinks.find(e.id);
     if (it == st.sinks.end()) continue;
     TokenSink& sink = *it->second;
@@ -60,15 +60,15 @@ void tell_sinks(PoolManagerState& st) {
   }
 }
 
-// The end of every event: hand out the jobs the executor has ready, publish, tell the sinks,
+// The end of every event: hand out the jobs the planner has ready, publish, tell the sinks,
 // answer a shutdown once nothing is left.
 void pump(Self self) {
   auto& st = self->state;
-  for (JobPtr j = st.scheduler->next(); j; j = st.scheduler->next())
-    self->send(st.route->realigner, assemble_atom::value, std::move(j));
+  for (JobPtr j = st.jobs->next(); j; j = st.jobs->next())
+    self->send(st.handles->realigner, assemble_atom::value, std::move(j));
   publish(st);
   tell_sinks(st);
-  if (st.shutting_down && st.promise_pending && st.scheduler->idle()) {
+  if (st.shutting_down && st.promise_pending && st.jobs->planner().idle()) {
     st.promise_pending = false;
     st.shutdown_promise.deliver(true);
   }
@@ -76,21 +76,21 @@ void pump(Self self) {
 
 void admit(PoolManagerState& st, SubmitMsg& m) {
   st.sinks[m.id] = m.sink;
-  st.scheduler->admit(std::move(m.request), m.priority, m.id);
+  st.jobs->planner().admit(std::move(m.request), m.priority, m.id);
 }
 
 }  // namespace
 
 pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,
-                                      std::shared_ptr<const Route> route) {
+                                      std::shared_ptr<const ActorHandles> handles) {
   // Made here, on the caller's thread: a configuration it refuses throws from Engine::start,
   // where an exception inside the actor would leave an engine that never answers.
-  std::shared_ptr<Executor> scheduler = make_executor(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
-  return system.spawn([settings, route, scheduler](Self self) -> pool_manager_actor::behavior_type {
+  std::shared_ptr<JobPlanner> jobs = make_planner(settings.decoding, settings.policy, settings.overlap ? 2 : 1);
+  return system.spawn([settings, handles, jobs](Self self) -> pool_manager_actor::behavior_type {
     auto& st = self->state;
     st.settings = settings;
-    st.route = route;
-    st.scheduler = scheduler;
+    st.handles = handles;
+    st.jobs = jobs;
     return {
         [=](submit_atom, std::shared_ptr<SubmitMsg> m) {
           admit(self->state, *m);
@@ -101,17 +101,17 @@ pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSett
           pump(self);
         },
         [=](cancel_atom, SeqId id, int reason) {
-          self->state.scheduler->cancel(id, static_cast<FinishReason>(reason));
+          self->state.jobs->planner().cancel(id, static_cast<FinishReason>(reason));
           pump(self);
         },
         [=](done_atom, JobPtr j) {
-          self->state.scheduler->done(std::move(j));
+          self->state.jobs->done(std::move(j));
           pump(self);
         },
         [=](shutdown_atom, bool drain) -> caf::result<bool> {
           auto& st = self->state;
           st.shutting_down = true;
-          if (!drain) st.scheduler->cancel_all();  // rows inside a step end at its boundary
+          if (!drain) st.jobs->planner().cancel_all();  // rows inside a step end at its boundary
           st.shutdown_promise = self->make_response_promise<bool>();
           st.promise_pending = true;
           pump(self);  // delivers at once when nothing is left

@@ -1,5 +1,5 @@
-// pool-manager: the actor around the executor (actors/scheduler/executor.h), which owns the SequencePool
-// and refills the window. It turns producer messages into admit/cancel calls, the executor's
+// pool-manager: the actor around the planner (actors/scheduler/planner.h), which owns the SequencePool
+// and refills the window. It turns producer messages into admit/cancel calls, the planner's
 // jobs into messages to the roles, and jobs coming back into done calls; then it publishes the
 // stats and tells the sinks. It decides nothing itself.
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace exspec {
 
-struct Route;
+struct ActorHandles;
 
 // The pool-manager's figures, published after every event it handles, so that producers read
 // them without a round trip through the actor system (stats() stays cheap and never blocks on
@@ -35,6 +35,6 @@ struct PoolManagerSettings {
 };
 
 pool_manager_actor spawn_pool_manager(caf::actor_system& system, PoolManagerSettings settings,
-                                      std::shared_ptr<const Route> route);
+                                      std::shared_ptr<const ActorHandles> handles);
 
 }  // namespace exspec

@@ -11,47 +11,49 @@
 // (model/initial_thread.h).
 #include "actors/jobs/job.h"
 #include "actors/roles.h"
-#include "actors/route.h"
+#include "actors/actor_handles.h"
 #include "model/initial_thread.h"
 #include "model/runtime.h"
 
 namespace exspec {
 
-realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const Route> route,
+realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::shared_ptr<const ActorHandles> handles,
                                          std::shared_ptr<KVStore> target_store, std::shared_ptr<KVStore> draft_store) {
   const Models stores{nullptr, target_store.get(), nullptr, draft_store.get()};
   return {
       [=](assemble_atom, JobPtr j) {
         apply_thread_settings();
         j->assemble(stores);
-        if (!j->error().empty()) self->send(route->pool_manager, done_atom::value, std::move(j));
-        else if (j->drafts()) self->send(route->drafter, draft_atom::value, std::move(j));
-        else self->send(route->verifier, verify_atom::value, std::move(j));
+        if (!j->error().empty()) self->send(handles->pool_manager, done_atom::value, std::move(j));
+        else if (j->drafts()) self->send(handles->drafter, draft_atom::value, std::move(j));
+        else self->send(handles->verifier, verify_atom::value, std::move(j));
       },
       [=](split_atom, JobPtr j) {
         apply_thread_settings();
         j->split();
-        self->send(route->pool_manager, done_atom::value, std::move(j));
+        self->send(handles->pool_manager, done_atom::value, std::move(j));
       },
   };
 }
 
 drafter_actor::behavior_type drafter(drafter_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                     std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads) {
+                                     std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store,
+                                     int threads) {
   return {
       [=](draft_atom, JobPtr j) {
         run_on_initial_thread([&] { j->draft(*model, store.get()); }, threads);
-        self->send(route->verifier, verify_atom::value, std::move(j));
+        self->send(handles->verifier, verify_atom::value, std::move(j));
       },
   };
 }
 
 verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared_ptr<const Decoder> model,
-                                       std::shared_ptr<const Route> route, std::shared_ptr<KVStore> store, int threads) {
+                                       std::shared_ptr<const ActorHandles> handles, std::shared_ptr<KVStore> store,
+                                       int threads) {
   return {
       [=](verify_atom, JobPtr j) {
         run_on_initial_thread([&] { j->run_target(*model, store.get()); }, threads);
-        self->send(route->realigner, split_atom::value, std::move(j));
+        self->send(handles->realigner, split_atom::value, std::move(j));
       },
   };
 }

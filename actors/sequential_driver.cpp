@@ -6,11 +6,10 @@
 #include <unordered_map>
 
 #include "actors/jobs/calibration.h"
-#include "actors/executors.h"
+#include "actors/planners.h"
 #include "actors/jobs/job.h"
 #include "actors/jobs/model_pair.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
 #include "model/kv_store.h"
 
 namespace exspec {
@@ -23,7 +22,7 @@ SequentialDriver::SequentialDriver(std::shared_ptr<const Decoder> target, std::s
   validate(config_);
   check_models(config_, *target_, draft_.get());
   fit_store(config_, *target_, draft_.get());
-  policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false);
+  policy_ = make_policy(config_, *target_, draft_.get(), /*pipelined=*/false, mode_timings(config_));
 }
 
 namespace {
@@ -49,8 +48,8 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
   std::shared_ptr<KVStore> tstore = make_store(config_, target_.get());
   std::shared_ptr<KVStore> dstore = make_store(config_, draft_.get());
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Executor> executor = make_executor(config_, policy_, /*max_in_flight=*/1);
-  Executor& scheduler = *executor;
+  std::unique_ptr<JobPlanner> jobs = make_planner(config_, policy_, /*max_in_flight=*/1);
+  Planner& planner = jobs->planner();
   const Models models{target_.get(), tstore.get(), draft_.get(), dstore.get()};
   trace_ = DriverTrace{};
   std::vector<SeqResult> out(requests.size());
@@ -62,28 +61,28 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
     for (size_t i = 0; i < requests.size(); ++i) {
       const int64_t at = i < timeline.arrive_at.size() ? timeline.arrive_at[i] : 0;
       if (ids[i] != 0 || at > now) continue;
-      ids[i] = scheduler.admit(requests[i]);
+      ids[i] = planner.admit(requests[i]);
       index[ids[i]] = i, ++arrived;
     }
     for (auto [i, at] : timeline.cancel_at)
-      if (at == now && ids.at(i) != 0) scheduler.cancel(ids[i], FinishReason::None);
-    for (SeqEvent& e : scheduler.take_events())
+      if (at == now && ids.at(i) != 0) planner.cancel(ids[i], FinishReason::None);
+    for (SeqEvent& e : planner.take_events())
       if (e.finished) out[index.at(e.id)] = std::move(*e.finished);
-    if (arrived == requests.size() && scheduler.idle()) break;
-    std::shared_ptr<Job> job = scheduler.next();
-    trace_.max_active = std::max(trace_.max_active, scheduler.active());
-    trace_.max_waiting = std::max(trace_.max_waiting, scheduler.waiting());
-    // Nothing is in flight here: a scheduler that has unfinished sequences and hands out no work
+    if (arrived == requests.size() && planner.idle()) break;
+    std::shared_ptr<Job> job = jobs->next();
+    trace_.max_active = std::max(trace_.max_active, planner.active());
+    trace_.max_waiting = std::max(trace_.max_waiting, planner.waiting());
+    // Nothing is in flight here: a planner that has unfinished sequences and hands out no work
     // would leave the actor pipeline waiting for an event that never comes.
     if (!job) {
-      if (!scheduler.idle()) throw std::logic_error("SequentialDriver: the scheduler has unfinished sequences but no work");
+      if (!planner.idle()) throw std::logic_error("SequentialDriver: the planner has unfinished sequences but no work");
       continue;
     }
     count(*job, trace_, steps_since_prefill);
     run_job(*job, models);
-    scheduler.done(std::move(job));
+    jobs->done(std::move(job));
   }
-  stats_ = scheduler.stats();
+  stats_ = planner.stats();
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const SeqResult& r : out)
     if (!r.error.empty()) throw std::runtime_error(r.error);

@@ -1,4 +1,4 @@
-// The sequential driver: the executor's jobs (actors/scheduler/executor.h) run one at a time, in this
+// The sequential driver: the planner's jobs (actors/scheduler/planner.h) run one at a time, in this
 // thread, through the step function the actor pipeline runs (run_job, actors/jobs/job.h). What the
 // oracle tests run: the server's scheduling code, without its actors and threads.
 #pragma once
@@ -11,7 +11,7 @@
 #include "actors/scheduler/draft_length.h"
 #include "actors/scheduler/engine_config.h"
 #include "actors/scheduler/run_stats.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec {
 

@@ -9,7 +9,7 @@
 #include "actors/scheduler/draft_length.h"
 #include "actors/scheduler/plan.h"
 #include "actors/scheduler/run_stats.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec {
 

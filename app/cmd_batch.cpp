@@ -22,10 +22,11 @@
 #include "app/demo_pair.h"
 #include "http/api_error.h"
 #include "http/backend.h"
-#include "http/batch_lines.h"
 #include "http/generation.h"
 #include "http/line_start.h"
-#include "http/task_queue.h"
+#include "jobs/batch_lines.h"
+#include "jobs/job_store.h"
+#include "jobs/task_queue.h"
 
 namespace exspec {
 namespace {
@@ -100,18 +101,6 @@ class Progress {
   size_t start_;
 };
 
-// One line's answer: appended to the output by the main thread.
-class LineOut : public http::GenerationOutput {
- public:
-  explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
-  void send_event(std::string) override {}
-  void end_stream() override {}
-  void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
-
- private:
-  std::function<void(int, std::string)> done_;
-};
-
 // What --help says before the flags.
 const char* const kUsage = "--input requests.jsonl --output results.jsonl [--config FILE] [--model DIR] [flags]";
 const char* const kAbout =
@@ -133,7 +122,7 @@ int cmd_batch(int argc, char** argv, int first) {
     use_demo_pair(c, "batch");
   }
 
-  const http::ParsedBatch p = http::parse_batch_file(slurp(input), "", SIZE_MAX);
+  const jobs::ParsedBatch p = jobs::parse_batch_file(slurp(input), "", SIZE_MAX);
   if (!p.fatal.is_null()) {
     for (const auto& e : p.fatal["data"])
       std::cerr << "exspec batch: " << input << (e["line"].is_null() ? "" : ":" + e["line"].dump()) << ": "
@@ -146,21 +135,21 @@ int cmd_batch(int argc, char** argv, int first) {
   if (!out) throw std::runtime_error("cannot write " + output);
   const std::string batch_id = "batch_offline";
   size_t already = 0;
-  std::vector<http::AnswerRec> invalid;
+  std::vector<jobs::AnswerRec> invalid;
   for (const auto& r : p.invalid) {
     if (r.custom_id.empty() ? done_lines.count(r.line_no) > 0 : done.count(r.custom_id) > 0) ++already;
     else invalid.push_back(r);
   }
-  std::deque<http::BatchLine> todo;
+  std::deque<jobs::BatchLine> todo;
   for (const auto& l : p.lines) {
     if (done.count(l.custom_id)) ++already;
     else todo.push_back(l);
   }
   Progress progress(static_cast<size_t>(p.total()), already);
-  auto write = [&](const http::AnswerRec& r) {
-    out << http::output_line(batch_id, r) << "\n";
+  auto write = [&](const jobs::AnswerRec& r) {
+    out << jobs::output_line(batch_id, r) << "\n";
     out.flush();  // a killed run keeps every line written so far
-    progress.step(!(r.status_code == 200 && r.error.empty()));
+    progress.step(!jobs::answered_ok(r));
   };
   for (const auto& r : invalid) write(r);
   if (already) std::cerr << "exspec batch: resuming: " << already << " lines already in " << output << "\n";
@@ -171,10 +160,10 @@ int cmd_batch(int argc, char** argv, int first) {
   const http::ModelFacts& facts = backend->facts;
   const std::string& served = backend->served_name;
 
-  auto q = std::make_shared<http::TaskQueue>();  // the engine's callbacks, run on this thread
+  auto q = std::make_shared<jobs::TaskQueue>();  // the engine's callbacks, run on this thread
   const size_t cap = c.limits.batch_in_flight > 0 ? c.limits.batch_in_flight
                                                  : static_cast<size_t>(2 * live_sequences(engine->options().decoding));
-  std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<LineOut>>> inflight;
+  std::map<int64_t, std::pair<std::shared_ptr<http::Generation>, std::shared_ptr<http::GenerationOutput>>> inflight;
   std::vector<int64_t> finished;  // released after the Generation's own call returns
   bool overloaded = false;
   while (!todo.empty() || !inflight.empty()) {
@@ -182,9 +171,9 @@ int cmd_batch(int argc, char** argv, int first) {
     finished.clear();
     overloaded = false;
     while (!todo.empty() && inflight.size() < std::max<size_t>(1, cap) && !overloaded) {
-      const http::BatchLine line = todo.front();
+      const jobs::BatchLine line = todo.front();
       auto answer = [&write, &finished, line](int status, std::string body) {
-        write(http::AnswerRec{line.line_no, line.custom_id, status, std::move(body), ""});
+        write(jobs::AnswerRec{line.line_no, line.custom_id, status, std::move(body), ""});
         finished.push_back(line.line_no);
       };
       http::GenerationEnv env;
@@ -194,7 +183,7 @@ int cmd_batch(int argc, char** argv, int first) {
       env.model_eos = engine->info().eos_ids;
       env.post = [q](std::function<void()> f) { q->push(std::move(f)); };
       env.priority = 0;
-      auto lo = std::make_shared<LineOut>(answer);
+      auto lo = http::line_output(answer);  // appended to the output by this thread
       http::LineStart s = http::start_line(line, line.url == "/v1/chat/completions", facts, std::move(env), lo);
       if (s.busy) {
         overloaded = true;  // retry when something finishes

@@ -5,8 +5,9 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
-#include "model/padding.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
+#include "model/oracle/padding.h"
 #include "model/runtime.h"
 #include "model/safetensors.h"
 
@@ -34,8 +35,8 @@ int cmd_forward(int argc, char** argv, int first) {
   for (const auto& p : prompts) validate_request(model->config(), SeqRequest{p, 0, {}});
 
   PaddedBatch pb = left_pad(prompts, 0, model->device());
-  KVCache cache = model->new_cache(static_cast<int64_t>(prompts.size()));
-  at::Tensor logits = model->forward(pb.ids, pb.positions, pb.mask, cache).to(at::kCPU, at::kDouble);
+  KVCache cache = new_dense_cache(*model, static_cast<int64_t>(prompts.size()));
+  at::Tensor logits = dense_forward(*model, pb.ids, pb.positions, pb.mask, cache).to(at::kCPU, at::kDouble);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   const int64_t T = pb.ids.size(1);
   for (size_t i = 0; i < prompts.size(); ++i) {

@@ -13,8 +13,9 @@
 #include "app/commands.h"
 #include "config/engine_options.h"
 #include "model/decoder.h"
+#include "model/device_timeline.h"
 #include "model/generation_defaults.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/initial_thread.h"
 #include "model/runtime.h"
 #include "model/tokenizer/tokenizer.h"
@@ -32,7 +33,7 @@ const char* const kAbout =
     "--prompt-ids, then the file's lines.\n"
     "Runs on the actor pipeline (the server's engine). mode defaults to inplace, with --draft or\n"
     "without (plain steps, K = 0, batched continuously); --oracle uses the plain loop\n"
-    "(model/greedy.cpp) instead: plain decoding, the definition every mode must equal.\n"
+    "(model/oracle/plain_decode.cpp) instead: plain decoding, the definition every mode must equal.\n"
     "--temperature > 0 samples (prompt i uses seed S + i; --n N gives it N choices, lines i * N + j);\n"
     "the output equals plain sampling with the same seeds in every mode. See docs/speculation.md.\n"
     "The sampling flags and --max-tokens left out take the model's generation_config.json values\n"
@@ -132,12 +133,13 @@ int cmd_generate(int argc, char** argv, int first) {
     std::vector<SeqRequest> reqs;
     for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(request(prompts[i], i, model->config().eos_ids));
     const auto t0 = std::chrono::steady_clock::now();
-    results = greedy_generate(*model, reqs, ec.batch_size);
+    results = plain_decode(*model, reqs, ec.batch_size);
     stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& r : results) stats.committed += static_cast<int64_t>(r.tokens.size());
     stats.sequences = static_cast<int64_t>(results.size());
   } else {
     auto engine = Engine::start(eo);
+    device_timeline::enable(cl->given("stats"));  // after the engine's warm-up: the run's forwards only
     auto sink = std::make_shared<Collector>();
     std::vector<SeqId> ids;
     const auto t0 = std::chrono::steady_clock::now();
@@ -187,6 +189,9 @@ int cmd_generate(int argc, char** argv, int first) {
                                 {"sort_by_length", ec.sort_by_length},
                                 {"overlap", eo.overlap}};
     head.update(s);
+    if (const device_timeline::Reading d = device_timeline::read(); d.recorded)
+      head["device"] = {{"forwards", d.forwards}, {"busy_ms", d.busy_ms}, {"span_ms", d.span_ms},
+                        {"idle_fraction", d.idle_fraction()}};
     std::ofstream(cl->text("stats")) << head.dump(2) << "\n";
   }
   std::cerr << mode_name(ec.mode) << ": " << stats.committed << " tokens for " << results.size() << " prompts in "

@@ -5,16 +5,18 @@
 #include <ATen/ATen.h>
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 
 namespace exspec {
 
 class ForwardCase {
  public:
   ForwardCase(const Decoder& m, int64_t batch, int64_t tokens, int64_t context)
-      : m_(m), context_(context), cache_(m.new_cache(batch, context + tokens)) {
+      : m_(m), context_(context), cache_(new_dense_cache(m, batch, context + tokens)) {
     const int64_t vocab = m.config().vocab_size;
-    m.forward(at::randint(vocab, {batch, context}, at::kLong), at::arange(context, at::kLong).expand({batch, context}),
-              at::ones({batch, context}, at::kLong), cache_, 1);
+    dense_forward(m, at::randint(vocab, {batch, context}, at::kLong),
+                  at::arange(context, at::kLong).expand({batch, context}), at::ones({batch, context}, at::kLong), cache_,
+                  1);
     step_ = at::randint(vocab, {batch, tokens}, at::kLong);
     pos_ = (at::arange(tokens, at::kLong) + context).expand({batch, tokens});
     mask_ = at::ones({batch, context + tokens}, at::kLong);
@@ -22,7 +24,7 @@ class ForwardCase {
 
   void run() {
     cache_.truncate(context_);
-    m_.forward(step_, pos_, mask_, cache_);
+    dense_forward(m_, step_, pos_, mask_, cache_);
   }
 
  private:

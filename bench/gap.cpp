@@ -10,6 +10,7 @@
 
 #include "actors/collector.h"
 #include "actors/engine.h"
+#include "model/paper/paper_timings.h"
 #include "model/tools/calibrate.h"
 #include "model/decoder.h"
 #include "model/runtime.h"
@@ -116,7 +117,8 @@ json run_gap(const BenchConfig& cfg) {
     // The yardstick: the dearest chunk's forward, the last one, which attends over the most
     // positions (the rise is the longest gap's, so it is that chunk's that counts).
     const int64_t chunk = std::min<int64_t>(cfg.prefill_chunk, L);
-    const ForwardPath path = mode == std::string("inplace") ? ForwardPath::Slots : ForwardPath::Dense;
+    const ForwardPath path =
+        mode == std::string("inplace") ? ForwardPath(slots_forward) : ForwardPath(dense_forward_run);
     const double chunk_s = time_forward(*m, 1, chunk, L - chunk, 3, path);
     const double whole_s = time_forward(*m, 1, L, 0, 2, path);
     out.push_back(json{{"mode", mode},

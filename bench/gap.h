@@ -5,7 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "bench/harness.h"
+#include "bench/bench_config.h"
 
 namespace exspec {
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "bench/bandwidth.h"
-#include "model/bf16_kernel.h"
-#include "model/kernel_threads.h"
-#include "model/q8_kernel.h"
+#include "model/kernels/bf16_kernel.h"
+#include "model/kernels/kernel_threads.h"
+#include "model/kernels/q8_kernel.h"
 
 using namespace exspec;
 

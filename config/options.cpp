@@ -126,7 +126,7 @@ const std::vector<Option>& option_table() {
       list("prompt-ids", "\"1,2,3\"", "a prompt as token ids; repeatable").in(kGenerate),
       list("prompts-file", "F.jsonl", "prompts, {\"prompt_ids\": [ints]} a line; repeatable").in(kGenerate),
       integer("max-tokens", "", "N", 32, "tokens to generate per prompt at most").in(kGenerate),
-      boolean("oracle", "", false, "plain decoding by the reference loop (model/greedy.cpp), the definition every mode must equal; takes no --mode").in(kGenerate),
+      boolean("oracle", "", false, "plain decoding by the reference loop (model/oracle/plain_decode.cpp), the definition every mode must equal; takes no --mode").in(kGenerate),
       text("stats", "", "FILE.json", "", "write the run's statistics there").in(kGenerate),
       real("temperature", "", "T", 0.0, "0: greedy; above 0 samples, prompt i with seed S + i").in(kGenerate),
       real("top-p", "", "P", 1.0, "nucleus sampling").in(kGenerate),

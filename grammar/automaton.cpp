@@ -5,6 +5,7 @@
 
 #include "grammar/budget.h"
 #include "grammar/error.h"
+#include "grammar/thompson.h"
 
 namespace exspec::grammar {
 namespace {

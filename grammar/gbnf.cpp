@@ -5,7 +5,7 @@
 
 #include "grammar/budget.h"
 #include "grammar/error.h"
-#include "grammar/nfa.h"
+#include "grammar/thompson.h"
 
 namespace exspec::grammar {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "grammar/budget.h"
 #include "grammar/expr.h"
-#include "grammar/nfa.h"
-#include "grammar/json_schema.h"
+#include "grammar/thompson.h"
+#include "grammar/json_form.h"
 
 namespace exspec::grammar::json_detail {
 

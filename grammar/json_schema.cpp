@@ -1,8 +1,5 @@
 #include "grammar/json_schema.h"
 
-#include <cmath>
-#include <cstdio>
-
 #include "grammar/error.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_compiler.h"
@@ -209,29 +206,6 @@ Grammar grammar_from_regex(std::string_view pattern) {
   Grammar g;
   g.root = g.add("root", parse_regex(pattern, RegexMode::FullMatch));
   return g;
-}
-
-std::string compact_json(const nlohmann::ordered_json& v) {
-  if (v.is_number_float()) {
-    const double x = v.get<double>();
-    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.0f", x);
-      return std::string(buf) == "-0" ? "0" : buf;
-    }
-    return v.dump();
-  }
-  if (v.is_object()) {
-    std::string s = "{";
-    for (const auto& [k, x] : v.items()) s += (s.size() > 1 ? "," : "") + Json(k).dump() + ":" + compact_json(x);
-    return s + "}";
-  }
-  if (v.is_array()) {
-    std::string s = "[";
-    for (const Json& x : v) s += (s.size() > 1 ? "," : "") + compact_json(x);
-    return s + "]";
-  }
-  return v.dump();
 }
 
 }  // namespace exspec::grammar

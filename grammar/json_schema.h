@@ -17,15 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "grammar/expr.h"
+#include "grammar/json_form.h"
 
 namespace exspec::grammar {
-
-struct JsonSchemaOptions {
-  // Objects whose schema lists properties but does not say additionalProperties get no others
-  // (OpenAI's strict mode, and what generation wants). false: JSON Schema's own default, any
-  // further property allowed. An object schema without properties allows any object either way.
-  bool strict_objects = true;
-};
 
 // The schema's text keeps its property order (parsed as nlohmann::ordered_json): pass the text
 // as the client sent it, or an ordered_json.
@@ -37,9 +31,5 @@ Grammar grammar_json_object();
 Grammar grammar_from_choices(const std::vector<std::string>& choices);
 // The whole text matches the pattern (vLLM's guided_regex; the syntax of regex.h).
 Grammar grammar_from_regex(std::string_view pattern);
-
-// The compact JSON text of a value, as this grammar writes it (keys in the value's order;
-// numbers as nlohmann writes them, integral floats without fraction).
-std::string compact_json(const nlohmann::ordered_json& value);
 
 }  // namespace exspec::grammar

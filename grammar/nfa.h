@@ -1,11 +1,10 @@
-// Thompson construction: an expression becomes a nondeterministic automaton over bytes, with
-// reference edges (a rule's language in one move) and empty moves. dfa.h makes it deterministic.
+// An expression's nondeterministic automaton over bytes, with reference edges (a rule's language
+// in one move) and empty moves. thompson.h builds it from an expression; dfa.h makes it
+// deterministic.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include "grammar/expr.h"
 
 namespace exspec::grammar {
 
@@ -26,14 +25,5 @@ struct Nfa {
   std::vector<State> states;
   uint32_t start = 0, final = 0;
 };
-
-// Throws GrammarError("size", ...) when the automaton would exceed max_states (a repetition
-// count too large, a huge character class product).
-Nfa build_nfa(const Expr& e, size_t max_states);
-
-// A lower bound of the states build_nfa makes for e, computed from the counts alone (nothing is
-// expanded), saturating at `cap`: the check before the work, so that a count or a product of
-// nested counts too large is refused by name before anything is built.
-size_t nfa_states_at_least(const Expr& e, size_t cap);
 
 }  // namespace exspec::grammar

@@ -18,9 +18,9 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   // (naming its line) before the models load.
   if (Tokenizer::available(cfg.model)) {
     b->tokenizer = Tokenizer::load(cfg.model);
-    b->chat = load_chat_template(*b->tokenizer, cfg.chat_template, cfg.tool_call_parser);
+    b->chat = chat::load_chat_template(*b->tokenizer, cfg.chat_template, cfg.tool_call_parser);
     std::cerr << who << ": chat template: " << b->chat->source << ", tool calls: "
-              << tool_format_name(b->chat->tool_format) << "\n";
+              << chat::tool_format_name(b->chat->tool_format) << "\n";
   } else {
     why = "the model directory has no tokenizer.json, so chat completions are not available";
     std::cerr << who << ": warning: " << why << "; prompts must be token ids\n";

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/chat_template.h"
+#include "chat/chat_template.h"
 #include "config/settings.h"
 
 namespace exspec::http {

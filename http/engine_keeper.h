@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "actors/engine.h"
-#include "http/task_queue.h"
+#include "jobs/task_queue.h"
 
 namespace exspec::http {
 
@@ -33,12 +33,12 @@ class EngineKeeper {
  private:
   void loop() {
     while (true) {
-      TaskQueue::Taken t = q_.wait();
+      jobs::TaskQueue::Taken t = q_.wait();
       for (auto& task : t.tasks) task();
       if (t.stopped) return;
     }
   }
-  TaskQueue q_;
+  jobs::TaskQueue q_;
   std::thread thread_;
 };
 

@@ -7,7 +7,7 @@
 #include "http/api_error.h"
 #include "http/logprobs_json.h"
 #include "http/metrics.h"
-#include "http/random_id.h"
+#include "jobs/random_id.h"
 
 namespace exspec::http {
 namespace {
@@ -51,7 +51,7 @@ class Generation::Sink : public TokenSink {
 Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<GenerationOutput> out,
                        Clock::time_point received)
     : req_(std::move(req)), env_(std::move(env)), out_(std::move(out)), received_(received) {
-  id_ = random_id(req_.chat ? "chatcmpl-" : "cmpl-");
+  id_ = jobs::random_id(req_.chat ? "chatcmpl-" : "cmpl-");
   // A chat request's created time is the instant its template's strftime_now formatted.
   created_ = req_.created ? req_.created : unix_now();
   stop_ids_ = env_.model_eos;
@@ -59,7 +59,7 @@ Generation::Generation(GenRequest req, GenerationEnv env, std::weak_ptr<Generati
   stop_ids_.insert(stop_ids_.end(), req_.stop_token_ids.begin(), req_.stop_token_ids.end());
   // With tools the answer keeps its special tokens (a family's call marker may be one, as
   // Mistral's [TOOL_CALLS]); the token that ends the turn stays out of the text.
-  const bool tools = req_.tool_format != ToolFormat::None;
+  const bool tools = req_.tool_format != chat::ToolFormat::None;
   const size_t n = static_cast<size_t>(req_.sampling.n);
   choices_.resize(req_.prompts.size() * n);
   for (size_t i = 0; i < choices_.size(); ++i) {
@@ -154,7 +154,7 @@ void Generation::take_tokens(size_t i, const std::vector<int64_t>& ids, size_t f
   for (size_t k = from; k < ids.size() && !c.stop.stopped(); ++k) {
     c.tokens.push_back(ids[k]);
     // Stop strings count from min_tokens on (vLLM): the text before is not scanned.
-    const bool hidden = !c.decoder || (req_.tool_format != ToolFormat::None && is_stop_id(ids[k]));
+    const bool hidden = !c.decoder || (req_.tool_format != chat::ToolFormat::None && is_stop_id(ids[k]));
     const std::string piece = hidden ? std::string() : c.decoder->push(ids[k]);
     if (req_.include_origin) c.origins.counted(c.received + k - from, ids[k], piece);
     if (!c.decoder) continue;
@@ -268,25 +268,25 @@ void Generation::emit_text(size_t i, const std::string& text, const char* finish
 void Generation::finish_tool_stream(size_t i, const char* finish) {
   auto out = out_.lock();
   if (!out) return;
-  const ToolAnswer a = choices_[i].tool_stream->finish(std::string(finish) != to_string(FinishReason::Length));
+  const chat::ToolAnswer a = choices_[i].tool_stream->finish(std::string(finish) != to_string(FinishReason::Length));
   if (!a.content.empty()) out->send_event(chunk(i, a.content, nullptr, false, take_logprobs(i)));
   std::vector<std::string> ids;
-  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));
-  for (auto& d : tool_call_deltas(a.calls, ids)) out->send_event(chunk(i, "", nullptr, false, nullptr, std::move(d)));
+  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(jobs::random_id("call_"));
+  for (auto& d : chat::tool_call_deltas(a.calls, ids)) out->send_event(chunk(i, "", nullptr, false, nullptr, std::move(d)));
   out->send_event(chunk(i, "", a.calls.empty() ? finish : "tool_calls", false, take_logprobs(i)));
 }
 
 ordered_json Generation::message(size_t i, std::string& finish) const {
   const Choice& c = choices_[i];
-  if (req_.tool_format == ToolFormat::None) return ordered_json{{"role", "assistant"}, {"content", c.text}};
-  const ToolAnswer a = split_answer(req_.tool_format, c.text, req_.parallel_tool_calls, c.finish != FinishReason::Length);
+  if (req_.tool_format == chat::ToolFormat::None) return ordered_json{{"role", "assistant"}, {"content", c.text}};
+  const chat::ToolAnswer a = chat::split_answer(req_.tool_format, c.text, req_.parallel_tool_calls, c.finish != FinishReason::Length);
   if (a.calls.empty()) return ordered_json{{"role", "assistant"}, {"content", c.text}};
   std::vector<std::string> ids;
-  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(random_id("call_"));
+  for (size_t k = 0; k < a.calls.size(); ++k) ids.push_back(jobs::random_id("call_"));
   finish = "tool_calls";
   return ordered_json{{"role", "assistant"},
                       {"content", a.content.empty() ? ordered_json(nullptr) : ordered_json(a.content)},
-                      {"tool_calls", tool_calls_json(a.calls, ids)}};
+                      {"tool_calls", chat::tool_calls_json(a.calls, ids)}};
 }
 
 std::string Generation::chunk(size_t i, const std::string& text, const char* finish, bool first_chat,

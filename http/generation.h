@@ -19,7 +19,7 @@
 #include "http/stop_scanner.h"
 #include "http/structured_request.h"
 #include "http/token_origins.h"
-#include "http/tool_stream.h"
+#include "chat/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace exspec::http {
@@ -82,7 +82,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     nlohmann::ordered_json prompt_logprobs;  // echo with logprobs: the prompt's entries (else null)
     int64_t drafted = 0, accepted = 0;   // its draft tokens, and the accepted ones (from the result)
     size_t logprobs_sent = 0, text_offset = 0;  // streaming: entries already sent
-    std::optional<ToolCallStream> tool_stream;   // chat with tools, streaming: holds back calls
+    std::optional<chat::ToolCallStream> tool_stream;   // chat with tools, streaming: holds back calls
     OriginTrail origins;                         // stream_options.include_origin
   };
   class Sink;

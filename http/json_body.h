@@ -1,26 +1,21 @@
-// The one place client JSON is parsed (request bodies, batch input lines), as ordered_json: objects
-// keep the client's key order (nlohmann's json sorts keys), so that a JSON schema's properties and a
-// tool's parameters reach the grammar and the chat template in it, as Python's json.loads keeps
-// them. Any text the parser rejects, numbers beyond double's range and nesting deeper than
-// kMaxJsonDepth included, ends in a JsonBodyError that names where parsing stopped ("max_tokens",
-// "messages[0].content"), which the callers turn into a 400 naming that field. Torch-free.
+// Request bodies as ordered_json (jobs/json_text.h parses them, as it parses batch input lines):
+// every error ends in a 400 naming the field where parsing stopped or the value that is wrong.
+// Torch-free.
 #pragma once
-#include <stdexcept>
 #include <initializer_list>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "http/api_error.h"
+#include "jobs/json_text.h"
 
 namespace exspec::http {
 
-inline constexpr int kMaxJsonDepth = 64;  // deeper values would recurse in copies and dumps
-
-struct JsonBodyError : std::runtime_error {
-  JsonBodyError(const std::string& message, std::string path) : std::runtime_error(message), path(std::move(path)) {}
-  std::string path;  // where parsing stopped; empty at the top level
-};
+// The parser itself is jobs/json_text.h's (batch input lines, the lower of its two users, parse with it).
+using jobs::JsonBodyError;
+using jobs::kMaxJsonDepth;
+using jobs::parse_json_text;
 
 // body[name], or null when it is absent or JSON null (OpenAI treats both as "not given").
 inline const nlohmann::ordered_json* field(const nlohmann::ordered_json& body, const char* name) {
@@ -34,9 +29,6 @@ void only_fields(const nlohmann::ordered_json& obj, const std::string& at, std::
 // obj[key], which must be present and of the kind `is` checks; else a 400 naming at.key.
 const nlohmann::ordered_json& need_field(const nlohmann::ordered_json& obj, const char* key, const std::string& at,
                                          bool (nlohmann::ordered_json::*is)() const noexcept, const char* what);
-
-// Throws JsonBodyError.
-nlohmann::ordered_json parse_json_text(const std::string& text);
 
 // parse_json_text for a request body: the error is a 400 "invalid_json" whose param is the path.
 nlohmann::ordered_json parse_json_body(const std::string& body);

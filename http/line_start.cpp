@@ -1,5 +1,6 @@
 #include "http/line_start.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "http/json_body.h"
@@ -7,7 +8,7 @@
 
 namespace exspec::http {
 
-LineStart start_line(const BatchLine& line, bool chat, const ModelFacts& facts, GenerationEnv env,
+LineStart start_line(const jobs::BatchLine& line, bool chat, const ModelFacts& facts, GenerationEnv env,
                      std::shared_ptr<GenerationOutput> out) {
   LineStart s;
   GenRequest g;
@@ -32,6 +33,65 @@ LineStart start_line(const BatchLine& line, bool chat, const ModelFacts& facts, 
   }
   s.gen = std::move(gen);
   return s;
+}
+
+namespace {
+
+class LineOut : public GenerationOutput {
+ public:
+  explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
+  void send_event(std::string) override {}
+  void end_stream() override {}
+  void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
+
+ private:
+  std::function<void(int, std::string)> done_;
+};
+
+struct StartedLine : jobs::LineRunner::Line {
+  std::shared_ptr<Generation> gen;
+  std::shared_ptr<GenerationOutput> out;  // the Generation holds it weakly
+  void abort() override { gen->abort(); }  // the engine drops it at its next step
+};
+
+}  // namespace
+
+std::shared_ptr<GenerationOutput> line_output(std::function<void(int, std::string)> done) {
+  return std::make_shared<LineOut>(std::move(done));
+}
+
+size_t EndpointLines::capacity() {
+  Backend* be = ctx_.backend.load();
+  if (ctx_.state.load() != ServerState::Ready || !be) return 0;
+  if (ctx_.cfg.limits.batch_in_flight) return ctx_.cfg.limits.batch_in_flight;
+  return static_cast<size_t>(std::max<int64_t>(1, 2 * live_sequences(be->engine->options().decoding)));
+}
+
+jobs::LineRunner::Started EndpointLines::start(const jobs::BatchLine& line, bool chat, Post post, Done done) {
+  Started started;
+  Backend* be = ctx_.backend.load();
+  if (!be) {
+    started.busy = true;
+    return started;
+  }
+  auto out = line_output(std::move(done));
+  LineStart s = start_line(line, chat, be->facts, generation_env(ctx_, *be, std::move(post), 0), out);
+  if (s.busy) {
+    started.busy = true;
+  } else if (s.refused) {
+    started.refused_status = s.refused->status();
+    started.refused_body = s.refused->to_json().dump();
+  } else {
+    auto l = std::make_shared<StartedLine>();
+    l->gen = std::move(s.gen);
+    l->out = std::move(out);
+    started.line = std::move(l);
+  }
+  return started;
+}
+
+void EndpointLines::claimed(int64_t n, int64_t reclaimed, double seconds) {
+  ctx_.metrics.batch_lines_claimed(n, reclaimed, seconds);
 }
 
 }  // namespace exspec::http

@@ -183,20 +183,6 @@ PromptIn from_ids(std::vector<int64_t> ids, const ModelFacts& m) {
 
 }  // namespace
 
-std::vector<int64_t> token_ids(const ordered_json& arr, const ModelFacts& m, const std::string& param, const std::string& what) {
-  std::vector<int64_t> ids;
-  ids.reserve(arr.size());
-  for (const auto& v : arr) {
-    if (!v.is_number_integer()) throw bad_param(param, what + " must hold integers", "invalid_type");
-    const int64_t id = v.get<int64_t>();
-    if (id < 0 || id >= m.vocab)
-      throw bad_param(param, "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                 std::to_string(m.vocab) + ")");
-    ids.push_back(id);
-  }
-  return ids;
-}
-
 void check_model(const ordered_json& body, const ModelFacts& m) {
   const ordered_json* model = field(body, "model");
   if (!model) return;  // the server serves one model (as vLLM and llama.cpp do)
@@ -216,11 +202,15 @@ int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m) {
+PromptIn chat_prompt(const chat::ChatInput& in, const ModelFacts& m) {
   if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
   if (!m.tokenizer) throw bad_param("messages", "this model has no tokenizer.json: chat needs one", "unsupported_value");
   PromptIn p;
-  p.text = m.chat->render(in);
+  try {
+    p.text = m.chat->render(in);
+  } catch (const chat::ChatTemplateError& e) {  // the messages broke the template: the client's to fix
+    throw ApiError(400, e.what(), "messages", "chat_template_error");
+  }
   // As transformers' apply_chat_template: the rendered text holds the BOS itself, and its special
   // tokens are parsed as such.
   p.ids = m.tokenizer->encode(p.text, /*add_special_tokens=*/false, /*allow_special=*/true);
@@ -282,7 +272,7 @@ GenRequest parse_chat_request(const ordered_json& body, const ModelFacts& m) {
   g.created = unix_now();
   check_common(body, m, g);
   std::optional<OutputConstraint> output = parse_output_constraint(body, m.limits);
-  ChatInput in;
+  chat::ChatInput in;
   in.messages = parse_chat_messages(body, m.limits);
   const ChatTools tools = parse_chat_tools(body);
   in.tools = tools.tools;
@@ -290,7 +280,7 @@ GenRequest parse_chat_request(const ordered_json& body, const ModelFacts& m) {
   in.now = static_cast<std::time_t>(g.created);
   if (!m.chat) throw ApiError(400, m.chat_error, "messages", "chat_template_unsupported");
   const ToolSyntax syntax{m.chat->tool_format, m.chat->mistral_args};
-  if (tools.choice == ToolChoice::Auto && syntax.format == ToolFormat::None)
+  if (tools.choice == ToolChoice::Auto && syntax.format == chat::ToolFormat::None)
     throw bad_param("tools", "this model's chat template writes tool calls in no syntax exspec parses; set "
                              "tool_call_parser (--tool-call-parser) to hermes, llama3_json, deepseek_v3 or mistral, "
                              "or send tool_choice \"none\"", "unsupported_value");

@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/chat_template.h"
-#include "http/tool_calls.h"
+#include "chat/chat_template.h"
+#include "chat/tool_calls.h"
+#include "http/model_facts.h"
 #include "http/sampling_request.h"
 #include "config/settings.h"
 
@@ -57,41 +58,17 @@ struct GenRequest {
   std::shared_ptr<const OutputConstraint> pending_grammar;
   // Chat with tools (tool_choice auto): the answer's calls are parsed in this family's syntax into
   // message.tool_calls (None: the answer is all content).
-  ToolFormat tool_format = ToolFormat::None;
+  chat::ToolFormat tool_format = chat::ToolFormat::None;
   bool parallel_tool_calls = true;  // false: the first call only
   int64_t created = 0;  // unix seconds: the response's "created", and the instant strftime_now formats
 };
 
-// What validation needs to know about the served model.
-struct ModelFacts {
-  const Tokenizer* tokenizer = nullptr;  // null: token-id prompts only
-  const ChatTemplate* chat = nullptr;    // null: chat_error says why
-  std::string chat_error;
-  int64_t context = 0;  // max_position_embeddings
-  int64_t vocab = 0;
-  std::vector<std::string> model_names;  // names a request's "model" may use
-  Limits limits;
-  // Special tokens written in a prompt's text are read as text, not as those tokens (the
-  // server's default; a request's "split_special_tokens" overrides it).
-  bool split_special_tokens = false;
-  GrammarService* grammars = nullptr;  // the model's compiled grammars; null: no tokenizer.json
-  // The checkpoint's recommended sampling (generation_config.json, --generation-config auto):
-  // the defaults of the fields a request leaves out, max_tokens included.
-  GenerationDefaults defaults;
-  // Leave the grammar in GenRequest::pending_grammar (else it is compiled while parsing).
-  bool defer_grammar = false;
-};
-
 GenRequest parse_completion_request(const nlohmann::ordered_json& body, const ModelFacts& m);
-// A JSON array of token ids, each an integer inside the vocabulary; a 400 naming `param` for
-// anything else ("<what> must hold integers", "token id N is outside the vocabulary").
-std::vector<int64_t> token_ids(const nlohmann::ordered_json& arr, const ModelFacts& m, const std::string& param,
-                               const std::string& what);
 GenRequest parse_chat_request(const nlohmann::ordered_json& body, const ModelFacts& m);
 
 // The conversation through the chat template, and its ids (the rendered text's special tokens
 // read as such, no BOS added: the template writes it, as apply_chat_template tokenizes).
-PromptIn chat_prompt(const ChatInput& in, const ModelFacts& m);
+PromptIn chat_prompt(const chat::ChatInput& in, const ModelFacts& m);
 // A request's "split_special_tokens", else the server's default.
 bool split_special_tokens(const nlohmann::ordered_json& body, const ModelFacts& m);
 // Unix seconds now: a request's created time.

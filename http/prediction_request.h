@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "http/openai_request.h"
+#include "http/model_facts.h"
 
 namespace exspec::http {
 

@@ -4,8 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/batches_api.h"
-#include "http/files_api.h"
+#include "http/jobs_api.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/tokenize_api.h"
@@ -15,34 +14,6 @@ namespace exspec::http {
 namespace bhttp = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-Response json_response(int status, const std::string& body, unsigned version, bool keep_alive) {
-  Response res{static_cast<bhttp::status>(status), version};
-  res.set(bhttp::field::server, "exspec");
-  res.set(bhttp::field::content_type, "application/json");
-  res.keep_alive(keep_alive);
-  res.body() = body;
-  res.prepare_payload();
-  return res;
-}
-
-Response error_response(const ApiError& e, unsigned version, bool keep_alive) {
-  return json_response(e.status(), e.to_json().dump(-1, ' ', false, json::error_handler_t::replace), version,
-                       keep_alive);
-}
-
-Response Call::json(int status, const std::string& body) const {
-  return json_response(status, body, req.version(), keep_alive);
-}
-
-Backend& need_ready(ServerContext& ctx) {
-  switch (ctx.state.load()) {
-    case ServerState::Ready: return *ctx.backend.load();
-    case ServerState::Loading: throw ApiError(503, "the models are still loading; retry shortly", "", "loading");
-    case ServerState::Draining: throw ApiError(503, "the server is shutting down", "", "shutting_down");
-    default: throw ApiError(503, "the server failed to load its models", "", "not_ready");
-  }
-}
 
 namespace {
 
@@ -73,7 +44,7 @@ ordered_json model_card(const ServerContext& ctx, const Backend& b) {
                         {"device", i.device},
                         // a --chat-template file by its name only, as the draft below
                         {"chat_template", b.chat ? json(std::filesystem::path(b.chat->source).filename().string()) : json(nullptr)},
-                        {"tool_call_parser", b.chat ? json(tool_format_name(b.chat->tool_format)) : json(nullptr)},
+                        {"tool_call_parser", b.chat ? json(chat::tool_format_name(b.chat->tool_format)) : json(nullptr)},
                         {"generation_config", ctx.cfg.generation_config},
                         // what a request that leaves a sampling field out gets (an extension, as vLLM logs it)
                         {"generation_defaults", ordered_json::parse(b.facts.defaults.to_json_text())}};

@@ -4,42 +4,16 @@
 // generation requests come back as a started Generation.
 #pragma once
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include <boost/beast/http.hpp>
 
-#include "http/api_error.h"
-#include "http/generation.h"
-#include "http/route_match.h"
-#include "http/server_context.h"
+#include "http/call.h"
 
 namespace exspec::http {
-
-using Request = boost::beast::http::request<boost::beast::http::string_body>;
-using Response = boost::beast::http::response<boost::beast::http::string_body>;
-
-struct Routed {
-  std::optional<Response> response;        // answered at once
-  std::shared_ptr<Generation> generation;  // or: a generation was started
-  std::string endpoint;                    // metrics label: the route's pattern, or "other"
-};
-
-// One request matched to its route: what a handler reads.
-struct Call {
-  ServerContext& ctx;
-  const Request& req;
-  const Target& target;
-  std::vector<std::string> params;  // the pattern's {names}' values, in order
-  bool keep_alive;
-  std::function<void(std::function<void()>)> post;  // runs a function on the connection's strand
-  std::weak_ptr<GenerationOutput> out;
-  std::chrono::steady_clock::time_point received;
-
-  Response json(int status, const std::string& body) const;  // application/json, this request's version
-};
 
 // Which limit a request's body has: limits.max_body_bytes, or for uploads limits.max_file_bytes.
 enum class BodyLimit { Request, Upload };
@@ -61,11 +35,5 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
 // The largest body a request may send, decided from its head alone (before any of the body is
 // read), by its route's BodyLimit.
 uint64_t body_limit_for(const Limits& limits, const Request& head);
-
-Response json_response(int status, const std::string& body, unsigned version, bool keep_alive);
-Response error_response(const ApiError& e, unsigned version, bool keep_alive);
-
-// The loaded models, or a 503 that says why not (loading, shutting down, failed).
-Backend& need_ready(ServerContext& ctx);
 
 }  // namespace exspec::http

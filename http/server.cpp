@@ -14,10 +14,11 @@
 #include "config/engine_options.h"
 #include "http/accept_loop.h"
 #include "http/backend.h"
-#include "http/batch_runner.h"
-#include "http/job_store.h"
+#include "http/line_start.h"
 #include "http/server_context.h"
 #include "http/session.h"
+#include "jobs/batch_runner.h"
+#include "jobs/open_store.h"
 #include "model/initial_thread.h"
 
 namespace exspec::http {
@@ -59,10 +60,10 @@ int serve(const Settings& cfg) {
   std::unique_ptr<Backend> backend;  // outlives the io_context: connections cancel through it
   std::atomic<bool> failed{false};
   // Files/Batches state; the runner resumes unfinished batches once the models are loaded.
-  std::unique_ptr<JobStore> jobs;
+  std::unique_ptr<jobs::JobStore> jobs;
   if (!cfg.data_dir.empty() || !cfg.job_store.empty()) {
     try {
-      jobs = open_job_store(cfg.job_store, cfg.data_dir, cfg.replica, cfg.batch_lease_ms);
+      jobs = jobs::open_job_store(cfg.job_store, cfg.data_dir, cfg.replica, cfg.batch_lease_ms);
     } catch (const std::exception& e) {
       if (cfg.job_store.empty())
         std::cerr << "exspec serve: cannot open the data directory " << cfg.data_dir << ": " << e.what() << "\n";
@@ -76,8 +77,9 @@ int serve(const Settings& cfg) {
     ctx.jobs = jobs.get();
     for (const std::string& w : jobs->audit()) std::cerr << "exspec serve: warning: " << w << std::endl;
   }
-  std::unique_ptr<BatchRunner> runner;  // destroyed before `backend`: its Generations hold the engine
-  if (jobs) ctx.batches = (runner = std::make_unique<BatchRunner>(ctx, *jobs)).get();
+  EndpointLines lines(ctx);
+  std::unique_ptr<jobs::BatchRunner> runner;  // destroyed before `backend`: its Generations hold the engine
+  if (jobs) ctx.batches = (runner = std::make_unique<jobs::BatchRunner>(lines, *jobs, cfg.limits.max_batch_lines)).get();
   const int threads = std::max(1, cfg.http_threads);
   net::io_context ioc{threads};
   tcp::acceptor acceptor(ioc);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "actors/engine.h"
-#include "http/chat_template.h"
+#include "chat/chat_template.h"
 #include "http/engine_keeper.h"
 #include "http/generation.h"
 #include "http/grammar_service.h"
@@ -17,15 +17,17 @@
 #include "config/settings.h"
 #include "model/tokenizer/tokenizer.h"
 
-namespace exspec::http {
-
+namespace exspec::jobs {
 class JobStore;
 class BatchRunner;
+}  // namespace exspec::jobs
+
+namespace exspec::http {
 
 struct Backend {
   std::unique_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
-  std::optional<ChatTemplate> chat;
+  std::optional<chat::ChatTemplate> chat;
   std::unique_ptr<GrammarService> grammars;  // structured output; null without tokenizer.json
   ModelFacts facts;  // points into tokenizer / chat / grammars
   std::string served_name, mode;
@@ -42,8 +44,8 @@ struct ServerContext {
   std::atomic<int64_t> inflight{0};        // generation requests being served
   std::atomic<int64_t> connections{0};
   Metrics metrics;
-  JobStore* jobs = nullptr;        // Files/Batches state; null without a data directory
-  BatchRunner* batches = nullptr;  // runs the batches in `jobs`
+  jobs::JobStore* jobs = nullptr;        // Files/Batches state; null without a data directory
+  jobs::BatchRunner* batches = nullptr;  // runs the batches in `jobs`
   EngineKeeper keeper;  // every engine->stats() / shutdown() runs on its thread
   int64_t started_unix = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();

@@ -37,7 +37,7 @@ ordered_json tokenize(const ordered_json& body, const ModelFacts& m) {
   if (field(body, "messages")) {
     only(body, {"model", "messages", "add_generation_prompt", "add_special_tokens", "return_token_strs", "tools",
                 "chat_template_kwargs"});
-    ChatInput in;
+    chat::ChatInput in;
     in.messages = parse_chat_messages(body, m.limits);
     in.tools = parse_chat_tools(body).tools;
     in.kwargs = parse_template_kwargs(body);

@@ -2,7 +2,7 @@
 // POST /tokenize ({"prompt"} or {"messages"} through the chat template) and POST /detokenize.
 // The route table (http/routes.cpp) calls them; they throw ApiError.
 #pragma once
-#include "http/routes.h"
+#include "http/call.h"
 
 namespace exspec::http {
 

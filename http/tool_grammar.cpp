@@ -56,18 +56,18 @@ std::vector<Tool> tools_of(const ChatTools& t, const Limits& limits) {
 // One call of the tool in the family's syntax.
 GrammarRequest call(const Tool& t, const ToolSyntax& s, const Tokenizer& tok) {
   switch (s.format) {
-    case ToolFormat::Hermes:
+    case chat::ToolFormat::Hermes:
       return GrammarRequest::sequence({marker(tok, "<tool_call>"), text("\n{\"name\": \"" + t.name + "\", \"arguments\": "),
                                        t.args, text("}\n"), marker(tok, "</tool_call>")});
-    case ToolFormat::Llama3Json:
+    case chat::ToolFormat::Llama3Json:
       return GrammarRequest::sequence({text("{\"name\": \"" + t.name + "\", \"parameters\": "), t.args, text("}")});
-    case ToolFormat::DeepSeekV3:
+    case chat::ToolFormat::DeepSeekV3:
       return GrammarRequest::sequence({marker(tok, "<｜tool▁call▁begin｜>"), text("function"), marker(tok, "<｜tool▁sep｜>"),
                                        text(t.name + "\n```json\n"), t.args, text("\n```"), marker(tok, "<｜tool▁call▁end｜>")});
-    case ToolFormat::Mistral:
+    case chat::ToolFormat::Mistral:
       if (s.mistral_args) return GrammarRequest::sequence({marker(tok, "[TOOL_CALLS]"), text(t.name), marker(tok, "[ARGS]"), t.args});
       return GrammarRequest::sequence({text("{\"name\": \"" + t.name + "\", \"arguments\": "), t.args, text("}")});
-    case ToolFormat::None: break;
+    case chat::ToolFormat::None: break;
   }
   throw bad_param("tool_choice", "this model's chat template writes tool calls in no syntax exspec parses; set "
                                  "tool_call_parser (--tool-call-parser) to hermes, llama3_json, deepseek_v3 or mistral",
@@ -82,16 +82,16 @@ GrammarRequest tool_calls_grammar(const ChatTools& t, const ToolSyntax& s, const
   const int max = t.choice == ToolChoice::Named || !t.parallel ? 1 : -1;
   GrammarRequest one = GrammarRequest::alternatives(std::move(calls));
   switch (s.format) {
-    case ToolFormat::Hermes: return GrammarRequest::repeat(std::move(one), text("\n"), 1, max);
-    case ToolFormat::Llama3Json: return GrammarRequest::repeat(std::move(one), text("; "), 1, max);
-    case ToolFormat::DeepSeekV3:
+    case chat::ToolFormat::Hermes: return GrammarRequest::repeat(std::move(one), text("\n"), 1, max);
+    case chat::ToolFormat::Llama3Json: return GrammarRequest::repeat(std::move(one), text("; "), 1, max);
+    case chat::ToolFormat::DeepSeekV3:
       return GrammarRequest::sequence({marker(tok, "<｜tool▁calls▁begin｜>"), GrammarRequest::repeat(std::move(one), text("\n"), 1, max),
                                        marker(tok, "<｜tool▁calls▁end｜>")});
-    case ToolFormat::Mistral:
+    case chat::ToolFormat::Mistral:
       if (s.mistral_args) return GrammarRequest::repeat(std::move(one), text(""), 1, max);
       return GrammarRequest::sequence({marker(tok, "[TOOL_CALLS]"), text(" ["), GrammarRequest::repeat(std::move(one), text(", "), 1, max),
                                        text("]")});
-    case ToolFormat::None: break;
+    case chat::ToolFormat::None: break;
   }
   return one;
 }

@@ -1,5 +1,5 @@
 // Tool calls as a grammar (docs/chat-templates.md, tool_choice): the family's call syntax, as
-// the chat template writes calls and http/tool_calls.cpp parses them, around each function's
+// the chat template writes calls and chat/tool_calls.cpp parses them, around each function's
 // parameters schema, so that a call always parses and its arguments fit the schema:
 //   hermes       <tool_call>\n{"name": "F", "arguments": ARGS}\n</tool_call>, "\n" between calls
 //   llama3_json  {"name": "F", "parameters": ARGS}, "; " between calls
@@ -17,7 +17,7 @@
 #include "grammar/grammar_cache.h"
 #include "http/chat_request.h"
 #include "http/structured_request.h"
-#include "http/tool_calls.h"
+#include "chat/tool_calls.h"
 
 namespace exspec {
 class Tokenizer;
@@ -26,7 +26,7 @@ class Tokenizer;
 namespace exspec::http {
 
 struct ToolSyntax {
-  ToolFormat format = ToolFormat::None;
+  chat::ToolFormat format = chat::ToolFormat::None;
   bool mistral_args = false;  // mistral: [TOOL_CALLS]F[ARGS]{...} rather than [TOOL_CALLS] [{...}]
 };
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "model/attention_kernel.h"
+#include "model/kernels/attention_kernel.h"
 #include "model/onednn_matmul.h"
-#include "model/kernel_threads.h"
+#include "model/kernels/kernel_threads.h"
 
 namespace exspec {
 namespace {

@@ -9,7 +9,7 @@ namespace exspec {
 // blocked [B, T, S] bool, true where a query may not look (padding and causality folded in), or
 // undefined when nothing is blocked. Returns [B, H, T, D].
 // `onednn`: on the CPU in float32 and bfloat16, the kernel that computes each query alone in one
-// fixed order (model/attention_kernel.h: a row's result does not depend on its batch); elsewhere
+// fixed order (model/kernels/attention_kernel.h: a row's result does not depend on its batch); elsewhere
 // the batched products on oneDNN where they apply (model/onednn_matmul.h). false: at::matmul
 // everywhere (the tests' reference).
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,

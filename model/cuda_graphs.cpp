@@ -25,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "model/step_runner.h"
@@ -32,10 +33,16 @@
 namespace exspec {
 namespace {
 
-// A row's result must not depend on the other rows of its product (docs/gpu.md): the same
-// cuBLAS path for every call of a shape. Set before the first product creates cuBLAS's handle;
-// the environment variables never override what the user set.
+// A row's result must not depend on the other rows of its product (docs/gpu.md): vLLM's cuBLAS
+// settings of batch invariance. Opt-in (EXSPEC_CUBLAS_BATCH_INVARIANT=1): on an H200 with PyTorch
+// 2.11 / CUDA 13 a process under them crashed (SIGSEGV) at its first bfloat16 product, with the
+// two variables preset to their defaults too, so it is the reduction flags; and padding every
+// product to one row count did not make the rows invariant either (attention differs with the
+// step's shapes). Set before the first product creates cuBLAS's handle; the environment variables
+// never override what the user set.
 void batch_invariant_cublas() {
+  const char* v = std::getenv("EXSPEC_CUBLAS_BATCH_INVARIANT");
+  if (!v || std::string(v) != "1") return;
   setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8", 0);  // a fixed workspace: no algorithm that wants more
   setenv("CUBLASLT_WORKSPACE_SIZE", "1", 0);      // KiB: cuBLASLt gets no room for split-K
   at::Context& ctx = at::globalContext();
@@ -48,7 +55,6 @@ class GraphParts : public PartRunner {
  public:
   explicit GraphParts(const at::Device& device) : device_(device) {
     if (!device.is_cuda()) throw std::invalid_argument("--cuda-graphs on needs --device cuda");
-    batch_invariant_cublas();
     pool_ = at::cuda::graph_pool_handle();
   }
 
@@ -116,6 +122,9 @@ class GraphParts : public PartRunner {
 }  // namespace
 
 std::unique_ptr<PartRunner> cuda_graph_parts(const at::Device& device) { return std::make_unique<GraphParts>(device); }
+void batch_invariant_products(const at::Device& device) {
+  if (device.is_cuda()) batch_invariant_cublas();
+}
 bool cuda_graphs_built() { return true; }
 
 }  // namespace exspec

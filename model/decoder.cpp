@@ -1,4 +1,5 @@
 #include "model/decoder.h"
+#include "model/device_timeline.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -131,10 +132,6 @@ std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadO
   return m;
 }
 
-KVCache Decoder::new_cache(int64_t batch, int64_t capacity) const {
-  return KVCache(config_.num_layers, batch, config_.num_kv_heads, config_.head_dim, dtype_, device_, capacity);
-}
-
 int64_t Decoder::num_parameters() const {
   int64_t n = config_.vocab_size * config_.hidden_size + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
   for (const auto& l : layers_) {
@@ -218,31 +215,6 @@ at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v,
   return content.defined() ? a.index_select(0, content) : a;
 }
 
-at::Tensor Decoder::forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
-                            const at::Tensor& attention_mask, KVCache& cache, int64_t num_logits) const {
-  c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
-  const int64_t B = input_ids.size(0), T = input_ids.size(1);
-  const int64_t cached = cache.length();
-  if (cache.num_layers() != config_.num_layers || (cached > 0 && cache.batch() != B))
-    throw std::invalid_argument("Decoder::forward: KV cache does not match the batch");
-  if (position_ids.sizes() != input_ids.sizes() || attention_mask.size(0) != B || attention_mask.size(1) != cached + T)
-    throw std::invalid_argument("Decoder::forward: position_ids / attention_mask shapes do not match the input");
-
-  at::Tensor ids = to_device(input_ids.to(at::kLong), device_);
-  at::Tensor h = embed(ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
-  at::Tensor blocked = attention_blocked(attention_mask, cached, T);
-  if (blocked.defined()) blocked = to_device(blocked, device_);
-  cache.reserve(T);
-  h = layers(h, position_ids, blocked, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
-    return cache.append(i, k.transpose(1, 2), v.transpose(1, 2));
-  });
-  cache.advance(T);
-
-  h = h.view({B, T, h.size(-1)});
-  if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
-  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
-}
-
 int64_t Decoder::kv_bytes_per_position() const {
   return config_.num_layers * 2 * config_.num_kv_heads * config_.head_dim * static_cast<int64_t>(c10::elementSize(dtype_));
 }
@@ -254,6 +226,7 @@ KVStore Decoder::new_store(int64_t slots, int64_t capacity, int64_t block_size) 
 at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
                                   Logits logits) const {
   c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
+  const device_timeline::Scope timed(device_.is_cuda());
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
   if (static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("Decoder::forward_slots: one SlotSpan per row");

@@ -1,6 +1,8 @@
-// The decoder-only transformer (Llama, Qwen2, Qwen3, GLM, GLM-4-0414) as one batched forward over new tokens
-// with left padding and a per-layer KV cache. Device-generic: weights and inputs live on
-// whatever torch::Device the model was loaded to.
+// The decoder-only transformer (Llama, Qwen2, Qwen3, GLM, GLM-4-0414) as serving runs it: one
+// forward over the new tokens of the rows in a batch, each row's keys and values written in place
+// into its slot of a KVStore (model/kv_store.h). Device-generic: weights and inputs live on
+// whatever torch::Device the model was loaded to. The oracle's dense forward over a left-padded
+// batch (model/oracle/dense_forward.h) runs the same layers.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "model/checkpoint.h"
-#include "model/kv_cache.h"
 #include "model/kv_store.h"
 #include "model/linear.h"
 #include "model/model_config.h"
@@ -19,6 +20,7 @@
 namespace exspec {
 
 class StepState;
+struct DenseForward;
 
 struct LoadOptions {
   // at::kChar is int8: the weights quantised at load as Q8_0 blocks (model/int8_matmul.h), the
@@ -45,18 +47,10 @@ class Decoder {
   // dir: a Hugging Face checkpoint directory, or a .gguf file (model/gguf_weights.h).
   static std::shared_ptr<const Decoder> load(const std::string& dir, const LoadOptions& opts = {});
 
-  // input_ids, position_ids: [B, T] int64; attention_mask: [B, cache.length() + T], 1 = content,
-  // 0 = padding (left padding). Appends T positions to `cache`. Returns logits
-  // [B, num_logits, vocab] for the last num_logits positions (all T when num_logits < 0).
-  at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                     KVCache& cache, int64_t num_logits = -1) const;
-
-  KVCache new_cache(int64_t batch, int64_t capacity = 0) const;
-
-  // In place (model/kv_store.h): row b of input_ids [B, T] (right-padded) feeds its first
-  // rows[b].count tokens to the sequence in slot rows[b].slot, at positions rows[b].start ...,
-  // in its blocks. Logits: every position ([B, T, vocab]), only each row's last content
-  // position ([B, 1, vocab]), or none (an undefined tensor).
+  // Row b of input_ids [B, T] (right-padded) feeds its first rows[b].count tokens to the
+  // sequence in slot rows[b].slot, at positions rows[b].start ..., in its blocks. Logits:
+  // every position ([B, T, vocab]), only each row's last content position ([B, 1, vocab]), or
+  // none (an undefined tensor).
   enum class Logits { All, Last, None };
   at::Tensor forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
                            Logits logits) const;
@@ -112,6 +106,7 @@ class Decoder {
   at::Tensor run_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, StepState& step, int64_t bucket,
                           Logits logits) const;
   friend class StepState;
+  friend struct DenseForward;  // the oracle's forward (model/oracle/dense_forward.cpp)
   at::Tensor embed(const at::Tensor& ids) const;  // ids [N] -> [N, hidden]
   ModelConfig config_;
   bool onednn_ = true;  // LoadOptions::pack_weights: the CPU kernels for attention, norms, rope, activation

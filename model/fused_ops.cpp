@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "model/row_ops.h"
-#include "model/kernel_threads.h"
+#include "model/kernels/row_ops.h"
+#include "model/kernels/kernel_threads.h"
 
 namespace exspec {
 namespace {

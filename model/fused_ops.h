@@ -1,4 +1,4 @@
-// The seam between the decoder and the per-row CPU operations (model/row_ops.h): each function
+// The seam between the decoder and the per-row CPU operations (model/kernels/row_ops.h): each function
 // takes and returns tensors as the decoder's libtorch code does, and returns an undefined tensor
 // where it does not apply (not the CPU, not float32 or bfloat16, a layout it does not read), so
 // that the caller falls back to libtorch.

@@ -8,7 +8,7 @@
 #include "model/checkpoint.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
-#include "model/half_float.h"
+#include "model/kernels/half_float.h"
 #include "model/kernels/kquant_kernel.h"
 
 namespace exspec::gguf {

@@ -31,7 +31,7 @@ SlotSpan draft_span(const SlotRow& r, int64_t count) { return {r.slot, r.draft_l
 
 }  // namespace
 
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top,
+int64_t prefill_chunk(const ModelSet& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top,
                       std::vector<std::vector<TokenLogprob>>* logprobs) {
   if (budget < 1) throw std::invalid_argument("prefill_chunk: the token budget must be >= 1");
   std::vector<SlotRow*> todo;
@@ -135,7 +135,7 @@ bool any_grammar(const std::vector<RowSampling>& rows) {
 
 }  // namespace
 
-at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k,
+at::Tensor draft_inplace(const ModelSet& m, const std::vector<const SlotRow*>& rows, int64_t k,
                          const std::vector<RowSampling>& sampling) {
   const int64_t B = static_cast<int64_t>(rows.size());
   if (k < 1) return at::empty({B, 0}, at::kLong);
@@ -170,7 +170,7 @@ at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow
   return at::stack(drafts, 1);  // [B, K], on the draft's device: verification reads it there
 }
 
-VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
+VerifyResult verify_inplace(const ModelSet& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling) {
   const int64_t B = static_cast<int64_t>(rows.size()), K = drafts.size(1);
   std::vector<int64_t> pending, lengths;

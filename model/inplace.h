@@ -31,7 +31,7 @@ class Decoder;
 // logprobs (echo): per row, the target's logprob of each prompt token after a position the chunk
 // stored (the logits of every position it stores, log-softmax in float64 on the host), with the
 // `top` most likely tokens; rows it did not store get none.
-int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top = -1,
+int64_t prefill_chunk(const ModelSet& m, const std::vector<SlotRow*>& rows, int64_t budget, int64_t top = -1,
                       std::vector<std::vector<TokenLogprob>>* logprobs = nullptr);
 
 // The draft's K greedy tokens for each row ([B, K] int64 on the draft's device, so that drafting
@@ -40,12 +40,12 @@ int64_t prefill_chunk(const InplaceModels& m, const std::vector<SlotRow*>& rows,
 // m.target / m.target_store may be null (the drafter of the actor pipeline has only the draft).
 // sampling (optional, per row): a row with a grammar's matcher drafts the masked argmax, so that
 // its drafts stay inside the grammar (the matcher is back where it was on return).
-at::Tensor draft_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, int64_t k,
+at::Tensor draft_inplace(const ModelSet& m, const std::vector<const SlotRow*>& rows, int64_t k,
                          const std::vector<RowSampling>& sampling = {});
 
 // One target forward over [pending, d_1..d_K] per row, written in place; the acceptance rule of
 // every mode (model/accept.h). drafts [B, 0] is a plain target step.
-VerifyResult verify_inplace(const InplaceModels& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
+VerifyResult verify_inplace(const ModelSet& m, const std::vector<const SlotRow*>& rows, const at::Tensor& drafts,
                             const std::vector<RowSampling>& sampling = {});
 
 // Keeps what was accepted: row b's tokens gain d_1..d_a and the bonus; target_len becomes

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "model/kernel_threads.h"
+#include "model/kernels/kernel_threads.h"
 #include "model/kernels/kquant_kernel.h"
 
 namespace exspec {

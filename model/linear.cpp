@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
+#include "model/bf16_weight.h"
 #include "model/int8_matmul.h"
 #include "model/kquant_matmul.h"
 #include "model/onednn_matmul.h"

@@ -2,7 +2,7 @@
 // one seam and the model code stays device-generic.
 //
 // On CPU the weight is packed once, at load (WeightPath):
-// - bfloat16, where the CPU has BF16 instructions: for vdpbf16ps (model/int8_matmul.h), one fixed
+// - bfloat16, where the CPU has BF16 instructions: for vdpbf16ps (model/bf16_weight.h), one fixed
 //   order of sums per output, so a row's result does not depend on its batch;
 // - float32 (and bfloat16 without BF16 instructions): oneDNN's blocked layout and matmul
 //   (model/onednn_matmul.h). libtorch's at::linear hands a few rows to OpenBLAS's sgemm, which

@@ -8,7 +8,7 @@ namespace exspec {
 class Decoder;
 class KVStore;
 
-struct InplaceModels {
+struct ModelSet {
   const Decoder* target = nullptr;
   KVStore* target_store = nullptr;  // null in the paper's modes
   const Decoder* draft = nullptr;   // null without a draft model

@@ -4,6 +4,9 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 
 #include "model/decoder.h"
@@ -46,7 +49,27 @@ std::unique_ptr<PartRunner> cuda_graph_parts(const at::Device&) {
   throw std::invalid_argument("--cuda-graphs on: this build of exspec has no CUDA (libtorch without it)");
 }
 bool cuda_graphs_built() { return false; }
+void batch_invariant_products(const at::Device&) {}
 #endif
+
+RowBuckets row_buckets_from_env() {
+  const char* v = std::getenv("EXSPEC_ROW_BUCKETS");
+  if (!v || !*v) return RowBuckets::standard();
+  RowBuckets b;
+  std::stringstream in(v);
+  for (std::string part; std::getline(in, part, ',');) {
+    size_t used = 0;
+    int64_t n = -1;
+    try {
+      n = std::stoll(part, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != part.size() || n < 1 || (!b.sizes.empty() && n <= b.sizes.back()))
+      throw std::invalid_argument(std::string("EXSPEC_ROW_BUCKETS: ascending row counts >= 1, comma-separated; got ") + v);
+    b.sizes.push_back(n);
+  }
+  return b;
+}
 
 StepState::StepState(RowBuckets buckets, std::unique_ptr<PartRunner> runner)
     : buckets_(std::move(buckets)), runner_(std::move(runner)) {

@@ -53,6 +53,13 @@ std::unique_ptr<PartRunner> eager_parts();
 // sets the batch-invariant cuBLAS settings (model/cuda_graphs.cpp).
 std::unique_ptr<PartRunner> cuda_graph_parts(const at::Device& device);
 bool cuda_graphs_built();  // whether this build has them
+// The cuBLAS settings meant to keep a row's product independent of the other rows
+// (model/cuda_graphs.cpp; a no-op without CUDA), wherever row buckets run on a GPU, graphs or
+// not. Opt-in, with EXSPEC_CUBLAS_BATCH_INVARIANT=1: a diagnostic (docs/gpu.md says why).
+void batch_invariant_products(const at::Device& device);
+// The row buckets: RowBuckets::standard(), or the ascending sizes in EXSPEC_ROW_BUCKETS ("64",
+// "8,16,32,64"): a diagnostic, to measure which buckets keep bfloat16 rows batch-invariant.
+RowBuckets row_buckets_from_env();
 
 // The static buffers of a store's bucketed forwards, sized for the largest bucket, and how
 // their parts run. One per store: the store's forwards run one at a time.

@@ -63,23 +63,61 @@ res = {"env": env, "commit": commit, "equality": {}, "oracle": {}, "graphs": {},
 md = [f"# Issue 60 on {env.get('gpu') or env.get('device', '?')}", "",
       f"Commit {commit or '?'}, {env.get('date', '?')}, torch {env.get('torch', '?')}.", ""]
 
+def idle(name):
+    d = runs.get(name, {}).get("stats", {}).get("device")
+    return d.get("idle_fraction") if isinstance(d, dict) else None
+
+
+probes = tsv(os.path.join(runs_dir, "probes.tsv"))
+if probes:
+    md += ["## Which batch-invariant cuBLAS settings run (a short plain run each, in this order)", "",
+           "| environment preset (the code sets the rest) | rc |", "|---|--:|"]
+    for name, preset in probes:
+        md.append(f"| {preset} | {runs.get(name, {}).get('rc', '?')} |")
+        res.setdefault("probes", []).append({"preset": preset, "rc": runs.get(name, {}).get("rc")})
+    md.append("")
+
 md += ["## Equality with batch-1 plain decoding (default mode, the step runner on)", "",
-       "| dtype | sampling | B | = in place plain B 1 | = nonspec B 1 | tok/s |", "|---|---|--:|--:|--:|--:|"]
+       "| dtype | sampling | B | = in place plain B 1 | = nonspec B 1 | tok/s | device idle |", "|---|---|--:|--:|--:|--:|--:|"]
 for name, r in sorted(runs.items(), key=lambda kv: (kv[1]["sampling"], kv[1]["batch"])):
     if name.startswith("eq-default-"):
         s = r["sampling"]
         a, b = equal_share(name, f"ref-plain-{s}"), equal_share(name, f"ref-nonspec-{s}")
-        res["equality"][name] = {"vs_plain_b1": a, "vs_nonspec_b1": b, "tokens_per_s": r["stats"].get("tokens_per_s")}
-        md.append(f"| {r['dtype']} | {s} | {r['batch']} | {pct(a)} | {pct(b)} | {num(r['stats'].get('tokens_per_s'), '{:.1f}')} |")
+        res["equality"][name] = {"vs_plain_b1": a, "vs_nonspec_b1": b, "tokens_per_s": r["stats"].get("tokens_per_s"),
+                                 "device_idle": idle(name)}
+        md.append(f"| {r['dtype']} | {s} | {r['batch']} | {pct(a)} | {pct(b)} | {num(r['stats'].get('tokens_per_s'), '{:.1f}')} "
+                  f"| {pct(idle(name))} |")
 for s in ("greedy", "seeded"):
     x = equal_share(f"ref-plain-{s}", f"ref-nonspec-{s}")
     if x is not None:
         md.append(f"\nIn place plain B 1 against nonspec B 1 ({s}): {pct(x)}.")
         res["equality"][f"plain-vs-nonspec-{s}"] = x
 
+variants = {"var-plain": "in place plain decoding (no draft), the step runner on",
+            "var-eager": "default mode, row buckets on, graphs off (eager parts)",
+            "var-nocublas": "default mode, graphs on, cuBLAS as it comes (EXSPEC_CUBLAS_BATCH_INVARIANT=0)",
+            "var-cublas": "default mode, graphs on, vLLM's batch-invariant cuBLAS settings (EXSPEC_CUBLAS_BATCH_INVARIANT=1)",
+            "var-bucket64-plain": "plain decoding B 1, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)",
+            "var-bucket64": "default mode, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)"}
+var_rows = [(n, r) for n, r in runs.items() if n.startswith("var-")]
+if var_rows:
+    md += ["", "## What keeps rows batch-invariant (greedy; against batch-1 plain decoding with the step runner on)", "",
+           "| run | B | = in place plain B 1 | tok/s | device idle |", "|---|--:|--:|--:|--:|"]
+    for name, r in sorted(var_rows):
+        what = next((v for k, v in sorted(variants.items(), key=lambda kv: -len(kv[0])) if name.startswith(k + "-")), name)
+        a = equal_share(name, "ref-plain-greedy")
+        res.setdefault("variants", {})[name] = {"what": what, "vs_plain_b1": a, "tokens_per_s": r["stats"].get("tokens_per_s"),
+                                                "device_idle": idle(name)}
+        md.append(f"| {what} | {r['batch']} | {pct(a)} | {num(r['stats'].get('tokens_per_s'), '{:.1f}')} | {pct(idle(name))} |")
+    x = equal_share("var-bucket64-b8", "var-bucket64-plain-b1")
+    if x is not None:
+        md.append(f"\nDefault mode B 8 against plain B 1, both padded to 64 rows: {pct(x)}.")
+        res["variants"]["bucket64-default-vs-plain"] = x
+
 on_means = "row buckets, eager: a CPU has no graphs" if env.get("device") == "cpu" else "row buckets and CUDA graphs"
 md += ["", f"## The step runner on ({on_means}) against off (--row-buckets off --cuda-graphs off: as before issue 60)", "",
-       "| run | on: tok/s | off: tok/s | on / off | on: ms a step | off: ms a step |", "|---|--:|--:|--:|--:|--:|"]
+       "| run | on: tok/s | off: tok/s | on / off | on: ms a step | off: ms a step | on: device idle | off: device idle |",
+       "|---|--:|--:|--:|--:|--:|--:|--:|"]
 for label, on, off in (("plain B 1", "ref-plain-greedy", "off-plain-b1"), ("default B 1", "eq-default-b1-greedy", "off-default-b1"),
                        ("default B 8", "eq-default-b8-greedy", "off-default-b8"), ("default B 4", "eq-default-b4-greedy", "off-default-b4")):
     if on in runs and off in runs:
@@ -88,7 +126,7 @@ for label, on, off in (("plain B 1", "ref-plain-greedy", "off-plain-b1"), ("defa
         ratio = ta / tb if ta and tb else None
         res["graphs"][label] = {"on_tokens_per_s": ta, "off_tokens_per_s": tb, "on_ms": a.get("ms_per_verify"), "off_ms": b.get("ms_per_verify")}
         md.append(f"| {label} | {num(ta, '{:.1f}')} | {num(tb, '{:.1f}')} | {num(ratio, '{:.2f}×')} "
-                  f"| {num(a.get('ms_per_verify'), '{:.3f}')} | {num(b.get('ms_per_verify'), '{:.3f}')} |")
+                  f"| {num(a.get('ms_per_verify'), '{:.3f}')} | {num(b.get('ms_per_verify'), '{:.3f}')} | {pct(idle(on))} | {pct(idle(off))} |")
         if off == "off-default-b8" or off == "off-default-b4":
             same = equal_share(on, off)
             md.append(f"| (answers equal, on vs off) | {pct(same)} | | | | |")

@@ -1,36 +1,43 @@
 #!/usr/bin/env python3
 """The source tree's layout rule (docs/design.md, "Layout"): folders follow the path a request
-takes, and no C++ file includes one of a folder above its own. Also: in the engine (model/ and
-actors/, with their subfolders) no includes form a circle between files, a .cpp and its .h
-counting as one, as they are read together. (http/ and bench/ keep tables of handlers that
-include the files whose headers name the table's types: not checked for circles.)
+takes, and no C++ file includes one of a folder above its own or beside it on the same floor.
+Also: no includes form a circle between files, a .cpp and its .h counting as one, as they are
+read together; every source folder is checked, none exempt. And serving code (actors/ but the
+paper's, config/, chat/, jobs/, http/) includes nothing of the oracle (model/oracle/) or of the
+paper's batch code (model/paper/): they stay apart from what serves.
 
 Usage: check_layout.py ROOT. Exits 1 naming every include that goes up and every circle."""
 import os
 import re
 import sys
 
-# Lowest first: a file may include its own folder's files and those of folders before its own.
+# Lowest floor first: a file may include its own folder's files and those of floors below its own.
+# Folders on one floor are siblings that include nothing of each other.
 ORDER = [
     "grammar",
     "model/gguf",
     "model/kernels",
     "model",
+    "model/oracle",
     "model/tokenizer",
-    "model/paper",
     "model/tools",
+    "model/paper",
     "actors/scheduler",
     "actors/jobs",
     "actors/paper",
     "actors",
     "config",
-    "http/jinja",
+    "chat/jinja",
+    ("chat", "jobs"),
     "http",
     "bench",
     "app",
 ]
-ENGINE = ("model", "actors")  # folders (and their subfolders) checked for circles
-TOPS = ("model", "grammar", "actors", "config", "http", "bench", "app")
+TOPS = ("model", "grammar", "actors", "config", "chat", "jobs", "http", "bench", "app")
+# Serving code, and what it keeps apart from: the oracle and the paper's batch code.
+SERVING = ("actors", "config", "chat", "jobs", "http")
+NOT_SERVING = ("actors/paper",)
+APART = ("model/oracle/", "model/paper/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -50,8 +57,13 @@ def sources(root):
                     yield os.path.relpath(os.path.join(d, f), root)
 
 
+def serving(folder_):
+    inside = lambda tops: any(folder_ == t or folder_.startswith(t + "/") for t in tops)
+    return inside(SERVING) and not inside(NOT_SERVING)
+
+
 def main(root):
-    rank = {f: i for i, f in enumerate(ORDER)}
+    rank = {f: i for i, floor in enumerate(ORDER) for f in ((floor,) if isinstance(floor, str) else floor)}
     problems, edges = [], {}
     for path in sorted(sources(root)):
         with open(os.path.join(root, path), encoding="utf-8") as f:
@@ -68,8 +80,11 @@ def main(root):
                 problems.append(f"{path}: includes {inc}, outside the layout")
             elif rank[there] > rank[here]:
                 problems.append(f"{path}: includes {inc}, a folder above its own ({there}/ over {here}/)")
-            engine = all(x.split("/")[0] in ENGINE for x in (path, inc))
-            if engine and unit(inc) != unit(path):
+            elif rank[there] == rank[here] and there != here:
+                problems.append(f"{path}: includes {inc}, a folder beside its own on one floor ({there}/, {here}/)")
+            if serving(here) and inc.startswith(APART):
+                problems.append(f"{path}: includes {inc}, which serving code keeps apart from (the oracle, the paper)")
+            if unit(inc) != unit(path):
                 edges.setdefault(unit(path), set()).add(unit(inc))
     # Circles between units: a depth-first search that reports each back edge's loop once.
     state, stack, seen = {}, [], set()
@@ -95,7 +110,8 @@ def main(root):
     for p in problems:
         print(p)
     if not problems:
-        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} engine units")
+        print(f"layout: every include stays in its folder or goes down; no circle among {len(edges)} units; "
+              "serving includes neither the oracle nor the paper")
     return 1 if problems else 0
 
 

@@ -7,7 +7,7 @@
 
 #include "actors/scheduler/draft_length.h"
 #include "actors/scheduler/engine_config.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec::test {
 

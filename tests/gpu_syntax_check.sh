@@ -12,7 +12,7 @@ if [ ! -x "$check" ]; then
   exit 77
 fi
 cd "$src"
-files=(model/cuda_graphs.cpp model/step_runner.cpp)
+files=(model/cuda_graphs.cpp model/step_runner.cpp model/device_timeline_cuda.cpp model/device_timeline.cpp)
 echo "syntax-check -DEXSPEC_WITH_CUDA ${files[*]}"
 # The headers' own warnings (std::hardware_destructive_interference_size) are not ours.
 "$check" -DEXSPEC_WITH_CUDA -Wno-interference-size "${files[@]}"

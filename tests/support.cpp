@@ -1,7 +1,9 @@
 #include "tests/support.h"
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
+#include "model/bf16_weight.h"
 #include "model/int8_matmul.h"
 #include "model/runtime.h"
 
@@ -142,10 +144,10 @@ std::string kquant_gguf(const std::string& type, bool draft) {
 
 std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {
   const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
+  KVCache c = new_dense_cache(m, 1);
   if (T > 0)
-    m.forward(at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-              at::ones({1, T}, at::kLong), c, 0);
+    dense_forward(m, at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                  at::ones({1, T}, at::kLong), c, 0);
   std::vector<at::Tensor> out;
   for (int64_t l = 0; l < c.num_layers(); ++l) out.push_back(at::cat({c.keys(l)[0], c.values(l)[0]}, -1).to(at::kCPU));
   return out;
@@ -155,11 +157,11 @@ StoppingCase stopping_requests(const Decoder& target) {
   const auto prompts = mixed_prompts(16, 1, 20, target.config().vocab_size, 23);
   std::vector<SeqRequest> plain;
   for (const auto& p : prompts) plain.push_back(SeqRequest{p, 24, {}});
-  const int64_t eos = greedy_generate(target, plain, 1)[1].tokens.at(3);
+  const int64_t eos = plain_decode(target, plain, 1)[1].tokens.at(3);
   StoppingCase c;
   for (size_t i = 0; i < prompts.size(); ++i)
     c.requests.push_back(SeqRequest{prompts[i], 6 + static_cast<int64_t>(i * 7 % 19), {eos}});
-  c.want = greedy_generate(target, c.requests, 1);
+  c.want = plain_decode(target, c.requests, 1);
   size_t stops = 0;
   for (const auto& w : c.want) stops += w.finish == FinishReason::Stop;
   if (stops == 0 || stops == c.want.size()) throw std::logic_error("stopping_requests: every sequence ends the same way");

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/generation.h"
+#include "model/seq_request.h"
 #include "model/tools/make_model.h"
 
 namespace exspec {

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "model/decoder.h"
-#include "model/kv_cache.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/kv_cache.h"
 #include "model/kv_store.h"
 #include "tests/support.h"
 
@@ -88,15 +89,16 @@ at::Tensor left_padded(const Decoder& m, const std::vector<int64_t>& tokens, int
     const int64_t pad = T - static_cast<int64_t>(prompts[r].size());
     for (int64_t t = pad; t < T; ++t) ids[r * T + t] = prompts[r][t - pad], pos[r * T + t] = t - pad, mask[r * T + t] = 1;
   }
-  KVCache cache = m.new_cache(B);
-  at::Tensor first = m.forward(ids_of(ids).view({B, T}), ids_of(pos).view({B, T}), ids_of(mask).view({B, T}), cache);
+  KVCache cache = new_dense_cache(m, B);
+  at::Tensor first =
+      dense_forward(m, ids_of(ids).view({B, T}), ids_of(pos).view({B, T}), ids_of(mask).view({B, T}), cache);
   const int64_t n = static_cast<int64_t>(prompts[watch].size());
   std::vector<int64_t> next(B, 7), next_pos(B);
   for (int64_t r = 0; r < B; ++r) next_pos[r] = static_cast<int64_t>(prompts[r].size());
   next[watch] = tokens.back();
   at::Tensor m2 = ids_of(mask).view({B, T});
   m2 = at::cat({m2, at::ones({B, 1}, at::kLong)}, 1);
-  at::Tensor second = m.forward(ids_of(next).view({B, 1}), ids_of(next_pos).view({B, 1}), m2, cache);
+  at::Tensor second = dense_forward(m, ids_of(next).view({B, 1}), ids_of(next_pos).view({B, 1}), m2, cache);
   return at::cat({first[watch].narrow(0, T - n, n), second[watch]});
 }
 

@@ -1,4 +1,4 @@
-// The bfloat16 kernel (model/bf16_kernel.h), torch-free: the AVX-512 BF16 path gives the plain
+// The bfloat16 kernel (model/kernels/bf16_kernel.h), torch-free: the AVX-512 BF16 path gives the plain
 // path's bits (so the plain path states the instruction's arithmetic); a row's output is the same
 // bits alone and at any place in any batch and over any split of the columns; the product is
 // within bfloat16's rounding of the float64 product.
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "model/bf16_kernel.h"
-#include "model/half_float.h"
+#include "model/kernels/bf16_kernel.h"
+#include "model/kernels/half_float.h"
 #include "tests/random_values.h"
 
 using namespace exspec;

@@ -1,5 +1,6 @@
-// The step cost model's calibration (model/tools/calibrate.h): forwards timed on the path a mode
-// runs, where the roles run them, and the draft's agreement with the target's own text.
+// The step cost model's calibration (model/tools/calibrate.h, the paper's modes'
+// model/paper/paper_timings.h): forwards timed on the path a mode runs, where the roles run them,
+// and the draft's agreement with the target's own text.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "model/decoder.h"
+#include "model/paper/paper_timings.h"
 #include "model/tools/calibrate.h"
 #include "tests/support.h"
 
@@ -14,7 +16,7 @@ using namespace exspec;
 
 CATCH_TEST_CASE("calibration: timings grow with the work, the overlap share is a share", "[calibration]") {
   auto m = Decoder::load(test::model_dir("llama"), {at::kFloat, test::device()});
-  for (ForwardPath path : {ForwardPath::Slots, ForwardPath::Dense}) {
+  for (const ForwardPath& path : {ForwardPath(slots_forward), ForwardPath(dense_forward_run)}) {
     const double one = time_forward(*m, 1, 1, 16, 2, path), many = time_forward(*m, 16, 64, 16, 2, path);
     CATCH_CHECK(one > 0);
     CATCH_CHECK(many > one);  // 1024 tokens against 1

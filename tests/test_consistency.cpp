@@ -7,7 +7,7 @@
 #include "model/checkpoint.h"
 #include "model/tools/consistency.h"
 #include "model/decoder.h"
-#include "model/kv_cache.h"
+#include "model/oracle/kv_cache.h"
 #include "tests/support.h"
 
 using namespace exspec;

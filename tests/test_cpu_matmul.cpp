@@ -6,7 +6,8 @@
 #include <ATen/ATen.h>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
 #include "model/linear.h"
 #include "model/onednn_matmul.h"
 #include "tests/support.h"
@@ -140,16 +141,16 @@ CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, gr
       for (const auto& p : prompts) {
         const int64_t T = static_cast<int64_t>(p.size());
         auto logits = [&](const Decoder& m) {
-          KVCache c = m.new_cache(1);
-          return m.forward(at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                           at::ones({1, T}, at::kLong), c);
+          KVCache c = new_dense_cache(m, 1);
+          return dense_forward(m, at::tensor(p, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                               at::ones({1, T}, at::kLong), c);
         };
         CATCH_CHECK(rel_diff(logits(*packed), logits(*ref)) < 1e-4);
         SeqRequest r;
         r.prompt = p, r.max_tokens = 24;
-        const auto want = greedy_generate(*plain, {r})[0].tokens;
+        const auto want = plain_decode(*plain, {r})[0].tokens;
         CATCH_CHECK(want.size() == 24);
-        CATCH_CHECK(greedy_generate(*packed, {r})[0].tokens == want);
+        CATCH_CHECK(plain_decode(*packed, {r})[0].tokens == want);
       }
     }
   }

@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/padding.h"
 #include "model/rope.h"
 #include "tests/support.h"
 
@@ -19,8 +20,8 @@ at::Tensor ids_of(const std::vector<int64_t>& v) { return at::tensor(v, at::kLon
 // Logits of one sequence alone, no padding, full recomputation: [T, V].
 at::Tensor alone(const Decoder& m, const std::vector<int64_t>& seq) {
   const int64_t T = static_cast<int64_t>(seq.size());
-  KVCache c = m.new_cache(1);
-  return m.forward(ids_of(seq), at::arange(T, at::kLong).view({1, T}), at::ones({1, T}, at::kLong), c)[0];
+  KVCache c = new_dense_cache(m, 1);
+  return dense_forward(m, ids_of(seq), at::arange(T, at::kLong).view({1, T}), at::ones({1, T}, at::kLong), c)[0];
 }
 
 double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
@@ -33,8 +34,8 @@ CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64
       auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(6, 1, 13, m->config().vocab_size, 7);
       PaddedBatch pb = left_pad(prompts, 0, at::kCPU);
-      KVCache c = m->new_cache(6);
-      at::Tensor logits = m->forward(pb.ids, pb.positions, pb.mask, c);
+      KVCache c = new_dense_cache(*m, 6);
+      at::Tensor logits = dense_forward(*m, pb.ids, pb.positions, pb.mask, c);
       const int64_t T = pb.ids.size(1);
       double worst = 0;
       for (size_t i = 0; i < prompts.size(); ++i) {
@@ -59,10 +60,10 @@ CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float
         tails.emplace_back(p.end() - 4, p.end());
       }
       PaddedBatch pb = left_pad(heads, 0, at::kCPU);
-      KVCache c = m->new_cache(3, 4);  // small capacity: growth happens on the way
+      KVCache c = new_dense_cache(*m, 3, 4);  // small capacity: growth happens on the way
       at::Tensor mask = pb.mask;
       at::Tensor pos = mask.sum(1, true);
-      m->forward(pb.ids, pb.positions, mask, c);
+      dense_forward(*m, pb.ids, pb.positions, mask, c);
       const int64_t T0 = pb.ids.size(1);
       std::vector<at::Tensor> step_logits;
       int64_t done = 0;
@@ -72,7 +73,7 @@ CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float
         at::Tensor ids = at::tensor(flat, at::kLong).view({3, chunk});
         at::Tensor p = pos + at::arange(chunk, at::kLong).view({1, chunk});
         mask = at::cat({mask, at::ones({3, chunk}, at::kLong)}, 1);
-        step_logits.push_back(m->forward(ids, p, mask, c));
+        step_logits.push_back(dense_forward(*m, ids, p, mask, c));
         pos = pos + chunk;
         done += chunk;
       }
@@ -91,8 +92,8 @@ CATCH_TEST_CASE("KV cache truncate and row selection keep the right contents", "
   auto m = Decoder::load(test::model_dir("llama"), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(4, 6, 6, m->config().vocab_size, 3);
   PaddedBatch pb = left_pad(prompts, 0, at::kCPU);
-  KVCache c = m->new_cache(4);
-  m->forward(pb.ids, pb.positions, pb.mask, c);
+  KVCache c = new_dense_cache(*m, 4);
+  dense_forward(*m, pb.ids, pb.positions, pb.mask, c);
   KVCache sel = c.select_rows(at::tensor(std::vector<int64_t>{2, 0}, at::kLong));
   CATCH_CHECK(sel.batch() == 2);
   CATCH_CHECK(at::equal(sel.keys(1)[0], c.keys(1)[2]));
@@ -145,8 +146,8 @@ CATCH_TEST_CASE("bfloat16 and float16 forwards with padding run and stay finite"
     auto m = Decoder::load(test::model_dir("llama"), {dt, test::device()});
     auto prompts = test::mixed_prompts(4, 1, 9, m->config().vocab_size, 13);
     PaddedBatch pb = left_pad(prompts, 0, at::kCPU);  // padding: the mask's fill value must fit the dtype
-    KVCache c = m->new_cache(4);
-    at::Tensor logits = m->forward(pb.ids, pb.positions, pb.mask, c);
+    KVCache c = new_dense_cache(*m, 4);
+    at::Tensor logits = dense_forward(*m, pb.ids, pb.positions, pb.mask, c);
     CATCH_CHECK(std::isfinite(logits.abs().max().item<double>()));
   }
 }

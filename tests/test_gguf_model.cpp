@@ -11,9 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/support.h"
 
@@ -44,9 +45,9 @@ std::string to_gguf(const std::string& hf_dir, const std::string& type, const st
 
 at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
   const int64_t T = static_cast<int64_t>(prompt.size());
-  KVCache c = m.new_cache(1);
-  return m.forward(at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                   at::ones({1, T}, at::kLong), c);
+  KVCache c = new_dense_cache(m, 1);
+  return dense_forward(m, at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                       at::ones({1, T}, at::kLong), c);
 }
 
 std::vector<SeqRequest> requests(int64_t vocab) {
@@ -126,8 +127,8 @@ CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and it
       // (rope_freqs), served as such: the rotation differs in the last bits.
       if (std::string(arch) == "llama") CATCH_CHECK(at::allclose(a, b, 1e-5, 1e-5));
       else CATCH_CHECK(at::equal(a, b));
-      std::vector<SeqResult> x = greedy_generate(*hf, requests(hf->config().vocab_size), 4),
-                             y = greedy_generate(*gg, requests(hf->config().vocab_size), 4);
+      std::vector<SeqResult> x = plain_decode(*hf, requests(hf->config().vocab_size), 4),
+                             y = plain_decode(*gg, requests(hf->config().vocab_size), 4);
       for (size_t k = 0; k < x.size(); ++k) CATCH_CHECK(x[k].tokens == y[k].tokens);
     }
   }

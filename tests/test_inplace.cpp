@@ -14,7 +14,8 @@
 #include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
 #include "model/inplace.h"
 #include "actors/scheduler/slot_table.h"
 #include "model/runtime.h"
@@ -62,7 +63,7 @@ CATCH_TEST_CASE("in place: each row's keys and values in the store equal the row
   auto draft = load64(truncated_draft());
   KVStore ts = target->new_store(6, 80), ds = draft->new_store(6, 80);
   SlotTable slots(6);
-  InplaceModels m{target.get(), &ts, draft.get(), &ds};
+  ModelSet m{target.get(), &ts, draft.get(), &ds};
   auto prompts = test::mixed_prompts(6, 1, 14, target->config().vocab_size, 17);
   std::vector<SlotRow> seqs;
   auto join = [&](const std::vector<int64_t>& prompt) {
@@ -140,9 +141,9 @@ CATCH_TEST_CASE("in place: a forward over right-padded rows gives each row its o
     at::Tensor got = target->forward_slots(at::tensor(ids, at::kLong).view({3, T}), spans, store, kind);
     for (size_t b = 0; b < 3; ++b) {
       const int64_t n = counts[b];
-      KVCache c = target->new_cache(1);
-      at::Tensor want = target->forward(at::tensor(prompts[b], at::kLong).view({1, n}),
-                                        at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
+      KVCache c = new_dense_cache(*target, 1);
+      at::Tensor want = dense_forward(*target, at::tensor(prompts[b], at::kLong).view({1, n}),
+                                      at::arange(n, at::kLong).view({1, n}), at::ones({1, n}, at::kLong), c)[0];
       at::Tensor row = kind == Decoder::Logits::All ? got[b].narrow(0, 0, n) : got[b];
       if (kind == Decoder::Logits::Last) want = want.narrow(0, n - 1, 1);
       CATCH_CHECK((row - want).abs().max().item<double>() < 1e-9);
@@ -163,7 +164,7 @@ CATCH_TEST_CASE("in place: the store refuses what does not fit", "[inplace]") {
   CATCH_CHECK(slots.acquire() == 0);  // the lowest free slot again
   slots.release(0);
   CATCH_CHECK_THROWS_AS(slots.release(0), std::logic_error);  // a slot is released once
-  InplaceModels m{target.get(), &ts};
+  ModelSet m{target.get(), &ts};
   SlotRow s{1, std::vector<int64_t>(12, 5)};  // 11 tokens to store in a slot of 8
   CATCH_CHECK_THROWS_AS(prefill_chunk(m, {&s}, 64), std::length_error);
   CATCH_CHECK(s.target_len == 0);  // nothing was counted
@@ -287,7 +288,7 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
   prompts.push_back(test::mixed_prompts(1, 300, 300, target->config().vocab_size, 43)[0]);
   auto reqs = requests_of(prompts, 40);
   reqs.back().max_tokens = 12;
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
   SequentialDriver engine(target, draft, inplace_config(8, 9, 3, 32));
   Timeline t;
   t.arrive_at.assign(reqs.size(), 0);
@@ -302,7 +303,7 @@ CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled 
 CATCH_TEST_CASE("in place without a draft: requests arriving while others decode join their steps", "[inplace][oracle]") {
   auto target = load64(test::model_dir("llama"));
   auto reqs = requests_of(test::mixed_prompts(4, 3, 9, target->config().vocab_size, 53), 24);
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
   EngineConfig c = inplace_config(4, 4, 1, 64);
   SequentialDriver engine(target, nullptr, c);
   Timeline t;
@@ -323,7 +324,7 @@ CATCH_TEST_CASE("in place: rows left apart by ragged finishes move into consecut
   auto draft = load64(truncated_draft());
   auto reqs = requests_of(test::mixed_prompts(12, 2, 12, target->config().vocab_size, 59), 0);
   for (size_t i = 0; i < reqs.size(); ++i) reqs[i].max_tokens = static_cast<int64_t>(3 + (i * 7) % 17);  // ragged
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
   for (const std::shared_ptr<const Decoder>& d : {draft, std::shared_ptr<const Decoder>()}) {
     RunStats with, without;
     for (bool moves : {true, false}) {
@@ -348,7 +349,7 @@ CATCH_TEST_CASE("in place: a full store makes sequences wait, cancelled ones fre
   auto draft = load64(truncated_draft());
   auto prompts = test::mixed_prompts(10, 1, 16, target->config().vocab_size, 47);
   auto reqs = requests_of(prompts, 20);
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
   SequentialDriver engine(target, draft, inplace_config(3, 4, 2, 6));
   Timeline ev;
   ev.cancel_at[1] = 12;  // live, mid-decode

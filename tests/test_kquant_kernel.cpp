@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "model/half_float.h"
+#include "model/kernels/half_float.h"
 #include "model/kernels/kquant_kernel.h"
 #include "tests/random_values.h"
 

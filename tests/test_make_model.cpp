@@ -6,7 +6,8 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
 #include "model/io_util.h"
 #include "tests/support.h"
 
@@ -54,16 +55,16 @@ CATCH_TEST_CASE("damping later layers makes a one-layer draft agree often, an un
   auto prompts = test::mixed_prompts(8, 4, 16, t->config().vocab_size, 21);
   std::vector<SeqRequest> reqs;
   for (auto& p : prompts) reqs.push_back(SeqRequest{p, 24, {}});
-  auto outs = greedy_generate(*t, reqs, 8);
+  auto outs = plain_decode(*t, reqs, 8);
   auto agreement = [&](const Decoder& m) {
     int64_t agree = 0, total = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
       std::vector<int64_t> seq = prompts[i];
       seq.insert(seq.end(), outs[i].tokens.begin(), outs[i].tokens.end() - 1);
       const int64_t T = static_cast<int64_t>(seq.size()), n = static_cast<int64_t>(outs[i].tokens.size());
-      KVCache c = m.new_cache(1);
-      at::Tensor logits = m.forward(at::tensor(seq, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
-                                    at::ones({1, T}, at::kLong), c, n)[0];
+      KVCache c = new_dense_cache(m, 1);
+      at::Tensor logits = dense_forward(m, at::tensor(seq, at::kLong).view({1, T}),
+                                        at::arange(T, at::kLong).view({1, T}), at::ones({1, T}, at::kLong), c, n)[0];
       at::Tensor pred = logits.argmax(-1);
       at::Tensor want = at::tensor(outs[i].tokens, at::kLong);
       agree += pred.eq(want).sum().item<int64_t>();

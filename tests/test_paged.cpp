@@ -7,7 +7,7 @@
 #include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "tests/support.h"
 
@@ -24,7 +24,7 @@ void preemption_sweep(const std::shared_ptr<const Decoder>& target, const std::s
     reqs.push_back(SeqRequest{prompts[i], 10, {}});
     if (i % 3 == 1) reqs.back().sampling.temperature = 0.8, reqs.back().sampling.seed = 11 + i;
   }
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   int64_t preempted = 0, gathered = 0;
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
     for (int64_t block : {1, 4}) {
@@ -120,7 +120,7 @@ CATCH_TEST_CASE("in place: a prefix cached in another slot's blocks is copied in
   // takes the slot whose blocks hold it; the others find it in a taken slot's row and have it
   // copied into the blocks of free slots that cache nothing.
   const Workload w = shared_prompt(target->config().vocab_size, 97, 4, 2, 4, 12, 40);
-  const auto want = greedy_generate(*target, w.reqs, 1);
+  const auto want = plain_decode(*target, w.reqs, 1);
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
     EngineConfig c = paged(8);
     c.adaptive_k = false;
@@ -144,7 +144,7 @@ CATCH_TEST_CASE("in place: newcomers take the blocks a running sequence has stor
   // were published after its prefill, so they are found without waiting for it to end.
   Workload w = shared_prompt(target->config().vocab_size, 101, 3, 1, 80, 10, 4);
   w.reqs[2].sampling.temperature = 0.9, w.reqs[2].sampling.seed = 5;
-  const auto want = greedy_generate(*target, w.reqs, 1);
+  const auto want = plain_decode(*target, w.reqs, 1);
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
     for (bool cache : {true, false}) {
       EngineConfig c = paged(4);

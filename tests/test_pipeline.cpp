@@ -13,7 +13,7 @@
 #include "actors/collector.h"
 #include "actors/engine.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "tests/random_draft_length.h"
 #include "tests/support.h"
 
@@ -104,7 +104,7 @@ namespace {
 void pipeline_oracle(const std::string& arch) {
   auto target = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
   auto prompts = test::mixed_prompts(24, 1, 18, target->config().vocab_size, 41);
-  auto plain = greedy_generate(*target, [&] {
+  auto plain = plain_decode(*target, [&] {
     std::vector<SeqRequest> r;
     for (auto& p : prompts) r.push_back(SeqRequest{p, 20, {}});
     return r;
@@ -112,7 +112,7 @@ void pipeline_oracle(const std::string& arch) {
   const int64_t eos = plain[2].tokens.at(4);
   std::vector<SeqRequest> reqs;
   for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(SeqRequest{prompts[i], 4 + static_cast<int64_t>(i * 5 % 17), {eos}});
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
 
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, true}, Case{Mode::ExSpec, 4, 3, true},
@@ -300,7 +300,7 @@ void never_agrees(Mode mode) {
   const RunStats before = engine->stats().totals;
   const std::vector<SeqResult> got = run(reqs);
   const RunStats d = diff(engine->stats().totals, before);
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(got[i].tokens == want[i].tokens);
 
   CATCH_CHECK(engine->stats().speculation.acceptance < 0.25);

@@ -8,7 +8,7 @@
 #include "actors/scheduler/engine_config.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "tests/support.h"
 
@@ -36,7 +36,7 @@ Conversations conversations(const Decoder& target, int C, int T, bool sampled) {
     for (size_t i = 0; i < turn.size(); ++i) {
       if (sampled && i % 2 == 0) turn[i].sampling.temperature = 0.9, turn[i].sampling.seed = 40 + 7 * t + i;
     }
-    const auto got = greedy_generate(target, turn, 1);
+    const auto got = plain_decode(target, turn, 1);
     for (size_t i = 0; i < turn.size(); ++i) {
       w.requests.push_back(turn[i]);
       w.want.push_back(got[i]);
@@ -120,7 +120,7 @@ CATCH_TEST_CASE("in place: the same prompts again, whole in their slots, decode 
   std::vector<SeqRequest> reqs;
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, 4, {}});
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, 12, {}});
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   for (const auto& d : {std::shared_ptr<const Decoder>{}, draft}) {
     for (bool adaptive : {false, true}) {
       EngineConfig c;

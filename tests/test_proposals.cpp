@@ -8,7 +8,7 @@
 #include "actors/scheduler/proposer.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "tests/support.h"
 
@@ -81,7 +81,7 @@ void lookup_sweep(const std::shared_ptr<const Decoder>& target) {
   int64_t looked_up = 0, accepted = 0;
   for (bool sampled : {false, true}) {
     const auto reqs = workload(*target, sampled);
-    const auto want = greedy_generate(*target, reqs, 1);
+    const auto want = plain_decode(*target, reqs, 1);
     for (int64_t B : {1, 2, 3, 8, 16}) {
       for (int64_t K : {1, 3, -1}) {  // fixed K, or adaptive
         SequentialDriver engine(target, nullptr, config(B, K, Speculate::Ngram));
@@ -103,7 +103,7 @@ void lookup_sweep(const std::shared_ptr<const Decoder>& target) {
 void prediction_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
   for (bool sampled : {false, true}) {
     auto reqs = workload(*target, sampled);
-    const auto want = greedy_generate(*target, reqs, 1);
+    const auto want = plain_decode(*target, reqs, 1);
     predict(reqs, want, target->config().vocab_size);
     struct Server {
       const char* name;

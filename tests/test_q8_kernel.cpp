@@ -1,4 +1,4 @@
-// The int8 kernel (model/q8_kernel.h), torch-free: every instruction-set path this CPU has gives
+// The int8 kernel (model/kernels/q8_kernel.h), torch-free: every instruction-set path this CPU has gives
 // the plain C++ path's bits; a row's output is the same bits alone, at any place in any batch,
 // beside any other rows, and over any split of the columns (the threads); the product is within
 // Q8_0's rounding of the float64 product; the float16 conversions are exact.
@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "model/half_float.h"
-#include "model/q8_kernel.h"
+#include "model/kernels/half_float.h"
+#include "model/kernels/q8_kernel.h"
 #include "tests/random_values.h"
 
 using namespace exspec;

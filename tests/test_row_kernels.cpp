@@ -1,4 +1,4 @@
-// The per-row kernels (model/row_ops.h, model/attention_kernel.h), torch-free: each within its
+// The per-row kernels (model/kernels/row_ops.h, model/kernels/attention_kernel.h), torch-free: each within its
 // dtype's rounding of a float64 reference, and attention's result for a query the same bits
 // whatever the other queries, the padding before its keys, the blocked keys and the strides.
 #include <catch2/catch.hpp>
@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "model/attention_kernel.h"
-#include "model/fast_exp.h"
-#include "model/half_float.h"
-#include "model/row_ops.h"
+#include "model/kernels/attention_kernel.h"
+#include "model/kernels/fast_exp.h"
+#include "model/kernels/half_float.h"
+#include "model/kernels/row_ops.h"
 #include "tests/random_values.h"
 
 using namespace exspec;

@@ -8,6 +8,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 #include "model/io_util.h"
 #include "model/safetensors.h"
 #include "tests/support.h"
@@ -63,21 +64,21 @@ CATCH_TEST_CASE("checkpoints stored in f16/bf16/f64 and sharded load to the same
   at::Tensor ids = at::tensor(std::vector<int64_t>{3, 1, 4, 1, 5}, at::kLong).view({1, 5});
   at::Tensor pos = at::arange(5, at::kLong).view({1, 5});
   at::Tensor mask = at::ones({1, 5}, at::kLong);
-  KVCache c0 = ref->new_cache(1);
-  at::Tensor want = ref->forward(ids, pos, mask, c0);
+  KVCache c0 = new_dense_cache(*ref, 1);
+  at::Tensor want = dense_forward(*ref, ids, pos, mask, c0);
 
   o.shards = 3;
   auto sharded = Decoder::load(test::model_dir(o), {at::kDouble, at::kCPU});
-  KVCache c1 = sharded->new_cache(1);
-  CATCH_CHECK(at::equal(sharded->forward(ids, pos, mask, c1), want));
+  KVCache c1 = new_dense_cache(*sharded, 1);
+  CATCH_CHECK(at::equal(dense_forward(*sharded, ids, pos, mask, c1), want));
   CATCH_CHECK(fs::exists(test::model_dir(o) + "/model.safetensors.index.json"));
 
   o.shards = 1;
   for (const char* dt : {"float64", "float16", "bfloat16"}) {
     o.dtype = dt;
     auto m = Decoder::load(test::model_dir(o), {at::kDouble, at::kCPU});
-    KVCache c = m->new_cache(1);
-    at::Tensor got = m->forward(ids, pos, mask, c);
+    KVCache c = new_dense_cache(*m, 1);
+    at::Tensor got = dense_forward(*m, ids, pos, mask, c);
     const double tol = std::string(dt) == "float64" ? 1e-6 : 0.05;  // weights rounded to 16 bits
     CATCH_CHECK((got - want).abs().max().item<double>() < tol);
   }

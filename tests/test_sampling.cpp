@@ -12,7 +12,8 @@
 #include "actors/collector.h"
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "model/sampling.h"
 #include "tests/support.h"
@@ -35,10 +36,10 @@ const std::string& truncated_draft() {
 // The logits of every position of `tokens`, one plain forward without cache reuse: [T, V] float64.
 at::Tensor all_logits(const Decoder& m, const std::vector<int64_t>& tokens) {
   const int64_t T = static_cast<int64_t>(tokens.size());
-  KVCache c = m.new_cache(1);
+  KVCache c = new_dense_cache(m, 1);
   at::Tensor ids = at::tensor(tokens, at::kLong).view({1, T}).to(m.device());
   at::Tensor pos = at::arange(T, at::kLong).view({1, T}).to(m.device());
-  return m.forward(ids, pos, at::ones({1, T}, at::kLong).to(m.device()), c, -1)[0].to(at::kCPU, at::kDouble).contiguous();
+  return dense_forward(m, ids, pos, at::ones({1, T}, at::kLong).to(m.device()), c, -1)[0].to(at::kCPU, at::kDouble).contiguous();
 }
 
 // Chi-square statistic of counts against probabilities; bins expecting fewer than 5 are merged.
@@ -217,9 +218,9 @@ std::vector<SeqRequest> sampled_requests(const Decoder& target, const std::vecto
 // seeds, token for token, logprobs included.
 void sampling_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
   // EOS: a token that plain sampling emits early for one sequence, so rows stop mid-batch.
-  const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const int64_t eos = plain_decode(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
   const auto reqs = sampled_requests(*target, {eos});
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   int stops = 0;
   for (const auto& w : want) stops += w.finish == FinishReason::Stop;
   CATCH_REQUIRE(stops > 0);
@@ -229,7 +230,7 @@ void sampling_sweep(const std::shared_ptr<const Decoder>& target, const std::sha
   CATCH_REQUIRE(want[1].tokens.size() < 6);
   CATCH_CHECK(want[n0 - 1].tokens.size() >= 6);
   for (size_t j = 0; j < 6 && j < want[n0 - 1].tokens.size(); ++j) CATCH_CHECK(want[n0 - 1].tokens[j] != eos);
-  const auto batched = greedy_generate(*target, reqs, 5);  // batched plain sampling too
+  const auto batched = plain_decode(*target, reqs, 5);  // batched plain sampling too
   for (size_t i = 0; i < reqs.size(); ++i) CATCH_CHECK(batched[i].tokens == want[i].tokens);
 
   for (Mode mode : {Mode::NonSpec, Mode::EqSpec, Mode::ExSpec, Mode::InPlace}) {
@@ -280,9 +281,9 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
 CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle][inplace]") {
   auto target = load64(test::model_dir("llama"));
   auto draft = load64(truncated_draft());
-  const int64_t eos = greedy_generate(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const int64_t eos = plain_decode(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
   const auto reqs = sampled_requests(*target, {eos});
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   for (int64_t B : {1, 3, 8, 16}) {
     for (int64_t K : {0, 1, 3, 5, -1}) {  // 0: no draft, plain steps
       EngineConfig c;
@@ -315,7 +316,7 @@ CATCH_TEST_CASE("logprobs are the target's log-softmax of its raw logits", "[sam
   r.sampling.temperature = 0.8;
   r.sampling.seed = 4;
   r.sampling.logprobs = 3;
-  auto got = greedy_generate(*target, {r}, 1)[0];
+  auto got = plain_decode(*target, {r}, 1)[0];
   CATCH_REQUIRE(got.logprobs.size() == got.tokens.size());
   std::vector<int64_t> all = r.prompt;
   all.insert(all.end(), got.tokens.begin(), got.tokens.end());
@@ -336,7 +337,7 @@ CATCH_TEST_CASE("the actor pipeline samples exactly as plain sampling, logprobs 
   using namespace std::chrono_literals;
   auto target = load64(test::model_dir("llama"));
   const auto reqs = sampled_requests(*target, target->config().eos_ids);  // the engine's default EOS
-  const auto want = greedy_generate(*target, reqs, 1);
+  const auto want = plain_decode(*target, reqs, 1);
   struct Case { Mode mode; int64_t B, K; bool overlap; };
   for (Case c : {Case{Mode::NonSpec, 4, 0, true}, Case{Mode::EqSpec, 3, 3, false}, Case{Mode::ExSpec, 4, 3, true},
                  Case{Mode::ExSpec, 8, -1, true}, Case{Mode::InPlace, 4, 3, true}, Case{Mode::InPlace, 8, -1, true}}) {

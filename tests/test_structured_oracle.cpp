@@ -3,7 +3,7 @@
 // (greedy and seeded, B 1-16, K fixed and adaptive, constrained and free rows in one batch,
 // pre-emption, the prefix cache); and every constrained output that ended is valid against its
 // schema by Debian's python3-jsonschema. The reference masks each position's logits with a matcher
-// fed only the tokens before it (model/greedy.cpp).
+// fed only the tokens before it (model/oracle/plain_decode.cpp).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -15,7 +15,7 @@
 #include "model/tokenizer/grammar_vocab.h"
 #include "model/constrained.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "tests/grammar/support.h"
 #include "tests/support.h"
 
@@ -69,7 +69,7 @@ Workload workload(const Decoder& target, bool sampled) {
     w.reqs.push_back(std::move(q));
     w.schema.push_back(s);
   }
-  w.want = greedy_generate(target, w.reqs, 1);
+  w.want = plain_decode(target, w.reqs, 1);
   return w;
 }
 
@@ -129,7 +129,7 @@ CATCH_TEST_CASE("structured output: the plain reference masks, and its outputs a
     // Enough outputs ended inside their grammar for the validation to mean something.
     CATCH_CHECK(validate(w) >= 6);
     // Batched plain decoding under the grammar equals batch 1.
-    check_equal(greedy_generate(*target, w.reqs, 5), w.want);
+    check_equal(plain_decode(*target, w.reqs, 5), w.want);
   }
 }
 

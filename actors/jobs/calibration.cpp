@@ -9,13 +9,14 @@
 namespace exspec {
 
 void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft, int64_t max_rows, int64_t max_k,
-               bool in_place, ForwardThreads threads) {
-  const ForwardPath path = in_place ? ForwardPath::Slots : ForwardPath::Dense;
+               const ModeTimings& mode, ForwardThreads threads) {
+  const ForwardPath& path = mode.forward;
   auto verify = [&](int64_t rows, int64_t tokens, int64_t ctx) {
     costs.observe_target_forward(rows, tokens, ctx, time_forward(target, rows, tokens, ctx, 2, path, threads.target));
   };
   auto drafting = [&](int64_t rows, int64_t tokens, int64_t ctx) {
-    costs.observe_draft_forward(rows, tokens, ctx, time_forward(*draft, rows, tokens, ctx, 2, path, threads.draft, true));
+    costs.observe_draft_forward(rows, tokens, ctx,
+                                time_forward(*draft, rows, tokens, ctx, 2, path, threads.draft, true));
   };
   const int64_t max_pos = std::max<int64_t>(16, target.config().max_position_embeddings);
   const int64_t long_ctx = std::min<int64_t>(256, max_pos / 2), short_ctx = std::min<int64_t>(32, long_ctx / 2);
@@ -34,18 +35,19 @@ void calibrate(StepCostModel& costs, const Decoder& target, const Decoder* draft
         if (tokens < tokens_hi) verify(rows, tokens, ctx);
       // The draft catching up a prompt's worth of tokens (lazy draft prefill, after plain steps).
       if (draft) drafting(rows, catch_up, ctx);
-      // Both models' caches are copied by a repad and gathered by a realignment; in place there
-      // is neither, and seeding their cost would make every drafting step look dearer than it is.
-      if (in_place || !draft) continue;
-      costs.observe_copy(rows, ctx, time_repad(target, rows, ctx) + time_repad(*draft, rows, ctx));
-      costs.observe_gather(rows, ctx, time_realign(target, rows, ctx) + time_realign(*draft, rows, ctx));
+      // The paper's modes copy both models' caches by a repad and gather them by a realignment;
+      // in place there is neither (mode.copy and mode.gather are null), and seeding their cost
+      // would make every drafting step look dearer than it is.
+      if (!draft) continue;
+      if (mode.copy) costs.observe_copy(rows, ctx, mode.copy(target, rows, ctx) + mode.copy(*draft, rows, ctx));
+      if (mode.gather) costs.observe_gather(rows, ctx, mode.gather(target, rows, ctx) + mode.gather(*draft, rows, ctx));
     }
     if (rows_hi == 1) break;
   }
 }
 
 std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Decoder& target, const Decoder* draft,
-                                               bool pipelined, ForwardThreads threads) {
+                                               bool pipelined, const ModeTimings& mode, ForwardThreads threads) {
   // Without a draft model (prompt lookup) drafting costs no forward: only the target is priced.
   if (!drafts(c) || (!draft && c.speculate != Speculate::Ngram)) return nullptr;
   DraftLengthSettings s;
@@ -56,8 +58,7 @@ std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Deco
   s.pipelined = pipelined;
   auto p = std::make_shared<DraftLengthPolicy>(s);
   if (s.adaptive) {
-    const bool in_place = c.mode == Mode::InPlace;
-    calibrate(p->costs(), target, draft, c.batch_size, s.k_max, in_place, threads);
+    calibrate(p->costs(), target, draft, c.batch_size, s.k_max, mode, threads);
     if (!draft) return p;  // lookup's agreement is the workload's: learned per request
     const AgreementSample a = measure_agreement(target, *draft);
     p->seed_acceptance(static_cast<double>(a.agreed), static_cast<double>(a.positions));
@@ -65,7 +66,7 @@ std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Deco
       p->seed_serial_share(overlap_serial_share(target, *draft, std::max<int64_t>(1, c.batch_size),
                                                 std::clamp<int64_t>(c.draft_tokens, 1, std::max<int64_t>(1, s.k_max)),
                                                 std::min<int64_t>(128, target.config().max_position_embeddings / 2), 2,
-                                                in_place ? ForwardPath::Slots : ForwardPath::Dense, threads));
+                                                mode.forward, threads));
   }
   return p;
 }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/scheduler/scheduler.h"
 #include "model/decoder.h"
 #include "model/inplace.h"
 #include "model/kv_store.h"
@@ -42,7 +41,7 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
     // target's chunk from the plan's): the chunk rule sees the same lengths, so it picks the
     // same chunk the verifier will.
     std::vector<SlotRow> rows = plan.rows;
-    prefill_chunk(InplaceModels{&draft, store}, pointers<SlotRow>(rows), plan.chunk);
+    prefill_chunk(ModelSet{&draft, store}, pointers<SlotRow>(rows), plan.chunk);
     // In the target's place the draft's store advanced target_len: what it holds now.
     for (const SlotRow& r : rows) drafted.push_back(r.target_len);
   });
@@ -53,7 +52,7 @@ void ChunkJob::draft(const Decoder& draft, KVStore* store) {
 void ChunkJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.seconds, "prefill", [&] {
     if (!store) throw std::logic_error("an in-place prefill without the target's store");
-    prefill_chunk(InplaceModels{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk, plan.prompt_logprobs,
+    prefill_chunk(ModelSet{&target, store}, pointers<SlotRow>(plan.rows), plan.chunk, plan.prompt_logprobs,
                   plan.prompt_logprobs >= 0 ? &outcome.prompt_logprobs : nullptr);
     for (size_t i = 0; i < plan.rows.size(); ++i) {
       const SlotRow& r = plan.rows[i];
@@ -73,7 +72,7 @@ void StepJob::assemble(const Models& m) {
 void StepJob::draft(const Decoder& draft, KVStore* store) {
   timed(outcome.error, outcome.times.draft_s, "drafting", [&] {
     if (!store) throw std::logic_error("an in-place step without the draft's store");
-    const InplaceModels m{nullptr, nullptr, &draft, store};
+    const ModelSet m{nullptr, nullptr, &draft, store};
     drafted = draft_inplace(m, pointers<const SlotRow>(plan.rows), plan.k, plan.sampling);
   });
 }
@@ -110,25 +109,12 @@ void StepJob::run_target(const Decoder& target, KVStore* store) {
   timed(outcome.error, outcome.times.verify_s, "verification", [&] {
     if (!store) throw std::logic_error("an in-place step without the target's store");
     settle_drafts(*this);
-    const InplaceModels m{&target, store};
+    const ModelSet m{&target, store};
     verified = verify_inplace(m, pointers<const SlotRow>(plan.rows), drafted, plan.sampling);
     commit_inplace(pointers<SlotRow>(plan.rows), verified, drafted.size(1), agree);
     take_verified(verified, outcome);
     for (const SlotRow& r : plan.rows) outcome.stored.push_back(r.stored());
   });
-}
-
-std::shared_ptr<Job> Scheduler::next() {
-  Work w = plan();
-  if (auto* p = std::get_if<PrefillPlan>(&w)) return std::make_shared<ChunkJob>(std::move(*p));
-  if (auto* s = std::get_if<StepPlan>(&w)) return std::make_shared<StepJob>(std::move(*s));
-  return nullptr;
-}
-
-void Scheduler::done(std::shared_ptr<Job> job) {
-  if (auto* c = dynamic_cast<ChunkJob*>(job.get())) return prefilled(std::move(c->outcome));
-  if (auto* s = dynamic_cast<StepJob*>(job.get())) return complete(std::move(s->outcome));
-  throw std::logic_error("Scheduler: a job it did not plan");
 }
 
 }  // namespace exspec

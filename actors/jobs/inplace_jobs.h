@@ -7,7 +7,9 @@
 #include <ATen/core/Tensor.h>
 
 #include "actors/jobs/job.h"
+#include "actors/jobs/job_planner.h"
 #include "actors/scheduler/plan.h"
+#include "actors/scheduler/scheduler.h"
 #include "model/accept.h"
 
 namespace exspec {
@@ -53,5 +55,8 @@ class StepJob : public Job {
 // The step's drafts from the plan's proposals (actors/scheduler/proposer.h) and the draft model's (when
 // it ran, StepPlan::by_model).
 void settle_drafts(StepJob& j);
+
+// The in-place Scheduler with its plans as these jobs (actors/jobs/job_planner.h).
+using InplaceJobPlanner = PlannerJobs<Scheduler, ChunkJob, StepJob>;
 
 }  // namespace exspec

@@ -1,10 +1,10 @@
 // A piece of work while it travels through the roles: one prefill or one step, planned by an
-// executor (actors/scheduler/executor.h) and held by exactly one role at a time, with its tensors. Every
-// job takes the same path, whichever executor planned it:
+// planner (actors/scheduler/planner.h) and held by exactly one role at a time, with its tensors. Every
+// job takes the same path, whichever planner planned it:
 //   assemble (realigner) -> draft (drafter, when drafts()) -> run_target (verifier) -> split (realigner)
 // run_job below is that path in one thread (the sequential driver, the tests); the actor
 // pipeline makes the same four calls, each on its role (actors/messages.h). A call that fails
-// records the error in the job; the later calls then pass it on untouched, and the executor
+// records the error in the job; the later calls then pass it on untouched, and the planner
 // fails the job's sequences with it.
 #pragma once
 #include <functional>
@@ -17,7 +17,7 @@ namespace exspec {
 struct StepResult;
 struct VerifyResult;
 // The models a job's forwards run on, with their stores (model/model_set.h).
-using Models = InplaceModels;
+using Models = ModelSet;
 
 class Job {
  public:

@@ -57,7 +57,8 @@ std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder* model)
   const bool buckets = c.row_buckets == Toggle::On || (c.row_buckets == Toggle::Auto && cuda);
   const bool graphs = buckets && (c.cuda_graphs == Toggle::On || (c.cuda_graphs == Toggle::Auto && cuda && cuda_graphs_built()));
   if (!buckets) return store;
-  store->set_step(std::make_shared<StepState>(RowBuckets::standard(), graphs ? cuda_graph_parts(model->device()) : eager_parts()));
+  batch_invariant_products(model->device());
+  store->set_step(std::make_shared<StepState>(row_buckets_from_env(), graphs ? cuda_graph_parts(model->device()) : eager_parts()));
   if (graphs) warm_up_buckets(*model, *store);  // every bucket captured before serving, largest first
   return store;
 }

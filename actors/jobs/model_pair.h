@@ -6,7 +6,7 @@
 #include <string>
 
 #include "actors/scheduler/engine_config.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 
 namespace exspec {
 

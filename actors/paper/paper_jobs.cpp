@@ -6,7 +6,7 @@
 
 #include "actors/paper/paper_scheduler.h"
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 
 namespace exspec {
 namespace {
@@ -93,19 +93,6 @@ void PaperStepJob::split() {
     }
   });
   batch = SpecBatch{};  // kept rows live on as views in the pool, a kept batch in the outcome
-}
-
-std::shared_ptr<Job> PaperScheduler::next() {
-  PaperWork w = plan();
-  if (auto* p = std::get_if<PaperPrefillPlan>(&w)) return std::make_shared<PaperPrefillJob>(std::move(*p));
-  if (auto* s = std::get_if<PaperStepPlan>(&w)) return std::make_shared<PaperStepJob>(std::move(*s));
-  return nullptr;
-}
-
-void PaperScheduler::done(std::shared_ptr<Job> job) {
-  if (auto* p = dynamic_cast<PaperPrefillJob*>(job.get())) return prefilled(std::move(p->outcome));
-  if (auto* s = dynamic_cast<PaperStepJob*>(job.get())) return complete(std::move(s->outcome));
-  throw std::logic_error("PaperScheduler: a job it did not plan");
 }
 
 }  // namespace exspec

@@ -6,7 +6,9 @@
 #include <ATen/core/Tensor.h>
 
 #include "actors/jobs/job.h"
+#include "actors/jobs/job_planner.h"
 #include "actors/paper/paper_plan.h"
+#include "actors/paper/paper_scheduler.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
 
@@ -43,5 +45,8 @@ class PaperStepJob : public Job {
   VerifyResult verified;
   PaperStepOutcome outcome;
 };
+
+// The PaperScheduler with its plans as these jobs (actors/jobs/job_planner.h).
+using PaperJobPlanner = PlannerJobs<PaperScheduler, PaperPrefillJob, PaperStepJob>;
 
 }  // namespace exspec

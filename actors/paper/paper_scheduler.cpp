@@ -8,7 +8,7 @@
 namespace exspec {
 
 PaperScheduler::PaperScheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
-    : Executor(config, std::move(policy), max_in_flight),
+    : Planner(config, std::move(policy), max_in_flight),
       // Every step appends at most K + 1 positions a row; one more keeps a realigned cache from
       // regrowing on the next append (the spare room is allocated, never copied).
       reserve_(largest_k(config) + 2),

@@ -9,13 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/scheduler/executor.h"
+#include "actors/scheduler/planner.h"
 #include "actors/paper/batch_former.h"
 #include "actors/paper/paper_plan.h"
 
 namespace exspec {
 
-class PaperScheduler : public Executor {
+class PaperScheduler : public Planner {
  public:
   PaperScheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
 
@@ -23,9 +23,6 @@ class PaperScheduler : public Executor {
   PaperWork plan();
   void prefilled(PaperPrefillOutcome outcome);
   void complete(PaperStepOutcome outcome);
-
-  std::shared_ptr<Job> next() override;  // plan(), as a job (actors/paper/paper_jobs.cpp)
-  void done(std::shared_ptr<Job> job) override;
 
  private:
   // A fixed batch (nonspec, EqSpec) between its steps: it lives until all its rows finish.

@@ -14,7 +14,7 @@
 
 #include "actors/scheduler/cost_model.h"
 #include "actors/scheduler/proposer.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 #include "model/sampling.h"
 #include "model/slot_row.h"
 

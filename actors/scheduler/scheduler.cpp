@@ -17,7 +17,7 @@
 namespace exspec {
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
-    : Executor(config, std::move(policy), max_in_flight), blocks_(config) {
+    : Planner(config, std::move(policy), max_in_flight), blocks_(config) {
   if (config.mode != Mode::InPlace) throw std::invalid_argument("Scheduler: the paper's modes are PaperScheduler's");
 }
 

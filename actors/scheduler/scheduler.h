@@ -9,18 +9,17 @@
 // Its interface is vLLM's:
 //   plan()                the next piece of work, planned in full (actors/scheduler/plan.h)
 //   prefilled / complete  its outcome back: tokens written, sequences finished, policy taught
-// and, as an Executor (actors/scheduler/executor.h), the same wrapped as jobs
-// (actors/jobs/inplace_jobs.h).
+// and, through its adapter (InplaceJobPlanner, actors/jobs/inplace_jobs.h), the same as jobs.
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "actors/scheduler/block_manager.h"
-#include "actors/scheduler/executor.h"
+#include "actors/scheduler/planner.h"
 
 namespace exspec {
 
-class Scheduler : public Executor {
+class Scheduler : public Planner {
  public:
   Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight);
 
@@ -28,9 +27,6 @@ class Scheduler : public Executor {
   Work plan();
   void prefilled(PrefillOutcome outcome);
   void complete(StepOutcome outcome);
-
-  std::shared_ptr<Job> next() override;  // plan(), as a job (actors/jobs/inplace_jobs.cpp)
-  void done(std::shared_ptr<Job> job) override;
 
   int64_t slots() const override { return blocks_.slots(); }
   int64_t slots_used() const override { return blocks_.used(); }

@@ -1,6 +1,6 @@
 // SequencePool (ExSpec, Algorithm 3): every sequence's state between steps: its request, its
 // tokens, what each model's cache holds of it, and where it is in its life. Plain C++: the
-// caches themselves are the executors' (in place: KV slots; the paper's modes: tensor rows).
+// caches themselves are the planners' (in place: KV slots; the paper's modes: tensor rows).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "actors/scheduler/acceptance.h"
-#include "model/generation.h"
+#include "model/seq_request.h"
 #include "model/sampling.h"
 #include "model/slot_row.h"
 

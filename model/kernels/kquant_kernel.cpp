@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/half_float.h"
+#include "model/kernels/half_float.h"
 
 namespace exspec::kq {
 namespace {

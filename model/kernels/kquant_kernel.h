@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/aligned_array.h"
-#include "model/q8_kernel.h"
+#include "model/kernels/aligned_array.h"
+#include "model/kernels/q8_kernel.h"
 
 namespace exspec::kq {
 

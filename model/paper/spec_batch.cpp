@@ -6,7 +6,8 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
-#include "model/padding.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/padding.h"
 
 namespace exspec {
 namespace {
@@ -29,8 +30,8 @@ std::vector<SeqCache> prefill_chunk(const Decoder& model, const std::vector<std:
   const int64_t B = static_cast<int64_t>(prefixes.size());
   PaddedBatch pb = left_pad(prefixes, 0, model.device());
   const int64_t T = pb.ids.size(1);
-  KVCache cache = model.new_cache(B, T);
-  if (T > 0) model.forward(pb.ids, pb.positions, pb.mask, cache, /*num_logits=*/0);
+  KVCache cache = new_dense_cache(model, B, T);
+  if (T > 0) dense_forward(model, pb.ids, pb.positions, pb.mask, cache, /*num_logits=*/0);
   std::vector<SeqCache> out;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n = static_cast<int64_t>(prefixes[b].size());

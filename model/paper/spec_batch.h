@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/kv_cache.h"
+#include "model/oracle/kv_cache.h"
 
 namespace exspec {
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
+#include "model/oracle/dense_forward.h"
 
 namespace exspec {
 namespace {
@@ -19,7 +20,7 @@ at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
   if (k < 1) return at::empty({B, 0}, at::kLong);
   if (!b.has_draft) throw std::logic_error("draft_tokens: the batch has no draft");
   if (b.draft.cache.empty()) {  // nothing drafted yet: the whole prefix is the lag
-    b.draft.cache = draft.new_cache(B, b.lag_tokens.size(1) + k + 2);
+    b.draft.cache = new_dense_cache(draft, B, b.lag_tokens.size(1) + k + 2);
     b.draft.mask = at::zeros({B, 0}, at::TensorOptions(at::kLong).device(draft.device()));
   }
   // The first forward feeds each row's lag, then pending: [lag..., pending], right-aligned.
@@ -32,7 +33,7 @@ at::Tensor draft_tokens(const Decoder& draft, SpecBatch& b, int64_t k) {
   std::vector<at::Tensor> drafts;
   for (int64_t j = 0; j < k; ++j) {
     append_mask(b.draft, cols);
-    at::Tensor logits = draft.forward(ids, pos, b.draft.mask, b.draft.cache, 1);
+    at::Tensor logits = dense_forward(draft, ids, pos, b.draft.mask, b.draft.cache, 1);
     at::Tensor next = logits.select(1, 0).argmax(-1).to(at::kCPU);
     drafts.push_back(next);
     ids = next.view({B, 1});
@@ -47,7 +48,7 @@ VerifyResult verify(const Decoder& target, SpecBatch& b, const at::Tensor& draft
   at::Tensor ids = at::cat({b.pending.view({B, 1}), drafts.to(at::kLong)}, 1);        // [B, K+1]
   at::Tensor pos = (b.lengths - 1).view({B, 1}) + at::arange(K + 1, at::kLong).view({1, K + 1});
   append_mask(b.target, at::ones({B, K + 1}, at::kLong));
-  at::Tensor logits = target.forward(ids, pos, b.target.mask, b.target.cache);       // [B, K+1, V]
+  at::Tensor logits = dense_forward(target, ids, pos, b.target.mask, b.target.cache);       // [B, K+1, V]
   return accept(logits, drafts, b.lengths, rows);
 }
 

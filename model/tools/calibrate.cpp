@@ -4,32 +4,54 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <limits>
-#include <thread>
-
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
 #include "model/initial_thread.h"
-#include "model/paper/spec_batch.h"
+#include "model/kv_store.h"
 
 namespace exspec {
 namespace {
 
-using Op = std::function<at::Tensor()>;
-
-// Runs op where the roles run their forwards, and waits for its result.
-void synced(const Op& op, int threads) {
-  run_on_initial_thread([&] { op().sum().item<double>(); }, threads);
-}
+// Runs a forward where the roles run theirs, and waits for its result.
+void synced(const ForwardRun& run, int threads) { run_on_initial_thread(run, threads); }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// The fastest of reps runs after a warm-up (first-touch allocation, kernel selection).
+at::Tensor ids_of(const std::vector<std::vector<int64_t>>& seqs) {
+  std::vector<int64_t> flat;
+  for (const auto& s : seqs) flat.insert(flat.end(), s.begin(), s.end());
+  return at::tensor(flat, at::kLong).view({static_cast<int64_t>(seqs.size()), -1});
+}
+
+// Each row continued by `tokens` of the model's greedy tokens, one forward_slots a token, each
+// row on its own slot.
+void continue_greedy(const Decoder& m, std::vector<std::vector<int64_t>>& seqs, int64_t tokens) {
+  const int64_t rows = static_cast<int64_t>(seqs.size()), prompt = static_cast<int64_t>(seqs[0].size());
+  KVStore store = m.new_store(rows, prompt + tokens);
+  std::vector<SlotSpan> spans;
+  for (int64_t r = 0; r < rows; ++r) spans.push_back({r, 0, prompt, {}});
+  at::Tensor ids = ids_of(seqs);
+  for (int64_t t = 0; t < tokens; ++t) {
+    const at::Tensor next =
+        m.forward_slots(ids, spans, store, Decoder::Logits::Last).argmax(-1).to(at::kCPU).view({rows});
+    const auto n = next.accessor<int64_t, 1>();
+    for (int64_t r = 0; r < rows; ++r) {
+      seqs[static_cast<size_t>(r)].push_back(n[r]);
+      spans[static_cast<size_t>(r)].start += spans[static_cast<size_t>(r)].count;
+      spans[static_cast<size_t>(r)].count = 1;
+    }
+    ids = next.view({rows, 1});
+  }
+}
+
+}  // namespace
+
 double fastest(int reps, const std::function<void()>& run) {
   run();
   double best = std::numeric_limits<double>::infinity();
@@ -41,71 +63,31 @@ double fastest(int reps, const std::function<void()>& run) {
   return best;
 }
 
-// A copy of the paper's realigner runs on its own thread (here: this one), not handed over.
-double fastest_here(int reps, const Op& op) {
-  return fastest(reps, [&] { op().sum().item<double>(); });
-}
-
-// A cache of `context` zero positions (finite values: the timing must not hit NaN paths).
-KVCache filled_cache(const Decoder& m, int64_t rows, int64_t context, int64_t spare) {
-  KVCache c = m.new_cache(rows, context + spare);
-  c.reserve(context);
-  for (int64_t l = 0; l < c.num_layers(); ++l) {
-    const at::Tensor k = c.keys(l);
-    at::Tensor z = at::zeros({rows, k.size(1), context, k.size(3)}, k.options());
-    c.append(l, z, z);
-  }
-  c.advance(context);
-  return c;
-}
-
-// One dense forward of rows x tokens over `context` cached positions, inputs built once.
-Op dense_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context) {
-  const at::Device dev = m.device();
-  at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
-  at::Tensor pos = (context + at::arange(tokens, at::kLong)).view({1, tokens}).expand({rows, tokens}).contiguous();
-  at::Tensor mask = at::ones({rows, context + tokens}, at::kLong).to(dev);
-  auto base = std::make_shared<KVCache>(filled_cache(m, rows, context, tokens));
-  return [&m, ids, pos, mask, base, context, tokens] {
-    KVCache c = *base;
-    c.truncate(context);  // shares the buffers: each run appends over the same spare positions
-    return m.forward(ids, pos, mask, c, tokens);
-  };
-}
-
-// One in-place forward of rows x tokens, each row in its own slot (consecutive: the view that
-// serving reads most) after `context` positions; every run writes the same positions.
-Op slots_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, bool last_only) {
+ForwardRun slots_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, bool last_only) {
   auto store = std::make_shared<KVStore>(m.new_store(rows, context + tokens));
   std::vector<SlotSpan> spans;
   for (int64_t r = 0; r < rows; ++r) spans.push_back({r, context, tokens, {}});
   const at::Tensor ids = at::zeros({rows, tokens}, at::kLong);
   const Decoder::Logits which = last_only ? Decoder::Logits::Last : Decoder::Logits::All;
-  return [&m, store, spans, ids, which] { return m.forward_slots(ids, spans, *store, which); };
+  return [&m, store, spans, ids, which] { m.forward_slots(ids, spans, *store, which).sum().item<double>(); };
 }
 
-Op forward_op(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, ForwardPath path, bool last_only) {
-  return path == ForwardPath::Slots ? slots_op(m, rows, tokens, context, last_only) : dense_op(m, rows, tokens, context);
-}
-
-}  // namespace
-
-double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps, ForwardPath path,
+double time_forward(const Decoder& m, int64_t rows, int64_t tokens, int64_t context, int reps, const ForwardPath& path,
                     int threads, bool last_only) {
-  const Op op = forward_op(m, rows, tokens, context, path, last_only);
-  return fastest(reps, [&] { synced(op, threads); });
+  const ForwardRun run = path(m, rows, tokens, context, last_only);
+  return fastest(reps, [&] { synced(run, threads); });
 }
 
 double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t rows, int64_t k, int64_t context,
-                            int reps, ForwardPath path, ForwardThreads threads) {
+                            int reps, const ForwardPath& path, ForwardThreads threads) {
   if (on_unparked_initial_thread()) return 1.0;  // every forward will run here, one at a time
   k = std::max<int64_t>(1, k);
-  const Op verify_op = forward_op(target, rows, k + 1, context, path, false);
-  const Op draft_op = forward_op(draft, rows, 1, context, path, true);
+  const ForwardRun verify_run = path(target, rows, k + 1, context, false);
+  const ForwardRun draft_run = path(draft, rows, 1, context, true);
   // Each phase as its role hands it over: the verifier's forward, then the drafter's k forwards.
-  auto verify = [&] { synced(verify_op, threads.target); };
+  auto verify = [&] { synced(verify_run, threads.target); };
   auto drafts = [&] {
-    for (int64_t j = 0; j < k; ++j) synced(draft_op, threads.draft);
+    for (int64_t j = 0; j < k; ++j) synced(draft_run, threads.draft);
   };
   verify();  // warm-up
   drafts();
@@ -128,28 +110,6 @@ double overlap_serial_share(const Decoder& target, const Decoder& draft, int64_t
   return best;
 }
 
-double time_repad(const Decoder& m, int64_t rows, int64_t context, int reps) {
-  std::vector<KVCache> seqs;
-  for (int64_t r = 0; r < rows; ++r) seqs.push_back(filled_cache(m, 1, context - r % 8, 0));
-  std::vector<const KVCache*> ptrs;
-  for (const auto& s : seqs) ptrs.push_back(&s);
-  return fastest_here(reps, [&] { return KVCache::stack_right_aligned(ptrs, 4).keys(0).narrow(2, 0, 1); });
-}
-
-double time_realign(const Decoder& m, int64_t rows, int64_t context, int reps) {
-  CacheState s;
-  s.cache = filled_cache(m, rows, context, 0);
-  // Every other row rejected its last two positions: the holes of a ragged verification.
-  at::Tensor mask = at::ones({rows, context}, at::kLong);
-  mask.index_put_({at::indexing::Slice(0, at::indexing::None, 2), at::indexing::Slice(context - 2, context)}, 0);
-  s.mask = mask.to(m.device());
-  return fastest_here(reps, [&] {
-    CacheState c = s;
-    realign(c, 4);
-    return c.cache.keys(0).narrow(2, 0, 1);
-  });
-}
-
 AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, int64_t rows, int64_t prompt,
                                   int64_t tokens, uint64_t seed) {
   const int64_t vocab = std::min(target.config().vocab_size, draft.config().vocab_size);
@@ -158,28 +118,23 @@ AgreementSample measure_agreement(const Decoder& target, const Decoder& draft, i
   if (vocab <= 0 || rows <= 0 || prompt <= 0 || tokens <= 0) return out;
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> id(0, vocab - 1);
-  std::vector<SeqRequest> reqs(static_cast<size_t>(rows));
-  for (SeqRequest& r : reqs) {
-    for (int64_t i = 0; i < prompt; ++i) r.prompt.push_back(id(rng));
-    r.max_tokens = tokens;
-  }
-  const std::vector<SeqResult> got = greedy_generate(target, reqs, rows);
-  for (size_t r = 0; r < reqs.size(); ++r) {
-    std::vector<int64_t> seq = reqs[r].prompt;
-    seq.insert(seq.end(), got[r].tokens.begin(), got[r].tokens.end());
-    const int64_t T = static_cast<int64_t>(seq.size());
-    KVCache cache = draft.new_cache(1, T);
-    const at::Tensor ids = at::tensor(seq, at::kLong).view({1, T});
-    const at::Tensor pos = at::arange(T, at::kLong).view({1, T});
-    const at::Tensor mask = at::ones({1, T}, at::kLong).to(draft.device());
-    // The draft's prediction at position p - 1 is its guess for token p.
-    const at::Tensor guess = draft.forward(ids, pos, mask, cache).argmax(-1).to(at::kCPU).view({T});
-    const auto g = guess.accessor<int64_t, 1>();
+  std::vector<std::vector<int64_t>> seqs(static_cast<size_t>(rows));
+  for (auto& s : seqs)
+    for (int64_t i = 0; i < prompt; ++i) s.push_back(id(rng));
+  continue_greedy(target, seqs, tokens);
+  const int64_t T = prompt + tokens;
+  KVStore store = draft.new_store(rows, T);
+  std::vector<SlotSpan> spans;
+  for (int64_t r = 0; r < rows; ++r) spans.push_back({r, 0, T, {}});
+  // The draft's prediction at position p - 1 is its guess for token p.
+  const at::Tensor guess =
+      draft.forward_slots(ids_of(seqs), spans, store, Decoder::Logits::All).argmax(-1).to(at::kCPU);
+  const auto g = guess.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t p = prompt; p < T; ++p) {
-      out.agreed += g[p - 1] == seq[static_cast<size_t>(p)];
+      out.agreed += g[r][p - 1] == seqs[static_cast<size_t>(r)][static_cast<size_t>(p)];
       ++out.positions;
     }
-  }
   return out;
 }
 

@@ -6,7 +6,8 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
-#include "model/greedy.h"
+#include "model/oracle/dense_forward.h"
+#include "model/oracle/plain_decode.h"
 
 namespace exspec {
 namespace {
@@ -19,13 +20,13 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids, at::Device dev) {
   return at::tensor(ids, at::kLong).view({1, static_cast<int64_t>(ids.size())}).to(dev);
 }
 
-// The KV cache paths, through the plain greedy loop (model/greedy.cpp) that `generate --oracle`
+// The KV cache paths, through the plain greedy loop (model/oracle/plain_decode.cpp) that `generate --oracle`
 // runs: batch 1 decodes without padding (its steps skip the mask), `batch` = all pads.
 PathRun greedy_path(const Decoder& m, const Prompts& prompts, int64_t batch, std::string name, int64_t max_tokens) {
   std::vector<SeqRequest> reqs;
   for (const auto& p : prompts) reqs.push_back(SeqRequest{p, max_tokens, {}});
   PathRun run{std::move(name), {}, {}};
-  for (auto& r : greedy_generate(m, reqs, batch)) {
+  for (auto& r : plain_decode(m, reqs, batch)) {
     run.fed.push_back(r.tokens);
     run.predicted.push_back(std::move(r.tokens));
   }
@@ -40,12 +41,13 @@ PathRun verify_cache_path(const Decoder& m, const Prompts& prompts, const PathRu
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<int64_t>& fed = drafts.fed[i];
     const int64_t n = static_cast<int64_t>(fed.size()), P = static_cast<int64_t>(prompts[i].size());
-    KVCache cache = m.new_cache(1, P + n);
+    KVCache cache = new_dense_cache(m, 1, P + n);
     std::vector<int64_t> out;
     auto step = [&](const std::vector<int64_t>& ids, int64_t num_logits) {
       const int64_t T = static_cast<int64_t>(ids.size()), at_pos = cache.length();
       at::Tensor pos = at::arange(at_pos, at_pos + T, at::kLong).view({1, T}).to(dev);
-      at::Tensor logits = m.forward(ids_tensor(ids, dev), pos, at::ones({1, at_pos + T}, at::kLong), cache, num_logits);
+      at::Tensor logits =
+          dense_forward(m, ids_tensor(ids, dev), pos, at::ones({1, at_pos + T}, at::kLong), cache, num_logits);
       for (int64_t t = 0; t < logits.size(1); ++t) out.push_back(argmax_id(logits[0][t]));
     };
     step(prompts[i], 1);
@@ -199,9 +201,10 @@ std::optional<Divergence> first_divergence(const Decoder& m, const Prompts& prom
     std::vector<int64_t> seq = prompts[i];
     seq.insert(seq.end(), run.fed[i].begin(), run.fed[i].begin() + (n - 1));
     const int64_t L = static_cast<int64_t>(seq.size());
-    KVCache cache = m.new_cache(1, L);
+    KVCache cache = new_dense_cache(m, 1, L);
     at::Tensor pos = at::arange(L, at::kLong).view({1, L}).to(dev);
-    at::Tensor full = m.forward(ids_tensor(seq, dev), pos, at::ones({1, L}, at::kLong), cache).to(at::kCPU, at::kDouble)[0];
+    at::Tensor full =
+        dense_forward(m, ids_tensor(seq, dev), pos, at::ones({1, L}, at::kLong), cache).to(at::kCPU, at::kDouble)[0];
     for (int64_t j = 0; j < n; ++j) {
       at::Tensor row = full[P - 1 + j];
       const int64_t want = argmax_id(row);

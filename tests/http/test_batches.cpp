@@ -204,11 +204,11 @@ TEST_CASE("batches: kill -9 mid-batch then restart on the same data dir and ever
 }
 
 // The torch-free pieces, without a server.
-#include "http/batch_lines.h"
-#include "http/multipart.h"
+#include "jobs/batch_lines.h"
+#include "jobs/multipart.h"
 
 TEST_CASE("batches: the multipart parser and the batch line reader") {
-  using namespace exspec::http;
+  using namespace exspec::jobs;
   CHECK(multipart_boundary("multipart/form-data; boundary=abc") == std::optional<std::string>("abc"));
   CHECK(multipart_boundary("Multipart/Form-Data; charset=utf-8; boundary=\"a;b\"") == std::optional<std::string>("a;b"));
   CHECK_FALSE(multipart_boundary("application/json"));

@@ -176,30 +176,42 @@ TEST_CASE("replicas: lines leased by a replica killed with kill -9 are claimed a
 TEST_CASE("replicas: a cancel through one replica stops the lines running on the other") {
   PgServer pg;
   ServerProcess r1(replica_flags(pg, "r1")), r2(replica_flags(pg, "r2"));
-  constexpr int kLines = 200, kTokens = 24;
+  constexpr int kLines = 200, kTokens = 160;  // a line outlasts the runner's 200 ms look at the store
   const Lines l = completion_lines(kLines, kTokens);
-  const std::string id = create_batch(r1.port(), upload(r1.port(), l.jsonl)["id"])["id"];
-  // r2 must have lines in its engine's window when the cancel comes (a claimed line may still wait
-  // in the runner, and an abort of it cancels no sequence).
-  wait_until([&] { return replica_metric(r2.port(), "exspec_active_sequences", "r2") >= 1 &&
-                          get_batch(r1.port(), id)["request_counts"]["completed"] >= 4; }, 240, "both to run lines");
-  REQUIRE(request(r1.port(), "POST", "/v1/batches/" + id + "/cancel").status == 200);
-  const json b = wait_final(r2.port(), id, 60);
-  INFO(b.dump());
-  REQUIRE(b["status"] == "cancelled");
-  const int64_t done = b["request_counts"]["completed"];
-  CHECK(done < kLines);
-  // Nothing was answered after the cancel: the output holds exactly what was counted.
-  const auto out = download(r2.port(), b["output_file_id"]);
-  CHECK(static_cast<int64_t>(out.size()) == done);
-  check_outputs(out, oracle(l.prompts, kTokens));
+  const auto want = oracle(l.prompts, kTokens);
+  // The property needs r2 to be running lines of the batch when the cancel is recorded. Under
+  // load r2 can be between lines at that moment (its engine empty while it claims more): such an
+  // attempt shows nothing and is made again with a new batch, up to three times.
+  std::string id;
+  json b;
+  double r2_running = 0;
+  for (int attempt = 0; attempt < 3 && r2_running < 1; ++attempt) {
+    id = create_batch(r1.port(), upload(r1.port(), l.jsonl)["id"])["id"];
+    // A claimed line may still wait in r2's runner, and an abort of it cancels no sequence: wait
+    // for lines in r2's engine.
+    wait_until([&] { return replica_metric(r2.port(), "exspec_active_sequences", "r2") >= 1 &&
+                            get_batch(r1.port(), id)["request_counts"]["completed"] >= 4; }, 240, "both to run lines");
+    REQUIRE(request(r1.port(), "POST", "/v1/batches/" + id + "/cancel").status == 200);
+    r2_running = replica_metric(r2.port(), "exspec_active_sequences", "r2");
+    b = wait_final(r2.port(), id, 60);
+    INFO(b.dump());
+    REQUIRE(b["status"] == "cancelled");
+    const int64_t done = b["request_counts"]["completed"];
+    CHECK(done < kLines);
+    // Nothing was answered after the cancel: the output holds exactly what was counted.
+    const auto out = download(r2.port(), b["output_file_id"]);
+    CHECK(static_cast<int64_t>(out.size()) == done);
+    check_outputs(out, want);
+    for (auto* s : {&r1, &r2})
+      wait_until([&] { return replica_metric(s->port(), "exspec_active_sequences", s == &r1 ? "r1" : "r2") == 0; }, 30,
+                 "the engines to drop the cancelled lines");
+  }
+  INFO("r2 ran no line when the cancel was recorded, in three attempts");
+  REQUIRE(r2_running >= 1);
   // r2 heard of the cancel through the database and cancelled the lines it was running (it
-  // runs up to batch_in_flight of them at any time while lines are left); both engines are idle.
+  // runs up to batch_in_flight of them at any time while lines are left).
   wait_until([&] { return replica_metric(r2.port(), "exspec_sequences_cancelled_total", "r2") >= 1; }, 10,
              "r2 to cancel the lines it was running");
-  for (auto* s : {&r1, &r2})
-    wait_until([&] { return replica_metric(s->port(), "exspec_active_sequences", s == &r1 ? "r1" : "r2") == 0; }, 30,
-               "the engines to drop the cancelled lines");
   CHECK(get_batch(r1.port(), id)["request_counts"] == b["request_counts"]);
 }
 

@@ -11,10 +11,11 @@
 #include "http/grammar_service.h"
 #include "http/json_body.h"
 #include "http/structured_request.h"
-#include "http/tool_stream.h"
+#include "chat/tool_stream.h"
 #include "model/tokenizer/tokenizer.h"
 
 using namespace exspec::http;
+using namespace exspec::chat;
 using exspec::grammar::GrammarRequest;
 using nlohmann::ordered_json;
 using Kind = GrammarRequest::Kind;

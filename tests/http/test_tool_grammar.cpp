@@ -3,7 +3,7 @@
 // Llama 2's SentencePiece vocabulary with Mistral's [TOOL_CALLS] and [ARGS] added as special
 // tokens: mistral, both forms). Each family's grammar accepts the calls its template writes and
 // refuses malformed ones; random walks through the grammar (random allowed tokens) decode to text
-// that http/tool_calls.cpp parses into calls of the declared tools whose arguments Debian's
+// that chat/tool_calls.cpp parses into calls of the declared tools whose arguments Debian's
 // python3-jsonschema validates against the function's parameters.
 #include <filesystem>
 #include <fstream>
@@ -15,13 +15,14 @@
 #include "grammar/grammar_cache.h"
 #include "model/tokenizer/grammar_vocab.h"
 #include "http/api_error.h"
-#include "http/chat_template.h"
+#include "chat/chat_template.h"
 #include "http/tool_grammar.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/grammar/support.h"
 #include "tests/http/support.h"
 
 using namespace exspec::http;
+using namespace exspec::chat;
 using exspec::Tokenizer;
 using nlohmann::ordered_json;
 

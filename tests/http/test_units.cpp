@@ -1,17 +1,15 @@
-// Pieces of http/ without a server: stop strings over streamed text, the job store's rules.
+// Pieces of http/ without a server: stop strings over streamed text, JSON bodies, safe text.
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
 #include "http/api_error.h"
-#include "http/job_store.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
 #include "http/stop_scanner.h"
 #include "model/tools/make_model.h"
 #include "model/tokenizer/tokenizer.h"
-#include "tests/http/batch_support.h"
 #include "tests/http/support.h"
 
 using namespace exspec::http;
@@ -77,27 +75,4 @@ TEST_CASE("json bodies: any parse failure names where it stopped") {
   CHECK(parse_json_body(R"({"a":[1,{"b":2}],"c":"d"})") == nlohmann::ordered_json::parse(R"({"a":[1,{"b":2}],"c":"d"})"));
   // Objects keep the client's key order (schemas, tool parameters).
   CHECK(parse_json_body(R"({"z":1,"a":{"y":2,"b":3}})").dump() == R"({"z":1,"a":{"y":2,"b":3}})");
-}
-
-TEST_CASE("job store: a batch takes answers only while validating or in progress") {
-  // Its files are written while it is finalizing: an answer that landed then (another replica's,
-  // or one already queued when a failed batch aborted its lines) counted without being in a file.
-  const std::string dir = exspec::httptest::data_dir("answers-window");
-  auto js = open_job_store("", dir, "r1", 1000);
-  const FileRec f = js->add_file("batch", "in.jsonl", "{}\n");
-  BatchRec b;
-  b.id = "batch_window", b.status = "validating", b.input_file_id = f.id, b.endpoint = "/v1/completions";
-  b.completion_window = "24h";
-  js->add_batch(b);
-  auto answer = [&](int64_t line) { return js->record_answer(b.id, AnswerRec{line, "c" + std::to_string(line), 200, "{}", ""}); };
-  CHECK(answer(1));
-  REQUIRE(js->transition(b.id, {"validating"}, "in_progress"));
-  CHECK(answer(2));
-  CHECK_FALSE(answer(2));  // once per line
-  for (const char* status : {"finalizing", "failed"}) {
-    REQUIRE(js->transition(b.id, {"in_progress", "finalizing"}, status));
-    CHECK_FALSE(answer(3));
-    CHECK(js->batch(b.id)->completed == 2);
-    CHECK(js->answered_lines(b.id) == std::set<int64_t>{1, 2});
-  }
 }

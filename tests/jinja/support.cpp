@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "http/jinja/template.h"
+#include "chat/jinja/template.h"
 
 namespace exspec::jinjatest {
 

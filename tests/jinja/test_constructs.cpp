@@ -2,7 +2,7 @@
 // exspec's interpreter and against python3-jinja2 (Hugging Face's environment) alike.
 #include <catch2/catch.hpp>
 
-#include "http/jinja/template.h"
+#include "chat/jinja/template.h"
 #include "tests/jinja/support.h"
 
 using namespace exspec::jinjatest;

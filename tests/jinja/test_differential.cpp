@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "http/jinja/pystr.h"
+#include "chat/jinja/pystr.h"
 #include "tests/jinja/generator.h"
 
 using namespace exspec::jinjatest;

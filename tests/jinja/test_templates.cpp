@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "http/jinja/template.h"
+#include "chat/jinja/template.h"
 #include "tests/jinja/conversations.h"
 #include "tests/jinja/support.h"
 

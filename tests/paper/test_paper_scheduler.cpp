@@ -1,6 +1,6 @@
 // The PaperScheduler (nonspec, EqSpec, ExSpec) on its own: plans out, hand-made outcomes back,
 // no tensors and no actors. The tensor states it moves are opaque handles here (it never looks
-// inside them). The bookkeeping every executor shares (actors/scheduler/executor.h) is tested here too:
+// inside them). The bookkeeping every planner shares (actors/scheduler/planner.h) is tested here too:
 // cancellations at the step boundary, failed steps, two jobs in flight.
 #include <catch2/catch.hpp>
 

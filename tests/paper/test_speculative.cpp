@@ -8,7 +8,7 @@
 #include "actors/sequential_driver.h"
 #include "model/decoder.h"
 #include "model/runtime.h"
-#include "model/greedy.h"
+#include "model/oracle/plain_decode.h"
 #include "model/paper/spec_batch.h"
 #include "model/paper/speculative.h"
 #include "tests/mode_sweep.h"
@@ -143,7 +143,7 @@ CATCH_TEST_CASE("the bonus token is the target's, not the draft's", "[verify]") 
   SpecBatch b = assemble(ptrs, 4);
   at::Tensor drafts = draft_tokens(*unrelated, b, 2);
   VerifyResult v = verify(*target, b, drafts);
-  auto want = greedy_generate(*target, [&] {
+  auto want = plain_decode(*target, [&] {
     std::vector<SeqRequest> r;
     for (auto& p : prompts) r.push_back(SeqRequest{p, 1, {}});
     return r;
@@ -189,7 +189,7 @@ CATCH_TEST_CASE("exspec forms same-length groups when lengths line up", "[oracle
   auto prompts = test::mixed_prompts(16, 8, 8, target->config().vocab_size, 29);  // all equal
   std::vector<SeqRequest> reqs;
   for (auto& p : prompts) reqs.push_back(SeqRequest{p, 12, {}});
-  auto want = greedy_generate(*target, reqs, 1);
+  auto want = plain_decode(*target, reqs, 1);
   EngineConfig c;
   c.mode = Mode::ExSpec;
   c.batch_size = 4;

@@ -1,0 +1,50 @@
+// One request matched to its route (http/routes.h), as its handler reads it, and what a handler
+// answers. Apart from the route table so that the handlers (jobs_api, tokenize_api) include
+// this and the table includes them, with no circle.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/beast/http.hpp>
+
+#include "http/api_error.h"
+#include "http/generation.h"
+#include "http/route_match.h"
+#include "http/server_context.h"
+
+namespace exspec::http {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+struct Routed {
+  std::optional<Response> response;        // answered at once
+  std::shared_ptr<Generation> generation;  // or: a generation was started
+  std::string endpoint;                    // metrics label: the route's pattern, or "other"
+};
+
+// One request matched to its route: what a handler reads.
+struct Call {
+  ServerContext& ctx;
+  const Request& req;
+  const Target& target;
+  std::vector<std::string> params;  // the pattern's {names}' values, in order
+  bool keep_alive;
+  std::function<void(std::function<void()>)> post;  // runs a function on the connection's strand
+  std::weak_ptr<GenerationOutput> out;
+  std::chrono::steady_clock::time_point received;
+
+  Response json(int status, const std::string& body) const;  // application/json, this request's version
+};
+
+Response json_response(int status, const std::string& body, unsigned version, bool keep_alive);
+Response error_response(const ApiError& e, unsigned version, bool keep_alive);
+
+// The loaded models, or a 503 that says why not (loading, shutting down, failed).
+Backend& need_ready(ServerContext& ctx);
+
+}  // namespace exspec::http

@@ -1,0 +1,37 @@
+// Attention on the CPU in one fixed order per query (torch-free; model/attention.cpp is the seam).
+//
+// libtorch and oneDNN pick their kernels and blockings by shape and stride, so a query's result
+// moved with the batch around it: with the chunk it was prefilled in, with left padding (which
+// shifts a key's lane in a vectorised sum), with keys read as a view or as a gathered copy. Here
+// each query (b, head, t) is computed alone, over its visible keys only, in order:
+//   s_j = (Σ_d q_d k_jd) · scale          16 fixed lanes over d, summed by a fixed tree
+//   p_j = exp(s_j - max_j s_j)            sum = Σ_j p_j in order of j (model/kernels/fast_exp.h)
+//   o_d = (Σ_j p_j v_jd) / sum            in order of j
+// in float32 from float32 or bfloat16 inputs, the output rounded once to the input's dtype. The
+// same bits whatever the other rows, the padding, the strides, the threads, and the instruction
+// set (compiled without contraction: every clone does the same multiplies and adds).
+#pragma once
+#include <cstdint>
+
+namespace exspec::attn {
+
+// A [B, heads, positions, D] tensor: element (b, h, p, d) at data + b*sb + h*sh + p*sp + d.
+struct View {
+  void* data = nullptr;
+  int64_t sb = 0, sh = 0, sp = 0;
+};
+
+struct Shape {
+  int64_t B = 0, H = 0, Hkv = 0, T = 0, S = 0, D = 0;
+  bool bf16 = false;  // q, k, v and out in bfloat16 (else float32)
+  float scale = 1.0f;
+};
+
+// Items [begin, end) of the B * Hkv * T in order (b, kv head, t): for each query head h of the
+// kv head (h / (H / Hkv) == kv head), out (b, h, t, :) from q (b, h, t, :) and the keys and values
+// of the kv head at the positions j < S that blocked[(b * T + t) * S + j] leaves open (every j
+// when blocked is null). A query that sees no key gets zeros.
+void attention(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+               int64_t begin, int64_t end);
+
+}  // namespace exspec::attn

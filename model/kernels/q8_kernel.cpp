@@ -1,0 +1,407 @@
+#include "model/kernels/q8_kernel.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "model/kernels/half_float.h"
+#include "model/kernels/panel_loop.h"
+
+namespace exspec::q8 {
+namespace {
+
+constexpr int64_t kGroups = kBlock / 4;           // vpdpbusd sums 4 bytes a lane
+// Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
+// shapes at one row (2 threads, 16 KiB into the outer caches: 30-40 GB/s against 21-28 without,
+// in a noisy hour).
+constexpr int64_t kPrefetch = 16 << 10;
+
+bool has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+bool has_vnni() {
+  return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+
+// EXSPEC_INT8_ISA=plain|avx2 caps the path (benchmarks of the slower paths); it never raises it.
+Isa capped(Isa best) {
+  const char* cap = std::getenv("EXSPEC_INT8_ISA");
+  if (!cap) return best;
+  const std::string c = cap;
+  if (c == "plain") return Isa::Plain;
+  if (c == "avx2" && best != Isa::Plain) return Isa::Avx2;
+  return best;
+}
+
+// One block of 32 values -> q in [-127, 127] and d = max|v| / 127 (GGUF's quantize_row_q8_0).
+float quantise_block(const float* v, int64_t n, int8_t* q) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < n; ++j) amax = std::max(amax, std::fabs(v[j]));
+  const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int64_t j = 0; j < kBlock; ++j) {
+    const float r = j < n ? std::round(v[j] * id) : 0.0f;
+    q[j] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+  }
+  return d;
+}
+
+// ---- plain C++: the reference every other path equals, bit for bit ----
+
+void plain_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  for (int64_t r = 0; r < x.m; ++r) {
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t c = 0; c < kTile && t * kTile + c < w.out; ++c) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+          const uint8_t* wq = w.quants(t, b);
+          const int8_t* xq = x.q.data() + r * ldq + b * kBlock;
+          int32_t isum = 0;
+          for (int64_t k = 0; k < kBlock; ++k) isum += (static_cast<int32_t>(wq[(k / 4) * 64 + c * 4 + k % 4]) - 128) * xq[k];
+          const float s = half_float(w.scales(t, b)[c]) * x.d[r * nb + b];
+          acc = std::fma(static_cast<float>(isum), s, acc);
+        }
+        y[r * ldy + t * kTile + c] = acc;
+      }
+    }
+  }
+}
+
+// ---- AVX2: vpmaddubsw with the sign trick (|x| unsigned, w carrying x's sign), 8 columns a register ----
+
+#define EXSPEC_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+EXSPEC_AVX2 inline void store_cols(float* dst, __m256 v, int64_t n) {
+  if (n >= 8) {
+    _mm256_storeu_ps(dst, v);
+  } else if (n > 0) {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, v);
+    std::memcpy(dst, tmp, n * sizeof(float));
+  }
+}
+
+// R rows × TN tiles, each tile as two halves of 8 columns.
+template <int R, int TN>
+EXSPEC_AVX2 void avx2_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
+  __m256 acc[R][TN][2];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TN; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i isum[R][TN][2];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < TN; ++t) isum[r][t][0] = isum[r][t][1] = _mm256_setzero_si256();
+    for (int64_t g = 0; g < kGroups; ++g) {
+      __m256i wv[TN][2];
+      for (int t = 0; t < TN; ++t)
+        for (int h = 0; h < 2; ++h)
+          wv[t][h] = _mm256_xor_si256(
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(w.quants(t0 + t, b) + g * 64 + h * 32)),
+              flip);
+      for (int r = 0; r < R; ++r) {
+        int32_t four;
+        std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+        const __m256i xb = _mm256_set1_epi32(four), ax = _mm256_sign_epi8(xb, xb);
+        for (int t = 0; t < TN; ++t)
+          for (int h = 0; h < 2; ++h)
+            isum[r][t][h] = _mm256_add_epi32(
+                isum[r][t][h], _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(wv[t][h], xb)), ones));
+      }
+    }
+    for (int t = 0; t < TN; ++t) {
+      const uint16_t* sp = w.scales(t0 + t, b);
+      const __m256 sw[2] = {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp))),
+                            _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp + 8)))};
+      for (int r = 0; r < R; ++r) {
+        const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * nb + b]);
+        for (int h = 0; h < 2; ++h)
+          acc[r][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t][h]), _mm256_mul_ps(sw[h], dx), acc[r][t][h]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TN; ++t)
+      for (int h = 0; h < 2; ++h) {
+        const int64_t col = (t0 + t) * kTile + h * 8;
+        store_cols(y + (r0 + r) * ldy + col, acc[r][t][h], std::min<int64_t>(8, w.out - col));
+      }
+}
+
+template <int R>
+EXSPEC_AVX2 void avx2_tn(int tn, const Weight& w, const Rows& x, int64_t r, int64_t t, float* y, int64_t ldy) {
+  if (tn == 2) avx2_panel<R, 2>(w, x, r, t, y, ldy);
+  else avx2_panel<R, 1>(w, x, r, t, y, ldy);
+}
+
+// Two rows by two tiles: 16 ymm registers hold no more.
+void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), 2, 2, [&](int64_t r, int rn, int64_t t, int tn) {
+    if (rn == 2) avx2_tn<2>(tn, w, x, r, t, y, ldy);
+    else avx2_tn<1>(tn, w, x, r, t, y, ldy);
+  });
+}
+
+// ---- AVX-512 VNNI: vpdpbusd, unsigned weight bytes (q + 128) against the row's signed bytes ----
+
+#define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+// One row by TN tiles, all in registers: TN independent chains against the memory latency.
+template <int R, int TN>
+EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  __m512 acc[R][TN];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TN; ++t) acc[r][t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    // Each sum starts at -128 Σ q of the row's block (stored negated): the unsigned weight bytes'
+    // offset, taken back exactly.
+    __m512i isum[R][TN];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+    if (r0 == 0) {  // the first rows stream the weights from memory: ask for what comes next
+      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
+      for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+    }
+    for (int64_t g = 0; g < kGroups; ++g) {
+      __m512i wv[TN];
+      for (int t = 0; t < TN; ++t) wv[t] = _mm512_load_si512(w.quants(t0 + t, b) + g * 64);
+      for (int r = 0; r < R; ++r) {
+        int32_t four;
+        std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+        const __m512i xb = _mm512_set1_epi32(four);
+        for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_dpbusd_epi32(isum[r][t], wv[t], xb);
+      }
+    }
+    for (int t = 0; t < TN; ++t) {
+      const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b))));
+      for (int r = 0; r < R; ++r) {
+        const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * nb + b]));
+        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][t]), s, acc[r][t]);
+      }
+    }
+  }
+  for (int t = 0; t < TN; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, acc[r][t]);
+  }
+}
+
+// R rows by the tn <= 4 tiles of one stored group, block by block: the group's blocks are one
+// stream, read once for all R rows (a verify step's K + 1). The float sums live in L1 (R · 4
+// registers would not fit beside the integer ones); each output keeps the same order of sums.
+template <int R>
+EXSPEC_VNNI void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  alignas(64) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    if (r0 == 0) {
+      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
+      for (int64_t line = 0; line < kGroupBlock / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+    }
+    for (int t = 0; t < tn; ++t) {
+      __m512i isum[R];
+      for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+      const uint8_t* wq = w.quants(t0 + t, b);
+      for (int64_t g = 0; g < kGroups; ++g) {
+        const __m512i wv = _mm512_load_si512(wq + g * 64);
+        for (int r = 0; r < R; ++r) {
+          int32_t four;
+          std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+          isum[r] = _mm512_dpbusd_epi32(isum[r], wv, _mm512_set1_epi32(four));
+        }
+      }
+      const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b))));
+      for (int r = 0; r < R; ++r) {
+        const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * nb + b]));
+        _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), s, _mm512_load_ps(acc[r][t])));
+      }
+    }
+  }
+  for (int t = 0; t < tn; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, _mm512_load_ps(acc[r][t]));
+  }
+}
+
+EXSPEC_VNNI void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t r, int64_t t, int tn, float* y, int64_t ldy) {
+  switch (rn) {
+    case 8: vnni_stream<8>(w, x, r, t, tn, y, ldy); break;
+    case 7: vnni_stream<7>(w, x, r, t, tn, y, ldy); break;
+    case 6: vnni_stream<6>(w, x, r, t, tn, y, ldy); break;
+    case 5: vnni_stream<5>(w, x, r, t, tn, y, ldy); break;
+    case 4: vnni_stream<4>(w, x, r, t, tn, y, ldy); break;
+    case 3: vnni_stream<3>(w, x, r, t, tn, y, ldy); break;
+    case 2: vnni_stream<2>(w, x, r, t, tn, y, ldy); break;
+    default: vnni_stream<1>(w, x, r, t, tn, y, ldy); break;
+  }
+}
+
+// Rows in groups of at most 8 (8 integer sums in registers), as even as they split, each group
+// reading each stored group of four tiles in one pass: at a verify step's K + 1 <= 8 rows the
+// weights stream once, as for one row.
+void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  if (x.m == 1) {  // one row: the four tiles' sums in four chains (one chain a tile is latency-bound)
+    for_panels(1, t0, t1, 1, 1, kGroup, [&](int64_t r, int, int64_t t, int tn) {
+      switch (tn) {
+        case 4: vnni_panel<1, 4>(w, x, r, t, y, ldy); break;
+        case 3: vnni_panel<1, 3>(w, x, r, t, y, ldy); break;
+        case 2: vnni_panel<1, 2>(w, x, r, t, y, ldy); break;
+        default: vnni_panel<1, 1>(w, x, r, t, y, ldy); break;
+      }
+    });
+    return;
+  }
+  const int64_t groups = (x.m + 7) / 8;
+  const int rows = static_cast<int>((x.m + groups - 1) / groups);
+  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
+    vnni_stream_rn(rn, w, x, r, t, tn, y, ldy);
+  });
+}
+
+}  // namespace
+
+Isa best_isa() {
+  static const Isa isa = capped(has_vnni() ? Isa::Avx512Vnni : has_avx2() ? Isa::Avx2 : Isa::Plain);
+  return isa;
+}
+
+std::vector<Isa> isas_here() {
+  std::vector<Isa> v{Isa::Plain};
+  if (has_avx2()) v.push_back(Isa::Avx2);
+  if (has_vnni()) v.push_back(Isa::Avx512Vnni);
+  return v;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512Vnni: return "avx512_vnni";
+    case Isa::Avx2: return "avx2";
+    default: return "plain";
+  }
+}
+
+Weight empty_weight(int64_t out, int64_t in) {
+  if (out <= 0 || in <= 0) throw std::invalid_argument("q8::empty_weight: empty weight");
+  Weight q;
+  q.out = out, q.in = in;
+  q.blocks = (in + kBlock - 1) / kBlock;
+  q.tiles = (out + kTile - 1) / kTile;
+  const int64_t groups = (q.tiles + kGroup - 1) / kGroup;
+  q.data = AlignedArray<uint8_t>(static_cast<size_t>(groups * q.blocks * kGroupBlock));  // scales 0
+  for (int64_t t = 0; t < groups * kGroup; ++t)  // q = 0 in the padding
+    for (int64_t b = 0; b < q.blocks; ++b) std::memset(q.quants(t, b), 0x80, kQuantBytes);
+  return q;
+}
+
+void quantise_rows_into(Weight& q, const float* rows, int64_t ld, int64_t r0, int64_t r1) {
+  int8_t block[kBlock];
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < q.blocks; ++b) {
+      const float d = quantise_block(rows + (n - r0) * ld + b * kBlock, std::min(kBlock, q.in - b * kBlock), block);
+      q.scales(t, b)[c] = float_half(d);
+      uint8_t* dst = q.quants(t, b) + c * 4;
+      for (int64_t k = 0; k < kBlock; ++k) dst[(k / 4) * 64 + k % 4] = static_cast<uint8_t>(block[k] + 128);
+    }
+  }
+}
+
+bool pack_q8_0_rows_into(Weight& q, const uint8_t* blocks, int64_t r0, int64_t r1) {
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < q.blocks; ++b) {
+      const uint8_t* src = blocks + ((n - r0) * q.blocks + b) * kQ8_0BlockBytes;
+      uint16_t d;
+      std::memcpy(&d, src, 2);
+      q.scales(t, b)[c] = d;
+      uint8_t* dst = q.quants(t, b) + c * 4;
+      for (int64_t k = 0; k < kBlock; ++k) {
+        const int8_t v = static_cast<int8_t>(src[2 + k]);
+        if (v == -128) return false;
+        dst[(k / 4) * 64 + k % 4] = static_cast<uint8_t>(v + 128);
+      }
+    }
+  }
+  return true;
+}
+
+Weight quantise(const float* w, int64_t out, int64_t in, int64_t ld) {
+  Weight q = empty_weight(out, in);
+  quantise_rows_into(q, w, ld, 0, out);
+  return q;
+}
+
+void dequantise_row(const Weight& w, int64_t row, float* out) {
+  const int64_t t = row / kTile, c = row % kTile;
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const float d = half_float(w.scales(t, b)[c]);
+    const uint8_t* src = w.quants(t, b) + c * 4;
+    for (int64_t k = 0; k < kBlock && b * kBlock + k < w.in; ++k)
+      out[b * kBlock + k] = static_cast<float>(static_cast<int32_t>(src[(k / 4) * 64 + k % 4]) - 128) * d;
+  }
+}
+
+void resize_rows(Rows& x, int64_t m, int64_t in) {
+  x.m = m;
+  x.in = in;
+  x.blocks = (in + kBlock - 1) / kBlock;
+  x.q.resize(static_cast<size_t>(m * x.blocks * kBlock));
+  x.d.resize(static_cast<size_t>(m * x.blocks));
+  x.corr.resize(static_cast<size_t>(m * x.blocks));
+}
+
+// Rounds to the nearest integer, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves no
+// fraction bits. Plain adds, so every clone vectorises it and gets the same bits.
+inline __attribute__((always_inline)) float round_even(float v) { return (v + 12582912.0f) - 12582912.0f; }
+
+// Each row alone: d = max|x| / 127 per block, q = round(x / d) (ties to even; the weights use
+// GGUF's roundf at load, where speed does not matter). In lanes, so that it vectorises: this
+// runs on every product's input.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void quantise_activations(const float* x, int64_t ld,
+                                                                                         int64_t r0, int64_t r1,
+                                                                                         Rows& out) {
+  const int64_t nb = out.blocks, ldq = nb * kBlock;
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t n = std::min(kBlock, out.in - b * kBlock);
+      float v[kBlock];
+      for (int64_t j = 0; j < kBlock; ++j) v[j] = j < n ? x[r * ld + b * kBlock + j] : 0.0f;
+      float lane[16];
+      for (int64_t l = 0; l < 16; ++l) lane[l] = std::max(std::fabs(v[l]), std::fabs(v[l + 16]));
+      for (int64_t s = 8; s >= 1; s /= 2)
+        for (int64_t l = 0; l < s; ++l) lane[l] = std::max(lane[l], lane[l + s]);
+      const float d = lane[0] / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+      int8_t* q = out.q.data() + r * ldq + b * kBlock;
+      int32_t sum = 0;
+      for (int64_t j = 0; j < kBlock; ++j) {
+        const int32_t k = static_cast<int32_t>(round_even(v[j] * id));
+        q[j] = static_cast<int8_t>(k);
+        sum += k;
+      }
+      out.d[r * nb + b] = d;
+      out.corr[r * nb + b] = -128 * sum;
+    }
+  }
+}
+
+void multiply(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
+  if (x.blocks != w.blocks) throw std::invalid_argument("q8::multiply: rows and weight differ in length");
+  if (t0 >= t1 || x.m == 0) return;
+  switch (isa) {
+    case Isa::Avx512Vnni: vnni_tiles(w, x, y, ldy, t0, t1); break;
+    case Isa::Avx2: avx2_tiles(w, x, y, ldy, t0, t1); break;
+    default: plain_tiles(w, x, y, ldy, t0, t1); break;
+  }
+}
+
+}  // namespace exspec::q8

@@ -1,0 +1,87 @@
+// Built with -ffp-contract=off (CMakeLists.txt): each clone multiplies and adds as written.
+#include "model/kernels/row_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "model/kernels/fast_exp.h"
+#include "model/kernels/fixed_order_dot.h"
+#include "model/kernels/half_float.h"
+
+namespace exspec::rowops {
+namespace {
+
+#define EXSPEC_INLINE inline __attribute__((always_inline))
+#define EXSPEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// What a libtorch operator in this dtype stores: bfloat16 rounds, float32 keeps.
+EXSPEC_INLINE float round_to(Type t, float f) { return t == Type::BF16 ? bf16_float(float_bf16(f)) : f; }
+// A row as float32 into buf (bfloat16 widened), so the loops below vectorise.
+EXSPEC_INLINE const float* row_f32(Type t, const void* base, int64_t off, int64_t n, float* buf) {
+  if (t == Type::F32) return static_cast<const float*>(base) + off;
+  const uint16_t* src = static_cast<const uint16_t*>(base) + off;
+  for (int64_t i = 0; i < n; ++i) buf[i] = bf16_float(src[i]);
+  return buf;
+}
+
+}  // namespace
+
+EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy,
+                            int64_t H, int64_t r0, int64_t r1) {
+  std::vector<float> xb(t == Type::BF16 ? H : 0), wb(xb.size());
+  const float* wf = row_f32(t, w, 0, H, wb.data());
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xf = row_f32(t, x, r * ldx, H, xb.data());
+    const float inv = 1.0f / std::sqrt(fixed_order_dot(xf, xf, H) / static_cast<float>(H) + eps);
+    if (t == Type::BF16) {
+      uint16_t* dst = static_cast<uint16_t*>(y) + r * ldy;
+      for (int64_t k = 0; k < H; ++k) dst[k] = float_bf16(wf[k] * bf16_float(float_bf16(xf[k] * inv)));
+    } else {
+      float* dst = static_cast<float*>(y) + r * ldy;
+      for (int64_t k = 0; k < H; ++k) dst[k] = wf[k] * (xf[k] * inv);
+    }
+  }
+}
+
+EXSPEC_CLONES void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0,
+                            int64_t r1) {
+  std::vector<float> gb(t == Type::BF16 ? I : 0), ub(gb.size()), act(static_cast<size_t>(I));
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* g = row_f32(t, gu, r * ldg, I, gb.data());
+    const float* u = row_f32(t, gu, r * ldg + I, I, ub.data());
+    for (int64_t i = 0; i < I; ++i) act[i] = g[i] / (1.0f + exp_f32(-g[i]));
+    if (t == Type::BF16) {
+      uint16_t* dst = static_cast<uint16_t*>(out) + r * ldo;
+      for (int64_t i = 0; i < I; ++i) dst[i] = float_bf16(bf16_float(float_bf16(act[i])) * u[i]);
+    } else {
+      float* dst = static_cast<float*>(out) + r * ldo;
+      for (int64_t i = 0; i < I; ++i) dst[i] = act[i] * u[i];
+    }
+  }
+}
+
+EXSPEC_CLONES void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y,
+                        int64_t heads, int64_t D, int64_t r0, int64_t r1) {
+  const int64_t half = D / 2;
+  std::vector<float> xb(t == Type::BF16 ? D : 0), cb(xb.size()), sb(xb.size()), o(static_cast<size_t>(D));
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* c = row_f32(t, cos, r * ldc, D, cb.data());
+    const float* s = row_f32(t, sin, r * ldc, D, sb.data());
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* xi = row_f32(t, x, r * ldx + h * D, D, xb.data());
+      // x * cos + rotate_half(x) * sin, rotate_half(x) = (-x2, x1); each product rounded in bfloat16
+      for (int64_t i = 0; i < half; ++i)
+        o[i] = round_to(t, xi[i] * c[i]) + round_to(t, -xi[i + half] * s[i]);
+      for (int64_t i = half; i < D; ++i)
+        o[i] = round_to(t, xi[i] * c[i]) + round_to(t, xi[i - half] * s[i]);
+      const int64_t dst = (r * heads + h) * D;
+      if (t == Type::BF16)
+        for (int64_t i = 0; i < D; ++i) static_cast<uint16_t*>(y)[dst + i] = float_bf16(o[i]);
+      else
+        for (int64_t i = 0; i < D; ++i) static_cast<float*>(y)[dst + i] = o[i];
+    }
+  }
+}
+
+}  // namespace exspec::rowops
