@@ -92,7 +92,7 @@ std::vector<std::vector<int64_t>> read_prompts(const CommandLine& cl, const Run&
 // The engine's options for this run: the queue holds every sequence, and in place the slots
 // need hold no more than the longest sequence it makes.
 EngineOptions run_engine_options(const CommandLine& cl, Run& run) {
-  run.s.max_queue = run.prompts.size() * run.n + 1;
+  run.s.engine.max_queue = run.prompts.size() * run.n + 1;
   EngineOptions eo = engine_options(run.s);
   // --torch-threads given, even 1, is what the forwards on the initial thread get (serve: 1 means
   // every core): "before" in docs/performance.md is generate --torch-threads 1.
