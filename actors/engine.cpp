@@ -75,7 +75,8 @@ void log_matmul_path(const Decoder& m) {
 
 // The OpenMP count a model's forwards get on the initial thread: every core where oneDNN runs its
 // products; 1 where OpenBLAS does (its own threads take the cores, and OpenMP workers spinning
-// beside them made float64 3x slower); --torch-threads when given (EngineOptions::initial_threads).
+// beside them slow its forwards down: docs/performance.md#threads); --torch-threads when given
+// (EngineOptions::initial_threads).
 int forward_threads(const EngineOptions& o, const Decoder& m) {
   if (o.initial_threads > 0) return o.initial_threads;
   return m.packed_weights() || !m.device().is_cpu() ? initial_threads(0) : 1;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/tokenizer/tokenizer.h"
 
 namespace {
@@ -42,29 +44,6 @@ std::vector<int64_t> parse_ids(const std::string& s) {
     skip();
   }
   return ids;
-}
-
-std::string json_string(const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -110,13 +89,7 @@ int cmd_tokenize(int argc, char** argv) {
     if (text.has_value() == decode.has_value()) throw std::runtime_error("give exactly one of --text or --decode");
     const exspec::Tokenizer tok = exspec::Tokenizer::load(*path);
     if (text) {
-      const std::vector<int64_t> ids = tok.encode(*text, add_special, allow_special);
-      std::string out = "[";
-      for (size_t k = 0; k < ids.size(); ++k) {
-        if (k) out += ", ";
-        out += std::to_string(ids[k]);
-      }
-      std::cout << out << "]\n";
+      std::cout << nlohmann::json(tok.encode(*text, add_special, allow_special)).dump() << "\n";
     } else {
       const std::vector<int64_t> ids = parse_ids(*decode);
       for (int64_t id : ids)
@@ -124,7 +97,8 @@ int cmd_tokenize(int argc, char** argv) {
           throw std::runtime_error("--decode: id " + std::to_string(id) + " is outside the vocabulary (size " +
                                    std::to_string(tok.vocab_size()) + ")");
       const std::string s = tok.decode(ids, skip_special);
-      std::cout << (as_json ? json_string(s) : s) << "\n";
+      // Bytes that are not UTF-8 (a token cut inside a character) become U+FFFD in the JSON string.
+      std::cout << (as_json ? nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : s) << "\n";
     }
     return 0;
   } catch (const std::exception& e) {

@@ -7,6 +7,8 @@
 # usage: bench/arrivals.sh [MODEL [OUT_DIR [ROUNDS [N [INTERVAL [OUTPUT_LEN]]]]]]
 #        (defaults: models/demo arrivals 3 8 0.3 64)
 set -euo pipefail
+# Intentionally alike in every serving benchmark (duplicates pairs them): the positional arguments
+# with this script's own defaults; what the scripts share runs in bench/server_turns.sh.
 cd "$(dirname "$0")/.."
 model=${1:-models/demo}
 out=${2:-arrivals}

@@ -15,7 +15,6 @@ Needs Debian's python3-numpy (/usr/bin/python3).
 import argparse
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "train"))
 import bpe  # noqa: E402  (the trainer's own BPE: the same ids as heldout.ids)
+from safetensors_np import read_arrays  # noqa: E402
 
 
 def documents(path, model_dir, context, limit):
@@ -44,15 +44,7 @@ def documents(path, model_dir, context, limit):
 
 def read_logits(path):
     """exspec forward's output: logits.{i} [T_i, vocab] float64."""
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, h in header.items():
-        if name.startswith("logits."):
-            a, b = h["data_offsets"]
-            out[int(name.split(".")[1])] = np.frombuffer(data[a:b], dtype=np.float64).reshape(h["shape"])
+    out = {int(name.split(".")[1]): a for name, a in read_arrays(path, lambda n: n.startswith("logits.")).items()}
     return [out[i] for i in range(len(out))]
 
 

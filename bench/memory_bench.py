@@ -19,7 +19,10 @@ int8 weights: add a case with the flags that select them, e.g. --case int8='--dt
 start-up line, which counts scales and padding).
 Standard library only. Run it alone on the machine (flock /work/.heavy.lock on a shared one).
 """
-import argparse, json, os, re, shlex, statistics, struct, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, re, shlex, statistics, subprocess, sys, tempfile, time, urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "train"))
+from safetensors_np import read_header  # noqa: E402
 
 ELEMENT = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
 MIB = 1024.0 * 1024.0
@@ -31,15 +34,11 @@ def checkpoint_parameters(model_dir):
     for name in sorted(os.listdir(model_dir)):
         if not name.endswith(".safetensors"):
             continue
-        with open(os.path.join(model_dir, name), "rb") as f:
-            (size,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(size))
-        for key, entry in header.items():
-            if key != "__metadata__":
-                count = 1
-                for d in entry["shape"]:
-                    count *= d
-                n += count
+        for entry in read_header(os.path.join(model_dir, name))[0].values():
+            count = 1
+            for d in entry["shape"]:
+                count *= d
+            n += count
     return n
 
 

@@ -13,17 +13,13 @@ rounds=${3:-3}
 draft=${4:-}
 py=/usr/bin/python3
 . tests/start_server.sh
+. bench/server_turns.sh
 mkdir -p "$out"
-for r in $(seq "$rounds"); do
-  for kind in cache nocache; do
-    extra=()
-    [ "$kind" = nocache ] && extra=(--no-prefix-cache)
-    start_server build/exspec "$out/serve-$kind-$r.log" --model "$model" --draft "$draft" --dtype float32 --batch 8 "${extra[@]}"
-    $py bench/multiturn.py --url "http://127.0.0.1:$port" --conversations 4 --turns 4 --label "$kind r$r" \
-      --out "$out/$kind-r$r.json" > /dev/null
-    stop_server
-  done
-done
+run() {  # KIND ROUND
+  $py bench/multiturn.py --url "http://127.0.0.1:$port" --conversations 4 --turns 4 --label "$1 r$2" \
+    --out "$out/$1-r$2.json" > /dev/null
+}
+server_turns_of cache "" nocache "--no-prefix-cache" "$rounds" "$out" run --model "$model" --draft "$draft" --dtype float32 --batch 8
 $py - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])

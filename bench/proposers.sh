@@ -11,6 +11,8 @@
 # decoding, with their range.
 # usage: bench/proposers.sh [MODEL [OUT_DIR [ROUNDS [OUTPUT_LEN]]]]   (defaults: models/demo proposers 3 64)
 set -euo pipefail
+# Intentionally alike in every serving benchmark (duplicates pairs them): the positional arguments
+# with this script's own defaults; what the scripts share runs in bench/server_turns.sh.
 cd "$(dirname "$0")/.."
 model=${1:-models/demo}
 out=${2:-proposers}
@@ -18,6 +20,7 @@ rounds=${3:-3}
 len=${4:-64}
 py=/usr/bin/python3
 . tests/start_server.sh
+. bench/server_turns.sh
 mkdir -p "$out"
 serve=(--model "$model" --draft "" --dtype float32 --batch 16)
 start_server build/exspec "$out/serve-workloads.log" "${serve[@]}"
@@ -31,20 +34,16 @@ cell() {  # KIND WORKLOAD CLIENTS ROUND [serve_bench args]
   $py bench/serve_bench.py --url "http://127.0.0.1:$port" "${data[@]}" --num-prompts 16 --max-concurrency "$c" \
     --output-len "$len" --label "$kind $wl c$c r$r" --out "$out/$kind-$wl-c$c-r$r.json" "$@" > /dev/null
 }
-for r in $(seq "$rounds"); do
-  for kind in plain ngram; do
-    extra=()
-    [ "$kind" = ngram ] && extra=(--speculate ngram)
-    start_server build/exspec "$out/serve-$kind-$r.log" "${serve[@]}" "${extra[@]}"
-    for c in 1 8 16; do
-      for wl in repeat plain sampled; do cell "$kind" "$wl" "$c" "$r"; done
-      if [ "$kind" = plain ]; then
-        for wl in repeat plain; do cell predict "$wl" "$c" "$r" --predict; done
-      fi
-    done
-    stop_server
+run() {  # KIND ROUND: every workload at 1, 8 and 16 clients; plain steps also with predictions
+  local kind=$1 r=$2 c wl
+  for c in 1 8 16; do
+    for wl in repeat plain sampled; do cell "$kind" "$wl" "$c" "$r"; done
+    if [ "$kind" = plain ]; then
+      for wl in repeat plain; do cell predict "$wl" "$c" "$r" --predict; done
+    fi
   done
-done
+}
+server_turns_of plain "" ngram "--speculate ngram" "$rounds" "$out" run "${serve[@]}"
 $py - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])

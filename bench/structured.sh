@@ -9,6 +9,8 @@
 # usage: bench/structured.sh [TARGET [DRAFT [OUT_DIR [ROUNDS [OUTPUT_LEN]]]]]
 #        (defaults: demo/target demo/draft structured 3 128)
 set -euo pipefail
+# Intentionally alike in every serving benchmark (duplicates pairs them): the positional arguments
+# with this script's own defaults; what the scripts share runs in bench/server_turns.sh.
 cd "$(dirname "$0")/.."
 target=${1:-demo/target}
 draft=${2:-demo/draft}
@@ -17,27 +19,23 @@ rounds=${4:-3}
 len=${5:-128}
 py=/usr/bin/python3
 . tests/start_server.sh
+. bench/server_turns.sh
 mkdir -p "$out"
-for r in $(seq "$rounds"); do
-  for mode in default nonspec; do
-    extra=()
-    [ "$mode" = nonspec ] && extra=(--mode nonspec)
-    # Greedy, as the figures were measured: not the demo's sampling defaults (generation_config.json).
-    start_server build/exspec "$out/serve-$mode-$r.log" --model "$target" --draft "$draft" --dtype float32 \
-      --generation-config none "${extra[@]}"
-    for c in 1 8; do
-      for kind in free schema; do
-        fmt=()
-        [ "$kind" = schema ] && fmt=(--response-format bench/structured_schema.json)
-        $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 16 --max-concurrency "$c" \
-          --output-len "$len" --label "$mode $kind c$c r$r" --out "$out/$mode-$kind-c$c-r$r.json" "${fmt[@]}" > /dev/null
-      done
+run() {  # MODE ROUND: unconstrained and schema requests at 1 and 8 clients, then the grammar metrics
+  local mode=$1 r=$2 c kind fmt
+  for c in 1 8; do
+    for kind in free schema; do
+      fmt=()
+      [ "$kind" = schema ] && fmt=(--response-format bench/structured_schema.json)
+      $py bench/serve_bench.py --url "http://127.0.0.1:$port" --dataset prompts --num-prompts 16 --max-concurrency "$c" \
+        --output-len "$len" --label "$mode $kind c$c r$r" --out "$out/$mode-$kind-c$c-r$r.json" "${fmt[@]}" > /dev/null
     done
-    curl -s "127.0.0.1:$port/metrics" | grep -E '^exspec_grammar_(masks|mask_seconds|forced|drafts_cut)|proposer="grammar"' \
-      > "$out/metrics-$mode-$r.txt"
-    stop_server
   done
-done
+  curl -s "127.0.0.1:$port/metrics" | grep -E '^exspec_grammar_(masks|mask_seconds|forced|drafts_cut)|proposer="grammar"' \
+    > "$out/metrics-$mode-$r.txt"
+}
+# Greedy, as the figures were measured: not the demo's sampling defaults (generation_config.json).
+server_turns "$rounds" "$out" run --model "$target" --draft "$draft" --dtype float32 --generation-config none
 $py - "$out" "$rounds" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])

@@ -18,26 +18,17 @@ int64_t available_memory() {
 
 }  // namespace
 
-int initial_threads_setting(const Settings& c) { return c.torch_threads != 1 ? c.torch_threads : 0; }
+int initial_threads_setting(const Settings& c) { return c.engine.torch_threads != 1 ? c.engine.torch_threads : 0; }
 
 EngineOptions engine_options(const Settings& c) {
-  EngineOptions o;
+  EngineOptions o = c.engine;  // what the option table wrote straight in
   o.model_dir = c.model;
-  o.dtype = c.dtype;
-  o.device = c.device;
-  o.overlap = c.overlap;
-  o.max_queue = c.max_queue;
-  o.scheduler_threads = c.scheduler_threads;
-  o.torch_threads = c.torch_threads;
   o.initial_threads = initial_threads_setting(c);
-  o.blas_threads = c.blas_threads;
   EngineConfig& d = o.decoding;
   if (!c.mode.empty()) d.mode = parse_mode(c.mode);
   d.speculate = parse_speculate(c.speculate);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;  // Engine::start sets d.draft from it
   parse_draft_tokens(c.draft_tokens, d);
-  d.min_draft_tokens = c.min_draft_tokens;
-  d.max_draft_tokens = c.max_draft_tokens;
   // In place a step takes every ready slot (one forward for all of them, which is cheaper than
   // two of half the rows each): its batch is the slots unless set.
   if (c.batch < 0 || c.window < 0 || c.slots < 0)
@@ -48,17 +39,9 @@ EngineOptions engine_options(const Settings& c) {
   d.window = c.window > 0 ? c.window : 2 * batch;
   d.slots = c.slots > 0 ? c.slots : 2 * batch;
   d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.slots : kPaperBatch;
-  d.min_group_fill = c.min_group_fill;
-  d.max_wait = c.max_wait;
-  d.context = c.context;
-  d.prefill_chunk = c.prefill_chunk;
-  d.prefix_cache = c.prefix_cache;
-  d.slot_moves = c.slot_moves;
   d.row_buckets = parse_toggle("engine.row_buckets (--row-buckets)", c.row_buckets);
   d.cuda_graphs = parse_toggle("engine.cuda_graphs (--cuda-graphs)", c.cuda_graphs);
-  d.block_size = c.block_size;
   d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
-  d.sort_by_length = c.sort_by_length;
   return o;
 }
 

@@ -37,6 +37,17 @@ Option real(const char* flag, const char* key, const char* metavar, double dflt,
 Option boolean(const char* flag, const char* key, bool dflt, const char* help) {
   return row(Type::Bool, flag, key, "", dflt, help);
 }
+// Rows of the engine's options: the default comes from the engine's configuration (to()).
+Option text(const char* flag, const char* key, const char* metavar, const char* help) {
+  return row(Type::Text, flag, key, metavar, std::string(), help);
+}
+Option integer(const char* flag, const char* key, const char* metavar, const char* help) {
+  return row(Type::Int, flag, key, metavar, int64_t{0}, help);
+}
+Option real(const char* flag, const char* key, const char* metavar, const char* help) {
+  return row(Type::Real, flag, key, metavar, 0.0, help);
+}
+Option boolean(const char* flag, const char* key, const char* help) { return row(Type::Bool, flag, key, "", false, help); }
 Option list(const char* flag, const char* metavar, const char* help) {
   return row(Type::List, flag, "", metavar, std::string(), help);
 }
@@ -113,9 +124,27 @@ Option Option::to(T Limits::*member) const {
                   [member](const Settings& s) -> const T& { return s.limits.*member; });
 }
 
+template <class T>
+Option Option::to(T EngineOptions::*member) const {
+  Option o = bound<T>(*this, [member](Settings& s) -> T& { return s.engine.*member; },
+                      [member](const Settings& s) -> const T& { return s.engine.*member; });
+  o.dflt = to_value<T>(EngineOptions{}.*member);
+  return o;
+}
+
+template <class T>
+Option Option::to(T EngineConfig::*member) const {
+  Option o = bound<T>(*this, [member](Settings& s) -> T& { return s.engine.decoding.*member; },
+                      [member](const Settings& s) -> const T& { return s.engine.decoding.*member; });
+  o.dflt = to_value<T>(EngineConfig{}.*member);
+  return o;
+}
+
 const std::vector<Option>& option_table() {
   using S = Settings;
   using L = Limits;
+  using E = EngineOptions;
+  using D = EngineConfig;
   static const std::vector<Option> table{
       // What a command reads itself.
       boolean("help", "", false, "print this help and exit").in(kAll),
@@ -183,9 +212,9 @@ const std::vector<Option>& option_table() {
       real("grammar-compile-budget", "grammar_compile_budget", "SECONDS", 1.0,
            "CPU seconds one grammar compile may take; beyond it the request gets 400 and nothing is cached; 0: no bound")
           .in(kServer).real_range(0, 3600).to(&S::grammar_compile_budget),
-      text("dtype", "dtype", "float32|float64|bfloat16|float16|int8", "float32",
-           "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&S::dtype),
-      text("device", "device", "cpu|cuda", "cpu", "cuda needs a CUDA build of libtorch").in(kAll).to(&S::device),
+      text("dtype", "dtype", "float32|float64|bfloat16|float16|int8",
+           "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&E::dtype),
+      text("device", "device", "cpu|cuda", "cuda needs a CUDA build of libtorch").in(kAll).to(&E::device),
 
       // "engine"
       text("mode", "engine.mode", "inplace|exspec|eqspec|nonspec", "", "empty: inplace (KV slots, continuous batching); the others are the paper's baselines")
@@ -194,19 +223,19 @@ const std::vector<Option>& option_table() {
           .in(kAll).to(&S::speculate),
       row(Type::IntOrText, "draft-tokens", "engine.draft_tokens", "K|auto", std::string("auto"), "draft tokens per step, or auto: K chosen per step by the measured costs")
           .in(kAll).to(&S::draft_tokens),
-      integer("min-draft-tokens", "engine.min_draft_tokens", "N", 0, "the smallest K of auto").in(kAll).to(&S::min_draft_tokens),
-      integer("max-draft-tokens", "engine.max_draft_tokens", "N", 8, "the largest K of auto").in(kAll).to(&S::max_draft_tokens),
+      integer("min-draft-tokens", "engine.min_draft_tokens", "N", "the smallest K of auto").in(kAll).to(&D::min_draft_tokens),
+      integer("max-draft-tokens", "engine.max_draft_tokens", "N", "the largest K of auto").in(kAll).to(&D::max_draft_tokens),
       integer("batch", "engine.batch", "B", 0, "sequences per step at most; 0: every slot in place, 8 in the paper's modes")
           .in(kAll).for_generate(int64_t{1}).to(&S::batch),
       integer("window", "engine.window", "W", 0, "exspec: the active sequences batches are formed from; 0: 2 x B").in(kAll).to(&S::window),
       integer("slots", "engine.slots", "N", 0, "inplace: the KV slots, so the live sequences at most; 0: 2 x B (16 when B is 0)").in(kAll).to(&S::slots),
-      real("min-group-fill", "engine.min_group_fill", "F", 0.5, "exspec: the smallest same-length group worth running, as a share of B")
-          .in(kAll).to(&S::min_group_fill),
-      integer("max-wait", "engine.max_wait", "STEPS", 8, "exspec: steps a sequence may wait before it is taken first").in(kAll).to(&S::max_wait),
-      boolean("sort-by-length", "engine.sort_by_length", false, "admit waiting sequences shortest prompt first").in(kAll).to(&S::sort_by_length),
-      boolean("no-overlap", "engine.overlap", true, "one batch in flight: no drafting of batch t+1 while batch t is verified").in(kAll).to(&S::overlap),
-      boolean("no-prefix-cache", "engine.prefix_cache", true, "inplace: no prefix cache (full KV blocks kept, keyed by their tokens)").in(kAll).to(&S::prefix_cache),
-      boolean("no-slot-moves", "engine.slot_moves", true, "inplace: scattered rows stay where they are (no moves into consecutive slots)").in(kAll).to(&S::slot_moves),
+      real("min-group-fill", "engine.min_group_fill", "F", "exspec: the smallest same-length group worth running, as a share of B")
+          .in(kAll).to(&D::min_group_fill),
+      integer("max-wait", "engine.max_wait", "STEPS", "exspec: steps a sequence may wait before it is taken first").in(kAll).to(&D::max_wait),
+      boolean("sort-by-length", "engine.sort_by_length", "admit waiting sequences shortest prompt first").in(kAll).to(&D::sort_by_length),
+      boolean("no-overlap", "engine.overlap", "one batch in flight: no drafting of batch t+1 while batch t is verified").in(kAll).to(&E::overlap),
+      boolean("no-prefix-cache", "engine.prefix_cache", "inplace: no prefix cache (full KV blocks kept, keyed by their tokens)").in(kAll).to(&D::prefix_cache),
+      boolean("no-slot-moves", "engine.slot_moves", "inplace: scattered rows stay where they are (no moves into consecutive slots)").in(kAll).to(&D::slot_moves),
       text("row-buckets", "engine.row_buckets", "auto|on|off", "auto",
            "inplace: each forward's rows padded to a fixed count (1, 2, 4, 8, 16, 24, 32, 48, 64), so that its products' shapes do not change with the batch; auto: on with --device cuda")
           .in(kAll).to(&S::row_buckets),
@@ -215,18 +244,18 @@ const std::vector<Option>& option_table() {
           .in(kAll).to(&S::cuda_graphs),
       text("kv-cache-memory", "engine.kv_cache_memory", "SIZE|auto|0", "auto", "inplace: what both models' KV stores may take (512M, 4G); auto: half the memory available at start; 0: no budget")
           .in(kAll).for_generate(std::string("0")).to(&S::kv_cache_memory),
-      integer("block-size", "engine.block_size", "N", 16, "inplace: positions per KV block (1..4096)").in(kAll).to(&S::block_size),
-      integer("max-queue", "engine.max_queue", "N", 1024, "sequences that may wait for a slot; beyond it a request gets 429 at once").in(kServer).to(&S::max_queue),
-      integer("context", "engine.context", "N", 0, "inplace: positions of one slot; 0: the model's (generate: the longest prompt + --max-tokens)")
-          .in(kAll).to(&S::context),
-      integer("prefill-chunk", "engine.prefill_chunk", "N", 256, "inplace: prompt tokens per prefill forward").in(kAll).to(&S::prefill_chunk),
+      integer("block-size", "engine.block_size", "N", "inplace: positions per KV block (1..4096)").in(kAll).to(&D::block_size),
+      integer("max-queue", "engine.max_queue", "N", "sequences that may wait for a slot; beyond it a request gets 429 at once").in(kServer).to(&E::max_queue),
+      integer("context", "engine.context", "N", "inplace: positions of one slot; 0: the model's (generate: the longest prompt + --max-tokens)")
+          .in(kAll).to(&D::context),
+      integer("prefill-chunk", "engine.prefill_chunk", "N", "inplace: prompt tokens per prefill forward").in(kAll).to(&D::prefill_chunk),
 
       // "threads"
       integer("http-threads", "threads.http", "N", 2, "Asio threads: connections, JSON, tokenizing").in(kServe).to(&S::http_threads),
-      integer("", "threads.scheduler", "N", 2, "CAF workers (pool-manager, realigner)").to(&S::scheduler_threads),
-      integer("torch-threads", "threads.torch", "N", 1, "torch intra-op threads; the forwards on the initial thread get every core unless this is set (serve, batch: to other than 1)")
-          .in(kAll).to(&S::torch_threads),
-      integer("threads", "threads.blas", "N", 0, "OpenBLAS threads; 0: every core").in(kAll).to(&S::blas_threads),
+      integer("", "threads.scheduler", "N", "CAF workers (pool-manager, realigner)").to(&E::scheduler_threads),
+      integer("torch-threads", "threads.torch", "N", "torch intra-op threads; the forwards on the initial thread get every core unless this is set (serve, batch: to other than 1)")
+          .in(kAll).to(&E::torch_threads),
+      integer("threads", "threads.blas", "N", "OpenBLAS threads; 0: every core").in(kAll).to(&E::blas_threads),
 
       // "limits"
       integer("max-body-bytes", "limits.max_body_bytes", "N", 1 << 20, "larger request bodies get 413").in(kServe).to(&L::max_body_bytes),

@@ -34,7 +34,7 @@ struct Option {
   std::string metavar;    // what --help shows after the flag: "N", "DIR"
   unsigned commands = 0;  // the commands whose command line takes the flag (Command bits)
   unsigned required = 0;  // ... and those that need it given
-  Value dflt;             // the default: serve's, batch's and the config file's
+  Value dflt;             // the default: serve's, batch's and the config file's (engine rows: the engine's)
   std::optional<Value> generate_dflt;  // generate's, where it differs
   int64_t min = 0, max = std::numeric_limits<int64_t>::max();  // Int
   double real_min = -std::numeric_limits<double>::infinity(), real_max = std::numeric_limits<double>::infinity();
@@ -57,6 +57,12 @@ struct Option {
   Option to(T Settings::*member) const;
   template <class T>
   Option to(T Limits::*member) const;
+  // Rows of the engine's options write straight into Settings::engine, and their default is the
+  // engine's own (the member's initial value): the row gives none.
+  template <class T>
+  Option to(T EngineOptions::*member) const;
+  template <class T>
+  Option to(T EngineConfig::*member) const;
 };
 
 const std::vector<Option>& option_table();

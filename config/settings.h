@@ -1,10 +1,14 @@
 // The settings of exspec serve, batch and generate: what config/exspec.json holds, with the
-// command line over it. Every default is the option table's (config/options.cpp); the members
-// here start at zero, and Settings(command) fills in that command's defaults. Torch-free.
+// command line over it. The option table (config/options.cpp) writes the engine's options
+// straight into `engine`, whose defaults are the engine's own (actors/engine.h,
+// actors/scheduler/engine_config.h); every other default is the table's: the members here start
+// at zero, and Settings(command) fills in that command's defaults. Torch-free.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "actors/engine.h"
 
 namespace exspec {
 
@@ -53,23 +57,17 @@ struct Settings {
   size_t grammar_cache{};            // compiled grammars kept (structured output, tool_choice required)
   std::string grammar_cache_memory;  // and the bytes they may take ("256M"; "0": no bound)
   double grammar_compile_budget{};   // CPU seconds one grammar compile may take (0: no bound)
-  std::string dtype, device;
+  // What engine_options() resolves rather than copies: names parsed, sizes derived, the budget measured.
   std::string mode;                  // empty: inplace
   std::string speculate;             // model | ngram (prompt lookup, no draft model)
   std::string draft_tokens;          // "auto" (adaptive K) or a number
-  int64_t min_draft_tokens{}, max_draft_tokens{};  // bounds of auto
   int64_t batch{}, window{}, slots{};  // 0: the defaults engine_options() derives
-  double min_group_fill{};
-  int64_t max_wait{};
-  int64_t context{}, prefill_chunk{};  // inplace: positions per slot (0: the model's), chunk
-  bool sort_by_length{}, overlap{};
-  bool prefix_cache{};               // inplace: newcomers take the cached blocks of their prompt's prefix
-  int64_t block_size{};              // inplace: positions per KV block
-  bool slot_moves{};                 // inplace: a step's scattered rows move into consecutive slots
   std::string row_buckets, cuda_graphs;  // inplace: auto | on | off (model/step_runner.h)
   std::string kv_cache_memory;       // inplace: the KV stores' budget ("512M", "4G", "auto", "0")
-  size_t max_queue{};
-  int http_threads{}, scheduler_threads{}, torch_threads{}, blas_threads{};
+  // The rest of the engine's options, as the table writes them (model_dir, draft_dir and the
+  // fields above are engine_options()'s).
+  EngineOptions engine;
+  int http_threads{};
   Limits limits;
 };
 

@@ -46,14 +46,17 @@ class Metrics {
   std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& served_name,
                      const std::string& mode, const std::string& draft_tokens, int64_t inflight) const;
 
+  // What render() copies under the lock and reads after it.
+  struct Counters {
+    std::map<std::pair<std::string, int>, uint64_t> requests;  // (endpoint, status)
+    std::map<std::string, Histogram> latency;                  // by endpoint
+    Histogram ttft, overhead, engine_time, claim_time;
+    int64_t prompt_tokens = 0, completion_tokens = 0, disconnects = 0, claimed = 0, reclaimed = 0, refused = 0;
+  };
+
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, uint64_t> requests_;
-  std::map<std::string, Histogram> latency_;
-  Histogram ttft_, overhead_, engine_time_;
-  Histogram claim_time_;
-  int64_t prompt_tokens_ = 0, completion_tokens_ = 0, disconnects_ = 0, claimed_ = 0, reclaimed_ = 0,
-          refused_ = 0;
+  Counters c_;
 };
 
 // Structured output's compiled-grammar cache in Prometheus text: lookups that found a grammar,

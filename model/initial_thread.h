@@ -2,8 +2,8 @@
 // libgomp counts a thread team's master among its threads when any other thread starts the team,
 // and once its threads outnumber the cores it stops spinning at barriers after a few hundred
 // spins and sleeps in futexes instead, at each of a forward's hundreds of parallel regions. On 2
-// cores a 2-thread forward on an actor's thread takes 1.7-2.1x as long as on the initial thread
-// (bench/decoder_bench's "thread" row; docs/performance.md#threads). So the command's main loop
+// cores a 2-thread forward on an actor's thread takes far longer than on the initial thread
+// (bench/decoder_bench's "thread" row; the figures: docs/performance.md#figures-that-were-in-code-comments). So the command's main loop
 // parks its initial thread here, and the drafter and the verifier hand it their phases: every
 // forward runs there, one at a time, with every core. (Two forwards side by side on one thread
 // each, as the two roles ran them before, were slower at every batch size measured.)
@@ -16,7 +16,8 @@ namespace exspec {
 // it on the calling thread, with that thread's torch settings, when the initial thread is not
 // parked (the tests).
 // threads > 0: the initial thread runs it with that OpenMP count (a model whose products run on
-// OpenBLAS wants 1: OpenMP workers spinning beside OpenBLAS's threads made float64 3x slower).
+// OpenBLAS wants 1: OpenMP workers spinning beside OpenBLAS's threads slow it down;
+// docs/performance.md#threads).
 void run_on_initial_thread(const std::function<void()>& fn, int threads = 0);
 
 // Sets the initial thread's OpenMP thread count only (not torch's default for other threads); a

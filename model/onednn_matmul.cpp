@@ -109,9 +109,9 @@ void run(const Plan& p, const memory::desc& src, void* a, const memory::desc& wt
 // count is part of the key because a primitive splits its work for the count it was created
 // with: one made by a 1-thread actor ran on 1 thread when the initial thread later ran it with 2.
 // A server meets a new M at almost every step (the rows of whatever the batch holds), and each
-// primitive holds oneDNN's JIT kernels (about 75 KB at the 150M shape's widths): kept forever,
-// they grew a soak's resident memory by 1.5 KB a request (issue 49). So the cache keeps the
-// kPlans used last; making one again costs 0.1 to 0.3 ms.
+// primitive holds oneDNN's JIT kernels: kept forever, they grew a soak's resident memory with
+// every request (issue 49). So the cache keeps the kPlans used last; making one again costs a
+// small part of a forward (the figures: docs/performance.md#figures-that-were-in-code-comments).
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int, int>;
 LruCache<PlanKey, Plan>& plans() {
   static LruCache<PlanKey, Plan> cache(kPlans);

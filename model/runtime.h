@@ -9,7 +9,7 @@ namespace exspec {
 // Sizes the two thread pools a forward pass uses: torch's intra-op (OpenMP) pool and OpenBLAS's
 // own pthread pool (0 = number of cores). Both are set explicitly: torch reports 1 thread on
 // small machines, and OpenMP workers that spin while OpenBLAS works steal its cores (measured on
-// 2 cores: a batch-8 forward 3x slower with 2+2 threads than with torch 1 + BLAS 2).
+// 2 cores: docs/performance.md#figures-that-were-in-code-comments).
 void configure_threads(int torch_threads, int blas_threads);
 // OpenMP's thread count is per-thread state: threads other than the one that called
 // configure_threads (actors' threads) must call this before their first tensor op. Cheap after

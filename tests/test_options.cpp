@@ -164,12 +164,38 @@ CATCH_TEST_CASE("option table: serve's and generate's defaults that differ are t
   CATCH_CHECK(eo.decoding.kv_cache_bytes == 0);
 }
 
+// One default, one place: an engine option's row writes into Settings::engine, engine_options()
+// hands it on as written, and its default is the engine's own member initialiser. The keys that
+// engine_options() resolves (names parsed, sizes derived, the KV budget measured) are named here.
+CATCH_TEST_CASE("option table: engine rows write straight into the engine's options, with the engine's defaults", "[options]") {
+  const std::set<std::string> resolved{"engine.mode",  "engine.speculate",   "engine.draft_tokens", "engine.batch",
+                                       "engine.window", "engine.slots",      "engine.row_buckets",  "engine.cuda_graphs",
+                                       "engine.kv_cache_memory", "threads.http"};
+  int straight = 0;
+  for (const Option& o : option_table()) {
+    const bool engine = o.key.rfind("engine.", 0) == 0 || o.key.rfind("threads.", 0) == 0 || o.key == "dtype" || o.key == "device";
+    if (!engine || resolved.count(o.key)) continue;
+    CATCH_INFO(o.key);
+    Settings fresh;
+    fresh.engine = EngineOptions{};
+    CATCH_CHECK(o.get(fresh) == o.dflt);
+    Settings s(Command::Serve);
+    const Value v = o.type == Type::Text ? Value(std::string(o.key == "dtype" ? "float64" : "cuda")) : other_value(o, Command::Serve);
+    o.set(s, v);
+    Settings after(Command::Serve);
+    after.engine = engine_options(s);
+    CATCH_CHECK(o.get(after) == v);
+    ++straight;
+  }
+  CATCH_CHECK(straight >= 17);
+}
+
 CATCH_TEST_CASE("command line: flags override the config file, which overrides the defaults", "[options]") {
   const std::string path = scratch() + "/cfg.json";
   std::ofstream(path) << R"({"engine": {"batch": 4, "overlap": false}, "limits": {"max_stop": 2}})";
   const Settings f = command_line(Command::Serve, {"--config", path}).settings();
   CATCH_CHECK(f.batch == 4);
-  CATCH_CHECK_FALSE(f.overlap);
+  CATCH_CHECK_FALSE(f.engine.overlap);
   CATCH_CHECK(f.limits.max_stop == 2);
   CATCH_CHECK(f.port == 8000);
   CATCH_CHECK(command_line(Command::Batch, {"--config", path, "--batch", "6"}).settings().batch == 6);

@@ -17,8 +17,7 @@ namespace {
 
 constexpr int64_t kGroups = kBlock / 4;           // vpdpbusd sums 4 bytes a lane
 // Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
-// shapes at one row (2 threads, 16 KiB into the outer caches: 30-40 GB/s against 21-28 without,
-// in a noisy hour).
+// shapes at one row, 2 threads (docs/performance.md#figures-that-were-in-code-comments).
 constexpr int64_t kPrefetch = 16 << 10;
 
 bool has_avx2() {

@@ -137,6 +137,26 @@ double default_damp_std(const std::string& preset) { return preset == "demo" || 
 // Post-norm weights of damped GLM-4 layers: damp_std times this.
 constexpr double kPostNormDamp = 80.0;  // chosen so that a one-layer draft agrees often, not always
 
+// The presets' shapes, one row each.
+struct Preset {
+  const char* name;
+  int64_t hidden, intermediate, layers, heads, kv_heads, context, vocab;
+};
+constexpr Preset kPresets[] = {
+    {"tiny", 64, 128, 4, 4, 2, 512, kVocab},
+    {"small", 256, 688, 8, 8, 4, 2048, kVocab},
+    // The smallest shape whose every product is whole super-blocks of 256 (GGUF's Q4_K, Q6_K):
+    // the K-quant oracle sweeps' model.
+    {"kquant", 256, 512, 4, 4, 2, 512, kVocab},
+    {"demo", 512, 1408, 12, 8, 4, 2048, kVocab},
+    // Llama-3.2-1B's body on our 258-token vocabulary: 0.97 B parameters, GPU-sized work per token.
+    {"1b", 2048, 8192, 16, 32, 8, 4096, kVocab},
+    // The shape of a 150M-parameter Llama with a real-sized vocabulary (Llama-2's 32000): where
+    // the lm_head is a fifth of the weights a decode step reads. Its tokenizer still spells
+    // only the 258 byte-level ids; the others exist for the forward-pass benchmarks.
+    {"150m", 768, 2048, 16, 12, 4, 2048, 32000},
+};
+
 int64_t layer_of(const std::string& name) { return std::stoll(name.substr(std::string("model.layers.").size())); }
 
 }  // namespace
@@ -150,35 +170,17 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   else if (arch == "glm4") c.arch = Arch::Glm4;
   else throw std::invalid_argument("unknown --arch \"" + arch + "\" (llama, qwen2, qwen3, glm, glm4)");
 
-  if (preset == "tiny") {
-    c.hidden_size = 64, c.intermediate_size = 128, c.num_layers = 4, c.num_heads = 4, c.num_kv_heads = 2;
-    c.max_position_embeddings = 512;
-  } else if (preset == "small") {
-    c.hidden_size = 256, c.intermediate_size = 688, c.num_layers = 8, c.num_heads = 8, c.num_kv_heads = 4;
-    c.max_position_embeddings = 2048;
-  } else if (preset == "kquant") {
-    // The smallest shape whose every product is whole super-blocks of 256 (GGUF's Q4_K, Q6_K):
-    // the K-quant oracle sweeps' model.
-    c.hidden_size = 256, c.intermediate_size = 512, c.num_layers = 4, c.num_heads = 4, c.num_kv_heads = 2;
-    c.max_position_embeddings = 512;
-  } else if (preset == "demo") {
-    c.hidden_size = 512, c.intermediate_size = 1408, c.num_layers = 12, c.num_heads = 8, c.num_kv_heads = 4;
-    c.max_position_embeddings = 2048;
-  } else if (preset == "1b") {
-    // Llama-3.2-1B's body on our 258-token vocabulary: 0.97 B parameters, GPU-sized work per token.
-    c.hidden_size = 2048, c.intermediate_size = 8192, c.num_layers = 16, c.num_heads = 32, c.num_kv_heads = 8;
-    c.max_position_embeddings = 4096;
-  } else if (preset == "150m") {
-    // The shape of a 150M-parameter Llama with a real-sized vocabulary (Llama-2's 32000): where
-    // the lm_head is a fifth of the weights a decode step reads. Its tokenizer still spells
-    // only the 258 byte-level ids; the others exist for the forward-pass benchmarks.
-    c.hidden_size = 768, c.intermediate_size = 2048, c.num_layers = 16, c.num_heads = 12, c.num_kv_heads = 4;
-    c.max_position_embeddings = 2048;
-  } else {
-    throw std::invalid_argument("unknown --preset \"" + preset + "\" (tiny, small, kquant, demo, 1b, 150m)");
+  const Preset* p = nullptr;
+  std::string names;
+  for (const Preset& q : kPresets) {
+    if (preset == q.name) p = &q;
+    names += std::string(names.empty() ? "" : ", ") + q.name;
   }
+  if (!p) throw std::invalid_argument("unknown --preset \"" + preset + "\" (" + names + ")");
+  c.hidden_size = p->hidden, c.intermediate_size = p->intermediate, c.num_layers = p->layers;
+  c.num_heads = p->heads, c.num_kv_heads = p->kv_heads, c.max_position_embeddings = p->context;
+  c.vocab_size = p->vocab;
   c.head_dim = c.hidden_size / c.num_heads;
-  c.vocab_size = preset == "150m" ? 32000 : kVocab;
   c.rms_norm_eps = 1e-6;
   c.bos_id = kBos;
   c.eos_ids = {kEos};

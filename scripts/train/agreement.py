@@ -7,7 +7,6 @@ usage: agreement.py TARGET_DIR DRAFT_DIR CORPUS_DIR [--docs N]   (float32 on the
 import argparse
 import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -15,22 +14,11 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llama import Llama  # noqa: E402
+from safetensors_np import read_arrays  # noqa: E402
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, h in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = h["data_offsets"]
-        assert h["dtype"] == "BF16", h["dtype"]
-        raw = np.frombuffer(data[a:b], dtype=np.int16).copy()
-        out[name] = torch.from_numpy(raw).view(torch.bfloat16).float().view(h["shape"])
-    return out
+    return {name: torch.from_numpy(a.astype(np.float32)) for name, a in read_arrays(path).items()}
 
 
 def load(folder):

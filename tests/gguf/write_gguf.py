@@ -20,6 +20,8 @@ import sys
 import numpy as np
 
 import kquants
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "train"))
+from safetensors_np import read_arrays  # noqa: E402
 
 # gguf metadata value types
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
@@ -37,21 +39,7 @@ QWEN2_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    dtypes = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        a = np.frombuffer(data[b:end], dtype=dtypes[e["dtype"]]).reshape(e["shape"])
-        if e["dtype"] == "BF16":
-            a = (a.astype(np.uint32) << 16).view(np.float32)
-        out[name] = a.astype(np.float32)
-    return out
+    return {name: a.astype(np.float32) for name, a in read_arrays(path).items()}
 
 
 def permute(w, n_head, n_head_kv):  # convert_hf_to_gguf.py LlamaModel.permute

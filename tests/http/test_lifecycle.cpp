@@ -1,5 +1,6 @@
 // Connections and the server's life: keep-alive, pipelining, API key, overload (429), a client that goes
-// away (its sequences are cancelled), and SIGTERM (in-flight requests finish, then exit 0).
+// away (its sequences are cancelled), SIGTERM (in-flight requests finish, then exit 0), and a second
+// signal during the drain (exit at once). test_grammar_budget.cpp drains compiles and batch lines.
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -203,4 +204,38 @@ TEST_CASE("SIGTERM drains: the in-flight request completes exactly, then the ser
   CHECK(r.headers["connection"] == "close");  // the server closes it after this response: it says so
   CHECK(srv.wait_exit(30) == 0);
   CHECK(srv.log().find("draining") != std::string::npos);
+}
+
+TEST_CASE("shutdown: SIGINT drains, a second signal (SIGTERM) exits at once with 128 + SIGTERM, cutting the streams") {
+  ServerProcess srv({"--shutdown-drain", "60"});
+  const int port = srv.port();
+  std::vector<std::future<std::string>> streams;
+  for (int i = 0; i < 8; ++i)
+    streams.push_back(std::async(std::launch::async, [port, i] {
+      try {
+        return post(port, "/v1/completions",
+                    {{"model", "target"}, {"prompt", "cut " + std::to_string(i)}, {"max_tokens", 480}, {"stream", true}}, 60)
+            .body;
+      } catch (const std::exception&) {
+        return std::string();  // the connection was cut before the response's head
+      }
+    }));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline && metric(port, "exspec_requests_in_flight") < 8)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(metric(port, "exspec_requests_in_flight") == 8);
+  srv.signal(SIGINT);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline && srv.log().find("draining") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  INFO("server log:\n" << srv.log());
+  REQUIRE(srv.log().find("draining") != std::string::npos);
+  // Draining with every stream still running (a 60 s drain would let them finish).
+  for (auto& s : streams) REQUIRE(s.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+  REQUIRE(srv.alive());
+  srv.signal(SIGTERM);
+  CHECK(srv.wait_exit(5) == 128 + SIGTERM);  // the second signal's status, not the first's
+  CHECK(srv.log().find("signal " + std::to_string(SIGTERM) + " again: exiting now") != std::string::npos);
+  // Cut, not finished: the exit did not wait for the drain.
+  for (auto& s : streams) CHECK(s.get().find("data: [DONE]") == std::string::npos);
 }

@@ -27,6 +27,9 @@ class UsageError(Exception):
 
 
 # ---------------------------------------------------------------- safetensors
+# Intentionally apart from scripts/train/safetensors_np.py, the tools' reader: the independent
+# reference shares no code with the tools whose files and figures it checks, so that a mistake
+# in one cannot agree with itself in the other.
 _NP_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}
 
 

@@ -99,7 +99,9 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
 
 
 def write_safetensors(path, arrays):
-    """The safetensors layout: u64 header length, JSON header (padded to 8 bytes), raw data."""
+    """The safetensors layout: u64 header length, JSON header (padded to 8 bytes), raw data.
+    Intentionally apart from scripts/train/train.py's writer: the reference grid's checkpoints are
+    written by code that shares nothing with exspec's own tools (see hf_reference.py's reader)."""
     header, offset, blobs = {}, 0, []
     for name in sorted(arrays):
         raw = np.ascontiguousarray(arrays[name]).astype("<f4").tobytes()
