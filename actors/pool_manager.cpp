@@ -68,6 +68,8 @@ void pump(Self self) {
     self->send(st.route->realigner, assemble_atom::value, std::move(j));
   publish(st);
   tell_sinks(st);
+  // While the forwards run on their own threads: the next step chosen ahead of their results.
+  st.scheduler->plan_ahead();
   if (st.shutting_down && st.promise_pending && st.scheduler->idle()) {
     st.promise_pending = false;
     st.shutdown_promise.deliver(true);

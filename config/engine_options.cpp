@@ -56,6 +56,7 @@ EngineOptions engine_options(const Settings& c) {
   d.slot_moves = c.slot_moves;
   d.row_buckets = parse_toggle("engine.row_buckets (--row-buckets)", c.row_buckets);
   d.cuda_graphs = parse_toggle("engine.cuda_graphs (--cuda-graphs)", c.cuda_graphs);
+  d.plan_ahead = parse_toggle("engine.plan_ahead (--plan-ahead)", c.plan_ahead);
   d.block_size = c.block_size;
   d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
   d.sort_by_length = c.sort_by_length;

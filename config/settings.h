@@ -67,6 +67,7 @@ struct Settings {
   int64_t block_size{};              // inplace: positions per KV block
   bool slot_moves{};                 // inplace: a step's scattered rows move into consecutive slots
   std::string row_buckets, cuda_graphs;  // inplace: auto | on | off (model/step_runner.h)
+  std::string plan_ahead;                // inplace: auto | on | off (actors/scheduler/plan_ahead.h)
   std::string kv_cache_memory;       // inplace: the KV stores' budget ("512M", "4G", "auto", "0")
   size_t max_queue{};
   int http_threads{}, scheduler_threads{}, torch_threads{}, blas_threads{};

@@ -40,6 +40,9 @@ class Executor {
   virtual std::shared_ptr<Job> next() = 0;
   // A job this executor handed out, back from the roles: its outcome is written back.
   virtual void done(std::shared_ptr<Job> job) = 0;
+  // Called while the jobs handed out run: work that can be done before they are back (in place:
+  // the next step chosen ahead, actors/scheduler/plan_ahead.h).
+  virtual void plan_ahead() {}
 
   // Token deltas and results since the last call, in order.
   std::vector<SeqEvent> take_events();
