@@ -68,6 +68,8 @@ void pump(Self self) {
     self->send(st.handles->realigner, assemble_atom::value, std::move(j));
   publish(st);
   tell_sinks(st);
+  // While the forwards run on their own threads: the next step chosen ahead of their results.
+  st.jobs->planner().plan_ahead();
   if (st.shutting_down && st.promise_pending && st.jobs->planner().idle()) {
     st.promise_pending = false;
     st.shutdown_promise.deliver(true);

@@ -79,6 +79,9 @@ std::vector<SeqResult> SequentialDriver::run(const std::vector<SeqRequest>& requ
       continue;
     }
     count(*job, trace_, steps_since_prefill);
+    // Before the forward here, in one thread (the server's pool-manager does it on its own
+    // thread while the forward runs): the same plans either way.
+    planner.plan_ahead();
     run_job(*job, models);
     jobs->done(std::move(job));
   }

@@ -41,6 +41,7 @@ EngineOptions engine_options(const Settings& c) {
   d.batch_size = c.batch > 0 ? c.batch : d.mode == Mode::InPlace ? d.slots : kPaperBatch;
   d.row_buckets = parse_toggle("engine.row_buckets (--row-buckets)", c.row_buckets);
   d.cuda_graphs = parse_toggle("engine.cuda_graphs (--cuda-graphs)", c.cuda_graphs);
+  d.plan_ahead = parse_toggle("engine.plan_ahead (--plan-ahead)", c.plan_ahead);
   d.kv_cache_bytes = c.kv_cache_memory == "auto" ? available_memory() / 2 : parse_bytes(c.kv_cache_memory);
   return o;
 }

@@ -242,6 +242,9 @@ const std::vector<Option>& option_table() {
       text("cuda-graphs", "engine.cuda_graphs", "auto|on|off", "auto",
            "inplace: the bucketed forwards replayed as CUDA graphs (a CUDA build, --device cuda); auto: wherever row buckets are on there")
           .in(kAll).to(&S::cuda_graphs),
+      text("plan-ahead", "engine.plan_ahead", "auto|on|off", "auto",
+           "inplace: step N + 1 chosen while step N runs, kept when N's results leave it as it was; auto: on")
+          .in(kAll).to(&S::plan_ahead),
       text("kv-cache-memory", "engine.kv_cache_memory", "SIZE|auto|0", "auto", "inplace: what both models' KV stores may take (512M, 4G); auto: half the memory available at start; 0: no budget")
           .in(kAll).for_generate(std::string("0")).to(&S::kv_cache_memory),
       integer("block-size", "engine.block_size", "N", "inplace: positions per KV block (1..4096)").in(kAll).to(&D::block_size),

@@ -63,6 +63,7 @@ struct Settings {
   std::string draft_tokens;          // "auto" (adaptive K) or a number
   int64_t batch{}, window{}, slots{};  // 0: the defaults engine_options() derives
   std::string row_buckets, cuda_graphs;  // inplace: auto | on | off (model/step_runner.h)
+  std::string plan_ahead;                // inplace: auto | on | off (actors/scheduler/plan_ahead.h)
   std::string kv_cache_memory;       // inplace: the KV stores' budget ("512M", "4G", "auto", "0")
   // The rest of the engine's options, as the table writes them (model_dir, draft_dir and the
   // fields above are engine_options()'s).

@@ -19,8 +19,12 @@ bool needs_host(const std::vector<RowSampling>& rows) {
 }
 
 // Row b's logits [K+1, V] in float64 on the host: sampling is per row, on the CPU, so that it
-// does not depend on the batch or the device.
-at::Tensor host_row(const at::Tensor& logits, int64_t b) { return logits[b].to(at::kCPU, at::kDouble).contiguous(); }
+// does not depend on the batch or the device. On a GPU the copy is queued without waiting for
+// it (into pinned memory): the tokens' copy after it waits for the device once, for every row's
+// copy with it (one host sync a step, where each row's copy was a sync of its own).
+at::Tensor host_row(const at::Tensor& logits, int64_t b) {
+  return logits[b].to(at::kDouble).to(at::kCPU, /*non_blocking=*/true);
+}
 
 // Replaces a row's predictions by the choices of plain decoding (sample_token: the argmax when
 // greedy), column by column, up to the first one that differs from its draft or the last column
@@ -40,6 +44,11 @@ void choose_row(const at::Tensor& row, const RowSampling& rs, const int64_t* dra
 VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
                     const std::vector<RowSampling>& rows) {
   const int64_t B = logits.size(0), K = drafts.size(1);
+  if (!rows.empty() && static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("verify: one RowSampling per row");
+  const bool host = needs_host(rows);
+  std::vector<at::Tensor> host_rows(host ? B : 0);
+  for (int64_t r = 0; host && r < B; ++r)
+    if (on_host(rows[r])) host_rows[r] = host_row(logits, r);  // before the tokens' copy, which waits for them
   // The target's tokens and the drafts come to the host together: drafts that stayed on the
   // device (in place) cost no transfer of their own, so the step waits for the device once.
   at::Tensor pred, d;                                                                // [B, K+1], [B, K]
@@ -51,9 +60,6 @@ VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at
     pred = logits.argmax(-1).to(at::kCPU).contiguous();
     d = drafts.to(at::kCPU, at::kLong).contiguous();
   }
-  if (!rows.empty() && static_cast<int64_t>(rows.size()) != B) throw std::invalid_argument("verify: one RowSampling per row");
-  const bool host = needs_host(rows);
-  std::vector<at::Tensor> host_rows(host ? B : 0);
   // Per row, the last column acceptance may reach: K, or where the grammar's walk over the drafts
   // stopped (model/constrained.h).
   std::vector<int64_t> walked(static_cast<size_t>(B), K);
@@ -61,7 +67,6 @@ VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at
     for (int64_t r = 0; r < B; ++r) {
       const RowSampling& rs = rows[r];
       if (!on_host(rs)) continue;
-      host_rows[r] = host_row(logits, r);
       const int64_t* dr = d.data_ptr<int64_t>() + r * K;
       if (rs.matcher) walked[r] = mask_verified_row(*rs.matcher, host_rows[r].data_ptr<double>(), host_rows[r].size(1), dr, K);
       if (!rs.params.plain_greedy() || rs.matcher)

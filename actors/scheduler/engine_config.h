@@ -81,6 +81,8 @@ struct EngineConfig {
                                       // auto: on a CUDA device
   Toggle cuda_graphs = Toggle::Auto;  // inplace: the bucketed forwards' parts as CUDA graphs; auto: with
                                       // row buckets on a CUDA device, in a CUDA build
+  Toggle plan_ahead = Toggle::Auto;   // inplace: step N + 1 chosen while step N runs
+                                      // (actors/scheduler/plan_ahead.h); auto: on
 };
 
 }  // namespace exspec

@@ -35,6 +35,10 @@ class Planner {
   void cancel(SeqId id, FinishReason reason);
   void cancel_all();
 
+  // Called while the jobs handed out run: work that can be done before they are back (in place:
+  // the next step chosen ahead, actors/scheduler/plan_ahead.h).
+  virtual void plan_ahead() {}
+
   // Token deltas and results since the last call, in order.
   std::vector<SeqEvent> take_events();
   // Sequences that left the waiting queue since the last call (the front's queue bound).

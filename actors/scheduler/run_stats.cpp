@@ -38,6 +38,10 @@ std::string RunStats::to_json() const {
                            {"slot_moves", slot_moves},
                            {"gathered_steps", gathered_steps},
                            {"preemptions", preemptions},
+                           {"plan_s", plan_s},
+                           {"plan_ahead_s", plan_ahead_s},
+                           {"plans_kept", plans_kept},
+                           {"plans_redone", plans_redone},
                            {"accepted", accepted},
                            {"grouped_steps", grouped_steps},
                            {"reused_steps", reused_steps},
@@ -71,6 +75,10 @@ RunStats diff(const RunStats& a, const RunStats& b) {
   d.slot_moves = a.slot_moves - b.slot_moves;
   d.gathered_steps = a.gathered_steps - b.gathered_steps;
   d.preemptions = a.preemptions - b.preemptions;
+  d.plan_s = a.plan_s - b.plan_s;
+  d.plan_ahead_s = a.plan_ahead_s - b.plan_ahead_s;
+  d.plans_kept = a.plans_kept - b.plans_kept;
+  d.plans_redone = a.plans_redone - b.plans_redone;
   for (size_t i = 0; i < a.band_drafted.size(); ++i) {
     d.band_drafted[i] = a.band_drafted[i] - b.band_drafted[i];
     d.band_accepted[i] = a.band_accepted[i] - b.band_accepted[i];

@@ -31,6 +31,11 @@ struct RunStats {
   int64_t slot_moves = 0;          // in place: rows moved to another slot before a step
   int64_t gathered_steps = 0;      // in place: steps whose keys were not read as one view
   int64_t preemptions = 0;         // in place: sequences sent back to the queue for want of blocks
+  // In place: host time choosing and building the pieces of work handed out, after the results
+  // they follow (plan_s), and choosing the next step ahead while a step ran (plan_ahead_s); the
+  // steps planned ahead that were kept, and those made again (actors/scheduler/plan_ahead.h).
+  double plan_s = 0, plan_ahead_s = 0;
+  int64_t plans_kept = 0, plans_redone = 0;
   std::vector<int64_t> k_steps;    // steps run with K = index (adaptive K's choices)
   // drafted / accepted per temperature band (actors/scheduler/acceptance.h)
   std::array<int64_t, 4> band_drafted{}, band_accepted{};

@@ -7,6 +7,7 @@
 #include "actors/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -15,6 +16,16 @@
 #include "model/constrained.h"
 
 namespace exspec {
+namespace {
+
+// A chosen row's tokens made ahead (null: none made for it).
+std::vector<int64_t>* made_tokens(PlannedStep& made, SeqId id) {
+  const std::vector<SeqId>& ids = made.choice.step_rows;
+  const auto it = std::find(ids.begin(), ids.end(), id);
+  return it == ids.end() ? nullptr : &made.tokens[static_cast<size_t>(it - ids.begin())];
+}
+
+}  // namespace
 
 Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> policy, int max_in_flight)
     : Planner(config, std::move(policy), max_in_flight), blocks_(config) {
@@ -23,35 +34,29 @@ Scheduler::Scheduler(EngineConfig config, std::shared_ptr<DraftLengthPolicy> pol
 
 Work Scheduler::plan() {
   if (full()) return {};
+  const auto t0 = std::chrono::steady_clock::now();
   decide_draft_prefill(admit_newcomers());
-  WindowFacts f;
-  f.chunk_in_flight = prefilling_;
-  f.last_was_chunk = last_was_prefill_;
-  bool storing = false;                // a member's prompt is not stored yet (in a chunk, or due)
-  std::vector<const Sequence*> fresh;  // no token yet: ready or still storing
-  for (SeqId id : window_.members()) {
-    const Sequence& s = pool_.at(id);
-    const bool stored = s.state == SeqState::Running;
-    storing = storing || !stored;
-    if (s.generated.empty()) fresh.push_back(&s);
-    if (s.in_job()) continue;
-    f.chunk_due = f.chunk_due || !stored;
-    f.decoding = f.decoding || (stored && !s.generated.empty());
-  }
-  f.hold_fresh = storing && !first_block_stored(fresh);
-  for (Piece piece : turn_order(f)) {  // the rule: actors/scheduler/inplace_turn.h
+  const WindowState w = window_state();
+  std::optional<PlannedStep> made = take_ahead(w);
+  const Choice c = made ? made->choice : choose(w);  // the rule: actors/scheduler/plan_ahead.h
+  Work out;
+  for (Piece piece : c.order) {
     if (piece == Piece::Chunk) {
       PrefillPlan p = plan_prefill();
       if (p.ids.empty()) continue;
       last_was_prefill_ = true;
-      return p;
+      out = std::move(p);
+      break;
     }
-    StepPlan s = plan_step(f.hold_fresh);
+    StepPlan s = plan_step(c.step_rows, made ? &*made : nullptr);
     if (s.ids.empty()) continue;
     last_was_prefill_ = false;
-    return s;
+    steps_out_.emplace_back(s.serial, s.ids);
+    out = std::move(s);
+    break;
   }
-  return {};
+  if (out.index() != 0) stats_.plan_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
 }
 
 // Queued sequences join the window while the stores have blocks for their tokens and first
@@ -110,14 +115,6 @@ void Scheduler::decide_draft_prefill(const std::vector<Sequence*>& newcomers) {
   }
 }
 
-bool Scheduler::first_block_stored(std::vector<const Sequence*> fresh) const {
-  std::sort(fresh.begin(), fresh.end(), [](const Sequence* a, const Sequence* b) { return a->slot < b->slot; });
-  const size_t n = std::min(fresh.size(), static_cast<size_t>(config_.batch_size));
-  for (size_t i = 0; i < n; ++i)
-    if (fresh[i]->in_job() || fresh[i]->state != SeqState::Running) return false;
-  return true;
-}
-
 // Every member still storing its prompt, in window order: the model's chunk rule
 // (prefill_chunk in model/inplace.h) takes the first and whichever fit the budget beside it.
 // A chunk's rows either all go through the draft too or none do (the draft's chunk rule must
@@ -146,29 +143,15 @@ PrefillPlan Scheduler::plan_prefill() {
   return p;
 }
 
-StepPlan Scheduler::plan_step(bool hold_fresh) {
+StepPlan Scheduler::plan_step(const std::vector<SeqId>& chosen, PlannedStep* made) {
   StepPlan p;
-  std::vector<SeqId> ready;
-  for (SeqId id : window_.members()) {
-    const Sequence& s = pool_.at(id);
-    if (!s.in_job() && s.state == SeqState::Running && !(hold_fresh && s.generated.empty())) ready.push_back(id);
-  }
-  if (ready.empty()) return p;
-  // B ready rows, neighbours in slot order, around the least recently stepped one (the lowest
-  // slot among equals): it is always in, so no row waits for long, and rows in consecutive
-  // slots read their keys as a view, where a scattered set gathers them at every layer
-  // (measured with decoder_bench --slots 1: docs/speculation.md).
-  std::sort(ready.begin(), ready.end(), [&](SeqId a, SeqId b) { return pool_.at(a).slot < pool_.at(b).slot; });
-  const size_t n = ready.size(), take = std::min(n, static_cast<size_t>(config_.batch_size));
-  size_t oldest = 0;
-  for (size_t i = 1; i < n; ++i)
-    if (pool_.at(ready[i]).last_step < pool_.at(ready[oldest]).last_step) oldest = i;
-  const size_t first = std::min(oldest, n - take);
-  p.ids = secure({ready.begin() + static_cast<std::ptrdiff_t>(first), ready.begin() + static_cast<std::ptrdiff_t>(first + take)});
+  if (chosen.empty()) return p;
+  p.ids = secure(chosen);
   if (p.ids.empty()) return p;
   for (SeqId id : p.ids) {
-    p.rows.push_back(slot_row(pool_.at(id)));
-    p.copies.append(blocks_.take_copies(pool_.at(id).slot));  // before the moves: copied in that order
+    const Sequence& s = pool_.at(id);
+    p.rows.push_back(slot_row(s, made ? made_tokens(*made, id) : nullptr));
+    p.copies.append(blocks_.take_copies(s.slot));  // before the moves: copied in that order
   }
   if (config_.slot_moves) plan_moves(p);
   if (!blocks_.viewed(p.rows)) ++stats_.gathered_steps;  // counted when planned: a failed step too
@@ -319,10 +302,11 @@ void Scheduler::plan_moves(StepPlan& p) {
   p.ids = std::move(ids), p.rows = std::move(rows);
 }
 
-SlotRow Scheduler::slot_row(const Sequence& s) const {
+SlotRow Scheduler::slot_row(const Sequence& s, std::vector<int64_t>* made) const {
   SlotRow r;
   r.slot = s.slot;
-  r.tokens = s.tokens();
+  if (made && catch_up(*made, s)) r.tokens = std::move(*made);
+  else r.tokens = s.tokens();
   r.target_len = s.stored.target;
   r.draft_len = s.stored.draft;
   r.target_blocks = blocks_.target_table(s.slot);
@@ -369,6 +353,12 @@ void Scheduler::prefilled(PrefillOutcome o) {
 }
 
 void Scheduler::complete(StepOutcome o) {
+  if (ahead_ && ahead_->after == o.serial) ahead_->back = true;
+  for (auto it = steps_out_.begin(); it != steps_out_.end(); ++it)
+    if (it->first == o.serial) {
+      steps_out_.erase(it);
+      break;
+    }
   const InFlight f = step_done(o);
   copied(f.ids);
   for (size_t b = 0; b < f.ids.size(); ++b) {

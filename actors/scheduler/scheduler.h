@@ -11,11 +11,15 @@
 //   prefilled / complete  its outcome back: tokens written, sequences finished, policy taught
 // and, through its adapter (InplaceJobPlanner, actors/jobs/inplace_jobs.h), the same as jobs.
 #pragma once
+#include <deque>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "actors/scheduler/block_manager.h"
 #include "actors/scheduler/planner.h"
+#include "actors/scheduler/plan_ahead.h"
 
 namespace exspec {
 
@@ -28,6 +32,10 @@ class Scheduler : public Planner {
   void prefilled(PrefillOutcome outcome);
   void complete(StepOutcome outcome);
 
+  // While steps run: the step after the oldest chosen (actors/scheduler/plan_ahead.h), kept for
+  // plan() when that step is back. Nothing when plan_ahead is off or no step is out.
+  void plan_ahead() override;
+
   int64_t slots() const override { return blocks_.slots(); }
   int64_t slots_used() const override { return blocks_.used(); }
   BlockCounts blocks() const override { return blocks_.counts(); }
@@ -37,10 +45,15 @@ class Scheduler : public Planner {
   // with its slot; the draft's prefill is decided for them together.
   std::vector<Sequence*> admit_newcomers();
   void decide_draft_prefill(const std::vector<Sequence*>& newcomers);
-  // Whether the B lowest-slot sequences without a token yet are all stored and free to step.
-  bool first_block_stored(std::vector<const Sequence*> fresh) const;
+  // What the choice of the next piece reads (actors/scheduler/plan_ahead.h).
+  WindowState window_state() const;
+  // The plan made ahead when it is still the one the facts give (taken out of ahead_ either way
+  // once its step is back), else none; counted.
+  std::optional<PlannedStep> take_ahead(const WindowState& now);
   PrefillPlan plan_prefill();
-  StepPlan plan_step(bool hold_fresh);  // hold_fresh: rows without a token wait
+  // A step over the chosen rows (Choice::step_rows); `made`: the plan made ahead for them,
+  // whose rows' tokens are caught up rather than copied again.
+  StepPlan plan_step(const std::vector<SeqId>& chosen, PlannedStep* made);
   // The step's rows, oldest first, each with blocks for what the step may write; a newer
   // sequence is pre-empted where the stores lack them. Returns the rows kept, in the given order.
   std::vector<SeqId> secure(const std::vector<SeqId>& ids);
@@ -48,7 +61,8 @@ class Scheduler : public Planner {
   void preempt(Sequence& s);  // back to the queue, its blocks released (what it stored cached)
   // Moves the step's rows into consecutive slots where that is possible (block_manager.h).
   void plan_moves(StepPlan& p);
-  SlotRow slot_row(const Sequence& s) const;
+  // made: its tokens made ahead (plan_ahead), caught up and moved in instead of copied again.
+  SlotRow slot_row(const Sequence& s, std::vector<int64_t>* made = nullptr) const;
   void stored(Sequence& s, Stored stored);
   void publish(const Sequence& s);  // its full stored blocks into the cache (others may share them)
   void release(const Sequence& s, bool failed) override;  // its full blocks cached, its slot freed
@@ -69,6 +83,10 @@ class Scheduler : public Planner {
 
   BlockManager blocks_;
   bool last_was_prefill_ = false;  // prefill chunks and decode steps take turns
+  // The steps out (serial, rows), oldest first: the oldest comes back first (the verifier runs
+  // them in order), and the step after it is the one planned ahead.
+  std::deque<std::pair<int64_t, std::vector<SeqId>>> steps_out_;
+  std::optional<PlannedStep> ahead_;
 };
 
 }  // namespace exspec
