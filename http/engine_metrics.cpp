@@ -1,6 +1,7 @@
 #include "actors/scheduler/acceptance.h"
 #include "actors/scheduler/proposer.h"
 #include "http/metric_rows.h"
+#include "http/metrics.h"
 
 namespace exspec::http {
 namespace {

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "http/metric_table.h"
-#include "http/metrics.h"
+#include "actors/engine.h"
+#include "http/metric_counters.h"
 #include "http/process_stats.h"
 
 namespace exspec::http {
@@ -15,7 +16,7 @@ namespace exspec::http {
 // What one /metrics answer reads: the server's counters (copied under the lock), the process,
 // and the engine's snapshot (null while loading).
 struct ServerView {
-  const Metrics::Counters& c;
+  const MetricCounters& c;
   const ProcessStats& p;
   int64_t inflight;
   const EngineStats* e;

@@ -1,7 +1,6 @@
 // The server's own counters and latency histograms, and the Prometheus text exposition of them
 // together with the engine's figures (GET /metrics). Thread-safe.
 #pragma once
-#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -10,21 +9,9 @@
 #include "actors/engine.h"
 #include "grammar/grammar_cache.h"
 #include "http/grammar_service.h"
+#include "http/metric_counters.h"
 
 namespace exspec::http {
-
-class Histogram {
- public:
-  static constexpr std::array<double, 14> kBounds{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                  0.25,  0.5,    1,     2.5,  5,     10,  30};
-  void observe(double v);
-  void write(std::string& out, const std::string& name, const std::string& labels) const;
-
- private:
-  std::array<uint64_t, kBounds.size()> counts_{};
-  uint64_t count_ = 0;
-  double sum_ = 0;
-};
 
 class Metrics {
  public:
@@ -46,13 +33,8 @@ class Metrics {
   std::string render(const EngineStats* engine, const ModelInfo* info, const std::string& served_name,
                      const std::string& mode, const std::string& draft_tokens, int64_t inflight) const;
 
-  // What render() copies under the lock and reads after it.
-  struct Counters {
-    std::map<std::pair<std::string, int>, uint64_t> requests;  // (endpoint, status)
-    std::map<std::string, Histogram> latency;                  // by endpoint
-    Histogram ttft, overhead, engine_time, claim_time;
-    int64_t prompt_tokens = 0, completion_tokens = 0, disconnects = 0, claimed = 0, reclaimed = 0, refused = 0;
-  };
+  // What render() copies under the lock and reads after it (http/metric_counters.h).
+  using Counters = MetricCounters;
 
  private:
   mutable std::mutex mu_;
