@@ -7,6 +7,7 @@
 
 #include "config/engine_options.h"
 #include "model/gguf/gguf_file.h"
+#include "model/tokenizer/grammar_vocab.h"
 
 namespace exspec::http {
 
@@ -66,10 +67,12 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
     if (b->chat) ends.insert(ends.end(), b->chat->end_ids.begin(), b->chat->end_ids.end());
     // Compiles run on a small pool, each within its CPU budget: a quarter of the cores (at least
     // one), so that hostile schemas cannot take the CPU from decoding.
-    CompileLimits limits;
+    grammar::CompileLimits limits;
     limits.budget_s = cfg.grammar_compile_budget;
     limits.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u));
-    b->grammars = std::make_unique<GrammarService>(*b->tokenizer, ends, cfg.grammar_cache, grammar_bytes, [who](size_t tokens, double s) {
+    const Tokenizer& tokenizer = *b->tokenizer;  // a copy shares its state (thread-safe)
+    auto vocabulary = [tokenizer, ends] { return grammar::tokenizer_vocabulary(tokenizer, ends); };
+    b->grammars = std::make_unique<grammar::GrammarService>(vocabulary, cfg.grammar_cache, grammar_bytes, [who](size_t tokens, double s) {
       std::cerr << who << ": structured output: the grammar vocabulary (" << tokens << " tokens) took " << s << " s\n";
     }, limits);
     f.grammars = b->grammars.get();

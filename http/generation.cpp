@@ -84,7 +84,7 @@ void Generation::abort() {
     if (c.id && !c.done) env_.engine->cancel(c.id);
 }
 
-void Generation::compile_then_start(GrammarService* grammars) {
+void Generation::compile_then_start(grammar::GrammarService* grammars) {
   std::weak_ptr<Generation> weak = weak_from_this();
   auto post = env_.post;
   compiling_ = compile_grammar_async(grammars, req_.pending_grammar, [weak, post](CompileOutcome o) {

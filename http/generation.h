@@ -59,7 +59,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // A request whose grammar is still to compile (req.pending_grammar): compiles it on the grammar
   // pool, then starts; what stops it there (400 invalid or over budget, 429, 503) is the answer
   // sent to the output. abort() meanwhile cancels the compile.
-  void compile_then_start(GrammarService* grammars);
+  void compile_then_start(grammar::GrammarService* grammars);
   bool compiling() const { return compiling_ != nullptr; }
   // The client went away: cancel the compile or the unfinished sequences, send nothing more.
   void abort();

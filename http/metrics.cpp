@@ -176,7 +176,7 @@ Rows process_rows() {
 // Grammar compiles (the service's pool and cache) and the grammar's work in the step
 // (model/constrained.h, process-wide).
 struct GrammarView {
-  const GrammarService::Stats& all;
+  const grammar::GrammarService::Stats& all;
   const GrammarStepStats& g;
 };
 
@@ -225,7 +225,7 @@ std::vector<MetricRow<GrammarView>> grammar_rows() {
 
 }  // namespace
 
-std::string grammar_cache_metrics(const GrammarService::Stats& all) {
+std::string grammar_cache_metrics(const grammar::GrammarService::Stats& all) {
   static const std::vector<MetricRow<GrammarView>> rows = grammar_rows();
   std::string out;
   render_rows(out, rows, GrammarView{all, grammar_step_stats()});

@@ -8,7 +8,7 @@
 
 #include "actors/engine.h"
 #include "grammar/grammar_cache.h"
-#include "http/grammar_service.h"
+#include "grammar/grammar_service.h"
 #include "http/metric_counters.h"
 
 namespace exspec::http {
@@ -44,7 +44,7 @@ class Metrics {
 // Structured output's compiled-grammar cache in Prometheus text: lookups that found a grammar,
 // compiles and their seconds, the grammars kept and their bytes as compiled; the compile pool's
 // cancelled, over-budget and refused compiles and its queue.
-std::string grammar_cache_metrics(const GrammarService::Stats& s);
+std::string grammar_cache_metrics(const grammar::GrammarService::Stats& s);
 
 // What clients see of a model directory: its last component, never the path on the server.
 std::string model_label(const std::string& dir);

@@ -15,9 +15,12 @@ namespace exspec {
 class Tokenizer;
 }
 
+namespace exspec::grammar {
+class GrammarService;
+}  // namespace exspec::grammar
+
 namespace exspec::http {
 
-class GrammarService;
 
 // What validation needs to know about the served model.
 struct ModelFacts {
@@ -31,7 +34,7 @@ struct ModelFacts {
   // Special tokens written in a prompt's text are read as text, not as those tokens (the
   // server's default; a request's "split_special_tokens" overrides it).
   bool split_special_tokens = false;
-  GrammarService* grammars = nullptr;  // the model's compiled grammars; null: no tokenizer.json
+  grammar::GrammarService* grammars = nullptr;  // the model's compiled grammars; null: no tokenizer.json
   // The checkpoint's recommended sampling (generation_config.json, --generation-config auto):
   // the defaults of the fields a request leaves out, max_tokens included.
   GenerationDefaults defaults;

@@ -21,9 +21,12 @@ class CompiledGrammar;
 }
 }
 
+namespace exspec::grammar {
+class GrammarService;
+}  // namespace exspec::grammar
+
 namespace exspec::http {
 
-class GrammarService;
 struct OutputConstraint;
 
 struct PromptIn {

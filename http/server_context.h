@@ -11,7 +11,7 @@
 #include "chat/chat_template.h"
 #include "http/engine_keeper.h"
 #include "http/generation.h"
-#include "http/grammar_service.h"
+#include "grammar/grammar_service.h"
 #include "http/metrics.h"
 #include "http/openai_request.h"
 #include "config/settings.h"
@@ -28,7 +28,7 @@ struct Backend {
   std::unique_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
   std::optional<chat::ChatTemplate> chat;
-  std::unique_ptr<GrammarService> grammars;  // structured output; null without tokenizer.json
+  std::unique_ptr<grammar::GrammarService> grammars;  // structured output; null without tokenizer.json
   ModelFacts facts;  // points into tokenizer / chat / grammars
   std::string served_name, mode;
   std::string draft_tokens = "0";  // "auto" or K

@@ -5,7 +5,7 @@
 
 #include "grammar/automaton.h"
 #include "http/chat_request.h"
-#include "http/grammar_service.h"
+#include "grammar/grammar_service.h"
 #include "http/json_body.h"
 
 namespace exspec::http {
@@ -177,7 +177,7 @@ namespace {
 // On a pool thread, within `budget`. A GrammarError becomes the 400 of the part it came from
 // (each part compiled alone, within what is left of the budget); the budget's own error and a
 // cancellation go up as they are (the pool counts them).
-std::shared_ptr<const grammar::CompiledGrammar> compile_now(GrammarService& service, const OutputConstraint& c,
+std::shared_ptr<const grammar::CompiledGrammar> compile_now(grammar::GrammarService& service, const OutputConstraint& c,
                                                             const grammar::CompileBudget& budget) {
   const double cpu0 = grammar::thread_cpu_seconds();
   try {
@@ -217,7 +217,7 @@ ApiError compile_failure(const OutputConstraint& c, std::exception_ptr error) {
 
 }  // namespace
 
-std::shared_ptr<std::atomic<bool>> compile_grammar_async(GrammarService* service, std::shared_ptr<const OutputConstraint> c,
+std::shared_ptr<std::atomic<bool>> compile_grammar_async(grammar::GrammarService* service, std::shared_ptr<const OutputConstraint> c,
                                                          std::function<void(CompileOutcome)> done) {
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   if (!service)
@@ -240,7 +240,7 @@ std::shared_ptr<std::atomic<bool>> compile_grammar_async(GrammarService* service
   return cancelled;
 }
 
-std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(GrammarService* service, const OutputConstraint& c) {
+std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(grammar::GrammarService* service, const OutputConstraint& c) {
   std::promise<CompileOutcome> promise;
   std::future<CompileOutcome> future = promise.get_future();
   compile_grammar_async(service, std::make_shared<OutputConstraint>(c), [&promise](CompileOutcome o) { promise.set_value(std::move(o)); });

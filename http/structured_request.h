@@ -18,9 +18,12 @@
 #include "grammar/grammar_cache.h"
 #include "http/api_error.h"
 
+namespace exspec::grammar {
+class GrammarService;
+}  // namespace exspec::grammar
+
 namespace exspec::http {
 
-class GrammarService;
 
 struct OutputConstraint {
   grammar::GrammarRequest grammar;
@@ -46,7 +49,7 @@ ApiError grammar_error(const std::string& param, const grammar::GrammarError& e)
 // compile budget while the caller waits; a GrammarError is grammar_error of the part it came
 // from, a compile over budget a 400 saying so, a full pool a 429, a stopping server a 503. No
 // service (a model without tokenizer.json): a 400 saying structured output needs one.
-std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(GrammarService* service, const OutputConstraint& c);
+std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(grammar::GrammarService* service, const OutputConstraint& c);
 
 // The same without waiting: `done` runs once, on a pool thread (at once on this one when the pool
 // refuses it), with the grammar or the error the client gets. Setting the returned flag cancels
@@ -55,7 +58,7 @@ struct CompileOutcome {
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
   std::optional<ApiError> error;
 };
-std::shared_ptr<std::atomic<bool>> compile_grammar_async(GrammarService* service, std::shared_ptr<const OutputConstraint> c,
+std::shared_ptr<std::atomic<bool>> compile_grammar_async(grammar::GrammarService* service, std::shared_ptr<const OutputConstraint> c,
                                                          std::function<void(CompileOutcome)> done);
 
 }  // namespace exspec::http

@@ -37,7 +37,7 @@ struct SeqRequest {
   // Structured output (grammar/README.md): every generated token keeps the text inside this
   // grammar; the engine keeps one grammar::Matcher per sequence over it. null: free text. The
   // choices of one request (n > 1) share it. Its end tokens are the model's EOS and the chat
-  // template's end of turn (http/grammar_service.h).
+  // template's end of turn (grammar/grammar_service.h).
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 

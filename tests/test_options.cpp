@@ -169,7 +169,7 @@ CATCH_TEST_CASE("option table: serve's and generate's defaults that differ are t
 // engine_options() resolves (names parsed, sizes derived, the KV budget measured) are named here.
 CATCH_TEST_CASE("option table: engine rows write straight into the engine's options, with the engine's defaults", "[options]") {
   const std::set<std::string> resolved{"engine.mode",  "engine.speculate",   "engine.draft_tokens", "engine.batch",
-                                       "engine.window", "engine.slots",      "engine.row_buckets",  "engine.cuda_graphs",
+                                       "engine.window", "engine.slots",      "engine.row_buckets",  "engine.cuda_graphs", "engine.plan_ahead",
                                        "engine.kv_cache_memory", "threads.http"};
   int straight = 0;
   for (const Option& o : option_table()) {

