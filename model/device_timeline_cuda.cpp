@@ -22,7 +22,9 @@ using Event = std::shared_ptr<at::cuda::CUDAEvent>;
 struct Timeline {
   std::mutex mu;
   bool on = false;
-  int depth = 0;  // nested forwards (none today) count once
+  // Forwards open at once (the drafter's and the verifier's, on their own threads): their
+  // overlap is one busy stretch, from the first one's start to the last one's end.
+  int depth = 0;
   Event open;     // the running forward's start
   Event first, last;
   std::deque<std::pair<Event, Event>> pending;

@@ -68,15 +68,6 @@ def idle(name):
     return d.get("idle_fraction") if isinstance(d, dict) else None
 
 
-probes = tsv(os.path.join(runs_dir, "probes.tsv"))
-if probes:
-    md += ["## Which batch-invariant cuBLAS settings run (a short plain run each, in this order)", "",
-           "| environment preset (the code sets the rest) | rc |", "|---|--:|"]
-    for name, preset in probes:
-        md.append(f"| {preset} | {runs.get(name, {}).get('rc', '?')} |")
-        res.setdefault("probes", []).append({"preset": preset, "rc": runs.get(name, {}).get("rc")})
-    md.append("")
-
 md += ["## Equality with batch-1 plain decoding (default mode, the step runner on)", "",
        "| dtype | sampling | B | = in place plain B 1 | = nonspec B 1 | tok/s | device idle |", "|---|---|--:|--:|--:|--:|--:|"]
 for name, r in sorted(runs.items(), key=lambda kv: (kv[1]["sampling"], kv[1]["batch"])):
@@ -95,7 +86,6 @@ for s in ("greedy", "seeded"):
 
 variants = {"var-plain": "in place plain decoding (no draft), the step runner on",
             "var-eager": "default mode, row buckets on, graphs off (eager parts)",
-            "var-nocublas": "default mode, graphs on, cuBLAS as it comes (EXSPEC_CUBLAS_BATCH_INVARIANT=0)",
             "var-cublas": "default mode, graphs on, vLLM's batch-invariant cuBLAS settings (EXSPEC_CUBLAS_BATCH_INVARIANT=1)",
             "var-bucket64-plain": "plain decoding B 1, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)",
             "var-bucket64": "default mode, every forward padded to 64 rows (EXSPEC_ROW_BUCKETS=64)"}
