@@ -1,5 +1,6 @@
 // Built with -ffp-contract=off (CMakeLists.txt): each clone below multiplies and adds as written.
 #include "model/kernels/attention_kernel.h"
+#include "model/kernels/attention_lanes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,9 @@ namespace exspec::attn {
 namespace {
 
 #define EXSPEC_INLINE inline __attribute__((always_inline))
+
+// Below this many queries of one kv head (G heads times consecutive t), one t at a time is faster.
+constexpr int64_t kMinLanes = 6;
 
 // Row p of head h of batch row b as float32: a pointer into a float32 tensor, or widened from
 // bfloat16 into buf.
@@ -88,7 +92,19 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
   Scratch w;
   w.q.resize(G * s.D), w.krow.resize(s.D), w.vrow.resize(s.D), w.acc.resize(G * s.D);
   w.score.resize(G * s.S), w.seen.resize(s.S);
-  for (int64_t item = begin; item < end; ++item) one_group(s, q, k, v, blocked, out, item, w);
+  // A run of one kv head's queries at consecutive t goes by lanes (model/kernels/attention_lanes.h)
+  // in pieces of whole t's, up to 16 queries each; fewer than kMinLanes queries go one t at a time.
+  // Both give a query the same bits: the choice is speed only.
+  const int64_t per = std::max<int64_t>(1, 16 / G);
+  for (int64_t item = begin; item < end;) {
+    const int64_t t = item % s.T, nt = std::min({per, s.T - t, end - item});
+    if (nt * G >= kMinLanes) {
+      attention_lanes(s, q, k, v, blocked, out, item / (s.T * s.Hkv), item / s.T % s.Hkv, t, nt);
+      item += nt;
+    } else {
+      one_group(s, q, k, v, blocked, out, item++, w);
+    }
+  }
 }
 
 }  // namespace exspec::attn
