@@ -4,9 +4,11 @@
 // The helpers below pass vectors by value but are always inlined into the clones: no ABI to keep.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "model/kernels/aligned_array.h"
 #include "model/kernels/half_float.h"
 
 namespace exspec::attn {
@@ -15,11 +17,11 @@ namespace {
 #define EXSPEC_INLINE inline __attribute__((always_inline))
 
 // W lanes of float32 and int32 (GCC's vector extensions: each clone lowers them to its own
-// registers, every operation element-wise IEEE). Aligned as float, so std::vector holds them.
+// registers, every operation element-wise IEEE).
 template <int W>
 struct Lanes {
-  typedef float F __attribute__((vector_size(4 * W), aligned(4)));
-  typedef int32_t I __attribute__((vector_size(4 * W), aligned(4)));
+  typedef float F __attribute__((vector_size(4 * W)));
+  typedef int32_t I __attribute__((vector_size(4 * W)));
 };
 
 template <class V, class E>
@@ -49,11 +51,22 @@ EXSPEC_INLINE F exp_lanes(F x) {
   return p * reinterpret_cast<const F&>(bits);
 }
 
+// Keys a block of the values' pass: 32 rows of 64 float32 columns, 8 KiB, stay in L1 over its
+// passes of 16 columns.
+constexpr int64_t kKeyBlock = 32;
+
+// 64-byte aligned (the lane vectors' alignment), grown as needed, kept from call to call.
 struct Buffers {
-  std::vector<float> qt, p, rows;     // queries [D][W]; scores, then weights [S][W]; bf16 rows widened
-  std::vector<int32_t> open;          // [S][W]: -1 where the lane's query sees key j
-  std::vector<uint8_t> all;           // [S]: every lane sees key j
+  AlignedArray<float> qt, p, rows, acc;  // queries [D][W]; scores, then weights [S][W]; bf16 rows widened; [D][W]
+  AlignedArray<int32_t> open;            // [S][W]: -1 where the lane's query sees key j
+  std::vector<uint8_t> all;              // [S]: every lane sees key j
 };
+
+template <class T>
+T* room(AlignedArray<T>& a, int64_t n) {
+  if (static_cast<int64_t>(a.size()) < n) a = AlignedArray<T>(static_cast<size_t>(n));
+  return a.data();
+}
 
 // Row j of kv head kvh of batch row b, as float32 (bfloat16 rows widened once into `rows`).
 struct Rows {
@@ -72,6 +85,34 @@ Rows rows_of(const Shape& s, const View& t, int64_t b, int64_t kvh, float* buf) 
   return {buf, s.D};
 }
 
+// Keys [j0, j1) into acc[0, M) (columns d0..d0 + M of the values): M = 16 unrolled in registers,
+// M = 0 the tail of m < 16 columns.
+template <class F, class I, int M>
+EXSPEC_INLINE void weigh_values(F* acc, const F* p, const I* open, const uint8_t* all, const Rows& values, int64_t j0,
+                                int64_t j1, int64_t d0, int m = M) {
+  constexpr int C = M == 0 ? 16 : M;
+  F o[C];
+#pragma GCC unroll 16
+  for (int l = 0; l < C; ++l) o[l] = l < m ? acc[l] : F{};
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* vr = values[j] + d0;
+    const F pj = p[j];
+    if (all[j]) {
+#pragma GCC unroll 16
+      for (int l = 0; l < C; ++l)
+        if (l < m) o[l] += pj * vr[l];
+    } else {
+      const I oj = open[j];
+#pragma GCC unroll 16
+      for (int l = 0; l < C; ++l)
+        if (l < m) o[l] = oj ? o[l] + pj * vr[l] : o[l];
+    }
+  }
+#pragma GCC unroll 16
+  for (int l = 0; l < C; ++l)
+    if (l < m) acc[l] = o[l];
+}
+
 template <int W>
 EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
                        const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt, Buffers& w) {
@@ -80,10 +121,11 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
   const int64_t G = s.H / s.Hkv, D = s.D, S = s.S, n = nt * G;
   int64_t head[W], pos[W];  // lane l: query head kvh * G + l % G at t0 + l / G; spare lanes repeat lane 0
   for (int l = 0; l < W; ++l) head[l] = kvh * G + (l < n ? l % G : 0), pos[l] = t0 + (l < n ? l / G : 0);
-  w.qt.resize(D * W), w.p.resize(S * W), w.open.resize(S * W), w.all.resize(S), w.rows.resize(s.bf16 ? 2 * S * D : 0);
-  F* qt = reinterpret_cast<F*>(w.qt.data());
-  F* p = reinterpret_cast<F*>(w.p.data());
-  I* open = reinterpret_cast<I*>(w.open.data());
+  w.all.resize(S);
+  F* qt = reinterpret_cast<F*>(room(w.qt, D * W));
+  F* p = reinterpret_cast<F*>(room(w.p, S * W));
+  I* open = reinterpret_cast<I*>(room(w.open, S * W));
+  float* rows = room(w.rows, s.bf16 ? 2 * S * D : 1);
   for (int l = 0; l < W; ++l) {
     const int64_t off = b * q.sb + head[l] * q.sh + pos[l] * q.sp;
     for (int64_t d = 0; d < D; ++d)
@@ -98,20 +140,27 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
     }
     w.all[j] = all;
   }
-  const Rows keys = rows_of(s, k, b, kvh, w.rows.data()), values = rows_of(s, v, b, kvh, w.rows.data() + (s.bf16 ? S * D : 0));
+  const Rows keys = rows_of(s, k, b, kvh, rows), values = rows_of(s, v, b, kvh, rows + (s.bf16 ? S * D : 0));
   // Scores, and each lane's maximum over the keys it sees, in order of j.
   F top = splat<F>(-INFINITY);
   for (int64_t j = 0; j < S; ++j) {
     const float* kr = keys[j];
-    F a[16] = {};
+    F a[16];  // each element by constant index, so that all 16 stay in registers
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; ++l) a[l] = F{};
     int64_t d = 0;
     for (; d + 16 <= D; d += 16) {
 #pragma GCC unroll 16
       for (int l = 0; l < 16; ++l) a[l] += qt[d + l] * kr[d + l];
     }
-    for (int l = 0; d + l < D; ++l) a[l] += qt[d + l] * kr[d + l];
-    for (int h = 8; h >= 1; h /= 2)
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; ++l)
+      if (d + l < D) a[l] += qt[d + l] * kr[d + l];
+#pragma GCC unroll 4
+    for (int h = 8; h >= 1; h /= 2) {
+#pragma GCC unroll 8
       for (int l = 0; l < h; ++l) a[l] += a[l + h];
+    }
     p[j] = a[0] * s.scale;
     top = (open[j] & (top < p[j])) ? p[j] : top;
   }
@@ -124,27 +173,22 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
     p[j] = e;
   }
   const F inv = seen > 0 ? splat<F>(1.0f) / sum : F{};
-  // Σ_j p_j v_j per 16 columns of d (16 vectors held in registers), in order of j.
-  for (int64_t d0 = 0; d0 < D; d0 += 16) {
-    const int m = static_cast<int>(std::min<int64_t>(16, D - d0));
-    F o[16] = {};
-    for (int64_t j = 0; j < S; ++j) {
-      const float* vr = values[j] + d0;
-      const F pj = p[j];
-      if (w.all[j] && m == 16) {
-#pragma GCC unroll 16
-        for (int l = 0; l < 16; ++l) o[l] += pj * vr[l];
-      } else {
-        for (int l = 0; l < m; ++l) o[l] = open[j] ? o[l] + pj * vr[l] : o[l];
-      }
-    }
-    for (int l = 0; l < n; ++l) {
-      const int64_t off = b * out.sb + head[l] * out.sh + pos[l] * out.sp + d0;
-      for (int c = 0; c < m; ++c) {
-        const float y = o[c][l] * inv[l];
-        if (s.bf16) static_cast<uint16_t*>(out.data)[off + c] = float_bf16(y);
-        else static_cast<float*>(out.data)[off + c] = y;
-      }
+  // Σ_j p_j v_j: for a block of keys (their value rows stay in L1), 16 columns of d at a time in
+  // registers; each (lane, column) adds its terms in order of j.
+  F* acc = reinterpret_cast<F*>(room(w.acc, D * W));
+  for (int64_t d = 0; d < D; ++d) acc[d] = F{};
+  for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
+    const int64_t j1 = std::min(S, j0 + kKeyBlock);
+    int64_t d0 = 0;
+    for (; d0 + 16 <= D; d0 += 16) weigh_values<F, I, 16>(acc + d0, p, open, w.all.data(), values, j0, j1, d0);
+    if (d0 < D) weigh_values<F, I, 0>(acc + d0, p, open, w.all.data(), values, j0, j1, d0, D - d0);
+  }
+  for (int l = 0; l < n; ++l) {
+    const int64_t off = b * out.sb + head[l] * out.sh + pos[l] * out.sp;
+    for (int64_t d = 0; d < D; ++d) {
+      const float y = acc[d][l] * inv[l];
+      if (s.bf16) static_cast<uint16_t*>(out.data)[off + d] = float_bf16(y);
+      else static_cast<float*>(out.data)[off + d] = y;
     }
   }
 }
