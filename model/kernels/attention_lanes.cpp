@@ -54,6 +54,8 @@ EXSPEC_INLINE F exp_lanes(F x) {
 // Keys a block of the values' pass: 32 rows of 64 float32 columns, 8 KiB, stay in L1 over its
 // passes of 16 columns.
 constexpr int64_t kKeyBlock = 32;
+// Key rows the scores' pass asks for ahead of the one it multiplies.
+constexpr int64_t kAhead = 4;
 
 // 64-byte aligned (the lane vectors' alignment), grown as needed, kept from call to call.
 struct Buffers {
@@ -145,6 +147,12 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
   F top = splat<F>(-INFINITY);
   for (int64_t j = 0; j < S; ++j) {
     const float* kr = keys[j];
+    // The cache comes from memory (a layer's weights stream through the caches between its
+    // steps): ask for the keys ahead and for this key's value row, read in the pass after this.
+    for (int64_t c = 0; c < D; c += 16) {
+      if (j + kAhead < S) __builtin_prefetch(keys[j + kAhead] + c);
+      __builtin_prefetch(values[j] + c);
+    }
     F a[16];  // each element by constant index, so that all 16 stay in registers
 #pragma GCC unroll 16
     for (int l = 0; l < 16; ++l) a[l] = F{};
