@@ -199,3 +199,32 @@ CATCH_TEST_CASE("q8: GGUF Q8_0 blocks are packed as they are", "[q8]") {
   file[2 + 5] = 0x80;
   CATCH_CHECK(!q8::pack_q8_0_rows_into(halves, file.data(), 0, 1));
 }
+
+CATCH_TEST_CASE("q8: activation rows quantised as documented, whole blocks and a part block", "[q8]") {
+  // d = max|x| / 127 per block of 32, q = x · (1 / d) rounded to nearest even, corr = -128 Σ q:
+  // written out here in scalars, against the kernel's vectors (whole blocks) and its scalar tail.
+  for (int64_t in : {32, 96, 100, 768, 2048 + 7}) {
+    const int64_t m = 3;
+    auto x = random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(in), 3.0f);
+    for (int64_t k = 0; k < 32 && k < in; ++k) x[static_cast<size_t>(in + k)] = 0.0f;  // row 1's first block: d 0
+    for (int64_t k = 32; k < 64 && k < in; ++k) x[static_cast<size_t>(k)] = (k % 5 - 2) * 63.5f;  // ties at d 1
+    q8::Rows rows;
+    q8::resize_rows(rows, m, in);
+    q8::quantise_activations(x.data(), in, 0, m, rows);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t b = 0; b < rows.blocks; ++b) {
+        float top = 0.0f;
+        for (int64_t k = b * 32; k < std::min(in, b * 32 + 32); ++k) top = std::max(top, std::fabs(x[r * in + k]));
+        const float d = top / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        int32_t sum = 0;
+        for (int64_t k = 0; k < 32; ++k) {
+          const float v = b * 32 + k < in ? x[r * in + b * 32 + k] : 0.0f;
+          const int32_t want = static_cast<int32_t>(std::nearbyint(v * id));
+          CATCH_CHECK(rows.q[r * rows.blocks * 32 + b * 32 + k] == want);
+          sum += want;
+        }
+        CATCH_CHECK(rows.d[r * rows.blocks + b] == d);
+        CATCH_CHECK(rows.corr[r * rows.blocks + b] == -128 * sum);
+      }
+  }
+}

@@ -359,40 +359,6 @@ void resize_rows(Rows& x, int64_t m, int64_t in) {
   x.corr.resize(static_cast<size_t>(m * x.blocks));
 }
 
-// Rounds to the nearest integer, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves no
-// fraction bits. Plain adds, so every clone vectorises it and gets the same bits.
-inline __attribute__((always_inline)) float round_even(float v) { return (v + 12582912.0f) - 12582912.0f; }
-
-// Each row alone: d = max|x| / 127 per block, q = round(x / d) (ties to even; the weights use
-// GGUF's roundf at load, where speed does not matter). In lanes, so that it vectorises: this
-// runs on every product's input.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void quantise_activations(const float* x, int64_t ld,
-                                                                                         int64_t r0, int64_t r1,
-                                                                                         Rows& out) {
-  const int64_t nb = out.blocks, ldq = nb * kBlock;
-  for (int64_t r = r0; r < r1; ++r) {
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t n = std::min(kBlock, out.in - b * kBlock);
-      float v[kBlock];
-      for (int64_t j = 0; j < kBlock; ++j) v[j] = j < n ? x[r * ld + b * kBlock + j] : 0.0f;
-      float lane[16];
-      for (int64_t l = 0; l < 16; ++l) lane[l] = std::max(std::fabs(v[l]), std::fabs(v[l + 16]));
-      for (int64_t s = 8; s >= 1; s /= 2)
-        for (int64_t l = 0; l < s; ++l) lane[l] = std::max(lane[l], lane[l + s]);
-      const float d = lane[0] / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-      int8_t* q = out.q.data() + r * ldq + b * kBlock;
-      int32_t sum = 0;
-      for (int64_t j = 0; j < kBlock; ++j) {
-        const int32_t k = static_cast<int32_t>(round_even(v[j] * id));
-        q[j] = static_cast<int8_t>(k);
-        sum += k;
-      }
-      out.d[r * nb + b] = d;
-      out.corr[r * nb + b] = -128 * sum;
-    }
-  }
-}
-
 void multiply(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
   if (x.blocks != w.blocks) throw std::invalid_argument("q8::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
