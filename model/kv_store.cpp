@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -135,6 +136,31 @@ at::Tensor KVStore::gather_index(const SlotForward& f, int64_t heads) const {
   return idx.view({-1});
 }
 
+namespace {
+
+// tokens [N, H, D] into store [rows, H, capacity, D] at (slot[n], :, pos[n]), on the CPU, one
+// head's row at a time: what index_put_ writes, without its dispatch (two calls a layer, a
+// noticeable part of a small step). False where it does not apply.
+bool copy_rows_cpu(at::Tensor& store, const at::Tensor& tokens, const at::Tensor& slot, const at::Tensor& pos) {
+  if (!store.device().is_cpu() || !store.is_contiguous() || tokens.scalar_type() != store.scalar_type() ||
+      tokens.stride(2) != 1 || slot.scalar_type() != at::kLong || pos.scalar_type() != at::kLong ||
+      !slot.is_contiguous() || !pos.is_contiguous())
+    return false;
+  const int64_t N = tokens.size(0), H = tokens.size(1), D = tokens.size(2), cap = store.size(2);
+  const size_t e = store.element_size(), row = static_cast<size_t>(D) * e;
+  const int64_t* s = slot.data_ptr<int64_t>();
+  const int64_t* p = pos.data_ptr<int64_t>();
+  auto* dst = static_cast<char*>(store.data_ptr());
+  const auto* src = static_cast<const char*>(tokens.data_ptr());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      std::memcpy(dst + static_cast<size_t>(((s[n] * H + h) * cap + p[n]) * D) * e,
+                  src + static_cast<size_t>(n * tokens.stride(0) + h * tokens.stride(1)) * e, row);
+  return true;
+}
+
+}  // namespace
+
 std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotForward& f, const at::Tensor& k,
                                                       const at::Tensor& v) {
   using at::indexing::Slice;
@@ -142,7 +168,8 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
   std::pair<at::Tensor, at::Tensor> out;
   for (auto [src, store, dst] : {std::make_tuple(&k, &k_[layer], &out.first), std::make_tuple(&v, &v_[layer], &out.second)}) {
     at::Tensor tokens = src->reshape({-1, H, D});
-    store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);                // [N, H, D] at (row, :, pos)
+    if (!copy_rows_cpu(*store, tokens, f.write_slot, f.write_pos))
+      store->index_put_({f.write_slot, Slice(), f.write_pos}, tokens);              // [N, H, D] at (row, :, pos)
     if (f.gather.defined()) {
       *dst = store->view({-1, block_size_ * D}).index_select(0, f.gather).view({B, H, f.window, D});
       continue;
