@@ -116,3 +116,29 @@ CATCH_TEST_CASE("attention kernel: a query's result ignores padding, blocked key
       }
     }
 }
+
+CATCH_TEST_CASE("rowops: argmax of each row as at::argmax gives it", "[rowops]") {
+  // Rows of 32,000 and of lengths that end inside a vector; the maximum repeated (the first
+  // wins), as -0 and +0, at the last element, and a NaN (the first NaN wins).
+  for (int64_t V : {1, 15, 17, 100, 32000}) {
+    const int64_t n = 7;
+    auto x = random_values(static_cast<size_t>(n * V), static_cast<uint32_t>(V));
+    auto put = [&](int64_t r, int64_t i, float v) {
+      if (i < V) x[static_cast<size_t>(r * V + i)] = v;
+    };
+    put(1, V / 3, 50.0f), put(1, V / 2, 50.0f);
+    for (int64_t i = 0; i < V; ++i) x[static_cast<size_t>(2 * V + i)] = -1.0f;
+    put(2, V / 2, -0.0f), put(2, V - 1, 0.0f);
+    put(3, V - 1, 60.0f);
+    put(4, V / 4, std::nanf("")), put(4, V / 2, std::nanf("")), put(4, 0, 70.0f);
+    for (int64_t i = 0; i < V; ++i) x[static_cast<size_t>(5 * V + i)] = -INFINITY;
+    std::vector<int64_t> got(static_cast<size_t>(n), -1);
+    rowops::argmax_rows(x.data(), V, V, n, got.data());
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t want = 0;  // torch's rule, element by element: a NaN wins at once, else strictly greater
+      for (int64_t i = 1; i < V && !std::isnan(x[r * V + want]); ++i)
+        if (std::isnan(x[r * V + i]) || x[r * V + i] > x[r * V + want]) want = i;
+      CATCH_CHECK(got[static_cast<size_t>(r)] == want);
+    }
+  }
+}

@@ -84,4 +84,34 @@ EXSPEC_CLONES void rope(Type t, const void* x, int64_t ldx, const void* cos, con
   }
 }
 
+EXSPEC_CLONES void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out) {
+  typedef float F16 __attribute__((vector_size(64)));
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = x + r * ld;
+    F16 top;
+    for (int l = 0; l < 16; ++l) top[l] = -INFINITY;
+    I16 nan = {};
+    int64_t i = 0;
+    for (; i + 16 <= V; i += 16) {
+      F16 v;
+      std::memcpy(&v, row + i, sizeof v);
+      nan |= v != v;
+      top = v > top ? v : top;
+    }
+    float best = -INFINITY;
+    bool any_nan = false;
+    for (int l = 0; l < 16; ++l) best = top[l] > best ? top[l] : best, any_nan = any_nan || nan[l];
+    for (; i < V; ++i) best = row[i] > best ? row[i] : best, any_nan = any_nan || row[i] != row[i];
+    // The maximum's value is the same in any order; its first index is found in order.
+    int64_t at = 0;
+    for (int64_t j = 0; j < V; ++j)
+      if (any_nan ? row[j] != row[j] : row[j] == best) {
+        at = j;
+        break;
+      }
+    out[r] = at;
+  }
+}
+
 }  // namespace exspec::rowops

@@ -29,4 +29,9 @@ void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64
 void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y, int64_t heads,
           int64_t D, int64_t r0, int64_t r1);
 
+// The index of the largest value of each of n rows of V float32 (rows ld apart), as at::argmax
+// gives it: the first of equal maxima (-0 and +0 equal), and the first NaN in a row that has one.
+// Two passes, the first in vectors: the greedy choice over a verify's K + 1 rows of logits.
+void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out);
+
 }  // namespace exspec::rowops
