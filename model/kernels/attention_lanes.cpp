@@ -115,36 +115,38 @@ EXSPEC_INLINE void weigh_values(F* acc, const F* p, const I* open, const uint8_t
     if (l < m) acc[l] = o[l];
 }
 
-template <int W>
-EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
-                       const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt, Buffers& w) {
-  using F = typename Lanes<W>::F;
-  using I = typename Lanes<W>::I;
-  const int64_t G = s.H / s.Hkv, D = s.D, S = s.S, n = nt * G;
-  int64_t head[W], pos[W];  // lane l: query head kvh * G + l % G at t0 + l / G; spare lanes repeat lane 0
-  for (int l = 0; l < W; ++l) head[l] = kvh * G + (l < n ? l % G : 0), pos[l] = t0 + (l < n ? l / G : 0);
-  w.all.resize(S);
-  F* qt = reinterpret_cast<F*>(room(w.qt, D * W));
-  F* p = reinterpret_cast<F*>(room(w.p, S * W));
-  I* open = reinterpret_cast<I*>(room(w.open, S * W));
-  float* rows = room(w.rows, s.bf16 ? 2 * S * D : 1);
+// Lane l's query: head kvh * G + l % G at t0 + l / G; spare lanes (l >= n) repeat lane 0.
+struct LaneMap {
+  int64_t head[16], pos[16];
+};
+
+// The lanes' queries transposed into qt [D][W], and open[j] (all[j]): which lanes see key j.
+template <int W, class F, class I>
+EXSPEC_INLINE void gather_lanes(const Shape& s, const View& q, const bool* blocked, int64_t b, const LaneMap& m, F* qt,
+                                I* open, uint8_t* all) {
   for (int l = 0; l < W; ++l) {
-    const int64_t off = b * q.sb + head[l] * q.sh + pos[l] * q.sp;
-    for (int64_t d = 0; d < D; ++d)
+    const int64_t off = b * q.sb + m.head[l] * q.sh + m.pos[l] * q.sp;
+    for (int64_t d = 0; d < s.D; ++d)
       qt[d][l] = s.bf16 ? bf16_float(static_cast<const uint16_t*>(q.data)[off + d]) : static_cast<const float*>(q.data)[off + d];
   }
-  for (int64_t j = 0; j < S; ++j) {
-    bool all = true;
+  for (int64_t j = 0; j < s.S; ++j) {
+    bool every = true;
     for (int l = 0; l < W; ++l) {
-      const bool o = !blocked || !blocked[(b * s.T + pos[l]) * S + j];
+      const bool o = !blocked || !blocked[(b * s.T + m.pos[l]) * s.S + j];
       open[j][l] = o ? -1 : 0;
-      all = all && o;
+      every = every && o;
     }
-    w.all[j] = all;
+    all[j] = every;
   }
-  const Rows keys = rows_of(s, k, b, kvh, rows), values = rows_of(s, v, b, kvh, rows + (s.bf16 ? S * D : 0));
-  // Scores, and each lane's maximum over the keys it sees, in order of j.
-  F top = splat<F>(-INFINITY);
+}
+
+// p[j]: each lane's score of key j (fixed_order_dot's lanes and tree, then the scale); returns
+// each lane's maximum over the keys it sees, in order of j.
+template <class F, class I>
+EXSPEC_INLINE F scores(const Shape& s, const F* qt, const I* open, const Rows& keys, const Rows& values, F* p) {
+  const int64_t D = s.D, S = s.S;
+  F top;
+  for (int l = 0; l < static_cast<int>(sizeof(F) / 4); ++l) top[l] = -INFINITY;
   for (int64_t j = 0; j < S; ++j) {
     const float* kr = keys[j];
     // The cache comes from memory (a layer's weights stream through the caches between its
@@ -172,6 +174,26 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
     p[j] = a[0] * s.scale;
     top = (open[j] & (top < p[j])) ? p[j] : top;
   }
+  return top;
+}
+
+template <int W>
+EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                       const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt, Buffers& w) {
+  using F = typename Lanes<W>::F;
+  using I = typename Lanes<W>::I;
+  const int64_t G = s.H / s.Hkv, D = s.D, S = s.S, n = nt * G;
+  LaneMap m;
+  for (int l = 0; l < W; ++l) m.head[l] = kvh * G + (l < n ? l % G : 0), m.pos[l] = t0 + (l < n ? l / G : 0);
+  w.all.resize(S);
+  F* qt = reinterpret_cast<F*>(room(w.qt, D * W));
+  F* p = reinterpret_cast<F*>(room(w.p, S * W));
+  I* open = reinterpret_cast<I*>(room(w.open, S * W));
+  F* acc = reinterpret_cast<F*>(room(w.acc, D * W));
+  float* rows = room(w.rows, s.bf16 ? 2 * S * D : 1);
+  gather_lanes<W>(s, q, blocked, b, m, qt, open, w.all.data());
+  const Rows keys = rows_of(s, k, b, kvh, rows), values = rows_of(s, v, b, kvh, rows + (s.bf16 ? S * D : 0));
+  const F top = scores(s, qt, open, keys, values, p);
   F sum = {};
   I seen = {};
   for (int64_t j = 0; j < S; ++j) {
@@ -183,7 +205,6 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
   const F inv = seen > 0 ? splat<F>(1.0f) / sum : F{};
   // Σ_j p_j v_j: for a block of keys (their value rows stay in L1), 16 columns of d at a time in
   // registers; each (lane, column) adds its terms in order of j.
-  F* acc = reinterpret_cast<F*>(room(w.acc, D * W));
   for (int64_t d = 0; d < D; ++d) acc[d] = F{};
   for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
     const int64_t j1 = std::min(S, j0 + kKeyBlock);
@@ -192,7 +213,7 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
     if (d0 < D) weigh_values<F, I, 0>(acc + d0, p, open, w.all.data(), values, j0, j1, d0, D - d0);
   }
   for (int l = 0; l < n; ++l) {
-    const int64_t off = b * out.sb + head[l] * out.sh + pos[l] * out.sp;
+    const int64_t off = b * out.sb + m.head[l] * out.sh + m.pos[l] * out.sp;
     for (int64_t d = 0; d < D; ++d) {
       const float y = acc[d][l] * inv[l];
       if (s.bf16) static_cast<uint16_t*>(out.data)[off + d] = float_bf16(y);
