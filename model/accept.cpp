@@ -40,9 +40,8 @@ void choose_row(const at::Tensor& row, const RowSampling& rs, const int64_t* dra
   }
 }
 
-// The argmax over the last dimension: on the CPU in float32, rowops::argmax_rows (at::argmax's
-// choice; a verify takes K + 1 rows of 32,000, where at::argmax was a visible part of the step),
-// else at::argmax.
+}  // namespace
+
 at::Tensor argmax_last(const at::Tensor& logits) {
   if (!logits.device().is_cpu() || logits.scalar_type() != at::kFloat || logits.numel() == 0) return logits.argmax(-1);
   const at::Tensor x = logits.contiguous();
@@ -51,8 +50,6 @@ at::Tensor argmax_last(const at::Tensor& logits) {
   rowops::argmax_rows(x.data_ptr<float>(), V, V, x.numel() / V, out.data_ptr<int64_t>());
   return out;
 }
-
-}  // namespace
 
 VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
                     const std::vector<RowSampling>& rows) {

@@ -31,4 +31,9 @@ struct VerifyResult {
 VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at::Tensor& lengths,
                     const std::vector<RowSampling>& rows = {});
 
+// at::argmax(logits, -1) (the first maximum, the first NaN), in two vector passes over each row on
+// the CPU in float32 (rowops::argmax_rows), at::argmax elsewhere: the greedy choice over
+// 32,000-wide rows, where at::argmax was a visible part of a step.
+at::Tensor argmax_last(const at::Tensor& logits);
+
 }  // namespace exspec

@@ -158,7 +158,7 @@ at::Tensor draft_inplace(const ModelSet& m, const std::vector<const SlotRow*>& r
     at::Tensor logits = m.draft->forward_slots(ids, spans, *m.draft_store, Decoder::Logits::Last);
     // Stays on the device as the next forward's input, unless a grammar masks the draft's choice
     // on the host.
-    at::Tensor next = logits.select(1, 0).argmax(-1);
+    at::Tensor next = argmax_last(logits.select(1, 0));
     if (grammar) {
       next = next.to(at::kCPU);
       grammar->choose(logits.select(1, 0), next);
