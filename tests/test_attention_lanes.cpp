@@ -1,4 +1,4 @@
-// Attention by lanes (model/kernels/attention_lanes.h): several queries of one kv head at once
+// Attention by lanes (attention_lanes in model/kernels/attention_kernel.h): several queries of one kv head at once
 // give each query the same bits as the one-t-at-a-time path, in float32 and bfloat16, whatever
 // the blocked keys (causal, left padding, a query that sees nothing), head_dim and query count.
 #include <catch2/catch.hpp>
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "model/kernels/attention_kernel.h"
-#include "model/kernels/attention_lanes.h"
 #include "model/kernels/half_float.h"
 #include "tests/random_values.h"
 

@@ -1,6 +1,5 @@
 // Built with -ffp-contract=off (CMakeLists.txt): each clone below multiplies and adds as written.
 #include "model/kernels/attention_kernel.h"
-#include "model/kernels/attention_lanes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +91,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
   Scratch w;
   w.q.resize(G * s.D), w.krow.resize(s.D), w.vrow.resize(s.D), w.acc.resize(G * s.D);
   w.score.resize(G * s.S), w.seen.resize(s.S);
-  // A run of one kv head's queries at consecutive t goes by lanes (model/kernels/attention_lanes.h)
+  // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes)
   // in pieces of whole t's, up to 16 queries each; fewer than kMinLanes queries go one t at a time.
   // Both give a query the same bits: the choice is speed only.
   const int64_t per = std::max<int64_t>(1, 16 / G);

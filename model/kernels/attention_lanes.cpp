@@ -1,5 +1,5 @@
 // Built with -ffp-contract=off (CMakeLists.txt): each clone below multiplies and adds as written.
-#include "model/kernels/attention_lanes.h"
+#include "model/kernels/attention_kernel.h"
 
 // The helpers below pass vectors by value but are always inlined into the clones: no ABI to keep.
 #pragma GCC diagnostic ignored "-Wpsabi"
