@@ -7,7 +7,7 @@
 //
 //   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16,int8]
 //                 [--paths plain,packed,onednn] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
-//                 [--profile B,T] [--slots 1]
+//                 [--profile B,T] [--slots 1] [--between MB] [--interleave N]
 // "onednn" is packed with bfloat16's products on oneDNN (LoadOptions::onednn_bf16), as before
 // the vdpbf16ps kernel; int8 products always run on the int8 kernel (its "plain" path differs
 // from "packed" in attention only).
@@ -17,6 +17,10 @@
 // the first of them run again on a second thread ("thread"), as the engine's actors run it; and
 // "paged": B consecutive slots whose blocks of 16 positions lie all over the store (each row's
 // positions gathered, model/kv_store.h), what a row pays for blocks outside its slot's own row.
+// --between MB reads MB megabytes of other memory before each timed forward (untimed), as the
+// engine's draft forwards between two verify steps do with the draft's weights: the forward then
+// finds the caches as a verify does, not as a forward repeated back to back does. --interleave N
+// runs N one-token forwards of the same model (another cache) before each timed one, untimed.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -54,6 +58,7 @@ struct Options {
   int reps = 7;
   int64_t profile_b = 0, profile_t = 0;
   bool slots = false;
+  int64_t between_mb = 0, interleave = 0;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -84,6 +89,8 @@ Options parse(int argc, char** argv) {
     else if (k == "--tokens") o.tokens = split_ints(v);
     else if (k == "--reps") o.reps = std::stoi(v);
     else if (k == "--slots") o.slots = v == "1";
+    else if (k == "--between") o.between_mb = std::stoll(v);
+    else if (k == "--interleave") o.interleave = std::stoll(v);
     else if (k == "--profile") {
       auto bt = split_ints(v);
       o.profile_b = bt.at(0), o.profile_t = bt.at(1);
@@ -135,10 +142,21 @@ struct Timing {
   double median = 0, lo = 0, hi = 0;
 };
 
-Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps) {
-  exspec::ForwardCase fc(m, b, t, ctx);
+// Reads every cache line of `other` (the caches then hold it, not the model's weights).
+void read_through(const std::vector<uint64_t>& other) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < other.size(); i += 8) sum += other[i];
+  volatile uint64_t sink = sum;
+  (void)sink;
+}
+
+Timing time_forward(const Decoder& m, int64_t b, int64_t t, int64_t ctx, int reps, const std::vector<uint64_t>& other,
+                    int64_t interleave) {
+  exspec::ForwardCase fc(m, b, t, ctx), one(m, 1, 1, ctx);
   std::vector<double> ms;
   for (int r = 0; r <= reps; ++r) {  // the first is a warm-up (kernels generated, memory touched)
+    if (!other.empty()) read_through(other);
+    for (int64_t i = 0; i < interleave; ++i) one.run();
     auto t0 = std::chrono::steady_clock::now();
     fc.run();
     if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -180,10 +198,12 @@ int main(int argc, char** argv) try {
   exspec::configure_threads(o.threads, o.blas_threads > 0 ? o.blas_threads : o.threads);
   exspec::check_blas();
   const exspec::BandwidthProbe probe(o.threads);
+  std::vector<uint64_t> other(static_cast<size_t>(o.between_mb) * (1 << 20) / 8, 1);
   std::printf("model %s, threads %d, context %lld\npacked matmul: %s; %s\n"
               "floor: bytes / the read bandwidth probed just before each row (GB/s column), or FLOPs / peak\n",
               o.model.c_str(), o.threads, (long long)o.context, exspec::packed_matmul_support().c_str(),
               exspec::row_kernels_support().c_str());
+  if (o.between_mb > 0) std::printf("between forwards: %lld MB of other memory read\n", (long long)o.between_mb);
   for (const auto& dname : o.dtypes) {
     const at::ScalarType dtype = exspec::parse_dtype(dname);
     const double peak = measured_peak_flops(dtype);
@@ -210,7 +230,7 @@ int main(int argc, char** argv) try {
                         mem >= cmp ? "memory" : "compute");
             std::fflush(stdout);
           };
-          row(path, time_forward(*m, b, t, o.context, o.reps));
+          row(path, time_forward(*m, b, t, o.context, o.reps, other, o.interleave));
           if (o.slots && path == "packed") {
             row("slots", time_slots(*m, b, t, o.context, o.reps, Layout::Consecutive));
             // The same forward on a thread that is not the process's first, as the engine's

@@ -103,14 +103,19 @@ EXSPEC_CLONES void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n,
     bool any_nan = false;
     for (int l = 0; l < 16; ++l) best = top[l] > best ? top[l] : best, any_nan = any_nan || nan[l];
     for (; i < V; ++i) best = row[i] > best ? row[i] : best, any_nan = any_nan || row[i] != row[i];
-    // The maximum's value is the same in any order; its first index is found in order.
-    int64_t at = 0;
-    for (int64_t j = 0; j < V; ++j)
-      if (any_nan ? row[j] != row[j] : row[j] == best) {
-        at = j;
-        break;
-      }
-    out[r] = at;
+    // The maximum's value is the same in any order; its first index is found in order, 16 at a
+    // time up to the vector that holds it.
+    int64_t j = 0;
+    for (; j + 16 <= V; j += 16) {
+      F16 v;
+      std::memcpy(&v, row + j, sizeof v);
+      const I16 hit = any_nan ? v != v : v == best;
+      bool any = false;
+      for (int l = 0; l < 16; ++l) any = any || hit[l];
+      if (any) break;
+    }
+    while (j < V && !(any_nan ? row[j] != row[j] : row[j] == best)) ++j;
+    out[r] = j < V ? j : 0;
   }
 }
 
