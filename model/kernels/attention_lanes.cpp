@@ -51,7 +51,7 @@ EXSPEC_INLINE F exp_lanes(F x) {
   return p * reinterpret_cast<const F&>(bits);
 }
 
-// Keys a block of the values' pass: 32 rows of 64 float32 columns, 8 KiB, stay in L1 over its
+// Keys in a block of the values' pass: 32 rows of 64 float32 columns, 8 KiB, stay in L1 over its
 // passes of 16 columns.
 constexpr int64_t kKeyBlock = 32;
 // Key rows the scores' pass asks for ahead of the one it multiplies.
