@@ -5,7 +5,7 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,q4_k_m]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,q4_k_m,q4_k]
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
 // the table gives each M's median over the rounds and its spread (min-max).
@@ -125,17 +125,17 @@ struct Bf16Model : Model {
 };
 
 // A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
-// choice for output.weight). Random blocks with float16 scales of 1.0: the time does not
+// choice for output.weight), or (q4_k) in Q4_K as well. Random blocks with float16 scales of 1.0: the time does not
 // depend on the values.
 struct KQuantModel : Model {
   std::vector<kq::Weight> w;
   std::vector<float> x, y;
   q8::Rows rows;
-  KQuantModel() {
+  explicit KQuantModel(uint8_t head_type) {
     std::mt19937 g(11);
     for (const Shape& s : kShapes)
       for (int64_t i = 0; i < s.times; ++i) {
-        const uint8_t type = s.out == 32000 ? kq::kQ6_K : kq::kQ4_K;
+        const uint8_t type = s.out == 32000 ? head_type : kq::kQ4_K;
         const int64_t width = kq::tagged_width(s.in), bb = kq::block_bytes(type);
         std::vector<uint8_t> tagged(static_cast<size_t>(s.out * width), 0);
         for (int64_t r = 0; r < s.out; ++r) {
@@ -190,7 +190,7 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
               dtype == "int8"     ? q8::isa_name(q8::best_isa())
-              : dtype == "q4_k_m" ? kq::isa_name(kq::best_isa())
+              : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
                                   : bf16::isa_name(bf16::best_isa()));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
   for (int64_t m = 1; m <= max_rows; ++m) {
@@ -224,8 +224,12 @@ int main(int argc, char** argv) {
     run("int8", m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_k_m") != std::string::npos) {
-    KQuantModel m;
+    KQuantModel m(kq::kQ6_K);
     run("q4_k_m", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q4_k,") != std::string::npos || dtypes.size() >= 4 && dtypes.compare(dtypes.size() - 4, 4, "q4_k") == 0) {
+    KQuantModel m(kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
+    run("q4_k", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos && bf16::best_isa() == bf16::Isa::Avx512Bf16) {
     Bf16Model m;

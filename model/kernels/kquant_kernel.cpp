@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/kernels/half_float.h"
+#include "model/kernels/kquant_groups.h"
 
 namespace exspec::kq {
 namespace {
@@ -59,10 +60,10 @@ float reduce8(const float* a) {  // the order the vector path's lanes fold in
 
 void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* out) {
   const uint8_t type = w.types[c];
-  const int64_t bb = block_bytes(type);
   float acc[kSubs] = {};
+  uint8_t scratch[kQ6_KBytes];
   for (int64_t s = 0; s < w.supers; ++s) {
-    const uint8_t* b = w.row(c) + s * bb;
+    const uint8_t* b = w.block(c, s, scratch);
     const int8_t* xq = x.q.data() + r * x.blocks * kSub + s * kSuper;
     const float* dx = x.d.data() + r * x.blocks + s * kSubs;
     const int32_t* corr = x.corr.data() + r * x.blocks + s * kSubs;
@@ -266,28 +267,52 @@ void dequantise_block(uint8_t type, const uint8_t* b, float* out) {
   }
 }
 
+const uint8_t* Weight::block(int64_t r, int64_t s, uint8_t* scratch) const {
+  const int64_t g = r / kGroupCols;
+  if (groups[g] < 0) return row(r) + s * block_bytes(types[r]);
+  gather(types[r], data.data() + groups[g] + s * group_block_bytes(types[r]), r % kGroupCols, scratch);
+  return scratch;
+}
+
 Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
   if (in <= 0 || in % kSuper) throw std::invalid_argument("K-quant rows of " + std::to_string(in) + " inputs are not whole super-blocks of 256");
   Weight w;
   w.out = out, w.in = in, w.supers = in / kSuper;
   const int64_t width = tagged_width(in);
-  int64_t total = 0;
   for (int64_t r = 0; r < out; ++r) {
     const uint8_t t = tagged[r * width];
     if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not Q4_K or Q6_K");
     w.types.push_back(t);
-    w.offsets.push_back(total);
-    total += w.supers * block_bytes(t);
+  }
+  // Whole groups of 8 rows of one type are interleaved; every other row is kept as in the file.
+  int64_t total = 0;
+  w.offsets.assign(static_cast<size_t>(out), -1);
+  for (int64_t g = 0; g * kGroupCols < out; ++g) {
+    const int64_t r0 = g * kGroupCols;
+    bool whole = r0 + kGroupCols <= out;
+    for (int64_t r = r0; whole && r < r0 + kGroupCols; ++r) whole = w.types[r] == w.types[r0];
+    w.groups.push_back(whole ? total : -1);
+    if (whole) total += w.supers * group_block_bytes(w.types[r0]);
+    for (int64_t r = r0; !whole && r < std::min(out, r0 + kGroupCols); ++r)
+      w.offsets[r] = total, total += w.supers * block_bytes(w.types[r]);
   }
   w.data = AlignedArray<uint8_t>(static_cast<size_t>(total) + 64);  // a vector load may read past the last block's end
+  for (int64_t g = 0; g < static_cast<int64_t>(w.groups.size()); ++g) {
+    const uint8_t type = w.types[g * kGroupCols];
+    for (int64_t s = 0; w.groups[g] >= 0 && s < w.supers; ++s) {
+      const uint8_t* blocks[kGroupCols];
+      for (int64_t c = 0; c < kGroupCols; ++c) blocks[c] = tagged + (g * kGroupCols + c) * width + 1 + s * block_bytes(type);
+      interleave(type, blocks, w.data.data() + w.groups[g] + s * group_block_bytes(type));
+    }
+  }
   for (int64_t r = 0; r < out; ++r)
-    std::memcpy(w.data.data() + w.offsets[r], tagged + r * width + 1, w.supers * block_bytes(w.types[r]));
+    if (w.offsets[r] >= 0) std::memcpy(w.data.data() + w.offsets[r], tagged + r * width + 1, w.supers * block_bytes(w.types[r]));
   return w;
 }
 
 void dequantise_row(const Weight& w, int64_t row, float* out) {
-  const int64_t bb = block_bytes(w.types[row]);
-  for (int64_t s = 0; s < w.supers; ++s) dequantise_block(w.types[row], w.row(row) + s * bb, out + s * kSuper);
+  uint8_t scratch[kQ6_KBytes];
+  for (int64_t s = 0; s < w.supers; ++s) dequantise_block(w.types[row], w.block(row, s, scratch), out + s * kSuper);
 }
 
 Isa best_isa() { return has_vnni() ? Isa::Avx512Vnni : Isa::Plain; }
@@ -308,12 +333,19 @@ void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t
   if (isa == Isa::Avx512Vnni && lanes.size() < need) lanes = AlignedArray<int32_t>(need);
   auto* offsets = reinterpret_cast<__m256i*>(lanes.data());
   if (isa == Isa::Avx512Vnni) q6k_offsets(x, w.supers, offsets);
-  for (int64_t c = c0; c < c1; ++c) {
+  for (int64_t c = c0; c < c1;) {
+    const int64_t g = c / kGroupCols, end = std::min(c1, (g + 1) * kGroupCols);
+    if (isa == Isa::Avx512Vnni && w.groups[g] >= 0) {  // the group's columns [c, end) at once
+      vnni_group(w, x, lanes.data(), g, c - g * kGroupCols, end - g * kGroupCols, y, ldy);
+      c = end;
+      continue;
+    }
     if (isa == Isa::Avx512Vnni) {
       for (int64_t r0 = 0; r0 < x.m; r0 += kRowChunk) vnni_column(w, x, offsets, r0, std::min(x.m, r0 + kRowChunk), c, y, ldy);
     } else {
       for (int64_t r = 0; r < x.m; ++r) plain_row(w, x, r, c, y + r * ldy + c);
     }
+    ++c;
   }
 }
 
