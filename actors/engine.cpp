@@ -63,7 +63,8 @@ namespace {
 // (README, "The forward pass"), so it is said plainly.
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
-  const char* how = m.int8_weights()     ? "int8 weights (Q8_0 blocks, quantised at load), float32 activations"
+  const char* how = m.kquant_weights() ? "int8: the GGUF file's Q4_K/Q6_K blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
+                    : m.int8_weights()   ? "int8 weights (Q8_0 blocks: a GGUF file's as they are, others quantised at load), float32 activations"
                     : m.packed_weights() ? "weights packed once at load"
                                          : "at::linear";
   std::cerr << "exspec: CPU matmul: " << how << " (" << packed_matmul_support() << "; " << row_kernels_support() << ")"

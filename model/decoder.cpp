@@ -147,6 +147,14 @@ int64_t Decoder::num_parameters() const {
   return n;
 }
 
+bool Decoder::kquant_weights() const {
+  if (head_weight().kquant()) return true;
+  for (const auto& l : layers_)
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down})
+      if (f->kquant()) return true;
+  return false;
+}
+
 at::Tensor Decoder::embed(const at::Tensor& ids) const {
   if (embed_int8_.int8()) return embed_int8_.rows(ids);
   return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
