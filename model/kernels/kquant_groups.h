@@ -1,10 +1,10 @@
-// Q4_K rows in groups of 8, interleaved at load so that the vector path's lanes are the group's 8
+// Q4_K and Q6_K rows in groups of 8, interleaved at load so that the vector path's lanes are the group's 8
 // columns (kquant_kernel.h's Weight::groups). A sub-block's integer dot product then builds up in
 // one lane of a vector (vpdpbusd over the 8 quads of 4 inputs, the row's 4 inputs broadcast to
 // every column), so a row costs no horizontal sums: the per-column path folds 8 vectors a
 // super-block and row, which made a verify step's rows cost 3x a plain step's on Q4_K. Every
 // output is the per-column definition's operations in their order (kquant_kernel.h), lane by
-// lane: the same bits.
+// lane: the same bits. The vector paths over groups are in kquant_simd.inc.
 //
 // A group's super-block (kGroupBlockBytes), for columns c = 0..7 of the group:
 //   d[c], dmin[c]       float16 as in the file                     (16 + 16 bytes)
@@ -23,6 +23,11 @@
 namespace exspec::kq {
 
 constexpr int64_t kGroupCols = 8;
+// Where a group block's parts start, in bytes (the layout above).
+namespace group_layout {
+constexpr int64_t kD = 0, kDmin = 16, kSc = 32, kM = 96, kQ = 160, kQ4Bytes = 1184;  // Q4_K
+constexpr int64_t kSc6 = 16, kQl6 = 144, kQh6 = 1168, kQ6Bytes = 1680;                 // Q6_K: d at 0
+}  // namespace group_layout
 // A group's super-block: 8 blocks of `type` interleaved.
 int64_t group_block_bytes(uint8_t type);
 
@@ -30,11 +35,5 @@ int64_t group_block_bytes(uint8_t type);
 void interleave(uint8_t type, const uint8_t* const* blocks, uint8_t* group_block);
 // Column c's block (as in the file) back from a group block.
 void gather(uint8_t type, const uint8_t* group_block, int64_t c, uint8_t* block);
-
-// y[r, 8g + c] for every row of x and the group's columns c in [c0, c1) (of 0..8), on AVX-512
-// VNNI (256-bit registers). q6_offsets: per row and super-block, 32 · Σ qx over each 16 inputs
-// in kquant_kernel.cpp's halves() order (2 vectors of 8). Requires best_isa() == Avx512Vnni.
-void vnni_group(const Weight& w, const q8::Rows& x, const int32_t* q6_offsets, int64_t g, int64_t c0, int64_t c1,
-                float* y, int64_t ldy);
 
 }  // namespace exspec::kq

@@ -17,7 +17,7 @@
 //   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
 // So an output is the same bits whatever the batch, the row's place in it, the other rows, the
-// threads, and the instruction set (AVX-512 VNNI on 256-bit registers, or plain C++).
+// threads, and the instruction set (AVX-512 VNNI or AVX2 on 256-bit registers, or plain C++).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -66,7 +66,7 @@ void dequantise_row(const Weight& w, int64_t row, float* out);  // the row's `in
 
 // y[r, c] for every row r of x and the output columns [c0, c1); y float32 [m, w.out], rows ldy
 // apart. x is quantised by q8::quantise_activations with in = w.in.
-enum class Isa { Plain, Avx512Vnni };
+enum class Isa { Plain, Avx2, Avx512Vnni };
 Isa best_isa();
 std::vector<Isa> isas_here();  // plain first
 const char* isa_name(Isa isa);
