@@ -23,6 +23,7 @@
 #include "model/initial_thread.h"
 #include "model/int8_matmul.h"
 #include "model/runtime.h"
+#include "model/shortlist_file.h"
 
 namespace exspec {
 
@@ -62,7 +63,8 @@ namespace {
 // (README, "The forward pass"), so it is said plainly.
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
-  const char* how = m.int8_weights()     ? "int8 weights (Q8_0 blocks, quantised at load), float32 activations"
+  const char* how = m.kquant_weights() ? "int8: the GGUF file's Q4_K/Q6_K blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
+                    : m.int8_weights()   ? "int8 weights (Q8_0 blocks: a GGUF file's as they are, others quantised at load), float32 activations"
                     : m.packed_weights() ? "weights packed once at load"
                                          : "at::linear";
   std::cerr << "exspec: CPU matmul: " << how << " (" << packed_matmul_support() << "; " << row_kernels_support() << ")"
@@ -111,6 +113,19 @@ void log_memory(const char* role, const Decoder& m, const KVStore* store) {
             << ", KV store " << (store ? mib(store->bytes()) : std::string("per batch")) << std::endl;
 }
 
+// The draft's: the target's, with the shortlist its head multiplies, if one is given.
+LoadOptions draft_load_options(const EngineOptions& o, const LoadOptions& target, const Decoder& t) {
+  LoadOptions lo = target;
+  if (o.draft_shortlist.empty()) {
+    if (o.draft_shortlist_size) throw std::invalid_argument("--draft-shortlist-size needs --draft-shortlist FILE");
+    return lo;
+  }
+  lo.head_shortlist = read_shortlist(o.draft_shortlist, o.draft_shortlist_size, t.config().vocab_size);
+  std::cerr << "exspec: draft head: " << lo.head_shortlist.size() << " of " << t.config().vocab_size
+            << " tokens (" << o.draft_shortlist << ")" << std::endl;
+  return lo;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
@@ -132,7 +147,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   log_matmul_path(*impl->target);
   const int target_threads = forward_threads(o, *impl->target);
   set_initial_thread_threads(target_threads);  // for the calibration below
-  if (d.draft) impl->draft = Decoder::load(o.draft_dir, lo);
+  if (d.draft) impl->draft = Decoder::load(o.draft_dir, draft_load_options(o, lo, *impl->target));
   check_models(d, *impl->target, impl->draft.get());
   fit_store(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;

@@ -16,6 +16,10 @@ namespace exspec {
 
 struct EngineOptions {
   std::string model_dir, draft_dir;  // draft_dir empty: no draft (in place then runs plain steps)
+  // The draft's head over the first draft_shortlist_size tokens (0: all) of this file
+  // (model/shortlist_file.h, made by `exspec shortlist`); empty: its whole vocabulary.
+  std::string draft_shortlist;
+  int64_t draft_shortlist_size = 0;
   std::string dtype = "float32";
   std::string device = "cpu";
   EngineConfig decoding;

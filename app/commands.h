@@ -8,4 +8,5 @@ int cmd_forward(int argc, char** argv, int first);
 int cmd_check(int argc, char** argv, int first);
 int cmd_bench(int argc, char** argv, int first);
 int cmd_batch(int argc, char** argv, int first);
+int cmd_shortlist(int argc, char** argv, int first);
 }  // namespace exspec

@@ -18,6 +18,7 @@ void usage(std::ostream& out) {
          "  forward      write the logits of prompts to a safetensors file (for reference checks)\n"
          "  check        a checkpoint's incremental decoding on every serving path against its full forward\n"
          "  bench        every mode and batch size on the prompt sets: results.json, summary.md, plots\n"
+         "  shortlist    the tokens a target emits on prompts, ranked: a draft's head over the first N (--draft-shortlist)\n"
          "  tokenize     text -> ids, or ids -> text, with a model's tokenizer.json\n"
          "  serve        the OpenAI-compatible HTTP server (exspec serve --help)\n"
          "  batch        OpenAI Batch API JSONL files offline, resumable (exspec batch --help)\n\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);
     if (cmd == "check") return exspec::cmd_check(argc, argv, 2);
     if (cmd == "bench") return exspec::cmd_bench(argc, argv, 2);
+    if (cmd == "shortlist") return exspec::cmd_shortlist(argc, argv, 2);
     if (cmd == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     if (cmd == "serve") return exspec::cmd_serve(argc, argv, 2);
     if (cmd == "batch") return exspec::cmd_batch(argc, argv, 2);

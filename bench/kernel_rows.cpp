@@ -1,11 +1,11 @@
-// What a verify step's rows cost the int8 and bfloat16 kernels: one "forward" of the 150M Llama
+// What a verify step's rows cost the int8, bfloat16 and K-quant kernels (q4_k_m: Q4_K layers, a Q6_K head): one "forward" of the 150M Llama
 // shape's products (per layer q,k,v fused, o, gate and up fused, down; then the 32,000-row head)
 // at M = 1..16 rows, against M = 1 and against the weight-read floor (the weights' bytes / the
 // read bandwidth probed in the same run). Torch-free: the kernels alone, split over the threads
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,q4_k_m,q4_k]
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
 // the table gives each M's median over the rounds and its spread (min-max).
@@ -22,6 +22,7 @@
 #include "bench/bandwidth.h"
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/kernel_threads.h"
+#include "model/kernels/kquant_kernel.h"
 #include "model/kernels/q8_kernel.h"
 
 using namespace exspec;
@@ -123,6 +124,53 @@ struct Bf16Model : Model {
   }
 };
 
+// A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
+// choice for output.weight), or (q4_k) in Q4_K as well. Random blocks with float16 scales of 1.0: the time does not
+// depend on the values.
+struct KQuantModel : Model {
+  std::vector<kq::Weight> w;
+  std::vector<float> x, y;
+  q8::Rows rows;
+  explicit KQuantModel(uint8_t head_type) {
+    std::mt19937 g(11);
+    for (const Shape& s : kShapes)
+      for (int64_t i = 0; i < s.times; ++i) {
+        const uint8_t type = s.out == 32000 ? head_type : kq::kQ4_K;
+        const int64_t width = kq::tagged_width(s.in), bb = kq::block_bytes(type);
+        std::vector<uint8_t> tagged(static_cast<size_t>(s.out * width), 0);
+        for (int64_t r = 0; r < s.out; ++r) {
+          uint8_t* row = tagged.data() + r * width;
+          row[0] = type;
+          for (int64_t b = 1; b <= s.in / kq::kSuper * bb; ++b) row[b] = static_cast<uint8_t>(g());
+          for (int64_t sb = 0; sb < s.in / kq::kSuper; ++sb) {  // d (and dmin) = 1.0 as float16
+            uint8_t* blk = row + 1 + sb * bb;
+            const int64_t at = type == kq::kQ4_K ? 0 : 208;
+            blk[at] = 0x00, blk[at + 1] = 0x3C;
+            if (type == kq::kQ4_K) blk[2] = 0x00, blk[3] = 0x3C;
+          }
+        }
+        w.push_back(kq::from_tagged(tagged.data(), s.out, s.in));
+      }
+    x = random_floats(16 * 2048, 7);
+    y.resize(16 * 32000);
+  }
+  double forward(int64_t m) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const kq::Isa isa = kq::best_isa();
+    for (const kq::Weight& q : w) {
+      q8::resize_rows(rows, m, q.in);
+      parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(x.data(), q.in, r0, r1, rows); });
+      parallel_ranges(q.out, 16, [&](int64_t c0, int64_t c1) { kq::multiply(q, rows, y.data(), q.out, c0, c1, isa); });
+    }
+    return seconds_since(t0);
+  }
+  int64_t bytes() const override {
+    int64_t b = 0;
+    for (const auto& q : w) b += q.bytes();
+    return b;
+  }
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -141,7 +189,9 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8" ? q8::isa_name(q8::best_isa()) : bf16::isa_name(bf16::best_isa()));
+              dtype == "int8"     ? q8::isa_name(q8::best_isa())
+              : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+                                  : bf16::isa_name(bf16::best_isa()));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
   for (int64_t m = 1; m <= max_rows; ++m) {
     const double med = median(t[m]);
@@ -172,6 +222,14 @@ int main(int argc, char** argv) {
   if (dtypes.find("int8") != std::string::npos) {
     Int8Model m;
     run("int8", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q4_k_m") != std::string::npos) {
+    KQuantModel m(kq::kQ6_K);
+    run("q4_k_m", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q4_k,") != std::string::npos || dtypes.size() >= 4 && dtypes.compare(dtypes.size() - 4, 4, "q4_k") == 0) {
+    KQuantModel m(kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
+    run("q4_k", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos && bf16::best_isa() == bf16::Isa::Avx512Bf16) {
     Bf16Model m;

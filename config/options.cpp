@@ -223,6 +223,11 @@ const std::vector<Option>& option_table() {
           .in(kAll).to(&S::speculate),
       row(Type::IntOrText, "draft-tokens", "engine.draft_tokens", "K|auto", std::string("auto"), "draft tokens per step, or auto: K chosen per step by the measured costs")
           .in(kAll).to(&S::draft_tokens),
+      text("draft-shortlist", "engine.draft_shortlist", "FILE",
+           "the draft proposes only from these tokens (a file of `exspec shortlist`): its head multiplies their rows alone; output unchanged")
+          .in(kAll).to(&E::draft_shortlist),
+      integer("draft-shortlist-size", "engine.draft_shortlist_size", "N", "the first N tokens of --draft-shortlist's file; 0: all of them")
+          .in(kAll).range(0).to(&E::draft_shortlist_size),
       integer("min-draft-tokens", "engine.min_draft_tokens", "N", "the smallest K of auto").in(kAll).to(&D::min_draft_tokens),
       integer("max-draft-tokens", "engine.max_draft_tokens", "N", "the largest K of auto").in(kAll).to(&D::max_draft_tokens),
       integer("batch", "engine.batch", "B", 0, "sequences per step at most; 0: every slot in place, 8 in the paper's modes")

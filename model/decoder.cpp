@@ -71,7 +71,10 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   auto small = [&](const std::string& name) { return int8 ? get(name).to(dtype_, false, true) : get(name); };
   embed_ = get("model.embed_tokens.weight");
   norm_ = small("model.norm.weight");
-  lm_head_ = Linear(config_.tie_word_embeddings ? embed_ : get("lm_head.weight"), {}, pack);
+  const at::Tensor head = config_.tie_word_embeddings ? embed_ : get("lm_head.weight");
+  if (!opts.head_shortlist.empty()) shortlist_ = ShortlistHead(head, opts.head_shortlist, pack);
+  // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
+  if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
   // int8's own rows serve an untied embedding: quantised at load, or a GGUF file's Q8_0, Q4_K or
   // Q6_K blocks (model/linear.h).
   if (int8 && !config_.tie_word_embeddings) embed_int8_ = Linear(embed_, {}, WeightPath::Int8);
@@ -133,7 +136,8 @@ std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadO
 }
 
 int64_t Decoder::num_parameters() const {
-  int64_t n = config_.vocab_size * config_.hidden_size + norm_.numel() + (config_.tie_word_embeddings ? 0 : lm_head_.numel());
+  const int64_t head = config_.tie_word_embeddings ? 0 : config_.vocab_size * config_.hidden_size;  // as stored
+  int64_t n = config_.vocab_size * config_.hidden_size + norm_.numel() + head;
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.post_attn_norm, &l.post_mlp_norm})
       if (t->defined()) n += t->numel();
@@ -143,6 +147,14 @@ int64_t Decoder::num_parameters() const {
   return n;
 }
 
+bool Decoder::kquant_weights() const {
+  if (head_weight().kquant()) return true;
+  for (const auto& l : layers_)
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down})
+      if (f->kquant()) return true;
+  return false;
+}
+
 at::Tensor Decoder::embed(const at::Tensor& ids) const {
   if (embed_int8_.int8()) return embed_int8_.rows(ids);
   return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
@@ -150,7 +162,8 @@ at::Tensor Decoder::embed(const at::Tensor& ids) const {
 
 int64_t Decoder::weight_bytes() const {
   // A tied embedding is released where the head serves its rows: then the head's copy is the only one.
-  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + (embed_int8_.int8() ? embed_int8_.bytes() : 0);
+  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + shortlist_.rows().bytes() +
+              (embed_int8_.int8() ? embed_int8_.bytes() : 0);
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
@@ -254,7 +267,9 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
     if (f.content.defined()) h = at::zeros({B * T, hidden}, h.options()).index_copy_(0, f.content, h);
     h = h.view({B, T, hidden});  // padding positions: zeros, logits nobody reads
   }
-  return lm_head_(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
+  return head(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
 }
+
+at::Tensor Decoder::head(const at::Tensor& h) const { return shortlist_.active() ? shortlist_(h) : lm_head_(h); }
 
 }  // namespace exspec

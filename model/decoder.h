@@ -16,6 +16,7 @@
 #include "model/linear.h"
 #include "model/model_config.h"
 #include "model/rope.h"
+#include "model/shortlist_head.h"
 
 namespace exspec {
 
@@ -34,6 +35,9 @@ struct LoadOptions {
   // bfloat16 products on oneDNN, as before the vdpbf16ps kernel: a row's result then depends on
   // its batch. For the benchmarks' comparison.
   bool onednn_bf16 = false;
+  // A draft's head over these tokens only (ascending, model/shortlist_head.h): the logits of the
+  // rest are -inf. Empty: the whole vocabulary. Never for a target: it must choose from all.
+  std::vector<int64_t> head_shortlist;
 };
 
 // Hands the decoder each weight by its checkpoint name, once: what it keeps of it (the tensor, or
@@ -59,14 +63,16 @@ class Decoder {
 
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }  // of the activations and the KV cache
-  bool int8_weights() const { return lm_head_.int8(); }
+  bool int8_weights() const { return head_weight().int8(); }
+  bool kquant_weights() const;  // any product on a GGUF file's Q4_K/Q6_K blocks (int8 only)
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
   // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.
   int64_t weight_bytes() const;
   // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
   int64_t kv_bytes_per_position() const;
-  bool packed_weights() const { return lm_head_.packed(); }
+  bool packed_weights() const { return head_weight().packed(); }
+  int64_t head_shortlist_size() const { return shortlist_.size(); }  // 0: the whole vocabulary
 
  private:
   // q, k and v share one product, and so do gate and up: one weight read, one call, for what
@@ -100,6 +106,8 @@ class Decoder {
   at::Tensor post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
   at::Tensor final_norm(const at::Tensor& h) const;
+  at::Tensor head(const at::Tensor& h) const;  // [N, hidden] -> [N, vocab]: lm_head_, or the shortlist's
+  const Linear& head_weight() const { return lm_head_.numel() ? lm_head_ : shortlist_.rows(); }
   // forward_slots with the rows padded to a bucket of the store's StepState (model/step_runner.cpp):
   // false, and nothing run, when no bucket holds the rows. ids: [B * T] on the device.
   bool forward_bucketed(const at::Tensor& ids, const SlotForward& f, KVStore& store, Logits logits, at::Tensor& out) const;
@@ -114,7 +122,8 @@ class Decoder {
   at::Device device_;
   at::Tensor embed_, norm_;  // embed_ undefined in int8: its rows come from embed_int8_
   Linear embed_int8_;  // int8, untied: the embedding's rows (Linear::rows), never multiplied
-  Linear lm_head_;
+  Linear lm_head_;  // empty when a shortlist serves the head and the embedding has rows of its own
+  ShortlistHead shortlist_;
   std::vector<Layer> layers_;
   Rope rope_;
 };

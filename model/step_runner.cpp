@@ -124,14 +124,14 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   PartRunner& run = st.runner();
 
   // Part 0: the embedding, the rope tables, layer 0 up to attention. Outputs: cos, sin, qk, v.
-  const std::vector<at::Tensor> head = run.run(R, 0, [&] {
+  const std::vector<at::Tensor> first = run.run(R, 0, [&] {
     h[0].copy_(embed(ids_r));
     auto [cos, sin] = rope_tables(pos_r.view({1, R}));
     auto [qk, v] = pre_attention(layers_[0], h[0], cos, sin, 1, R);
     return std::vector<at::Tensor>{cos, sin, qk, v};
   });
-  const at::Tensor cos = head[0], sin = head[1];
-  at::Tensor qk = head[2], v = head[3];
+  const at::Tensor cos = first[0], sin = first[1];
+  at::Tensor qk = first[2], v = first[3];
   const KVStep kv = [&](int64_t i, const at::Tensor& k, const at::Tensor& vv) { return store.write_read(i, f, k, vv); };
   for (int64_t i = 0; i < L; ++i) {
     // Attention over the content rows alone ([B, T] as the plain forward lays them out).
@@ -154,7 +154,7 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   // Part L + 1: the final norm and the head over every row, then the rows asked for.
   const at::Tensor& last = h[L % 2];
   at::Tensor lg = run.run(R, L + 1, [&] {
-    return std::vector<at::Tensor>{lm_head_(final_norm(last))};
+    return std::vector<at::Tensor>{head(final_norm(last))};
   })[0].narrow(0, 0, N);
   return logits == Logits::Last ? last_rows(lg, f) : all_rows(lg, f);
 }

@@ -1,6 +1,7 @@
 #include "tests/support.h"
 
 #include "model/decoder.h"
+#include "model/shortlist_file.h"
 #include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/bf16_weight.h"
@@ -9,6 +10,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -107,6 +110,23 @@ std::vector<at::ScalarType> invariant_dtypes() {
 
 std::shared_ptr<const Decoder> load_as(const std::string& dir, at::ScalarType dtype) {
   return Decoder::load(dir, {dtype, at::kCPU});
+}
+
+std::shared_ptr<const Decoder> load_shortlisted(const std::string& dir, at::ScalarType dtype, at::Device device,
+                                                std::vector<int64_t> shortlist) {
+  LoadOptions lo{dtype, device};
+  lo.head_shortlist = std::move(shortlist);
+  return Decoder::load(dir, lo);
+}
+
+std::vector<int64_t> frequent_tokens(const std::vector<SeqResult>& results, double share, int64_t vocab) {
+  std::vector<std::vector<int64_t>> outputs;
+  for (const SeqResult& r : results) outputs.push_back(r.tokens);
+  RankedTokens ranked = rank_tokens(outputs, {}, vocab);
+  const auto n = static_cast<size_t>(std::ceil(share * static_cast<double>(ranked.tokens.size())));
+  std::vector<int64_t> ids(ranked.tokens.begin(), ranked.tokens.begin() + static_cast<std::ptrdiff_t>(n));
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 std::string truncated_draft(const std::string& arch) {

@@ -38,6 +38,12 @@ std::shared_ptr<const Decoder> load64(const std::string& dir);
 std::vector<at::ScalarType> invariant_dtypes();
 // A model loaded in `dtype` (at::kChar: int8 weights) on the CPU.
 std::shared_ptr<const Decoder> load_as(const std::string& dir, at::ScalarType dtype);
+// `dir` loaded in `dtype` on `device` with its head over `shortlist` (model/shortlist_head.h).
+std::shared_ptr<const Decoder> load_shortlisted(const std::string& dir, at::ScalarType dtype, at::Device device,
+                                                std::vector<int64_t> shortlist);
+// The most frequent `share` of the distinct tokens in `results`, ascending: a draft shortlist
+// that holds most of a target's choices there and misses the rest.
+std::vector<int64_t> frequent_tokens(const std::vector<SeqResult>& results, double share, int64_t vocab);
 // The first layer of the tiny target of `arch` (seed 1) as a draft, made once per process.
 std::string truncated_draft(const std::string& arch = "llama");
 // The K-quant oracle model (llama, preset kquant: every product whole super-blocks of 256), or

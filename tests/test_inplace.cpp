@@ -253,6 +253,26 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on Q4_K and Q6_K GGUFs (
   }
 }
 
+// Issue 62: a draft whose head multiplies only a shortlist proposes only from it; the target
+// still chooses from its whole vocabulary, so the tokens stay plain decoding's. Half the tokens
+// the target emits on the sweep's requests (most of its choices), and one token (almost none).
+CATCH_TEST_CASE("in place with a draft head over a shortlist equals batch-1 nonspec greedy (float64, int8, Q4_K_M)",
+                "[inplace][oracle][shortlist]") {
+  auto target = load64(test::model_dir("llama"));
+  const int64_t vocab = target->config().vocab_size;
+  const auto half = test::frequent_tokens(test::stopping_requests(*target).want, 0.5, vocab);
+  oracle_sweep(target, {{"layer-truncated, half the emitted tokens", test::load_shortlisted(truncated_draft(), at::kDouble, test::device(), half)},
+                        {"layer-truncated, one token", test::load_shortlisted(truncated_draft(), at::kDouble, test::device(), {0})}});
+  if (!test::device().is_cpu()) return;
+  auto t8 = test::load_as(test::model_dir("llama"), at::kChar);
+  oracle_sweep(t8, {{"int8, half the emitted tokens",
+                     test::load_shortlisted(truncated_draft(), at::kChar, at::kCPU, test::frequent_tokens(test::stopping_requests(*t8).want, 0.5, vocab))}});
+  auto tq = test::load_as(test::kquant_gguf("q4_k_m"), at::kChar);
+  oracle_sweep(tq, {{"Q4_K_M, half the emitted tokens",
+                     test::load_shortlisted(test::kquant_gguf("q4_k_m", true), at::kChar, at::kCPU,
+                                            test::frequent_tokens(test::stopping_requests(*tq).want, 0.5, tq->config().vocab_size))}});
+}
+
 CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {
   auto target = load64(test::model_dir("glm4"));
   oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},

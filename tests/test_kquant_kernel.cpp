@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/kernels/half_float.h"
+#include "model/kernels/kquant_groups.h"
 #include "model/kernels/kquant_kernel.h"
 #include "tests/random_values.h"
 
@@ -58,8 +59,10 @@ std::vector<uint8_t> q6k_block(float d, const int* sc, const int* q) {
   return b;
 }
 
-// A weight of random blocks, its rows' types alternating in runs (Q4_K, Q4_K, Q6_K, ...).
-kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed) {
+// A weight of random blocks, its rows' types alternating in runs (Q4_K, Q4_K, Q6_K, ...), or with
+// `eights` in runs of 8 rows, so that whole groups of Q4_K rows are interleaved (kquant_groups.h)
+// beside rows kept one by one.
+kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, bool eights = false) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
@@ -67,7 +70,7 @@ kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed) {
   std::vector<uint8_t> tagged(static_cast<size_t>(out * width), 0);
   for (int64_t r = 0; r < out; ++r) {
     uint8_t* row = tagged.data() + r * width;
-    row[0] = r % 3 == 2 ? kq::kQ6_K : kq::kQ4_K;
+    row[0] = (eights ? r / 8 : r) % 3 == 2 ? kq::kQ6_K : kq::kQ4_K;
     for (int64_t s = 0; s < in / kq::kSuper; ++s) {
       uint8_t* b = row + 1 + s * kq::block_bytes(row[0]);
       for (int64_t k = 0; k < kq::block_bytes(row[0]); ++k) b[k] = static_cast<uint8_t>(byte(rng));
@@ -128,13 +131,14 @@ CATCH_TEST_CASE("kquant: a hand-packed Q6_K block is d·sc·(q − 32)", "[kquan
 CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "[kquant]") {
   const auto isas = kq::isas_here();
   CATCH_INFO("paths here: " << isas.size() << ", best " << kq::isa_name(kq::best_isa()));
-  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}}) {
-    const kq::Weight w = random_weight(out, in, static_cast<uint32_t>(out * 3 + in));
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}})
+   for (bool eights : {false, true}) {
+    const kq::Weight w = random_weight(out, in, static_cast<uint32_t>(out * 3 + in), eights);
     for (int64_t m : {1, 2, 3, 7, 8, 9, 16, 17}) {
       const auto x = test::random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(m + out), 3.0f);
       const auto want = product(w, x, m, kq::Isa::Plain);
       for (kq::Isa isa : isas) {
-        CATCH_INFO("out " << out << ", in " << in << ", m " << m << ", " << kq::isa_name(isa));
+        CATCH_INFO("out " << out << ", in " << in << ", m " << m << ", " << kq::isa_name(isa) << (eights ? ", runs of 8" : ""));
         CATCH_CHECK(same_bits(product(w, x, m, isa).data(), want.data(), want.size()));
         CATCH_CHECK(same_bits(product(w, x, m, isa, out / 2).data(), want.data(), want.size()));
       }
@@ -144,7 +148,9 @@ CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "
 
 CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place in any batch", "[kquant]") {
   const int64_t out = 24, in = 512;
-  const kq::Weight w = random_weight(out, in, 5);
+  for (bool eights : {false, true}) {
+  CATCH_INFO((eights ? "runs of 8" : "runs of 3"));
+  const kq::Weight w = random_weight(out, in, 5, eights);
   const auto batch = test::random_values(static_cast<size_t>(17 * in), 11, 2.0f);
   for (kq::Isa isa : kq::isas_here()) {
     const auto all = product(w, batch, 17, isa);
@@ -152,6 +158,34 @@ CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place 
       const std::vector<float> one(batch.begin() + r * in, batch.begin() + (r + 1) * in);
       CATCH_INFO(kq::isa_name(isa) << ", row " << r);
       CATCH_CHECK(same_bits(product(w, one, 1, isa).data(), all.data() + r * out, static_cast<size_t>(out)));
+    }
+  }
+  }
+}
+
+CATCH_TEST_CASE("kquant: 8 rows of one type interleaved as a group give back each row's blocks, byte for byte", "[kquant]") {
+  const int64_t out = 20, in = 512;  // rows 0-15: two Q4_K groups; 16-18 Q6_K and 19 Q4_K kept one by one
+  const kq::Weight w = random_weight(out, in, 3, true);
+  CATCH_REQUIRE(w.groups == std::vector<int64_t>{0, w.supers * kq::group_block_bytes(kq::kQ4_K), -1});
+  const kq::Weight w6 = random_weight(24, in, 3, true);  // rows 16-23: a Q6_K group
+  CATCH_REQUIRE(w6.groups.size() == 3);
+  CATCH_CHECK(w6.groups[2] == 2 * w6.supers * kq::group_block_bytes(kq::kQ4_K));
+  std::mt19937 rng(4);
+  for (uint8_t type : {kq::kQ4_K, kq::kQ6_K}) {
+    CATCH_INFO("type " << int(type));
+    std::vector<std::vector<uint8_t>> blocks(8, std::vector<uint8_t>(static_cast<size_t>(kq::block_bytes(type))));
+    const uint8_t* ptrs[8];
+    for (int c = 0; c < 8; ++c) {
+      for (auto& b : blocks[c]) b = static_cast<uint8_t>(rng());
+      ptrs[c] = blocks[c].data();
+    }
+    std::vector<uint8_t> group(static_cast<size_t>(kq::group_block_bytes(type)));
+    CATCH_CHECK(group.size() <= blocks[0].size() * 8 * 1.03);
+    kq::interleave(type, ptrs, group.data());
+    for (int c = 0; c < 8; ++c) {
+      std::vector<uint8_t> back(blocks[c].size());
+      kq::gather(type, group.data(), c, back.data());
+      CATCH_CHECK(back == blocks[c]);
     }
   }
 }
@@ -162,7 +196,9 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
   // of exact integers and one rounded scale d·dx: each step rounds by at most 2^-24 of the
   // magnitudes summed so far, bounded by the sum of |terms| (Q4_K's scale and min parts apart).
   const int64_t out = 30, in = 1024, m = 5;
-  const kq::Weight w = random_weight(out, in, 9);
+  for (bool eights : {false, true}) {
+  CATCH_INFO((eights ? "runs of 8" : "runs of 3"));
+  const kq::Weight w = random_weight(out, in, 9, eights);
   const auto x = test::random_values(static_cast<size_t>(m * in), 13, 4.0f);
   q8::Rows rows;
   q8::resize_rows(rows, m, in);
@@ -182,6 +218,7 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
       const double bound = (2.0 * w.supers + 8) * std::ldexp(1.0, -23) * magnitude;
       CATCH_CHECK(std::fabs(double(y[r * out + c]) - want) <= bound);
     }
+  }
   }
 }
 

@@ -278,6 +278,15 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
   }
 }
 
+// Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here).
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist",
+                "[sampling][oracle][shortlist]") {
+  auto target = load64(test::model_dir("llama"));
+  const auto emitted = plain_decode(*target, sampled_requests(*target, {}), 1);
+  const auto half = test::frequent_tokens(emitted, 0.5, target->config().vocab_size);
+  sampling_sweep(target, test::load_shortlisted(truncated_draft(), at::kDouble, test::device(), half));
+}
+
 CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle][inplace]") {
   auto target = load64(test::model_dir("llama"));
   auto draft = load64(truncated_draft());

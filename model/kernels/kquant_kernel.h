@@ -17,7 +17,7 @@
 //   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
 // So an output is the same bits whatever the batch, the row's place in it, the other rows, the
-// threads, and the instruction set (AVX-512 VNNI on 256-bit registers, or plain C++).
+// threads, and the instruction set (AVX-512 VNNI or AVX2 on 256-bit registers, or plain C++).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -47,10 +47,15 @@ int64_t tagged_width(int64_t in);
 struct Weight {
   int64_t out = 0, in = 0, supers = 0;
   std::vector<uint8_t> types;    // per output row
-  std::vector<int64_t> offsets;  // per output row: where its blocks start in data
-  AlignedArray<uint8_t> data;    // the rows' blocks, as in the file
+  std::vector<int64_t> offsets;  // per output row: where its blocks start in data (-1: in a group)
+  // Per group of 8 rows (8g .. 8g + 7): where its super-blocks start in data when all 8 are of
+  // one type, interleaved (kquant_groups.h); -1: its rows are kept one by one, as in the file.
+  std::vector<int64_t> groups;
+  AlignedArray<uint8_t> data;    // the rows' blocks, as in the file, and the groups'
   int64_t bytes() const { return static_cast<int64_t>(data.bytes()); }
-  const uint8_t* row(int64_t r) const { return data.data() + offsets[r]; }
+  const uint8_t* row(int64_t r) const { return data.data() + offsets[r]; }  // a row not in a group
+  // Row r's super-block s as in the file: in place, or gathered into `scratch` (210 bytes).
+  const uint8_t* block(int64_t r, int64_t s, uint8_t* scratch) const;
 };
 
 // From tagged rows (`out` rows of tagged_width(in) bytes). Throws naming the row at a type not
@@ -61,7 +66,7 @@ void dequantise_row(const Weight& w, int64_t row, float* out);  // the row's `in
 
 // y[r, c] for every row r of x and the output columns [c0, c1); y float32 [m, w.out], rows ldy
 // apart. x is quantised by q8::quantise_activations with in = w.in.
-enum class Isa { Plain, Avx512Vnni };
+enum class Isa { Plain, Avx2, Avx512Vnni };
 Isa best_isa();
 std::vector<Isa> isas_here();  // plain first
 const char* isa_name(Isa isa);

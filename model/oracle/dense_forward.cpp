@@ -36,7 +36,7 @@ struct DenseForward {
 
     h = h.view({B, T, h.size(-1)});
     if (num_logits >= 0 && num_logits < T) h = h.narrow(1, T - num_logits, num_logits);
-    return m.lm_head_(m.final_norm(h));
+    return m.head(m.final_norm(h));
   }
 };
 

@@ -1,0 +1,85 @@
+#include "model/kernels/kquant_groups.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace exspec::kq {
+namespace {
+
+using namespace group_layout;
+constexpr int64_t kSubs = kSuper / kSub;  // 8
+
+void interleave_q4k(const uint8_t* const* blocks, uint8_t* g) {
+  for (int64_t c = 0; c < kGroupCols; ++c) {
+    const uint8_t* b = blocks[c];
+    std::memcpy(g + kD + 2 * c, b, 2);
+    std::memcpy(g + kDmin + 2 * c, b + 2, 2);
+    const uint8_t* s = b + 4;  // kquant_kernel.cpp's q4k_scales, byte by byte
+    for (int j = 0; j < 4; ++j) {
+      g[kSc + 8 * j + c] = s[j] & 63;
+      g[kM + 8 * j + c] = s[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+      g[kSc + 8 * j + c] = static_cast<uint8_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+      g[kM + 8 * j + c] = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+    }
+    for (int64_t p = 0; p < 4; ++p)
+      for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, b + 16 + 32 * p + 4 * t, 4);
+  }
+}
+
+void interleave_q6k(const uint8_t* const* blocks, uint8_t* g) {
+  for (int64_t c = 0; c < kGroupCols; ++c) {
+    const uint8_t* b = blocks[c];
+    std::memcpy(g + 2 * c, b + 208, 2);
+    for (int64_t i = 0; i < 16; ++i) g[kSc6 + 8 * i + c] = b[192 + i];
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t t = 0; t < 8; ++t) {
+        for (int64_t pp = 0; pp < 2; ++pp)
+          std::memcpy(g + kQl6 + (((h * 2 + pp) * 8 + t) * kGroupCols + c) * 4, b + 64 * h + 32 * pp + 4 * t, 4);
+        std::memcpy(g + kQh6 + ((h * 8 + t) * kGroupCols + c) * 4, b + 128 + 32 * h + 4 * t, 4);
+      }
+  }
+}
+
+void gather_q6k(const uint8_t* g, int64_t c, uint8_t* b) {
+  std::memcpy(b + 208, g + 2 * c, 2);
+  for (int64_t i = 0; i < 16; ++i) b[192 + i] = g[kSc6 + 8 * i + c];
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t t = 0; t < 8; ++t) {
+      for (int64_t pp = 0; pp < 2; ++pp)
+        std::memcpy(b + 64 * h + 32 * pp + 4 * t, g + kQl6 + (((h * 2 + pp) * 8 + t) * kGroupCols + c) * 4, 4);
+      std::memcpy(b + 128 + 32 * h + 4 * t, g + kQh6 + ((h * 8 + t) * kGroupCols + c) * 4, 4);
+    }
+}
+
+void gather_q4k(const uint8_t* g, int64_t c, uint8_t* b) {
+  std::memcpy(b, g + kD + 2 * c, 2);
+  std::memcpy(b + 2, g + kDmin + 2 * c, 2);
+  uint8_t sc[kSubs], m[kSubs];
+  for (int j = 0; j < kSubs; ++j) sc[j] = g[kSc + 8 * j + c], m[j] = g[kM + 8 * j + c];
+  uint8_t* s = b + 4;
+  for (int j = 0; j < 4; ++j) {
+    s[j] = static_cast<uint8_t>(sc[j] | ((sc[j + 4] >> 4) << 6));
+    s[j + 4] = static_cast<uint8_t>(m[j] | ((m[j + 4] >> 4) << 6));
+    s[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+  }
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(b + 16 + 32 * p + 4 * t, g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, 4);
+}
+
+}  // namespace
+
+int64_t group_block_bytes(uint8_t type) { return type == kQ4_K ? kQ4Bytes : type == kQ6_K ? kQ6Bytes : 0; }
+
+void interleave(uint8_t type, const uint8_t* const* blocks, uint8_t* group_block) {
+  if (type == kQ4_K) interleave_q4k(blocks, group_block);
+  else interleave_q6k(blocks, group_block);
+}
+
+void gather(uint8_t type, const uint8_t* group_block, int64_t c, uint8_t* block) {
+  if (type == kQ4_K) gather_q4k(group_block, c, block);
+  else gather_q6k(group_block, c, block);
+}
+
+}  // namespace exspec::kq
