@@ -18,7 +18,7 @@
 #pragma once
 #include <cstdint>
 
-#include "model/kernels/kquant_kernel.h"
+#include "model/kernels/kquant_types.h"
 
 namespace exspec::kq {
 

@@ -23,14 +23,11 @@
 #include <vector>
 
 #include "model/kernels/aligned_array.h"
+#include "model/kernels/kquant_types.h"
 #include "model/kernels/q8_kernel.h"
 
 namespace exspec::kq {
 
-constexpr int64_t kSuper = 256;  // inputs per super-block
-constexpr int64_t kSub = 32;     // inputs per sub-block (and per activation scale)
-constexpr uint8_t kQ4_K = 12, kQ6_K = 14;  // ggml's type ids
-constexpr int64_t kQ4_KBytes = 144, kQ6_KBytes = 210;
 
 bool is_kquant(uint32_t ggml_type);
 int64_t block_bytes(uint8_t type);  // 0 for a type not here
