@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -108,24 +107,6 @@ void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* 
 #undef KQ_ATTR
 #undef KQ_DOT
 
-bool has_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-bool has_vnni() {
-  return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
-
-// EXSPEC_INT8_ISA=plain|avx2 caps the path, as the int8 kernels' (q8_kernel.cpp); it never raises it.
-Isa capped(Isa best) {
-  const char* cap = std::getenv("EXSPEC_INT8_ISA");
-  if (!cap) return best;
-  const std::string c = cap;
-  if (c == "plain") return Isa::Plain;
-  if (c == "avx2" && best != Isa::Plain) return Isa::Avx2;
-  return best;
-}
-
 }  // namespace
 
 bool is_kquant(uint32_t t) { return t == kQ4_K || t == kQ6_K; }
@@ -199,18 +180,13 @@ void dequantise_row(const Weight& w, int64_t row, float* out) {
 }
 
 Isa best_isa() {
-  static const Isa isa = capped(has_vnni() ? Isa::Avx512Vnni : has_avx2() ? Isa::Avx2 : Isa::Plain);
+  static const Isa isa = int8_isa::best(/*vl=*/true);  // EVEX-encoded ymm registers
   return isa;
 }
 
-std::vector<Isa> isas_here() {
-  std::vector<Isa> v{Isa::Plain};
-  if (has_avx2()) v.push_back(Isa::Avx2);
-  if (has_vnni()) v.push_back(Isa::Avx512Vnni);
-  return v;
-}
+std::vector<Isa> isas_here() { return int8_isa::here(true); }
 
-const char* isa_name(Isa isa) { return isa == Isa::Avx512Vnni ? "avx512_vnni" : isa == Isa::Avx2 ? "avx2" : "plain"; }
+const char* isa_name(Isa isa) { return int8_isa::name(isa); }
 
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t c0, int64_t c1, Isa isa) {
   const bool vnni = isa == Isa::Avx512Vnni, vec = vnni || isa == Isa::Avx2;

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <string>
 
 #include "model/kernels/half_float.h"
 #include "model/kernels/panel_loop.h"
@@ -19,24 +17,6 @@ constexpr int64_t kGroups = kBlock / 4;           // vpdpbusd sums 4 bytes a lan
 // Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
 // shapes at one row, 2 threads (docs/performance.md#figures-that-were-in-code-comments).
 constexpr int64_t kPrefetch = 16 << 10;
-
-bool has_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-bool has_vnni() {
-  return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni");
-}
-
-// EXSPEC_INT8_ISA=plain|avx2 caps the path (benchmarks of the slower paths); it never raises it.
-Isa capped(Isa best) {
-  const char* cap = std::getenv("EXSPEC_INT8_ISA");
-  if (!cap) return best;
-  const std::string c = cap;
-  if (c == "plain") return Isa::Plain;
-  if (c == "avx2" && best != Isa::Plain) return Isa::Avx2;
-  return best;
-}
 
 // One block of 32 values -> q in [-127, 127] and d = max|v| / 127 (GGUF's quantize_row_q8_0).
 float quantise_block(const float* v, int64_t n, int8_t* q) {
@@ -270,24 +250,13 @@ void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
 }  // namespace
 
 Isa best_isa() {
-  static const Isa isa = capped(has_vnni() ? Isa::Avx512Vnni : has_avx2() ? Isa::Avx2 : Isa::Plain);
+  static const Isa isa = int8_isa::best(/*vl=*/false);  // zmm registers only
   return isa;
 }
 
-std::vector<Isa> isas_here() {
-  std::vector<Isa> v{Isa::Plain};
-  if (has_avx2()) v.push_back(Isa::Avx2);
-  if (has_vnni()) v.push_back(Isa::Avx512Vnni);
-  return v;
-}
+std::vector<Isa> isas_here() { return int8_isa::here(false); }
 
-const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512Vnni: return "avx512_vnni";
-    case Isa::Avx2: return "avx2";
-    default: return "plain";
-  }
-}
+const char* isa_name(Isa isa) { return int8_isa::name(isa); }
 
 Weight empty_weight(int64_t out, int64_t in) {
   if (out <= 0 || in <= 0) throw std::invalid_argument("q8::empty_weight: empty weight");
