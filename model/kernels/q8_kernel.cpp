@@ -17,6 +17,11 @@ constexpr int64_t kGroups = kBlock / 4;           // vpdpbusd sums 4 bytes a lan
 // Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
 // shapes at one row, 2 threads (docs/performance.md#figures-that-were-in-code-comments).
 constexpr int64_t kPrefetch = 16 << 10;
+// Non-temporal: a forward reads each weight once, so its lines are not worth a place in the outer
+// caches, where they would evict what the rest of the forward reads again (the KV store, the
+// activations). A verify's 7-row forward got faster with it, the products alone did not change
+// (docs/performance.md, issue 62).
+inline void prefetch_weights(const char* p) { _mm_prefetch(p, _MM_HINT_NTA); }
 
 // One block of 32 values -> q in [-127, 127] and d = max|v| / 127 (GGUF's quantize_row_q8_0).
 float quantise_block(const float* v, int64_t n, int8_t* q) {
@@ -147,7 +152,7 @@ EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t 
       for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
     if (r0 == 0) {  // the first rows stream the weights from memory: ask for what comes next
       const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
-      for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+      for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) prefetch_weights(next + line * 64);
     }
     for (int64_t g = 0; g < kGroups; ++g) {
       __m512i wv[TN];
@@ -184,7 +189,7 @@ EXSPEC_VNNI void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t
   for (int64_t b = 0; b < nb; ++b) {
     if (r0 == 0) {
       const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
-      for (int64_t line = 0; line < kGroupBlock / 64; ++line) _mm_prefetch(next + line * 64, _MM_HINT_T2);
+      for (int64_t line = 0; line < kGroupBlock / 64; ++line) prefetch_weights(next + line * 64);
     }
     for (int t = 0; t < tn; ++t) {
       __m512i isum[R];
