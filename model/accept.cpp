@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "model/constrained.h"
@@ -83,13 +84,22 @@ VerifyResult accept(const at::Tensor& logits, const at::Tensor& drafts, const at
         choose_row(host_rows[r], rs, dr, walked[r], lengths[r].item<int64_t>(), pred.data_ptr<int64_t>() + r * (K + 1));
     }
   }
+  // Per row on the host (both are there now; a dozen tensor ops cost more than these loops): the
+  // count of leading matches is the accepted prefix length, and the TARGET's token follows it.
   VerifyResult v;
-  // Vectorised first mismatch: the count of leading matches is the accepted prefix length.
-  at::Tensor matches = pred.narrow(1, 0, K).eq(d);
-  v.accepted = at::minimum(matches.to(at::kLong).cumprod(1).sum(1), at::tensor(walked, at::kLong));  // [B]
-  v.bonus = pred.gather(1, v.accepted.view({B, 1})).view({B});                       // the TARGET's token
-  v.tokens = at::cat({d, at::zeros({B, 1}, at::kLong)}, 1);
-  v.tokens.scatter_(1, v.accepted.view({B, 1}), v.bonus.view({B, 1}));
+  v.accepted = at::empty({B}, at::kLong), v.bonus = at::empty({B}, at::kLong);
+  v.tokens = at::zeros({B, K + 1}, at::kLong);
+  const int64_t *pr = pred.data_ptr<int64_t>(), *dr = d.data_ptr<int64_t>();
+  int64_t *acc = v.accepted.data_ptr<int64_t>(), *bonus = v.bonus.data_ptr<int64_t>(), *tok = v.tokens.data_ptr<int64_t>();
+  for (int64_t r = 0; r < B; ++r) {
+    const int64_t* p = pr + r * (K + 1);
+    const int64_t* dd = dr + r * K;
+    int64_t a = 0;
+    while (a < walked[static_cast<size_t>(r)] && p[a] == dd[a]) ++a;
+    acc[r] = a, bonus[r] = p[a];
+    std::copy(dd, dd + K, tok + r * (K + 1));
+    tok[r * (K + 1) + a] = p[a];
+  }
   if (host) {
     v.logprobs.resize(B);
     for (int64_t r = 0; r < B; ++r) {
