@@ -15,6 +15,7 @@
 
 #include "app/command_line.h"
 #include "config/engine_options.h"
+#include "tests/remove_at_exit.h"
 #include "config/options.h"
 
 using namespace exspec;
@@ -25,9 +26,11 @@ namespace {
 const Command kCommands[] = {Command::Serve, Command::Batch, Command::Generate};
 
 std::string scratch() {
+  static exspec::test::RemoveAtExit cleanup;
   static const std::string dir = [] {
     const auto d = std::filesystem::temp_directory_path() / ("exspec-options-" + std::to_string(getpid()));
     std::filesystem::create_directories(d);
+    cleanup.dir = d.string();
     return d.string();
   }();
   return dir;

@@ -1,6 +1,7 @@
 #include "tests/http/support.h"
 #include "tests/http/socket.h"
 #include "tests/jinja/support.h"
+#include "tests/remove_at_exit.h"
 
 #include <csignal>
 #include <cstdio>
@@ -27,24 +28,19 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
+namespace {
+exspec::test::RemoveAtExit cleanup;  // constructed before any test runs, destroyed at exit
+}  // namespace
+
 std::string scratch() {
   static const std::string dir = [] {
     std::string tmpl = (fs::temp_directory_path() / "exspec-http-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    cleanup.dir = tmpl;  // every caller's files, not only the models' (a template, a pair)
     return tmpl;
   }();
   return dir;
 }
-
-namespace {
-struct Cleanup {
-  ~Cleanup() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-  std::string dir;
-} cleanup;
-}  // namespace
 
 std::string run_capture(const std::string& cmd, int* status) {
   std::string out;
@@ -76,7 +72,6 @@ std::string make_pair(const std::string& flags, const std::string& name) {
 
 const Models& models() {
   static const Models m = [] {
-    cleanup.dir = scratch();
     Models r{scratch() + "/target", scratch() + "/target-draft"};
     int st = 0;
     const std::string bin = EXSPEC_BIN;

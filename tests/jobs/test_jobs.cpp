@@ -16,15 +16,23 @@
 #include "jobs/batches.h"
 #include "jobs/open_store.h"
 #include "jobs/request_error.h"
+#include "tests/remove_at_exit.h"
 
 using namespace exspec::jobs;
 using nlohmann::ordered_json;
 
 namespace {
 
-// A fresh data directory under the temporary directory, one per test process.
+// A fresh data directory under the temporary directory, one per test process (all of them removed
+// at exit).
 std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("exspec-jobs-tests-" + std::to_string(::getpid())) / name;
+  static const std::filesystem::path root = [] {
+    static exspec::test::RemoveAtExit cleanup;
+    const auto r = std::filesystem::temp_directory_path() / ("exspec-jobs-tests-" + std::to_string(::getpid()));
+    cleanup.dir = r.string();
+    return r;
+  }();
+  const auto dir = root / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
