@@ -191,6 +191,9 @@ def main():
     exspec, demo, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    # Chromium leaves its singleton socket's directory in TMPDIR: here, not in /tmp.
+    os.makedirs(os.path.join(work, "tmp"))
+    os.environ["TMPDIR"] = os.path.join(work, "tmp")
     t0 = time.time()
     server, port = start_server(exspec, demo, work)
     driver = None
