@@ -15,8 +15,8 @@
 
 #include "app/command_line.h"
 #include "config/engine_options.h"
-#include "tests/remove_at_exit.h"
 #include "config/options.h"
+#include "tests/remove_at_exit.h"
 
 using namespace exspec;
 using nlohmann::json;
