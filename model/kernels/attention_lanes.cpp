@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/kernels/aligned_array.h"
+#include "model/kernels/fast_exp.h"
 #include "model/kernels/half_float.h"
 
 namespace exspec::attn {
@@ -29,26 +30,6 @@ EXSPEC_INLINE V splat(E x) {
   V v;
   for (int i = 0; i < static_cast<int>(sizeof(V) / sizeof(E)); ++i) v[i] = x;
   return v;
-}
-
-// fast_exp.h's exp_f32, lane by lane: the same operations in the same order.
-template <class F, class I>
-EXSPEC_INLINE F exp_lanes(F x) {
-  x = x < -87.0f ? splat<F>(-87.0f) : (x > 88.0f ? splat<F>(88.0f) : x);
-  const F t = x * 1.44269504088896341f;
-  const F n = (t + 12582912.0f) - 12582912.0f;
-  F r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  const F z = r * r;
-  F p = splat<F>(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
-  const I bits = (__builtin_convertvector(n, I) + 127) << 23;
-  return p * reinterpret_cast<const F&>(bits);
 }
 
 // Keys in a block of the values' pass: 32 rows of 64 float32 columns, 8 KiB, stay in L1 over its
@@ -197,7 +178,7 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
   F sum = {};
   I seen = {};
   for (int64_t j = 0; j < S; ++j) {
-    const F e = exp_lanes<F, I>(p[j] - top);
+    const F e = exp_f32<F, I>(p[j] - top);
     sum = open[j] ? sum + e : sum;
     seen = open[j] ? seen + 1 : seen;
     p[j] = e;
