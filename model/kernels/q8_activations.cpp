@@ -15,8 +15,11 @@ namespace {
 #define EXSPEC_INLINE inline __attribute__((always_inline))
 
 // Rounds to the nearest integer, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves no
-// fraction bits. Plain adds, so every clone gets the same bits.
-EXSPEC_INLINE float round_even(float v) { return (v + 12582912.0f) - 12582912.0f; }
+// fraction bits. Plain adds, so every clone gets the same bits; V: float, or lanes of floats.
+template <class V>
+EXSPEC_INLINE V round_even(V v) {
+  return (v + 12582912.0f) - 12582912.0f;
+}
 
 typedef float F16 __attribute__((vector_size(64)));
 typedef int32_t I16 __attribute__((vector_size(64)));
@@ -39,8 +42,8 @@ EXSPEC_INLINE void whole_block(const float* x, int8_t* q, float& d_out, int32_t&
   lane = max_lanes(lane, __builtin_shuffle(lane, I16{2, 3, 0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
   lane = max_lanes(lane, __builtin_shuffle(lane, I16{1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
   const float d = lane[0] / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-  const I16 ka = __builtin_convertvector((a * id + 12582912.0f) - 12582912.0f, I16);
-  const I16 kb = __builtin_convertvector((b * id + 12582912.0f) - 12582912.0f, I16);
+  const I16 ka = __builtin_convertvector(round_even(a * id), I16);
+  const I16 kb = __builtin_convertvector(round_even(b * id), I16);
   const B16 qa = __builtin_convertvector(ka, B16), qb = __builtin_convertvector(kb, B16);
   std::memcpy(q, &qa, 16);
   std::memcpy(q + 16, &qb, 16);
