@@ -53,6 +53,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The bytes of a forward's weights, of any of the kernels' Weight types.
+template <class W>
+int64_t total_bytes(const std::vector<W>& w) {
+  int64_t b = 0;
+  for (const W& q : w) b += q.bytes();
+  return b;
+}
+
 // One forward's products at m rows, for one dtype.
 struct Model {
   virtual ~Model() = default;
@@ -85,11 +93,7 @@ struct Int8Model : Model {
     }
     return seconds_since(t0);
   }
-  int64_t bytes() const override {
-    int64_t b = 0;
-    for (const auto& q : w) b += q.bytes();
-    return b;
-  }
+  int64_t bytes() const override { return total_bytes(w); }
 };
 
 struct Bf16Model : Model {
@@ -117,11 +121,7 @@ struct Bf16Model : Model {
       });
     return seconds_since(t0);
   }
-  int64_t bytes() const override {
-    int64_t b = 0;
-    for (const auto& q : w) b += q.bytes();
-    return b;
-  }
+  int64_t bytes() const override { return total_bytes(w); }
 };
 
 // A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
@@ -164,11 +164,7 @@ struct KQuantModel : Model {
     }
     return seconds_since(t0);
   }
-  int64_t bytes() const override {
-    int64_t b = 0;
-    for (const auto& q : w) b += q.bytes();
-    return b;
-  }
+  int64_t bytes() const override { return total_bytes(w); }
 };
 
 double median(std::vector<double> v) {
