@@ -107,15 +107,14 @@ double product_weights(const exspec::ModelConfig& c) {
   return c.num_layers * layer + double(c.vocab_size) * h;
 }
 
-// Bytes a forward of B rows × T new tokens must read at least: those weights once (`weight`
-// bytes each: int8 is 34 bytes a block of 32, its scales included), and each row's cached keys
-// and values (`elem` bytes each).
-double forward_bytes(const exspec::ModelConfig& c, double weight, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+// Bytes a forward of B rows × T new tokens must read at least: the weights of its products once,
+// as the model holds them (Decoder::product_bytes: Q8_0's scales, a K-quant's blocks, a
+// shortlist's rows), and each row's cached keys and values (`elem` bytes each).
+double forward_bytes(const exspec::Decoder& m, int64_t elem, int64_t B, int64_t T, int64_t ctx) {
+  const exspec::ModelConfig& c = m.config();
   const double cache = double(B) * (ctx + T) * c.num_layers * 2 * c.num_kv_heads * c.head_dim;
-  return product_weights(c) * weight + cache * elem;
+  return double(m.product_bytes()) + cache * elem;
 }
-
-double weight_bytes(at::ScalarType dtype) { return dtype == at::kChar ? 34.0 / 32.0 : at::elementSize(dtype); }
 
 double forward_flops(const exspec::ModelConfig& c, int64_t B, int64_t T, int64_t ctx) {
   const double attention = 4.0 * B * T * (ctx + T) * c.num_heads * c.head_dim * c.num_layers;
@@ -221,7 +220,7 @@ int main(int argc, char** argv) try {
       for (int64_t b : o.batches)
         for (int64_t t : o.tokens) {
           const double gbs = probe.measure().best_gbs;
-          const double mem = forward_bytes(m->config(), weight_bytes(dtype), elem, b, t, o.context) / (gbs * 1e9) * 1e3;
+          const double mem = forward_bytes(*m, elem, b, t, o.context) / (gbs * 1e9) * 1e3;
           const double cmp = forward_flops(m->config(), b, t, o.context) / peak * 1e3;
           const double floor = std::max(mem, cmp);
           auto row = [&](const std::string& what, const Timing& tm) {

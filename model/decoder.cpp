@@ -171,6 +171,13 @@ int64_t Decoder::weight_bytes() const {
   return n;
 }
 
+int64_t Decoder::product_bytes() const {
+  int64_t n = (shortlist_.active() ? shortlist_.rows() : lm_head_).bytes();  // a tied head stays whole beside a shortlist
+  for (const auto& l : layers_)
+    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
+  return n;
+}
+
 std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
                                                          const at::Tensor& sin, int64_t Bx, int64_t Tx) const {
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;

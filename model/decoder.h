@@ -69,6 +69,9 @@ class Decoder {
   int64_t num_parameters() const;
   // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.
   int64_t weight_bytes() const;
+  // Bytes of the weights every new token is multiplied by, as held (the layers' products and the
+  // head, or its shortlist's rows; the embedding is only looked up): a forward's read floor.
+  int64_t product_bytes() const;
   // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
   int64_t kv_bytes_per_position() const;
   bool packed_weights() const { return head_weight().packed(); }

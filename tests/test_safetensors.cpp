@@ -178,11 +178,20 @@ CATCH_TEST_CASE("a loaded model keeps nothing of its files and holds each weight
         // Packed: plus the layout's padding (2 % at these shapes), less than one more embedding: a
         // tied head's packed copy is the embedding's only one.
         const int64_t embedding = c.vocab_size * c.hidden_size * static_cast<int64_t>(c10::elementSize(dt));
+        // What every token's products read: the layers' q/k/v, o, gate/up, down and the head.
+        const int64_t products = (c.num_layers * (c.hidden_size * (c.num_heads + 2 * c.num_kv_heads) * c.head_dim +
+                                                  c.num_heads * c.head_dim * c.hidden_size +
+                                                  3 * c.hidden_size * c.intermediate_size) +
+                                  c.vocab_size * c.hidden_size) *
+                                 static_cast<int64_t>(c10::elementSize(dt));
         if (!m->packed_weights()) {
           CATCH_CHECK(m->weight_bytes() == plain + per_head);
+          CATCH_CHECK(m->product_bytes() == products);
         } else {
           CATCH_CHECK(m->weight_bytes() >= plain + per_head);
           CATCH_CHECK(m->weight_bytes() < plain + per_head + embedding);
+          CATCH_CHECK(m->product_bytes() >= products);
+          CATCH_CHECK(m->product_bytes() < products + products / 20);  // the layout's padding
         }
       }
     }

@@ -55,6 +55,8 @@ void check_head(const std::string& dir, at::ScalarType dtype, at::Device device,
   CATCH_CHECK(at::all(at::isinf(rest) & (rest < 0)).item<bool>());
   // Where the head is untied, the draft holds only the kept rows.
   if (!whole->config().tie_word_embeddings) CATCH_CHECK(part->weight_bytes() < whole->weight_bytes());
+  // A token's products read only the kept rows of the head, tied or not (decoder_bench's floor).
+  CATCH_CHECK(part->product_bytes() < whole->product_bytes());
   CATCH_CHECK(part->num_parameters() == whole->num_parameters());  // what the file holds
 }
 
