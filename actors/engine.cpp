@@ -162,6 +162,14 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   info.draft_parameters = impl->draft ? impl->draft->num_parameters() : 0;
   info.eos_ids = impl->target->config().eos_ids;
 
+  // The policy calibrates on the models (forwards that can fail): before any actor is spawned,
+  // since an actor system torn down under running detached actors waits for them forever.
+  const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
+  std::shared_ptr<DraftLengthPolicy> policy =
+      !drafts(d) ? nullptr
+      : o.policy ? o.policy
+                 : make_policy(d, *impl->target, impl->draft.get(), o.overlap, mode_timings(d), threads);
+
   impl->cfg = std::make_unique<caf::actor_system_config>();
   impl->cfg->set("scheduler.max-threads", std::max(1, o.scheduler_threads));
   // Work sharing sleeps on a condition variable; work stealing polls aggressively between
@@ -192,10 +200,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   pm.overlap = o.overlap && (d.draft || d.mode != Mode::InPlace);
   pm.queued = impl->queued;
   pm.board = impl->board;
-  const ForwardThreads threads{target_threads, impl->draft ? forward_threads(o, *impl->draft) : 0};
-  pm.policy = !drafts(d)  ? nullptr
-              : o.policy  ? o.policy
-                          : make_policy(d, *impl->target, impl->draft.get(), o.overlap, mode_timings(d), threads);
+  pm.policy = policy;
   impl->handles->pool_manager = spawn_pool_manager(sys, pm, handles);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
