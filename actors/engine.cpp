@@ -116,6 +116,12 @@ void log_memory(const char* role, const Decoder& m, const KVStore* store) {
 // The draft's: the target's, with the shortlist its head multiplies, if one is given.
 LoadOptions draft_load_options(const EngineOptions& o, const LoadOptions& target, const Decoder& t) {
   LoadOptions lo = target;
+  if (o.draft_screen) {
+    if (target.dtype != at::kChar) throw std::invalid_argument("--draft-screen needs --dtype int8");
+    if (!o.draft_shortlist.empty()) throw std::invalid_argument("--draft-screen and --draft-shortlist do not go together");
+    lo.head_screen = o.draft_screen;
+    std::cerr << "exspec: draft head: read in 4 bits, its best " << o.draft_screen << " candidates scored in int8" << std::endl;
+  }
   if (o.draft_shortlist.empty()) {
     if (o.draft_shortlist_size) throw std::invalid_argument("--draft-shortlist-size needs --draft-shortlist FILE");
     return lo;

@@ -20,6 +20,9 @@ struct EngineOptions {
   // (model/shortlist_file.h, made by `exspec shortlist`); empty: its whole vocabulary.
   std::string draft_shortlist;
   int64_t draft_shortlist_size = 0;
+  // The draft's head read in 4 bits, its best N candidates scored again in int8
+  // (model/screened_head.h); 0: its whole int8 head.
+  int64_t draft_screen = 0;
   std::string dtype = "float32";
   std::string device = "cpu";
   EngineConfig decoding;

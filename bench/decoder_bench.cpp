@@ -7,7 +7,7 @@
 //
 //   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16,int8]
 //                 [--paths plain,packed,onednn] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
-//                 [--profile B,T] [--slots 1] [--between MB] [--interleave N]
+//                 [--profile B,T] [--slots 1] [--between MB] [--interleave N] [--head-screen N]
 // "onednn" is packed with bfloat16's products on oneDNN (LoadOptions::onednn_bf16), as before
 // the vdpbf16ps kernel; int8 products always run on the int8 kernel (its "plain" path differs
 // from "packed" in attention only).
@@ -21,6 +21,8 @@
 // engine's draft forwards between two verify steps do with the draft's weights: the forward then
 // finds the caches as a verify does, not as a forward repeated back to back does. --interleave N
 // runs N one-token forwards of the same model (another cache) before each timed one, untimed.
+// --head-screen N (int8): the head read in 4 bits, N candidates scored again (a draft's
+// --draft-screen, model/screened_head.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -58,7 +60,7 @@ struct Options {
   int reps = 7;
   int64_t profile_b = 0, profile_t = 0;
   bool slots = false;
-  int64_t between_mb = 0, interleave = 0;
+  int64_t between_mb = 0, interleave = 0, head_screen = 0;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -91,6 +93,7 @@ Options parse(int argc, char** argv) {
     else if (k == "--slots") o.slots = v == "1";
     else if (k == "--between") o.between_mb = std::stoll(v);
     else if (k == "--interleave") o.interleave = std::stoll(v);
+    else if (k == "--head-screen") o.head_screen = std::stoll(v);
     else if (k == "--profile") {
       auto bt = split_ints(v);
       o.profile_b = bt.at(0), o.profile_t = bt.at(1);
@@ -211,6 +214,7 @@ int main(int argc, char** argv) try {
                 "(min-max)", "GB/s", "floor ms", "x floor", "bound");
     for (const auto& path : o.paths) {
       exspec::LoadOptions lo{dtype, at::kCPU, path != "plain", path == "onednn"};
+      lo.head_screen = o.head_screen;
       auto m = Decoder::load(o.model, lo);
       if (o.profile_b > 0) {
         exspec::print_forward_profile(*m, o.profile_b, o.profile_t, o.context, path);

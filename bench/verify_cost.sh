@@ -8,6 +8,8 @@
 # Run under the CPU lock on a shared machine: flock /tmp/cpu.lock bench/verify_cost.sh ...
 # usage: bench/verify_cost.sh BEFORE_DIR AFTER_DIR TARGET DRAFT PROMPTS_JSONL ROUNDS [K] [DTYPE]
 #   BEFORE_DIR, AFTER_DIR: build folders holding exspec and decoder_bench
+#   BEFORE_ARGS, AFTER_ARGS (environment): more options for each build's speculative run, e.g.
+#   the same build twice with AFTER_ARGS="--draft-screen 16"
 # e.g.   bench/verify_cost.sh /tmp/before build models/m150t models/m150t-draft /tmp/p1.jsonl 3
 set -euo pipefail
 before=$1 after=$2 target=$3 draft=$4 prompts=$5 rounds=$6 k=${7:-6} dtype=${8:-int8}
@@ -19,10 +21,11 @@ for round in $(seq "$rounds"); do
   order="before after"
   [ $((round % 2)) -eq 0 ] && order="after before"
   for which in $order; do
-    dir=$before
-    [ "$which" = after ] && dir=$after
+    dir=$before extra=${BEFORE_ARGS:-}
+    [ "$which" = after ] && dir=$after extra=${AFTER_ARGS:-}
+    read -ra extra <<< "$extra"
     common=(generate --model "$target" --dtype "$dtype" --batch 1 --max-tokens 128 --ignore-eos --prompts-file "$prompts")
-    "$dir/exspec" "${common[@]}" --draft "$draft" --draft-tokens "$k" --stats "$out/spec.json" > "$out/$which-spec-$round.txt" 2> /dev/null
+    "$dir/exspec" "${common[@]}" --draft "$draft" --draft-tokens "$k" "${extra[@]}" --stats "$out/spec.json" > "$out/$which-spec-$round.txt" 2> /dev/null
     "$dir/exspec" "${common[@]}" --stats "$out/plain.json" > "$out/$which-plain-$round.txt" 2> /dev/null
     sv=$(field "$out/spec.json" "ms_per_verify") pv=$(field "$out/plain.json" "ms_per_verify")
     printf "| %s | %s | %.1f | %.2f | %.3f | %.1f | %.2f | %.2f |\n" "$round" "$which" \

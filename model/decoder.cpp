@@ -75,6 +75,10 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   if (!opts.head_shortlist.empty()) shortlist_ = ShortlistHead(head, opts.head_shortlist, pack);
   // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
   if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
+  if (opts.head_screen) {
+    if (!opts.head_shortlist.empty()) throw std::invalid_argument("a draft's head takes a shortlist or a screen, not both");
+    screen_ = ScreenedHead(lm_head_, opts.head_screen);
+  }
   // int8's own rows serve an untied embedding: quantised at load, or a GGUF file's Q8_0, Q4_K or
   // Q6_K blocks (model/linear.h).
   if (int8 && !config_.tie_word_embeddings) embed_int8_ = Linear(embed_, {}, WeightPath::Int8);
@@ -162,7 +166,7 @@ at::Tensor Decoder::embed(const at::Tensor& ids) const {
 
 int64_t Decoder::weight_bytes() const {
   // A tied embedding is released where the head serves its rows: then the head's copy is the only one.
-  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + shortlist_.rows().bytes() +
+  int64_t n = storage_bytes(embed_) + storage_bytes(norm_) + lm_head_.bytes() + shortlist_.rows().bytes() + screen_.bytes() +
               (embed_int8_.int8() ? embed_int8_.bytes() : 0);
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
@@ -172,7 +176,8 @@ int64_t Decoder::weight_bytes() const {
 }
 
 int64_t Decoder::product_bytes() const {
-  int64_t n = (shortlist_.active() ? shortlist_.rows() : lm_head_).bytes();  // a tied head stays whole beside a shortlist
+  // A tied head stays whole beside a shortlist; a screen reads the int8 head's candidates' tiles alone.
+  int64_t n = shortlist_.active() ? shortlist_.rows().bytes() : screen_.active() ? screen_.bytes() : lm_head_.bytes();
   for (const auto& l : layers_)
     for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
   return n;
@@ -277,6 +282,8 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   return head(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
 }
 
-at::Tensor Decoder::head(const at::Tensor& h) const { return shortlist_.active() ? shortlist_(h) : lm_head_(h); }
+at::Tensor Decoder::head(const at::Tensor& h) const {
+  return shortlist_.active() ? shortlist_(h) : screen_.active() ? screen_(h, lm_head_) : lm_head_(h);
+}
 
 }  // namespace exspec

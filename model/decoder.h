@@ -16,6 +16,7 @@
 #include "model/linear.h"
 #include "model/model_config.h"
 #include "model/rope.h"
+#include "model/screened_head.h"
 #include "model/shortlist_head.h"
 
 namespace exspec {
@@ -38,6 +39,9 @@ struct LoadOptions {
   // A draft's head over these tokens only (ascending, model/shortlist_head.h): the logits of the
   // rest are -inf. Empty: the whole vocabulary. Never for a target: it must choose from all.
   std::vector<int64_t> head_shortlist;
+  // A draft's head read in 4 bits, its best `head_screen` candidates scored again by the int8
+  // head (model/screened_head.h); 0: off. int8 only; never for a target.
+  int64_t head_screen = 0;
 };
 
 // Hands the decoder each weight by its checkpoint name, once: what it keeps of it (the tensor, or
@@ -76,6 +80,7 @@ class Decoder {
   int64_t kv_bytes_per_position() const;
   bool packed_weights() const { return head_weight().packed(); }
   int64_t head_shortlist_size() const { return shortlist_.size(); }  // 0: the whole vocabulary
+  int64_t head_screen() const { return screen_.candidates(); }        // 0: no screen
 
  private:
   // q, k and v share one product, and so do gate and up: one weight read, one call, for what
@@ -109,7 +114,7 @@ class Decoder {
   at::Tensor post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
   at::Tensor final_norm(const at::Tensor& h) const;
-  at::Tensor head(const at::Tensor& h) const;  // [N, hidden] -> [N, vocab]: lm_head_, or the shortlist's
+  at::Tensor head(const at::Tensor& h) const;  // [N, hidden] -> [N, vocab]: lm_head_, the shortlist's or the screen's
   const Linear& head_weight() const { return lm_head_.numel() ? lm_head_ : shortlist_.rows(); }
   // forward_slots with the rows padded to a bucket of the store's StepState (model/step_runner.cpp):
   // false, and nothing run, when no bucket holds the rows. ids: [B * T] on the device.
@@ -127,6 +132,7 @@ class Decoder {
   Linear embed_int8_;  // int8, untied: the embedding's rows (Linear::rows), never multiplied
   Linear lm_head_;  // empty when a shortlist serves the head and the embedding has rows of its own
   ShortlistHead shortlist_;
+  ScreenedHead screen_;  // beside lm_head_, which scores its candidates
   std::vector<Layer> layers_;
   Rope rope_;
 };

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/q8_kernel.h"
@@ -83,6 +84,36 @@ at::Tensor Int8Weight::rows(const at::Tensor& ids) const {
   for (int64_t i = 0; i < idx.size(0); ++i) {
     TORCH_CHECK(id[i] >= 0 && id[i] < w.out, "Int8Weight::rows: id ", id[i], " out of range [0, ", w.out, ")");
     q8::dequantise_row(w, id[i], dst + i * w.in);
+  }
+  return y;
+}
+
+at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) const {
+  const q8::Weight& w = impl_->w;
+  check_rows(x, w.in, at::kFloat, "Int8Weight::columns");
+  TORCH_CHECK(cols.dim() == 2 && cols.size(0) == x.size(0), "Int8Weight::columns: expected [", x.size(0), ", N] columns");
+  const at::Tensor a = x.contiguous(), c = cols.to(at::kCPU, at::kLong).contiguous();
+  const int64_t m = a.size(0), n = c.size(1);
+  at::Tensor y = at::empty({m, n}, at::kFloat);
+  thread_local q8::Rows one;
+  thread_local std::vector<float> line;  // one row's outputs; only the computed tiles are read
+  line.resize(static_cast<size_t>(w.out));
+  q8::resize_rows(one, 1, w.in);
+  const q8::Isa isa = q8::best_isa();
+  std::vector<int64_t> done;
+  for (int64_t r = 0; r < m; ++r) {
+    q8::quantise_activations(a.data_ptr<float>() + r * w.in, w.in, 0, 1, one);
+    const int64_t* col = c.data_ptr<int64_t>() + r * n;
+    done.clear();
+    for (int64_t j = 0; j < n; ++j) {
+      TORCH_CHECK(col[j] >= 0 && col[j] < w.out, "Int8Weight::columns: column ", col[j], " out of range [0, ", w.out, ")");
+      const int64_t t = col[j] / q8::kTile;
+      if (std::find(done.begin(), done.end(), t) == done.end()) {
+        q8::multiply(w, one, line.data(), w.out, t, t + 1, isa);
+        done.push_back(t);
+      }
+      y.data_ptr<float>()[r * n + j] = line[static_cast<size_t>(col[j])];
+    }
   }
   return y;
 }

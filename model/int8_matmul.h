@@ -21,6 +21,10 @@ class Int8Weight {
 
   at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32
   at::Tensor rows(const at::Tensor& ids) const;    // ids [N] int64 -> the rows q · d, [N, in] float32
+  // Some outputs of each row: x [M, in] float32, cols [M, N] int64 -> [M, N] float32, y[r, j] =
+  // multiply(x)[r, cols[r, j]], the same bits, computed for those columns' tiles of row r alone
+  // (a draft head's candidates, model/screened_head.h). On the calling thread.
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t out_features() const;
   int64_t in_features() const;

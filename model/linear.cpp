@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
+#include <stdexcept>
+
 #include "model/bf16_weight.h"
 #include "model/int8_matmul.h"
 #include "model/kquant_matmul.h"
@@ -42,6 +44,11 @@ at::Tensor Linear::rows(const at::Tensor& ids) const {
   if (kquant_) return kquant_->rows(ids);
   if (bf16_) return bf16_->rows(ids);
   return at::embedding(weight_, ids);
+}
+
+at::Tensor Linear::columns(const at::Tensor& x, const at::Tensor& cols) const {
+  if (!int8_ || bias_.defined()) throw std::invalid_argument("Linear::columns: an int8 (Q8_0) weight without a bias only");
+  return int8_->columns(x, cols);
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {

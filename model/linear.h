@@ -39,6 +39,9 @@ class Linear {
   // The weight's rows ids [N] -> [N, in], from the packed copy when there is one: a head tied to
   // the embedding serves the embedding's lookups, and the model holds that matrix once.
   at::Tensor rows(const at::Tensor& ids) const;
+  // x [M, in], cols [M, N] -> [M, N]: the outputs cols[r] of row r, the same bits as operator()'s
+  // (Int8Weight::columns). int8 (Q8_0) weights only: throws std::invalid_argument otherwise.
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr || kquant_ != nullptr; }

@@ -119,6 +119,12 @@ std::shared_ptr<const Decoder> load_shortlisted(const std::string& dir, at::Scal
   return Decoder::load(dir, lo);
 }
 
+std::shared_ptr<const Decoder> load_screened(const std::string& dir, int64_t candidates) {
+  LoadOptions lo{at::kChar, at::kCPU};
+  lo.head_screen = candidates;
+  return Decoder::load(dir, lo);
+}
+
 std::vector<int64_t> frequent_tokens(const std::vector<SeqResult>& results, double share, int64_t vocab) {
   std::vector<std::vector<int64_t>> outputs;
   for (const SeqResult& r : results) outputs.push_back(r.tokens);

@@ -41,6 +41,8 @@ std::shared_ptr<const Decoder> load_as(const std::string& dir, at::ScalarType dt
 // `dir` loaded in `dtype` on `device` with its head over `shortlist` (model/shortlist_head.h).
 std::shared_ptr<const Decoder> load_shortlisted(const std::string& dir, at::ScalarType dtype, at::Device device,
                                                 std::vector<int64_t> shortlist);
+// `dir` in int8 on the CPU with its head read in 4 bits, `candidates` scored again (model/screened_head.h).
+std::shared_ptr<const Decoder> load_screened(const std::string& dir, int64_t candidates);
 // The most frequent `share` of the distinct tokens in `results`, ascending: a draft shortlist
 // that holds most of a target's choices there and misses the rest.
 std::vector<int64_t> frequent_tokens(const std::vector<SeqResult>& results, double share, int64_t vocab);

@@ -273,6 +273,14 @@ CATCH_TEST_CASE("in place with a draft head over a shortlist equals batch-1 nons
                                             test::frequent_tokens(test::stopping_requests(*tq).want, 0.5, tq->config().vocab_size))}});
 }
 
+// Issue 62: a draft head read in 4 bits proposes what the screen and the int8 head choose
+// together, from 4 candidates or from 1 (the screen's own choice, scored again).
+CATCH_TEST_CASE("in place with a screened draft head equals batch-1 nonspec greedy (int8)", "[inplace][oracle][screen]") {
+  if (!test::device().is_cpu()) return;
+  oracle_sweep(test::load_as(test::model_dir("llama"), at::kChar),
+               {{"int8, 4 candidates", test::load_screened(truncated_draft(), 4)}, {"int8, 1 candidate", test::load_screened(truncated_draft(), 1)}});
+}
+
 CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {
   auto target = load64(test::model_dir("glm4"));
   oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("glm4"))},

@@ -3,6 +3,7 @@
 // whatever the other queries, the padding before its keys, the blocked keys and the strides.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -139,6 +140,31 @@ CATCH_TEST_CASE("rowops: argmax of each row as at::argmax gives it", "[rowops]")
       for (int64_t i = 1; i < V && !std::isnan(x[r * V + want]); ++i)
         if (std::isnan(x[r * V + i]) || x[r * V + i] > x[r * V + want]) want = i;
       CATCH_CHECK(got[static_cast<size_t>(r)] == want);
+    }
+  }
+}
+
+CATCH_TEST_CASE("rowops: top_k gives the k largest from the largest down, the first of equal values, NaN last", "[rowops]") {
+  std::mt19937 g(17);
+  for (int64_t n : {1, 15, 16, 17, 100, 1000, 32003}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    std::uniform_int_distribution<int> few(0, 40);  // many equal values
+    for (auto& x : v) x = static_cast<float>(few(g)) * 0.25f - 5.0f;
+    if (n > 20) v[3] = v[n - 2] = NAN, v[n / 2] = -INFINITY;
+    // The reference: a stable sort of the indices by value, descending, NaN after everything.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    auto key = [&](int64_t i) { return std::isnan(v[i]) ? -INFINITY : v[i]; };
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key(a) > key(b); });
+    for (int64_t k : {int64_t{1}, int64_t{4}, int64_t{16}, n}) {
+      if (k > n) continue;
+      std::vector<int64_t> got(static_cast<size_t>(k), -1);
+      rowops::top_k(v.data(), n, k, got.data());
+      CATCH_INFO("n " << n << " k " << k);
+      for (int64_t j = 0; j < k; ++j) {
+        CATCH_INFO("place " << j);
+        CATCH_CHECK(got[j] == order[j]);  // NaN ranks as -inf: the first of them first
+      }
     }
   }
 }

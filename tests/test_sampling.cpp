@@ -278,13 +278,16 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
   }
 }
 
-// Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here).
-CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist",
+// Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or
+// with its head read in 4 bits.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist or screened",
                 "[sampling][oracle][shortlist]") {
   auto target = load64(test::model_dir("llama"));
   const auto emitted = plain_decode(*target, sampled_requests(*target, {}), 1);
   const auto half = test::frequent_tokens(emitted, 0.5, target->config().vocab_size);
   sampling_sweep(target, test::load_shortlisted(truncated_draft(), at::kDouble, test::device(), half));
+  // A draft head read in 4 bits: its q is the screen's logits with 4 candidates' scored again.
+  if (test::device().is_cpu()) sampling_sweep(test::load_as(test::model_dir("llama"), at::kChar), test::load_screened(truncated_draft(), 4));
 }
 
 CATCH_TEST_CASE("in place equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle][inplace]") {

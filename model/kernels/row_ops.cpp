@@ -119,4 +119,37 @@ EXSPEC_CLONES void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n,
   }
 }
 
+namespace {
+
+// v placed among best[0..filled) (descending; k at most), out alongside.
+inline void place(float v, int64_t i, int64_t k, int64_t& filled, float* best, int64_t* out) {
+  v = v == v ? v : -INFINITY;  // NaN ranks last
+  if (filled == k && !(v > best[k - 1])) return;
+  int64_t at = filled < k ? filled++ : k - 1;
+  for (; at > 0 && v > best[at - 1]; --at) best[at] = best[at - 1], out[at] = out[at - 1];
+  best[at] = v;
+  out[at] = i;
+}
+
+}  // namespace
+
+EXSPEC_CLONES void top_k(const float* v, int64_t n, int64_t k, int64_t* out) {
+  typedef float F16 __attribute__((vector_size(64)));
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  std::vector<float> best(static_cast<size_t>(k));
+  int64_t filled = 0, i = 0;
+  for (; i + 16 <= n; i += 16) {
+    if (filled == k) {
+      F16 x;
+      std::memcpy(&x, v + i, sizeof x);
+      const I16 above = x > best[k - 1];  // NaN: false
+      bool any = false;
+      for (int l = 0; l < 16; ++l) any = any || above[l];
+      if (!any) continue;
+    }
+    for (int64_t j = i; j < i + 16; ++j) place(v[j], j, k, filled, best.data(), out);
+  }
+  for (; i < n; ++i) place(v[i], i, k, filled, best.data(), out);
+}
+
 }  // namespace exspec::rowops

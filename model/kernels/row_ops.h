@@ -34,4 +34,9 @@ void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, 
 // Two passes, the first in vectors: the greedy choice over a verify's K + 1 rows of logits.
 void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out);
 
+// The indices of the k largest of v[0..n) (1 <= k <= n), from the largest down; of equal values
+// the first; NaN ranks below every other value. Vectors of 16 are skipped whole while none is
+// above the k-th so far: a draft head's candidates (model/screened_head.h).
+void top_k(const float* v, int64_t n, int64_t k, int64_t* out);
+
 }  // namespace exspec::rowops

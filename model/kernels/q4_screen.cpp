@@ -1,0 +1,139 @@
+#include "model/kernels/q4_screen.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "model/kernels/half_float.h"
+
+namespace exspec::q4s {
+namespace {
+
+constexpr int64_t kGroups = kBlock / 8;  // 4: eight inputs a 32-bit lane
+
+// Quant k of row c (0..15) in a tile's block: byte 64·(k / 8) + 4·c + k % 4, the high nibble for
+// k % 8 >= 4.
+uint8_t* quant_byte(uint8_t* q, int64_t c, int64_t k) { return q + 64 * (k / 8) + 4 * c + k % 4; }
+int32_t quant(const uint8_t* q, int64_t c, int64_t k) {
+  const uint8_t v = *quant_byte(const_cast<uint8_t*>(q), c, k);
+  return (k % 8 >= 4 ? v >> 4 : v & 0xF) - 8;
+}
+
+void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  for (int64_t r = 0; r < x.m; ++r)
+    for (int64_t t = t0; t < t1; ++t)
+      for (int64_t c = 0; c < kTile && t * kTile + c < w.out; ++c) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+          int32_t sum = 0;
+          for (int64_t k = 0; k < kBlock; ++k) sum += quant(w.quants(t, b), c, k) * x.q[r * ldq + b * kBlock + k];
+          const float s = half_float(w.scales(t, b)[c]) * x.d[r * nb + b];
+          acc = std::fma(static_cast<float>(sum), s, acc);
+        }
+        y[r * ldy + t * kTile + c] = acc;
+      }
+}
+
+#define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+// Two tiles of one row in four chains (the low and high nibbles of each), block by block.
+template <int TN>
+EXSPEC_VNNI void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  __m512 acc[TN];
+  for (int t = 0; t < TN; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int8_t* qx = x.q.data() + r * ldq + b * kBlock;
+    const __m512 dx = _mm512_set1_ps(x.d[r * nb + b]);
+    const __m512i corr = _mm512_set1_epi32(x.corr[r * nb + b] / 16);  // −8 · Σ qx, exact
+    for (int t = 0; t < TN; ++t) {
+      const uint8_t* blk = w.quants(t0 + t, b);
+      __m512i lo_sum = corr, hi_sum = _mm512_setzero_si512();
+      for (int64_t g = 0; g < kGroups; ++g) {
+        const __m512i v = _mm512_load_si512(blk + g * 64);
+        int32_t a, c;
+        std::memcpy(&a, qx + 8 * g, 4);
+        std::memcpy(&c, qx + 8 * g + 4, 4);
+        lo_sum = _mm512_dpbusd_epi32(lo_sum, _mm512_and_si512(v, low), _mm512_set1_epi32(a));
+        hi_sum = _mm512_dpbusd_epi32(hi_sum, _mm512_and_si512(_mm512_srli_epi16(v, 4), low), _mm512_set1_epi32(c));
+      }
+      const __m512 s = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b)))), dx);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo_sum, hi_sum)), s, acc[t]);
+    }
+  }
+  for (int t = 0; t < TN; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    _mm512_mask_storeu_ps(y + r * ldy + col, static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1), acc[t]);
+  }
+}
+
+EXSPEC_VNNI void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; t += 2)  // a pair of tiles (2 × 6.9 KB at 768 inputs) stays in L1 for every row
+    for (int64_t r = 0; r < x.m; ++r) {
+      if (t + 1 < t1) vnni_row<2>(w, x, r, t, y, ldy);
+      else vnni_row<1>(w, x, r, t, y, ldy);
+    }
+}
+
+}  // namespace
+
+Weight empty_weight(int64_t out, int64_t in) {
+  if (out <= 0 || in <= 0) throw std::invalid_argument("q4s::empty_weight: empty weight");
+  Weight w;
+  w.out = out, w.in = in;
+  w.blocks = (in + kBlock - 1) / kBlock;
+  w.tiles = (out + kTile - 1) / kTile;
+  w.stride = (w.blocks * (kQuantBytes + 2 * kTile) + 63) / 64 * 64;
+  w.data = AlignedArray<uint8_t>(static_cast<size_t>(w.tiles * w.stride));  // scales 0
+  for (int64_t t = 0; t < w.tiles; ++t) std::memset(w.quants(t, 0), 0x88, w.blocks * kQuantBytes);  // q = 0
+  return w;
+}
+
+void quantise_rows_into(Weight& w, const float* rows, int64_t ld, int64_t r0, int64_t r1) {
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      const float* v = rows + (n - r0) * ld + b * kBlock;
+      const int64_t len = std::min(kBlock, w.in - b * kBlock);
+      float amax = 0.0f;
+      for (int64_t k = 0; k < len; ++k) amax = std::max(amax, std::abs(v[k]));
+      const uint16_t dh = float_half(amax / 7.0f);
+      const float d = half_float(dh);
+      uint8_t* blk = w.quants(t, b);
+      w.scales(t, b)[c] = dh;
+      for (int64_t k = 0; k < len; ++k) {
+        const int32_t q = d > 0 ? std::clamp(static_cast<int32_t>(std::lround(v[k] / d)), -8, 7) : 0;
+        uint8_t& byte = *quant_byte(blk, c, k);
+        byte = k % 8 >= 4 ? static_cast<uint8_t>((byte & 0x0F) | ((q + 8) << 4)) : static_cast<uint8_t>((byte & 0xF0) | (q + 8));
+      }
+    }
+  }
+}
+
+void dequantise_row(const Weight& w, int64_t row, float* out) {
+  const int64_t t = row / kTile, c = row % kTile;
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const uint8_t* blk = w.quants(t, b);
+    const float d = half_float(w.scales(t, b)[c]);
+    for (int64_t k = 0; k < std::min(kBlock, w.in - b * kBlock); ++k) out[b * kBlock + k] = static_cast<float>(quant(blk, c, k)) * d;
+  }
+}
+
+Isa best_isa() {
+  static const Isa isa = int8_isa::best(false) == Isa::Avx512Vnni ? Isa::Avx512Vnni : Isa::Plain;
+  return isa;
+}
+
+void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
+  if (x.blocks != w.blocks) throw std::invalid_argument("q4s::multiply: rows and weight differ in length");
+  if (t0 >= t1 || x.m == 0) return;
+  if (isa == Isa::Avx512Vnni) vnni_tiles(w, x, y, ldy, t0, t1);
+  else plain_tiles(w, x, y, ldy, t0, t1);
+}
+
+}  // namespace exspec::q4s

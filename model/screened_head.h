@@ -1,0 +1,42 @@
+// A draft's head read in 4 bits (issue 62): a 4-bit copy of the head (the screen,
+// model/kernels/q4_screen.h: 0.56 of its Q8_0's bytes) scores the whole vocabulary, and each row's best `candidates` tokens by the
+// screen are scored again by the int8 head itself (Int8Weight::columns: the same bits as its whole
+// product). The logits are the screen's, with the candidates' replaced by the head's own. So the
+// draft proposes what its whole int8 head proposes wherever that token is among the screen's
+// best, and a sampling draft's q is still one distribution over the vocabulary. Only a draft is
+// loaded so: the target verifies with its whole head, so the output cannot change; the screen
+// moves only what a draft token costs (fewer bytes from memory, a working set that fits the
+// cache better) and, where the screen misses the head's choice, how many drafts are accepted.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "model/linear.h"
+
+namespace exspec {
+namespace q4s {
+struct Weight;
+}
+
+class ScreenedHead {
+ public:
+  ScreenedHead() = default;
+  // head: the draft's whole head [vocab, in] in int8 (Q8_0); the screen is its rows' own values
+  // quantised again in 4 bits. Throws std::invalid_argument for another head.
+  ScreenedHead(const Linear& head, int64_t candidates);
+
+  bool active() const { return candidates_ > 0; }
+  int64_t candidates() const { return candidates_; }
+  int64_t bytes() const;
+  // h [..., in] float32 -> [..., vocab]; `head` is the one this was made from.
+  at::Tensor operator()(const at::Tensor& h, const Linear& head) const;
+  at::Tensor screen(const at::Tensor& x) const;  // x [N, in] float32 -> the screen's [N, vocab]
+
+ private:
+  std::shared_ptr<const q4s::Weight> screen_;  // [vocab, in]
+  int64_t candidates_ = 0;
+};
+
+}  // namespace exspec
