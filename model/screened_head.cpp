@@ -1,6 +1,7 @@
 #include "model/screened_head.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -60,6 +61,7 @@ at::Tensor ScreenedHead::screen(const at::Tensor& x) const {
 }
 
 at::Tensor ScreenedHead::operator()(const at::Tensor& h, const Linear& head) const {
+  RECORD_FUNCTION("exspec::screened_head", std::vector<c10::IValue>());
   const at::Tensor x = h.reshape({-1, h.size(-1)}).contiguous();  // [N, in]
   at::Tensor logits = screen(x);                                  // [N, vocab]
   const int64_t n = logits.size(0), vocab = logits.size(1), k = candidates_;

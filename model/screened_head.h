@@ -1,12 +1,12 @@
-// A draft's head read in 4 bits (issue 62): a 4-bit copy of the head (the screen,
-// model/kernels/q4_screen.h: 0.56 of its Q8_0's bytes) scores the whole vocabulary, and each row's best `candidates` tokens by the
-// screen are scored again by the int8 head itself (Int8Weight::columns: the same bits as its whole
-// product). The logits are the screen's, with the candidates' replaced by the head's own. So the
-// draft proposes what its whole int8 head proposes wherever that token is among the screen's
-// best, and a sampling draft's q is still one distribution over the vocabulary. Only a draft is
-// loaded so: the target verifies with its whole head, so the output cannot change; the screen
-// moves only what a draft token costs (fewer bytes from memory, a working set that fits the
-// cache better) and, where the screen misses the head's choice, how many drafts are accepted.
+// A draft's head read in 4 bits (issue 62). A 4-bit copy of the head (the screen,
+// model/kernels/q4_screen.h: 0.56 of its Q8_0's bytes) scores the whole vocabulary; each row's
+// best `candidates` tokens by the screen are scored again by the int8 head itself
+// (Int8Weight::columns: the same bits as its whole product), and their logits replace the
+// screen's. So the draft proposes what its whole int8 head proposes wherever that token is among
+// the screen's best, and a sampling draft's q is still one distribution over the vocabulary.
+// Only a draft is loaded so: the target verifies with its whole head, so the output cannot
+// change; the screen moves only what a draft token costs (fewer bytes from memory, a working set
+// that fits the cache better) and, where it misses the head's choice, how many drafts are accepted.
 #pragma once
 #include <ATen/core/Tensor.h>
 
