@@ -113,15 +113,12 @@ void log_memory(const char* role, const Decoder& m, const KVStore* store) {
             << ", KV store " << (store ? mib(store->bytes()) : std::string("per batch")) << std::endl;
 }
 
-// The draft's: the target's, with the shortlist its head multiplies, if one is given.
+// The draft's: the target's, with the shortlist its head multiplies or its head's screen, if one is given.
 LoadOptions draft_load_options(const EngineOptions& o, const LoadOptions& target, const Decoder& t) {
   LoadOptions lo = target;
-  if (o.draft_screen) {
-    if (target.dtype != at::kChar) throw std::invalid_argument("--draft-screen needs --dtype int8");
-    if (!o.draft_shortlist.empty()) throw std::invalid_argument("--draft-screen and --draft-shortlist do not go together");
-    lo.head_screen = o.draft_screen;
+  lo.head_screen = o.draft_screen;  // the decoder refuses it beside a shortlist or outside int8
+  if (o.draft_screen)
     std::cerr << "exspec: draft head: read in 4 bits, its best " << o.draft_screen << " candidates scored in int8" << std::endl;
-  }
   if (o.draft_shortlist.empty()) {
     if (o.draft_shortlist_size) throw std::invalid_argument("--draft-shortlist-size needs --draft-shortlist FILE");
     return lo;

@@ -76,7 +76,7 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
   if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
   if (opts.head_screen) {
-    if (!opts.head_shortlist.empty()) throw std::invalid_argument("a draft's head takes a shortlist or a screen, not both");
+    if (!opts.head_shortlist.empty()) throw std::invalid_argument("a draft's head takes a shortlist or a screen, not both (--draft-shortlist, --draft-screen)");
     screen_ = ScreenedHead(lm_head_, opts.head_screen);
   }
   // int8's own rows serve an untied embedding: quantised at load, or a GGUF file's Q8_0, Q4_K or

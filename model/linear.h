@@ -44,6 +44,8 @@ class Linear {
   at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
   bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr || kquant_ != nullptr; }
   bool int8() const { return int8_ != nullptr || kquant_ != nullptr; }  // Q8_0, or Q4_K/Q6_K blocks
   bool kquant() const { return kquant_ != nullptr; }

@@ -37,9 +37,8 @@ std::shared_ptr<const q4s::Weight> screen_of(const Linear& head, int64_t vocab, 
 ScreenedHead::ScreenedHead(const Linear& head, int64_t candidates) : candidates_(candidates) {
   if (candidates < 1) throw std::invalid_argument("a screened head needs at least one candidate");
   if (!head.int8() || head.kquant()) throw std::invalid_argument("a screened head needs the draft's head in int8 (--dtype int8, Q8_0)");
-  const int64_t in = head.rows(at::zeros({1}, at::kLong)).size(1), vocab = head.numel() / in;
-  candidates_ = std::min(candidates, vocab);
-  screen_ = screen_of(head, vocab, in);
+  candidates_ = std::min(candidates, head.out_features());
+  screen_ = screen_of(head, head.out_features(), head.in_features());
 }
 
 int64_t ScreenedHead::bytes() const { return screen_ ? screen_->bytes() : 0; }

@@ -32,9 +32,9 @@ class ScreenedHead {
   int64_t bytes() const;
   // h [..., in] float32 -> [..., vocab]; `head` is the one this was made from.
   at::Tensor operator()(const at::Tensor& h, const Linear& head) const;
-  at::Tensor screen(const at::Tensor& x) const;  // x [N, in] float32 -> the screen's [N, vocab]
 
  private:
+  at::Tensor screen(const at::Tensor& x) const;  // x [N, in] float32 -> the screen's [N, vocab]
   std::shared_ptr<const q4s::Weight> screen_;  // [vocab, in]
   int64_t candidates_ = 0;
 };
