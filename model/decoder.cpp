@@ -146,7 +146,7 @@ int64_t Decoder::num_parameters() const {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.post_attn_norm, &l.post_mlp_norm})
       if (t->defined()) n += t->numel();
     if (l.qk_norm.defined()) n += 2 * config_.head_dim;  // q_norm and k_norm as stored
-    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->numel();
+    for (const Linear* f : l.products()) n += f->numel();
   }
   return n;
 }
@@ -154,7 +154,7 @@ int64_t Decoder::num_parameters() const {
 bool Decoder::kquant_weights() const {
   if (head_weight().kquant()) return true;
   for (const auto& l : layers_)
-    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down})
+    for (const Linear* f : l.products())
       if (f->kquant()) return true;
   return false;
 }
@@ -170,7 +170,7 @@ int64_t Decoder::weight_bytes() const {
               (embed_int8_.int8() ? embed_int8_.bytes() : 0);
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
-    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
+    for (const Linear* f : l.products()) n += f->bytes();
   }
   return n;
 }
@@ -179,7 +179,7 @@ int64_t Decoder::product_bytes() const {
   // A tied head stays whole beside a shortlist; a screen reads the int8 head's candidates' tiles alone.
   int64_t n = shortlist_.active() ? shortlist_.rows().bytes() : screen_.active() ? screen_.bytes() : lm_head_.bytes();
   for (const auto& l : layers_)
-    for (const Linear* f : {&l.qkv, &l.o, &l.gate_up, &l.down}) n += f->bytes();
+    for (const Linear* f : l.products()) n += f->bytes();
   return n;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -93,6 +94,7 @@ class Decoder {
     Linear gate_up;  // [2*intermediate, hidden]: gate, then up
     Linear down;     // [hidden, intermediate]
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
+    std::array<const Linear*, 4> products() const { return {&qkv, &o, &gate_up, &down}; }
   };
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
