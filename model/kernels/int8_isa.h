@@ -16,3 +16,6 @@ std::vector<Isa> here(bool vl);  // every one this CPU runs, plain first (no cap
 const char* name(Isa isa);
 
 }  // namespace exspec::int8_isa
+
+// What the functions of the family's Avx512Vnni paths are compiled for: one target for them all.
+#define EXSPEC_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))

@@ -93,7 +93,7 @@ void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* 
 // ---- the vector paths (kquant_simd.inc): AVX-512 VNNI, and AVX2 ----
 
 #define KQ_NS vnni
-#define KQ_ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define KQ_ATTR EXSPEC_VNNI_TARGET
 #define KQ_DOT(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
 #include "model/kernels/kquant_simd.inc"
 #undef KQ_NS

@@ -38,11 +38,10 @@ void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int6
       }
 }
 
-#define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 // Two tiles of one row in four chains (the low and high nibbles of each), block by block.
 template <int TN>
-EXSPEC_VNNI void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
+EXSPEC_VNNI_TARGET void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
   const int64_t nb = w.blocks, ldq = nb * kBlock;
   const __m512i low = _mm512_set1_epi8(0x0F);
   __m512 acc[TN];
@@ -72,7 +71,7 @@ EXSPEC_VNNI void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t
   }
 }
 
-EXSPEC_VNNI void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+EXSPEC_VNNI_TARGET void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t += 2)  // a pair of tiles (2 × 6.9 KB at 768 inputs) stays in L1 for every row
     for (int64_t r = 0; r < x.m; ++r) {
       if (t + 1 < t1) vnni_row<2>(w, x, r, t, y, ldy);

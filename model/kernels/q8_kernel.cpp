@@ -135,11 +135,9 @@ void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
 
 // ---- AVX-512 VNNI: vpdpbusd, unsigned weight bytes (q + 128) against the row's signed bytes ----
 
-#define EXSPEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-
 // One row by TN tiles, all in registers: TN independent chains against the memory latency.
 template <int R, int TN>
-EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+EXSPEC_VNNI_TARGET void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
   const int64_t nb = w.blocks, ldq = nb * kBlock;
   __m512 acc[R][TN];
   for (int r = 0; r < R; ++r)
@@ -183,7 +181,7 @@ EXSPEC_VNNI void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t 
 // stream, read once for all R rows (a verify step's K + 1). The float sums live in L1 (R · 4
 // registers would not fit beside the integer ones); each output keeps the same order of sums.
 template <int R>
-EXSPEC_VNNI void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
   const int64_t nb = w.blocks, ldq = nb * kBlock;
   alignas(64) float acc[R][kGroup][kTile] = {};
   for (int64_t b = 0; b < nb; ++b) {
@@ -217,7 +215,7 @@ EXSPEC_VNNI void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t
   }
 }
 
-EXSPEC_VNNI void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t r, int64_t t, int tn, float* y, int64_t ldy) {
+EXSPEC_VNNI_TARGET void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t r, int64_t t, int tn, float* y, int64_t ldy) {
   switch (rn) {
     case 8: vnni_stream<8>(w, x, r, t, tn, y, ldy); break;
     case 7: vnni_stream<7>(w, x, r, t, tn, y, ldy); break;
