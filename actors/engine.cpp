@@ -19,9 +19,8 @@
 #include "actors/actor_handles.h"
 #include "model/decoder.h"
 #include "model/kv_store.h"
-#include "model/onednn_matmul.h"
+#include "model/kernels/isa.h"
 #include "model/initial_thread.h"
-#include "model/int8_matmul.h"
 #include "model/runtime.h"
 #include "model/shortlist_file.h"
 
@@ -59,20 +58,14 @@ Engine::~Engine() {
 
 namespace {
 
-// Which products this CPU runs, once at start: bfloat16 without BF16 instructions is a trap
-// (README, "The forward pass"), so it is said plainly.
+// Which products this CPU runs, once at start, and on which instruction set (EXSPEC_ISA caps it).
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
   const char* how = m.kquant_weights() ? "int8: the GGUF file's Q4_K/Q6_K blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
                     : m.int8_weights()   ? "int8 weights (Q8_0 blocks: a GGUF file's as they are, others quantised at load), float32 activations"
-                    : m.packed_weights() ? "weights packed once at load"
+                    : m.packed_weights() ? "weights packed once at load, one fixed order of sums per output"
                                          : "at::linear";
-  std::cerr << "exspec: CPU matmul: " << how << " (" << packed_matmul_support() << "; " << row_kernels_support() << ")"
-            << std::endl;
-  if (m.dtype() == at::kBFloat16 && !m.packed_weights())
-    std::cerr << "exspec: WARNING: bfloat16 on a CPU without BF16 instructions runs on at::linear, slower than "
-                 "float32 here; use --dtype float32"
-              << std::endl;
+  std::cerr << "exspec: CPU matmul: " << how << " (kernels: " << isa::describe() << ")" << std::endl;
 }
 
 // The OpenMP count a model's forwards get on the initial thread: every core where oneDNN runs its

@@ -14,6 +14,7 @@
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/io_util.h"
+#include "model/kernels/isa.h"
 #include "model/runtime.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -98,6 +99,7 @@ int cmd_check(int argc, char** argv, int first) {
 
   std::cout << "check: " << dir << " (" << describe(model->config()) << "), " << dtype_name(lo.dtype) << " on "
             << lo.device.str() << ", " << prompts.size() << " prompts x " << o.max_tokens << " tokens\n";
+  if (lo.device.is_cpu()) std::cout << "check: CPU kernels: " << isa::describe() << "\n";
   // What serve, batch and generate take for the sampling fields a request leaves out (their
   // --generation-config auto); a value no request could send fails here, before serving.
   const std::string defaults = read_generation_defaults(dir).describe();

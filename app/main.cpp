@@ -7,6 +7,7 @@
 #include "app/cmd_serve.h"
 #include "app/cmd_tokenize.h"
 #include "app/commands.h"
+#include "model/kernels/isa.h"
 
 namespace {
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   try {
+    exspec::isa::cap_libraries();  // EXSPEC_ISA: checked first, and libtorch's own paths capped alike
     if (cmd == "make-model") return exspec::cmd_make_model(argc, argv, 2);
     if (cmd == "generate") return exspec::cmd_generate(argc, argv, 2);
     if (cmd == "forward") return exspec::cmd_forward(argc, argv, 2);

@@ -8,8 +8,8 @@
 //   decoder_bench MODEL_DIR [--threads N] [--blas-threads N] [--context C] [--dtypes float32,bfloat16,int8]
 //                 [--paths plain,packed,onednn] [--batches 1,2,4,8,16,32] [--tokens 1,4,6] [--reps R]
 //                 [--profile B,T] [--slots 1] [--between MB] [--interleave N] [--head-screen N]
-// "onednn" is packed with bfloat16's products on oneDNN (LoadOptions::onednn_bf16), as before
-// the vdpbf16ps kernel; int8 products always run on the int8 kernel (its "plain" path differs
+// "onednn" is float32's and bfloat16's products on oneDNN (LoadOptions::onednn_bf16), as before
+// the fixed-order kernels; int8 products always run on the int8 kernel (its "plain" path differs
 // from "packed" in attention only).
 // --slots 1 adds, for each packed row, the in-place forward (Decoder::forward_slots, issue 18) of
 // the same shape: over B consecutive slots of a 2B-slot store (keys read as a view), and over
@@ -38,7 +38,7 @@
 #include "bench/forward_case.h"
 #include "bench/forward_profile.h"
 #include "model/decoder.h"
-#include "model/int8_matmul.h"
+#include "model/kernels/isa.h"
 #include "model/linear.h"
 #include "model/kv_store.h"
 #include "model/onednn_matmul.h"
@@ -201,10 +201,10 @@ int main(int argc, char** argv) try {
   exspec::check_blas();
   const exspec::BandwidthProbe probe(o.threads);
   std::vector<uint64_t> other(static_cast<size_t>(o.between_mb) * (1 << 20) / 8, 1);
-  std::printf("model %s, threads %d, context %lld\npacked matmul: %s; %s\n"
+  std::printf("model %s, threads %d, context %lld\noneDNN (path onednn): %s; kernels: %s\n"
               "floor: bytes / the read bandwidth probed just before each row (GB/s column), or FLOPs / peak\n",
               o.model.c_str(), o.threads, (long long)o.context, exspec::packed_matmul_support().c_str(),
-              exspec::row_kernels_support().c_str());
+              exspec::isa::describe().c_str());
   if (o.between_mb > 0) std::printf("between forwards: %lld MB of other memory read\n", (long long)o.between_mb);
   for (const auto& dname : o.dtypes) {
     const at::ScalarType dtype = exspec::parse_dtype(dname);

@@ -1,11 +1,12 @@
-// What a verify step's rows cost the int8, bfloat16 and K-quant kernels (q4_k_m: Q4_K layers, a Q6_K head): one "forward" of the 150M Llama
+// What a verify step's rows cost the int8, bfloat16, float32 and K-quant kernels (q4_k_m: Q4_K layers, a Q6_K head): one "forward" of the 150M Llama
 // shape's products (per layer q,k,v fused, o, gate and up fused, down; then the 32,000-row head)
 // at M = 1..16 rows, against M = 1 and against the weight-read floor (the weights' bytes / the
 // read bandwidth probed in the same run). Torch-free: the kernels alone, split over the threads
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,q4_k_m,q4_k]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k]
+// EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
 // the table gives each M's median over the rounds and its spread (min-max).
@@ -21,6 +22,7 @@
 
 #include "bench/bandwidth.h"
 #include "model/kernels/bf16_kernel.h"
+#include "model/kernels/f32_kernel.h"
 #include "model/kernels/kernel_threads.h"
 #include "model/kernels/kquant_kernel.h"
 #include "model/kernels/q8_kernel.h"
@@ -96,28 +98,57 @@ struct Int8Model : Model {
   int64_t bytes() const override { return total_bytes(w); }
 };
 
-struct Bf16Model : Model {
-  std::vector<bf16::Weight> w;
-  std::vector<uint16_t> x, y;
-  Bf16Model() {
+// The fixed-order float kernels, one traits struct each: their element, packing and product.
+struct F32Kernel {
+  using T = float;
+  using Weight = f32::Weight;
+  static constexpr int64_t kGroup = f32::kGroup;
+  static T from(float f) { return f; }
+  static Weight pack(const T* src, int64_t out, int64_t in) {
+    Weight w = f32::empty_weight(out, in);
+    f32::pack_rows_into(w, src, in, 0, out);
+    return w;
+  }
+  static isa::Isa best() { return f32::best_isa(); }
+  static void multiply(const Weight& w, const T* x, int64_t m, T* y, int64_t t0, int64_t t1, isa::Isa isa) {
+    f32::multiply(w, x, m, w.in, y, w.out, t0, t1, isa);
+  }
+};
+struct Bf16Kernel {
+  using T = uint16_t;
+  using Weight = bf16::Weight;
+  static constexpr int64_t kGroup = bf16::kGroup;
+  static T from(float f) { return to_bf16(f); }
+  static Weight pack(const T* src, int64_t out, int64_t in) { return bf16::pack(src, out, in, in); }
+  static isa::Isa best() { return bf16::best_isa(); }
+  static void multiply(const Weight& w, const T* x, int64_t m, T* y, int64_t t0, int64_t t1, isa::Isa isa) {
+    bf16::multiply(w, x, m, w.in, y, w.out, t0, t1, isa);
+  }
+};
+
+template <class K>
+struct FloatModel : Model {
+  std::vector<typename K::Weight> w;
+  std::vector<typename K::T> x, y;
+  FloatModel() {
     for (const Shape& s : kShapes)
       for (int64_t i = 0; i < s.times; ++i) {
         const auto f = random_floats(static_cast<size_t>(s.out * s.in), static_cast<uint32_t>(w.size() + 1));
-        std::vector<uint16_t> h(f.size());
-        std::transform(f.begin(), f.end(), h.begin(), to_bf16);
-        w.push_back(bf16::pack(h.data(), s.out, s.in, s.in));
+        std::vector<typename K::T> h(f.size());
+        std::transform(f.begin(), f.end(), h.begin(), K::from);
+        w.push_back(K::pack(h.data(), s.out, s.in));
       }
     const auto f = random_floats(16 * 2048, 7);
     x.resize(f.size());
-    std::transform(f.begin(), f.end(), x.begin(), to_bf16);
+    std::transform(f.begin(), f.end(), x.begin(), K::from);
     y.resize(16 * 32000);
   }
   double forward(int64_t m) override {
     const auto t0 = std::chrono::steady_clock::now();
-    const bf16::Isa isa = bf16::best_isa();
-    for (const bf16::Weight& q : w)
-      parallel_ranges((q.tiles + bf16::kGroup - 1) / bf16::kGroup, 1, [&](int64_t g0, int64_t g1) {
-        bf16::multiply(q, x.data(), m, q.in, y.data(), q.out, g0 * bf16::kGroup, std::min(q.tiles, g1 * bf16::kGroup), isa);
+    const isa::Isa isa = K::best();
+    for (const auto& q : w)
+      parallel_ranges((q.tiles + K::kGroup - 1) / K::kGroup, 1, [&](int64_t g0, int64_t g1) {
+        K::multiply(q, x.data(), m, y.data(), g0 * K::kGroup, std::min(q.tiles, g1 * K::kGroup), isa);
       });
     return seconds_since(t0);
   }
@@ -185,9 +216,10 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8"     ? q8::isa_name(q8::best_isa())
+              dtype == "int8"                ? q8::isa_name(q8::best_isa())
               : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
-                                  : bf16::isa_name(bf16::best_isa()));
+              : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
+                                             : bf16::isa_name(bf16::best_isa()));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
   for (int64_t m = 1; m <= max_rows; ++m) {
     const double med = median(t[m]);
@@ -227,9 +259,13 @@ int main(int argc, char** argv) {
     KQuantModel m(kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
     run("q4_k", m, rounds, max_rows, probe);
   }
-  if (dtypes.find("bfloat16") != std::string::npos && bf16::best_isa() == bf16::Isa::Avx512Bf16) {
-    Bf16Model m;
+  if (dtypes.find("bfloat16") != std::string::npos) {
+    FloatModel<Bf16Kernel> m;
     run("bfloat16", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("float32") != std::string::npos) {
+    FloatModel<F32Kernel> m;
+    run("float32", m, rounds, max_rows, probe);
   }
   return 0;
 }

@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "model/kernels/attention_kernel.h"
-#include "model/onednn_matmul.h"
 #include "model/kernels/kernel_threads.h"
 
 namespace exspec {
@@ -22,17 +21,6 @@ double lowest(at::ScalarType t) {
     case at::kBFloat16: return static_cast<float>(std::numeric_limits<c10::BFloat16>::lowest());
     default: return std::numeric_limits<float>::lowest();
   }
-}
-
-// a [..., M, K] · b [..., K, N] over the leading dims, on oneDNN where it applies (CPU float32,
-// and bfloat16 with BF16 instructions), else at::matmul.
-at::Tensor heads_matmul(const at::Tensor& a, const at::Tensor& b, bool onednn) {
-  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  at::Tensor out = onednn ? batched_matmul(a.reshape({-1, M, K}), b.reshape({-1, K, N})) : at::Tensor();
-  if (!out.defined()) return at::matmul(a, b);
-  std::vector<int64_t> shape = a.sizes().vec();
-  shape.back() = N;
-  return out.view(shape);
 }
 
 // A tensor's pointer and strides as the kernel reads it: unit stride along D.
@@ -79,13 +67,13 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
   at::Tensor qg = q.reshape({B, Hkv, G * T, D});
-  at::Tensor scores = heads_matmul(qg, k.transpose(-1, -2), onednn).view({B, Hkv, G, T, S});
+  at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).view({B, Hkv, G, T, S});
   // In place: the scores are this call's own, and a long context makes each pass over them cost.
   scores.mul_(1.0 / std::sqrt(static_cast<double>(D)));
   if (blocked.defined()) scores.masked_fill_(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
   const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
   at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);
-  at::Tensor out = heads_matmul(probs.view({B, Hkv, G * T, S}), v, onednn);  // [B, Hkv, G*T, D]
+  at::Tensor out = at::matmul(probs.view({B, Hkv, G * T, S}), v);  // [B, Hkv, G*T, D]
   return out.view({B, H, T, D});
 }
 

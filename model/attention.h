@@ -8,10 +8,10 @@ namespace exspec {
 // q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
 // blocked [B, T, S] bool, true where a query may not look (padding and causality folded in), or
 // undefined when nothing is blocked. Returns [B, H, T, D].
-// `onednn`: on the CPU in float32 and bfloat16, the kernel that computes each query alone in one
-// fixed order (model/kernels/attention_kernel.h: a row's result does not depend on its batch); elsewhere
-// the batched products on oneDNN where they apply (model/onednn_matmul.h). false: at::matmul
-// everywhere (the tests' reference).
+// `onednn` (the decoder's "own CPU kernels" switch; the name is older than them): on the CPU in
+// float32 and bfloat16, the kernel that computes each query alone in one fixed order
+// (model/kernels/attention_kernel.h: a row's result does not depend on its batch). Elsewhere, and
+// with false (the tests' reference), at::matmul.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
                      bool onednn = true);
 

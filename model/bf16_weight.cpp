@@ -30,9 +30,7 @@ at::Tensor Bf16Weight::rows(const at::Tensor& ids) const {
 }
 
 std::shared_ptr<const Bf16Weight> Bf16Weight::pack(const at::Tensor& weight) {
-  if (!weight.device().is_cpu() || weight.dim() != 2 || weight.scalar_type() != at::kBFloat16 ||
-      bf16::best_isa() != bf16::Isa::Avx512Bf16)
-    return nullptr;
+  if (!weight.device().is_cpu() || weight.dim() != 2 || weight.scalar_type() != at::kBFloat16) return nullptr;
   auto impl = std::make_unique<Impl>();
   const int64_t out = weight.size(0), in = weight.size(1);
   impl->w = bf16::empty_weight(out, in);

@@ -34,8 +34,8 @@ struct LoadOptions {
   // products on oneDNN. false keeps plain libtorch (at::linear, at::matmul) everywhere: the
   // benchmarks' "before" and the tests' reference (int8 still quantises: it has no plain twin).
   bool pack_weights = true;
-  // bfloat16 products on oneDNN, as before the vdpbf16ps kernel: a row's result then depends on
-  // its batch. For the benchmarks' comparison.
+  // float32 and bfloat16 products on oneDNN, as before the fixed-order kernels: a row's result
+  // then depends on its batch. For the benchmarks' comparison only.
   bool onednn_bf16 = false;
   // A draft's head over these tokens only (ascending, model/shortlist_head.h): the logits of the
   // rest are -inf. Empty: the whole vocabulary. Never for a target: it must choose from all.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/kernels/bf16_kernel.h"
 #include "model/kernels/q8_kernel.h"
 #include "model/kernels/kernel_threads.h"
 #include "model/weight_tiles.h"
@@ -121,10 +120,5 @@ at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) cons
 int64_t Int8Weight::out_features() const { return impl_->w.out; }
 int64_t Int8Weight::in_features() const { return impl_->w.in; }
 int64_t Int8Weight::bytes() const { return impl_->w.bytes(); }
-
-std::string row_kernels_support() {
-  return std::string("int8 ") + q8::isa_name(q8::best_isa()) + ", bfloat16 " +
-         (bf16::best_isa() == bf16::Isa::Avx512Bf16 ? "avx512_bf16" : "on oneDNN or at::linear (no BF16 instructions)");
-}
 
 }  // namespace exspec

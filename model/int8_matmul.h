@@ -10,17 +10,19 @@
 #include <memory>
 #include <string>
 
+#include "model/packed_matrix.h"
+
 namespace exspec {
 
-class Int8Weight {
+class Int8Weight : public PackedMatrix {
  public:
   // weight [out, in] on CPU in any floating dtype (converted a slice at a time); null for
   // another device. A uint8 weight [out, in / 32 * 34] is GGUF Q8_0 blocks, packed as they are
   // (model/kernels/q8_kernel.h pack_q8_0_rows_into; throws at a quant of -128).
   static std::shared_ptr<const Int8Weight> quantise(const at::Tensor& weight);
 
-  at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32
-  at::Tensor rows(const at::Tensor& ids) const;    // ids [N] int64 -> the rows q · d, [N, in] float32
+  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
+  at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] int64 -> the rows q · d, [N, in] float32
   // Some outputs of each row: x [M, in] float32, cols [M, N] int64 -> [M, N] float32, y[r, j] =
   // multiply(x)[r, cols[r, j]], the same bits, computed for those columns' tiles of row r alone
   // (a draft head's candidates, model/screened_head.h). On the calling thread.
@@ -28,19 +30,15 @@ class Int8Weight {
 
   int64_t out_features() const;
   int64_t in_features() const;
-  int64_t bytes() const;  // quants and scales as stored
+  int64_t bytes() const override;  // quants and scales as stored
 
-  ~Int8Weight();
+  WeightFormat format() const override { return WeightFormat::Q8_0; }
+  ~Int8Weight() override;
   struct Impl;
 
  private:
   explicit Int8Weight(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-
-// One line for logs: the instruction set of each kernel here, e.g.
-// "int8 avx512_vnni, bfloat16 avx512_bf16".
-std::string row_kernels_support();
 
 }  // namespace exspec

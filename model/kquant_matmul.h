@@ -8,23 +8,26 @@
 
 #include <memory>
 
+#include "model/packed_matrix.h"
+
 namespace exspec {
 
-class KQuantWeight {
+class KQuantWeight : public PackedMatrix {
  public:
   // weight: uint8 [out, 1, kq::tagged_width(in)] (model/gguf_weights.h hands K-quant tensors on so);
   // null for anything else.
   static std::shared_ptr<const KQuantWeight> from_tagged(const at::Tensor& weight);
   static bool is_tagged(const at::Tensor& weight);
 
-  at::Tensor multiply(const at::Tensor& x) const;  // x [M, in] float32 -> [M, out] float32
-  at::Tensor rows(const at::Tensor& ids) const;    // ids [N] -> the rows' values [N, in] float32
+  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
+  at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
 
   int64_t out_features() const;
   int64_t in_features() const;
-  int64_t bytes() const;  // the blocks as stored
+  int64_t bytes() const override;  // the blocks as stored
 
-  ~KQuantWeight();
+  WeightFormat format() const override { return WeightFormat::KQuant; }
+  ~KQuantWeight() override;
   struct Impl;
 
  private:

@@ -1,15 +1,16 @@
 // y = x · Wᵀ + b: every weight product of the decoder goes through here, so the CPU fast paths are
 // one seam and the model code stays device-generic.
 //
-// On CPU the weight is packed once, at load (WeightPath):
-// - bfloat16, where the CPU has BF16 instructions: for vdpbf16ps (model/bf16_weight.h), one fixed
-//   order of sums per output, so a row's result does not depend on its batch;
-// - float32 (and bfloat16 without BF16 instructions): oneDNN's blocked layout and matmul
-//   (model/onednn_matmul.h). libtorch's at::linear hands a few rows to OpenBLAS's sgemm, which
-//   packs the whole weight again on every call (README, "The forward pass");
+// On CPU the weight is packed once, at load, into one format (model/packed_matrix.h), chosen by
+// the WeightPath:
+// - float32 and bfloat16: kernels of our own with one fixed order of sums per output
+//   (model/f32_weight.h, model/bf16_weight.h) on AVX-512, AVX2 or plain C++, so a row's result
+//   depends neither on its batch nor on the columns asked for, on any x86 CPU;
 // - int8: quantised as Q8_0 blocks from any float dtype (model/int8_matmul.h); float32 in and out.
-//   A GGUF file's Q4_K/Q6_K weight (tagged rows, model/kquant_matmul.h) keeps its blocks.
-// Everywhere else (float64, the oracle; float16; CUDA; a build without oneDNN) it is at::linear.
+//   A GGUF file's Q4_K/Q6_K weight (tagged rows, model/kquant_matmul.h) keeps its blocks;
+// - oneDNN's blocked layout (model/onednn_matmul.h) only when asked for: the benchmarks'
+//   comparison, whose sums change with the row count.
+// Everywhere else (float64, the oracle; float16; CUDA) it is at::linear.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -17,15 +18,13 @@
 
 namespace exspec {
 
-class PackedWeight;
-class Int8Weight;
-class KQuantWeight;
-class Bf16Weight;
+class PackedMatrix;
+enum class WeightFormat;
 
 enum class WeightPath {
   Plain,   // at::linear: the tests' reference and the benchmarks' "before"
-  Packed,  // the default: packed in its own dtype (bfloat16 for vdpbf16ps where it runs, else oneDNN)
-  OneDnn,  // packed for oneDNN in every dtype it takes (bfloat16 too): the benchmarks' comparison
+  Packed,  // the default: float32 and bfloat16 packed for the fixed-order kernels
+  OneDnn,  // packed for oneDNN in every dtype it takes: the benchmarks' comparison
   Int8,    // quantised to Q8_0 on the CPU (at::linear in the weight's dtype elsewhere)
 };
 
@@ -46,19 +45,17 @@ class Linear {
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
-  bool packed() const { return packed_ != nullptr || bf16_ != nullptr || int8_ != nullptr || kquant_ != nullptr; }
-  bool int8() const { return int8_ != nullptr || kquant_ != nullptr; }  // Q8_0, or Q4_K/Q6_K blocks
-  bool kquant() const { return kquant_ != nullptr; }
+  bool packed() const { return packed_ != nullptr; }
+  const PackedMatrix* packed_matrix() const { return packed_.get(); }
+  bool int8() const;    // Q8_0, or Q4_K/Q6_K blocks: float32 activations on integer kernels
+  bool kquant() const;  // Q4_K/Q6_K blocks
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
   int64_t bytes() const;
 
  private:
   at::Tensor weight_, bias_;  // weight_ is undefined once packed: the packed copy is the only one
   int64_t out_ = 0, in_ = 0;
-  std::shared_ptr<const PackedWeight> packed_;
-  std::shared_ptr<const Bf16Weight> bf16_;
-  std::shared_ptr<const Int8Weight> int8_;
-  std::shared_ptr<const KQuantWeight> kquant_;
+  std::shared_ptr<const PackedMatrix> packed_;  // null: at::linear on weight_
 };
 
 }  // namespace exspec

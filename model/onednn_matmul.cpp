@@ -10,7 +10,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <tuple>
 #include <vector>
@@ -218,49 +217,6 @@ at::Tensor PackedWeight::multiply(const at::Tensor& x) const {
   return y;
 }
 
-namespace {
-
-// Shapes and strides are given at run time, so one primitive serves every layer, step and cache
-// length (a primitive per shape would generate kernels every step as the cache grows). Per
-// dtype, two variants: b with unit stride along N (values) or along K (transposed keys).
-const Plan& batched_plan(memory::data_type dt, bool b_unit_k) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, bool, int>, Plan> plans;
-  const int threads = at::get_num_threads();  // as in plan_for
-  std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(static_cast<int>(dt), b_unit_k, threads);
-  auto it = plans.find(key);
-  if (it == plans.end()) {
-    const auto R = DNNL_RUNTIME_DIM_VAL;
-    memory::desc a({R, R, R}, dt, {R, R, 1}), c({R, R, R}, dt, {R, R, 1});
-    memory::desc b({R, R, R}, dt, b_unit_k ? memory::dims{R, 1, R} : memory::dims{R, R, 1});
-    auto pd = make_pd(a, b, c);
-    it = plans.emplace(key, Plan{dnnl::matmul(pd), pd}).first;
-  }
-  return it->second;
-}
-
-memory::desc strided(const at::Tensor& t) {
-  return memory::desc(t.sizes().vec(), dnnl_type(t.scalar_type()), t.strides().vec());
-}
-
-}  // namespace
-
-at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
-  const at::ScalarType t = a.scalar_type();
-  if (!a.device().is_cpu() || !supported(t) || b.scalar_type() != t || a.dim() != 3 || b.dim() != 3 ||
-      a.size(0) != b.size(0) || a.size(2) != b.size(1))
-    return {};
-  at::Tensor x = a.stride(2) == 1 ? a : a.contiguous();
-  const bool unit_k = b.stride(1) == 1 && b.stride(2) != 1;
-  at::Tensor y = (unit_k || b.stride(2) == 1) ? b : b.contiguous();
-  at::Tensor out = at::empty({a.size(0), a.size(1), b.size(2)}, a.options());
-  if (out.numel() == 0) return out;
-  run(batched_plan(dnnl_type(t), unit_k), strided(x), x.data_ptr(), strided(y), y.data_ptr(), strided(out),
-      out.data_ptr());
-  return out;
-}
-
 PackedPlanStats packed_plan_stats() {
   const auto s = plans().stats();
   return {static_cast<int64_t>(s.size), static_cast<int64_t>(s.capacity), s.hits, s.misses};
@@ -270,7 +226,7 @@ std::string packed_matmul_support() {
   const dnnl::version_t* v = dnnl::version();
   std::string s = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                   std::to_string(v->patch) + ", " + isa_name(dnnl::get_effective_cpu_isa());
-  return s + (has_bf16_instructions() ? " (float32 and bfloat16 packed)" : " (float32 packed; bfloat16 on at::linear)");
+  return s + (has_bf16_instructions() ? " (float32 and bfloat16)" : " (float32; bfloat16 on at::linear)");
 }
 
 }  // namespace exspec
@@ -290,9 +246,8 @@ at::Tensor PackedWeight::rows(const at::Tensor&) const {
 at::Tensor PackedWeight::multiply(const at::Tensor&) const {
   throw std::logic_error("PackedWeight::multiply in a build without oneDNN");
 }
-at::Tensor batched_matmul(const at::Tensor&, const at::Tensor&) { return {}; }
 PackedPlanStats packed_plan_stats() { return {}; }
-std::string packed_matmul_support() { return "not built (no oneDNN headers): at::linear everywhere"; }
+std::string packed_matmul_support() { return "not built (no oneDNN headers)"; }
 
 }  // namespace exspec
 #endif

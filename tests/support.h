@@ -32,9 +32,10 @@ std::string model_dir(const std::string& arch, const std::string& preset = "tiny
 
 // A model loaded in float64 on the test device: the oracle's dtype.
 std::shared_ptr<const Decoder> load64(const std::string& dir);
-// The dtypes in which a row cannot see its batch (issue 47), so that every serving path equals
-// that dtype's own batch-1 plain decoding: int8, and bfloat16 where the CPU runs its vdpbf16ps
-// kernel (elsewhere a warning says it is not tested). On the CPU only: empty on a GPU.
+// The dtypes in which a row cannot see its batch (issues 47 and 69), so that every serving path
+// equals that dtype's own batch-1 plain decoding: float32, int8 and bfloat16, on the fixed-order
+// kernels of every instruction set (EXSPEC_ISA picks the path under test). On the CPU only:
+// empty on a GPU.
 std::vector<at::ScalarType> invariant_dtypes();
 // A model loaded in `dtype` (at::kChar: int8 weights) on the CPU.
 std::shared_ptr<const Decoder> load_as(const std::string& dir, at::ScalarType dtype);

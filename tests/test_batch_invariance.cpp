@@ -1,5 +1,5 @@
-// A row's logits do not depend on its batch (issue 47), in int8 and in bfloat16 on a CPU with
-// BF16 instructions: the logits of one sequence fed a token a forward alone equal, bit for bit,
+// A row's logits do not depend on its batch (issues 47 and 69), in float32, int8 and bfloat16
+// on every instruction set (EXSPEC_ISA): the logits of one sequence fed a token a forward alone equal, bit for bit,
 // the same positions computed in a prefill chunk, inside in-place batches of 2 to 16 rows (at any
 // place, in scattered slots, beside rows of other lengths fed other chunk sizes), with blocks of
 // the store read as a view or gathered, and inside the paper modes' left-padded batches.
@@ -111,7 +111,7 @@ CATCH_TEST_CASE("a row's logits are the same bits alone, in a prefill chunk and 
       auto m = test::load_as(test::model_dir(arch), dt);
       const auto tokens = test::mixed_prompts(1, 17, 17, m->config().vocab_size, 5)[0];
       const at::Tensor want = alone(*m, tokens);
-      CATCH_INFO(arch << ", " << (dt == at::kChar ? "int8" : "bfloat16"));
+      CATCH_INFO(arch << ", " << (dt == at::kChar ? "int8" : c10::toString(dt)));
       {  // the whole sequence as one prefill chunk
         KVStore st = m->new_store(1, 17);
         const int64_t L = static_cast<int64_t>(tokens.size());

@@ -1,5 +1,5 @@
-// The bfloat16 kernel (model/kernels/bf16_kernel.h), torch-free: the AVX-512 BF16 path gives the plain
-// path's bits (so the plain path states the instruction's arithmetic); a row's output is the same
+// The bfloat16 kernel (model/kernels/bf16_kernel.h), torch-free: the AVX-512 BF16 and AVX2 paths give the
+// plain path's bits (so the plain path states the instruction's arithmetic); a row's output is the same
 // bits alone and at any place in any batch and over any split of the columns; the product is
 // within bfloat16's rounding of the float64 product.
 #include <catch2/catch.hpp>
@@ -8,6 +8,8 @@
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include <xmmintrin.h>
 
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/half_float.h"
@@ -103,6 +105,30 @@ CATCH_TEST_CASE("bf16: rows beyond one L2 chunk are each the same bits as alone"
       CATCH_INFO(bf16::isa_name(isa) << ", row " << r);
       const auto alone = product(w, row, 1, isa);
       CATCH_CHECK(std::equal(alone.begin(), alone.end(), y.begin() + r * out));
+    }
+  }
+}
+
+// vdpbf16ps reads a subnormal as zero and writes a subnormal sum as zero: the AVX2 path gets the
+// same from MXCSR's DAZ and FTZ, set for its call only. Products near float32's smallest normal,
+// and subnormal inputs among them.
+CATCH_TEST_CASE("bf16: subnormal inputs and sums are flushed alike on every path", "[bf16]") {
+  const int64_t out = 37, in = 66;
+  auto w16 = random_bf16(static_cast<size_t>(out * in), 71, 1e-19f);
+  for (size_t i = 0; i < w16.size(); i += 7) w16[i] = static_cast<uint16_t>(0x0001 + i % 0x7f);  // subnormal
+  const bf16::Weight w = bf16::pack(w16.data(), out, in, in);
+  for (int64_t m : {1, 3, 6}) {
+    auto x = random_bf16(static_cast<size_t>(m * in), static_cast<uint32_t>(72 + m), 5e-20f);
+    for (size_t i = 3; i < x.size(); i += 11) x[i] = static_cast<uint16_t>(0x8000 | (0x0040 + i % 0x3f));  // -subnormal
+    const auto want = product(w, x, m, bf16::Isa::Plain);
+    size_t zeros = 0;
+    for (uint16_t v : want) zeros += (v & 0x7fff) == 0;
+    CATCH_CHECK(zeros > 0);  // some sums were flushed, so the rule was exercised
+    const unsigned csr = _mm_getcsr();
+    for (bf16::Isa isa : bf16::isas_here()) {
+      CATCH_INFO("m " << m << ", " << bf16::isa_name(isa));
+      CATCH_CHECK(product(w, x, m, isa) == want);
+      CATCH_CHECK(_mm_getcsr() == csr);  // the caller's MXCSR is as it was
     }
   }
 }

@@ -234,7 +234,7 @@ CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in float64 (the oracle)"
 }
 
 // int8 and bfloat16 (issue 47): each dtype's own batch-1 nonspec decoding is the oracle.
-CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in int8 and bfloat16 (each its own oracle)", "[inplace][oracle][int8]") {
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy in float32, int8 and bfloat16 (each its own oracle)", "[inplace][oracle][int8]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));
     auto target = test::load_as(test::model_dir("llama"), dt);

@@ -65,7 +65,7 @@ CATCH_TEST_CASE("in place in a few blocks: borrowed blocks and pre-emptions equa
 
 // int8 and bfloat16 (issue 47): pre-emption recomputes a sequence in other batches, chunks and
 // blocks, and its output is still that dtype's batch-1 nonspec decoding.
-CATCH_TEST_CASE("in place in a few blocks in int8 and bfloat16: pre-emptions equal batch-1 nonspec decoding",
+CATCH_TEST_CASE("in place in a few blocks in float32, int8 and bfloat16: pre-emptions equal batch-1 nonspec decoding",
                 "[inplace][oracle][blocks][int8]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));

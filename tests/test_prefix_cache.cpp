@@ -97,7 +97,7 @@ CATCH_TEST_CASE("in place with the prefix cache equals batch-1 nonspec decoding 
 
 // int8 and bfloat16 (issue 47): a cached prefix's keys were computed in another batch and chunk;
 // the output is still that dtype's batch-1 nonspec decoding.
-CATCH_TEST_CASE("in place with the prefix cache in int8 and bfloat16 equals batch-1 nonspec decoding",
+CATCH_TEST_CASE("in place with the prefix cache in float32, int8 and bfloat16 equals batch-1 nonspec decoding",
                 "[inplace][oracle][prefix][int8]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));

@@ -145,7 +145,7 @@ CATCH_TEST_CASE("predictions equal batch-1 nonspec decoding with every proposer 
 }
 
 // int8 and bfloat16 (issue 47): every proposer against each dtype's own batch-1 decoding.
-CATCH_TEST_CASE("prompt lookup and predictions in int8 and bfloat16 equal batch-1 nonspec decoding",
+CATCH_TEST_CASE("prompt lookup and predictions in float32, int8 and bfloat16 equal batch-1 nonspec decoding",
                 "[proposals][oracle][int8]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));

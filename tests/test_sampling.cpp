@@ -270,8 +270,8 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
 
 // int8 and bfloat16 (issue 47): rows independent of their batch, so seeded sampling holds too,
 // against each dtype's own batch-1 sampling.
-CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in int8 and bfloat16",
-                "[sampling][oracle][int8]") {
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float32, int8 and bfloat16",
+                "[sampling][oracle][int8][isa]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));
     sampling_sweep(test::load_as(test::model_dir("llama"), dt), test::load_as(truncated_draft(), dt));

@@ -117,7 +117,7 @@ std::vector<SeqRequest> requests(const Decoder& m, bool seeded) {
 
 }  // namespace
 
-CATCH_TEST_CASE("row buckets: a bucketed forward equals the plain one and stores only its content", "[step_runner]") {
+CATCH_TEST_CASE("row buckets: a bucketed forward equals the plain one and stores only its content", "[step_runner][isa]") {
   for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
     CATCH_INFO(c10::toString(dt));
     auto m = test::load_as(test::model_dir("llama"), dt);

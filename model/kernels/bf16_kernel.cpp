@@ -13,11 +13,6 @@
 namespace exspec::bf16 {
 namespace {
 
-bool has_bf16() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512bf16");
-}
-
 constexpr uint32_t kExp = 0x7f800000u;
 
 // What vdpbf16ps does with subnormals: read as zero, and a subnormal result written as zero.
@@ -79,44 +74,84 @@ EXSPEC_BF16 void bf16_panel(const Weight& w, const uint16_t* x, int64_t ldx, int
   }
 }
 
-template <int R>
-EXSPEC_BF16 void bf16_tn(int tn, const Weight& w, const uint16_t* x, int64_t ldx, int64_t r, int64_t t, uint16_t* y,
-                         int64_t ldy) {
-  switch (tn) {
-    case 4: bf16_panel<R, 4>(w, x, ldx, r, t, y, ldy); break;
-    case 3: bf16_panel<R, 3>(w, x, ldx, r, t, y, ldy); break;
-    case 2: bf16_panel<R, 2>(w, x, ldx, r, t, y, ldy); break;
-    default: bf16_panel<R, 1>(w, x, ldx, r, t, y, ldy); break;
-  }
-}
-
 // Four rows by four tiles: each weight register serves four rows, each broadcast four tiles.
 void bf16_tiles(const Weight& w, const uint16_t* x, int64_t m, int64_t ldx, uint16_t* y, int64_t ldy, int64_t t0,
                 int64_t t1) {
-  for_panels(m, t0, t1, chunk_rows(w.pairs * 4), 4, 4, [&](int64_t r, int rn, int64_t t, int tn) {
-    switch (rn) {
-      case 4: bf16_tn<4>(tn, w, x, ldx, r, t, y, ldy); break;
-      case 3: bf16_tn<3>(tn, w, x, ldx, r, t, y, ldy); break;
-      case 2: bf16_tn<2>(tn, w, x, ldx, r, t, y, ldy); break;
-      default: bf16_tn<1>(tn, w, x, ldx, r, t, y, ldy); break;
-    }
+  for_fixed_panels<4, 4>(m, t0, t1, chunk_rows(w.pairs * 4), [&](auto rn, auto tn, int64_t r, int64_t t) {
+    bf16_panel<decltype(rn)::value, decltype(tn)::value>(w, x, ldx, r, t, y, ldy);
   });
+}
+
+#define EXSPEC_BF16_AVX2 __attribute__((target("avx2,fma")))
+
+// A pair's two bfloat16 in a 32-bit lane, widened to float32 exactly: the odd one is the high
+// half as it stands, the even one the low half moved up.
+EXSPEC_BF16_AVX2 inline __m256 odd_half(__m256i v) {
+  return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+EXSPEC_BF16_AVX2 inline __m256 even_half(__m256i v) { return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); }
+
+// vdpbf16ps's arithmetic on AVX2: per pair, an fma with the odd product, then one with the even
+// product (a product of two bfloat16 is exact in float32). The caller has set DAZ and FTZ, as the
+// instruction has them.
+template <int R, int TN>
+EXSPEC_BF16_AVX2 void avx2_panel(const Weight& w, const uint16_t* x, int64_t ldx, int64_t r0, int64_t t0, uint16_t* y,
+                                 int64_t ldy) {
+  __m256 acc[R][TN][2];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TN; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < w.pairs; ++p) {
+    __m256 wo[TN][2], we[TN][2];
+    for (int t = 0; t < TN; ++t)
+      for (int h = 0; h < 2; ++h) {
+        const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(w.at(t0 + t, p) + h * 16));
+        wo[t][h] = odd_half(v), we[t][h] = even_half(v);
+      }
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* xr = x + (r0 + r) * ldx;
+      const __m256 xo = _mm256_set1_ps(2 * p + 1 < w.in ? bf16_float(xr[2 * p + 1]) : 0.0f);
+      const __m256 xe = _mm256_set1_ps(bf16_float(xr[2 * p]));
+      for (int t = 0; t < TN; ++t)
+        for (int h = 0; h < 2; ++h) {
+          acc[r][t][h] = _mm256_fmadd_ps(xo, wo[t][h], acc[r][t][h]);
+          acc[r][t][h] = _mm256_fmadd_ps(xe, we[t][h], acc[r][t][h]);
+        }
+    }
+  }
+  for (int t = 0; t < TN; ++t) {
+    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
+    for (int r = 0; r < R; ++r) {
+      alignas(32) float sums[kTile];
+      _mm256_store_ps(sums, acc[r][t][0]);
+      _mm256_store_ps(sums + 8, acc[r][t][1]);
+      for (int64_t c = 0; c < n; ++c) y[(r0 + r) * ldy + col + c] = round_bf16(sums[c]);
+    }
+  }
+}
+
+// One row: the four tiles of a group, one stream; more rows: four rows a tile.
+void avx2_tiles(const Weight& w, const uint16_t* x, int64_t m, int64_t ldx, uint16_t* y, int64_t ldy, int64_t t0,
+                int64_t t1) {
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6), on this thread for this call
+  const auto panel = [&](auto rn, auto tn, int64_t r, int64_t t) {
+    avx2_panel<decltype(rn)::value, decltype(tn)::value>(w, x, ldx, r, t, y, ldy);
+  };
+  if (m == 1) for_fixed_panels<1, 4>(m, t0, t1, 1, panel);
+  else for_fixed_panels<4, 1>(m, t0, t1, chunk_rows(w.pairs * 4), panel);
+  _mm_setcsr(saved);
 }
 
 }  // namespace
 
 Isa best_isa() {
-  static const Isa isa = has_bf16() ? Isa::Avx512Bf16 : Isa::Plain;
+  static const Isa isa = isa::best(isa::Family::Bf16);
   return isa;
 }
 
-std::vector<Isa> isas_here() {
-  std::vector<Isa> v{Isa::Plain};
-  if (has_bf16()) v.push_back(Isa::Avx512Bf16);
-  return v;
-}
+std::vector<Isa> isas_here() { return isa::here(isa::Family::Bf16); }
 
-const char* isa_name(Isa isa) { return isa == Isa::Avx512Bf16 ? "avx512_bf16" : "plain"; }
+const char* isa_name(Isa isa) { return isa::name(isa, isa::Family::Bf16); }
 
 Weight empty_weight(int64_t out, int64_t in) {
   if (out <= 0 || in <= 0) throw std::invalid_argument("bf16::empty_weight: empty weight");
@@ -149,8 +184,12 @@ Weight pack(const uint16_t* src, int64_t out, int64_t in, int64_t ld) {
 void multiply(const Weight& w, const uint16_t* x, int64_t m, int64_t ldx, uint16_t* y, int64_t ldy, int64_t t0,
               int64_t t1, Isa isa) {
   if (t0 >= t1 || m == 0) return;
-  if (isa == Isa::Avx512Bf16) bf16_tiles(w, x, m, ldx, y, ldy, t0, t1);
-  else plain_tiles(w, x, m, ldx, y, ldy, t0, t1);
+  switch (isa) {
+    case Isa::Avx512: return bf16_tiles(w, x, m, ldx, y, ldy, t0, t1);
+    case Isa::Avx2: return avx2_tiles(w, x, m, ldx, y, ldy, t0, t1);
+    case Isa::Plain: return plain_tiles(w, x, m, ldx, y, ldy, t0, t1);
+  }
+  throw std::invalid_argument("bf16::multiply: unknown instruction set");
 }
 
 }  // namespace exspec::bf16

@@ -5,20 +5,22 @@
 // float32 sum over the input pairs in one fixed order, the AVX-512 BF16 instruction's:
 //     y = 0;  for p in pairs: y += x[2p+1]·w[2p+1];  y += x[2p]·w[2p]     (vdpbf16ps)
 // then rounded once to bfloat16, whatever the batch, the row's place in it, the other rows and
-// the threads. The plain C++ path does the same arithmetic (with the instruction's flushing of
-// subnormals) and is the tests' reference.
+// the threads. The AVX2 path widens each bfloat16 to float32 (exact) and does the same fused
+// multiply-adds with the instruction's flushing of subnormals (MXCSR's DAZ and FTZ); the plain
+// C++ path does the same arithmetic in scalars and is the tests' reference.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "model/kernels/aligned_array.h"
+#include "model/kernels/isa.h"
 
 namespace exspec::bf16 {
 
 constexpr int64_t kTile = 16;  // output columns a register
 
-enum class Isa { Plain, Avx512Bf16 };
-Isa best_isa();
+using Isa = isa::Isa;  // Avx512: vdpbf16ps
+Isa best_isa();        // isa.h: EXSPEC_ISA caps it
 std::vector<Isa> isas_here();
 const char* isa_name(Isa isa);
 

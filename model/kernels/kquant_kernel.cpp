@@ -180,16 +180,16 @@ void dequantise_row(const Weight& w, int64_t row, float* out) {
 }
 
 Isa best_isa() {
-  static const Isa isa = int8_isa::best(/*vl=*/true);  // EVEX-encoded ymm registers
+  static const Isa isa = isa::best(isa::Family::Int8Vl);  // EVEX-encoded ymm registers
   return isa;
 }
 
-std::vector<Isa> isas_here() { return int8_isa::here(true); }
+std::vector<Isa> isas_here() { return isa::here(isa::Family::Int8Vl); }
 
-const char* isa_name(Isa isa) { return int8_isa::name(isa); }
+const char* isa_name(Isa isa) { return isa::name(isa, isa::Family::Int8Vl); }
 
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t c0, int64_t c1, Isa isa) {
-  const bool vnni = isa == Isa::Avx512Vnni, vec = vnni || isa == Isa::Avx2;
+  const bool vnni = isa == Isa::Avx512, vec = vnni || isa == Isa::Avx2;
   // Per row, what Q6_K's offset takes away: computed once a call, for every column.
   thread_local AlignedArray<int32_t> buffer;  // 8 lanes a vector, on 64-byte boundaries
   AlignedArray<int32_t>& lanes = buffer;

@@ -63,8 +63,8 @@ void dequantise_row(const Weight& w, int64_t row, float* out);  // the row's `in
 
 // y[r, c] for every row r of x and the output columns [c0, c1); y float32 [m, w.out], rows ldy
 // apart. x is quantised by q8::quantise_activations with in = w.in.
-using Isa = int8_isa::Isa;
-Isa best_isa();  // int8_isa.h: EXSPEC_INT8_ISA caps it
+using Isa = isa::Isa;
+Isa best_isa();  // isa.h: EXSPEC_ISA caps it
 std::vector<Isa> isas_here();  // plain first
 const char* isa_name(Isa isa);
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t c0, int64_t c1, Isa isa);

@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace exspec {
 
@@ -25,6 +26,27 @@ inline void for_panels(int64_t m, int64_t t0, int64_t t1, int64_t chunk, int R, 
       for (int64_t r = rc; r < re; r += R) panel(r, static_cast<int>(std::min<int64_t>(R, re - r)), t, tn);
     }
   }
+}
+
+// f(std::integral_constant<int, n>) for a runtime n in [1, N]: a panel's size as a template
+// argument, so that its accumulators are registers.
+template <int N, class F>
+inline void with_constant(int n, const F& f) {
+  if constexpr (N > 1) {
+    if (n == N) return f(std::integral_constant<int, N>{});
+    with_constant<N - 1>(n, f);
+  } else {
+    f(std::integral_constant<int, 1>{});
+  }
+}
+
+// for_panels with the panel's size as constants: panel(rn, tn, r, t) with rn and tn
+// std::integral_constant<int, ...> of at most R and TN.
+template <int R, int TN, class Panel>
+inline void for_fixed_panels(int64_t m, int64_t t0, int64_t t1, int64_t chunk, const Panel& panel) {
+  for_panels(m, t0, t1, chunk, R, TN, [&](int64_t r, int rn, int64_t t, int tn) {
+    with_constant<R>(rn, [&](auto rc) { with_constant<TN>(tn, [&](auto tc) { panel(rc, tc, r, t); }); });
+  });
 }
 
 }  // namespace exspec

@@ -124,14 +124,14 @@ void dequantise_row(const Weight& w, int64_t row, float* out) {
 }
 
 Isa best_isa() {
-  static const Isa isa = int8_isa::best(false) == Isa::Avx512Vnni ? Isa::Avx512Vnni : Isa::Plain;
+  static const Isa isa = isa::best(isa::Family::Int8) == Isa::Avx512 ? Isa::Avx512 : Isa::Plain;
   return isa;
 }
 
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
   if (x.blocks != w.blocks) throw std::invalid_argument("q4s::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
-  if (isa == Isa::Avx512Vnni) vnni_tiles(w, x, y, ldy, t0, t1);
+  if (isa == Isa::Avx512) vnni_tiles(w, x, y, ldy, t0, t1);
   else plain_tiles(w, x, y, ldy, t0, t1);
 }
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "model/kernels/aligned_array.h"
-#include "model/kernels/int8_isa.h"
+#include "model/kernels/isa.h"
 #include "model/kernels/q8_kernel.h"
 
 namespace exspec::q4s {
@@ -44,8 +44,8 @@ Weight empty_weight(int64_t out, int64_t in);  // every quant 0, every scale 0
 void quantise_rows_into(Weight& w, const float* rows, int64_t ld, int64_t r0, int64_t r1);
 void dequantise_row(const Weight& w, int64_t row, float* out);  // q · d, exact in float32
 
-using Isa = int8_isa::Isa;
-Isa best_isa();  // AVX-512 VNNI where the CPU has it (and EXSPEC_INT8_ISA allows), else plain
+using Isa = isa::Isa;
+Isa best_isa();  // AVX-512 VNNI where the CPU has it (and EXSPEC_ISA allows), else plain
 // y[r, c] for every row r of x (x.in == w.in) and the columns of tiles [t0, t1); y float32,
 // rows ldy apart; nothing outside those columns is written.
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa);

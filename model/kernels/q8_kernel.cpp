@@ -71,65 +71,61 @@ EXSPEC_AVX2 inline void store_cols(float* dst, __m256 v, int64_t n) {
   }
 }
 
-// R rows × TN tiles, each tile as two halves of 8 columns.
-template <int R, int TN>
-EXSPEC_AVX2 void avx2_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+// R rows by the tn <= 4 tiles of one stored group, block by block, as vnni_stream below: the
+// group's blocks are one stream, read once for all R rows and prefetched ahead by the first rows.
+// The float sums live in L1; each output keeps the same order of sums.
+template <int R>
+EXSPEC_AVX2 void avx2_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
   const int64_t nb = w.blocks, ldq = nb * kBlock;
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
-  __m256 acc[R][TN][2];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < TN; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
+  alignas(32) float acc[R][kGroup][kTile] = {};
   for (int64_t b = 0; b < nb; ++b) {
-    __m256i isum[R][TN][2];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < TN; ++t) isum[r][t][0] = isum[r][t][1] = _mm256_setzero_si256();
-    for (int64_t g = 0; g < kGroups; ++g) {
-      __m256i wv[TN][2];
-      for (int t = 0; t < TN; ++t)
-        for (int h = 0; h < 2; ++h)
-          wv[t][h] = _mm256_xor_si256(
-              _mm256_load_si256(reinterpret_cast<const __m256i*>(w.quants(t0 + t, b) + g * 64 + h * 32)),
-              flip);
-      for (int r = 0; r < R; ++r) {
-        int32_t four;
-        std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
-        const __m256i xb = _mm256_set1_epi32(four), ax = _mm256_sign_epi8(xb, xb);
-        for (int t = 0; t < TN; ++t)
-          for (int h = 0; h < 2; ++h)
-            isum[r][t][h] = _mm256_add_epi32(
-                isum[r][t][h], _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(wv[t][h], xb)), ones));
-      }
+    if (r0 == 0) {
+      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
+      for (int64_t line = 0; line < kGroupBlock / 64; ++line) prefetch_weights(next + line * 64);
     }
-    for (int t = 0; t < TN; ++t) {
+    for (int t = 0; t < tn; ++t) {
+      __m256i isum[R][2];
+      for (int r = 0; r < R; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
+      const uint8_t* wq = w.quants(t0 + t, b);
+      for (int64_t g = 0; g < kGroups; ++g) {
+        const __m256i wv[2] = {_mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64)), flip),
+                               _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + 32)), flip)};
+        for (int r = 0; r < R; ++r) {
+          int32_t four;
+          std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
+          const __m256i xb = _mm256_set1_epi32(four), ax = _mm256_sign_epi8(xb, xb);
+          for (int h = 0; h < 2; ++h)
+            isum[r][h] = _mm256_add_epi32(isum[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(wv[h], xb)), ones));
+        }
+      }
       const uint16_t* sp = w.scales(t0 + t, b);
       const __m256 sw[2] = {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp))),
                             _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp + 8)))};
       for (int r = 0; r < R; ++r) {
         const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * nb + b]);
-        for (int h = 0; h < 2; ++h)
-          acc[r][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t][h]), _mm256_mul_ps(sw[h], dx), acc[r][t][h]);
+        for (int h = 0; h < 2; ++h) {
+          float* a = acc[r][t] + h * 8;
+          _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][h]), _mm256_mul_ps(sw[h], dx), _mm256_load_ps(a)));
+        }
       }
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < TN; ++t)
+  for (int t = 0; t < tn; ++t)
+    for (int r = 0; r < R; ++r)
       for (int h = 0; h < 2; ++h) {
         const int64_t col = (t0 + t) * kTile + h * 8;
-        store_cols(y + (r0 + r) * ldy + col, acc[r][t][h], std::min<int64_t>(8, w.out - col));
+        store_cols(y + (r0 + r) * ldy + col, _mm256_load_ps(acc[r][t] + h * 8), std::min<int64_t>(8, w.out - col));
       }
 }
 
-template <int R>
-EXSPEC_AVX2 void avx2_tn(int tn, const Weight& w, const Rows& x, int64_t r, int64_t t, float* y, int64_t ldy) {
-  if (tn == 2) avx2_panel<R, 2>(w, x, r, t, y, ldy);
-  else avx2_panel<R, 1>(w, x, r, t, y, ldy);
-}
-
-// Two rows by two tiles: 16 ymm registers hold no more.
+// Rows in groups of at most 4 (8 integer sums in registers), as even as they split, each group
+// reading each stored group of four tiles in one pass.
 void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), 2, 2, [&](int64_t r, int rn, int64_t t, int tn) {
-    if (rn == 2) avx2_tn<2>(tn, w, x, r, t, y, ldy);
-    else avx2_tn<1>(tn, w, x, r, t, y, ldy);
+  const int64_t groups = (x.m + 3) / 4;
+  const int rows = static_cast<int>((x.m + groups - 1) / groups);
+  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
+    with_constant<4>(rn, [&](auto rc) { avx2_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy); });
   });
 }
 
@@ -215,51 +211,33 @@ EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const Rows& x, int64_t r0, 
   }
 }
 
-EXSPEC_VNNI_TARGET void vnni_stream_rn(int rn, const Weight& w, const Rows& x, int64_t r, int64_t t, int tn, float* y, int64_t ldy) {
-  switch (rn) {
-    case 8: vnni_stream<8>(w, x, r, t, tn, y, ldy); break;
-    case 7: vnni_stream<7>(w, x, r, t, tn, y, ldy); break;
-    case 6: vnni_stream<6>(w, x, r, t, tn, y, ldy); break;
-    case 5: vnni_stream<5>(w, x, r, t, tn, y, ldy); break;
-    case 4: vnni_stream<4>(w, x, r, t, tn, y, ldy); break;
-    case 3: vnni_stream<3>(w, x, r, t, tn, y, ldy); break;
-    case 2: vnni_stream<2>(w, x, r, t, tn, y, ldy); break;
-    default: vnni_stream<1>(w, x, r, t, tn, y, ldy); break;
-  }
-}
-
 // Rows in groups of at most 8 (8 integer sums in registers), as even as they split, each group
 // reading each stored group of four tiles in one pass: at a verify step's K + 1 <= 8 rows the
 // weights stream once, as for one row.
 void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   if (x.m == 1) {  // one row: the four tiles' sums in four chains (one chain a tile is latency-bound)
-    for_panels(1, t0, t1, 1, 1, kGroup, [&](int64_t r, int, int64_t t, int tn) {
-      switch (tn) {
-        case 4: vnni_panel<1, 4>(w, x, r, t, y, ldy); break;
-        case 3: vnni_panel<1, 3>(w, x, r, t, y, ldy); break;
-        case 2: vnni_panel<1, 2>(w, x, r, t, y, ldy); break;
-        default: vnni_panel<1, 1>(w, x, r, t, y, ldy); break;
-      }
+    for_fixed_panels<1, kGroup>(1, t0, t1, 1, [&](auto rn, auto tn, int64_t r, int64_t t) {
+      vnni_panel<decltype(rn)::value, decltype(tn)::value>(w, x, r, t, y, ldy);
     });
     return;
   }
   const int64_t groups = (x.m + 7) / 8;
   const int rows = static_cast<int>((x.m + groups - 1) / groups);
   for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
-    vnni_stream_rn(rn, w, x, r, t, tn, y, ldy);
+    with_constant<8>(rn, [&](auto rc) { vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy); });
   });
 }
 
 }  // namespace
 
 Isa best_isa() {
-  static const Isa isa = int8_isa::best(/*vl=*/false);  // zmm registers only
+  static const Isa isa = isa::best(isa::Family::Int8);  // zmm registers only
   return isa;
 }
 
-std::vector<Isa> isas_here() { return int8_isa::here(false); }
+std::vector<Isa> isas_here() { return isa::here(isa::Family::Int8); }
 
-const char* isa_name(Isa isa) { return int8_isa::name(isa); }
+const char* isa_name(Isa isa) { return isa::name(isa, isa::Family::Int8); }
 
 Weight empty_weight(int64_t out, int64_t in) {
   if (out <= 0 || in <= 0) throw std::invalid_argument("q8::empty_weight: empty weight");
@@ -335,7 +313,7 @@ void multiply(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0,
   if (x.blocks != w.blocks) throw std::invalid_argument("q8::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
   switch (isa) {
-    case Isa::Avx512Vnni: vnni_tiles(w, x, y, ldy, t0, t1); break;
+    case Isa::Avx512: vnni_tiles(w, x, y, ldy, t0, t1); break;
     case Isa::Avx2: avx2_tiles(w, x, y, ldy, t0, t1); break;
     default: plain_tiles(w, x, y, ldy, t0, t1); break;
   }

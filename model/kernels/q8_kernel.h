@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "model/kernels/aligned_array.h"
-#include "model/kernels/int8_isa.h"
+#include "model/kernels/isa.h"
 
 namespace exspec::q8 {
 
 constexpr int64_t kBlock = 32;  // inputs per scale
 constexpr int64_t kTile = 16;   // output columns a kernel call writes together (one zmm of int32)
 
-using Isa = int8_isa::Isa;
-Isa best_isa();                // the fastest path this CPU runs (int8_isa.h: EXSPEC_INT8_ISA caps it)
+using Isa = isa::Isa;
+Isa best_isa();                // the fastest path this CPU runs (isa.h: EXSPEC_ISA caps it)
 std::vector<Isa> isas_here();  // every path this CPU runs, plain first
 const char* isa_name(Isa isa);
 

@@ -176,7 +176,7 @@ CATCH_TEST_CASE("the paper's modes equal batch-1 nonspec greedy on a GLM-4 pair 
 
 // int8 and bfloat16 (issue 47): a row's logits do not depend on its batch, so the same sweep
 // holds with each dtype's own batch-1 nonspec decoding as the oracle.
-CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in int8 and bfloat16 (each its own oracle)", "[oracle][int8]") {
+CATCH_TEST_CASE("every mode equals batch-1 nonspec greedy in float32, int8 and bfloat16 (each its own oracle)", "[oracle][int8]") {
   for (at::ScalarType dt : test::invariant_dtypes()) {
     CATCH_INFO(dtype_name(dt));
     auto target = test::load_as(test::model_dir("llama"), dt);
