@@ -1,6 +1,5 @@
 #include "http/responses_output.h"
 
-#include "http/dialect_output.h"
 #include "http/openai_request.h"
 #include "http/responses_request.h"
 #include "jobs/random_id.h"
@@ -27,9 +26,10 @@ ordered_json call_item(const ChatAnswer::Call& c, const char* status) {
 
 class ResponsesOutput : public DialectOutput {
  public:
-  ResponsesOutput(std::weak_ptr<GenerationOutput> to, std::string model, ordered_json echo, int64_t input_tokens)
+  ResponsesOutput(std::weak_ptr<GenerationOutput> to, std::string model, ordered_json echo, int64_t input_tokens,
+                  ResponseDone done)
       : DialectOutput(std::move(to)), id_(jobs::random_id("resp_")), model_(std::move(model)),
-        msg_id_(jobs::random_id("msg_")), echo_(std::move(echo)), created_at_(unix_now()) {
+        msg_id_(jobs::random_id("msg_")), echo_(std::move(echo)), created_at_(unix_now()), done_(std::move(done)) {
     usage_ = usage_of(ChatAnswer{"", {}, "", nullptr, input_tokens, 0});
   }
 
@@ -41,7 +41,9 @@ class ResponsesOutput : public DialectOutput {
     if (!a.text.empty() || a.calls.empty()) output_.push_back(message_item(a.text, status));
     for (const auto& c : a.calls) output_.push_back(call_item(c, "completed"));
     usage_ = usage_of(a);
-    return dump(response(status));
+    const ordered_json r = response(status);
+    if (done_) done_(r, a);
+    return dump(r);
   }
 
   // The response object as it stands: `status`, the output items closed so far.
@@ -55,8 +57,8 @@ class ResponsesOutput : public DialectOutput {
     r["model"] = model_;
     r["output"] = output_;
     r["parallel_tool_calls"] = or_default(echo_["parallel_tool_calls"], true);
-    r["previous_response_id"] = nullptr;
-    r["store"] = false;
+    r["previous_response_id"] = echo_["previous_response_id"];
+    r["store"] = echo_.value("store", false);
     r["temperature"] = echo_["temperature"];
     r["text"] = or_default(echo_["text"], {{"format", {{"type", "text"}}}});
     r["tool_choice"] = or_default(echo_["tool_choice"], "auto");
@@ -159,7 +161,17 @@ class ResponsesOutput : public DialectOutput {
     close_message(cut ? "incomplete" : "completed");
     close_call();
     usage_ = usage_of(end);
-    event(cut ? "response.incomplete" : "response.completed", {{"response", response(cut ? "incomplete" : "completed")}});
+    const ordered_json r = response(cut ? "incomplete" : "completed");
+    if (done_) {
+      ChatAnswer whole = end;  // the stream's text and calls, as the whole answer has them
+      whole.text = text_;
+      for (const auto& item : output_)
+        if (item["type"] == "function_call")
+          whole.calls.push_back({item["call_id"].get<std::string>(), item["name"].get<std::string>(),
+                                 item["arguments"].get<std::string>()});
+      done_(r, whole);
+    }
+    event(cut ? "response.incomplete" : "response.completed", {{"response", r}});
   }
 
   void stream_error(const ApiError& e) override {
@@ -177,13 +189,15 @@ class ResponsesOutput : public DialectOutput {
   bool message_open_ = false;
   std::string text_;
   ordered_json call_;  // the function_call item being streamed, or null
+  ResponseDone done_;
 };
 
 }  // namespace
 
 std::shared_ptr<GenerationOutput> responses_output(std::weak_ptr<GenerationOutput> to, std::string model,
-                                                   ordered_json echo, int64_t input_tokens) {
-  return std::make_shared<ResponsesOutput>(std::move(to), std::move(model), std::move(echo), input_tokens);
+                                                   ordered_json echo, int64_t input_tokens, ResponseDone done) {
+  return std::make_shared<ResponsesOutput>(std::move(to), std::move(model), std::move(echo), input_tokens,
+                                           std::move(done));
 }
 
 }  // namespace exspec::http

@@ -6,17 +6,23 @@
 // response.function_call_arguments.delta / .done, response.output_item.done and
 // response.completed (response.incomplete), each with its sequence_number. Torch-free.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "http/generation.h"
+#include "http/dialect_output.h"
 
 namespace exspec::http {
 
-// echo: the request's fields the response object repeats (ResponsesRequest::echo).
+// Called with the finished response object (completed or incomplete) and the answer it holds,
+// before the client has all of it: the endpoint stores it (store true).
+using ResponseDone = std::function<void(const nlohmann::ordered_json& response, const ChatAnswer& answer)>;
+
+// echo: the request's fields the response object repeats (ResponsesRequest::echo, with "store").
 std::shared_ptr<GenerationOutput> responses_output(std::weak_ptr<GenerationOutput> to, std::string model,
-                                                   nlohmann::ordered_json echo, int64_t input_tokens);
+                                                   nlohmann::ordered_json echo, int64_t input_tokens,
+                                                   ResponseDone done = nullptr);
 
 }  // namespace exspec::http

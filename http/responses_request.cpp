@@ -17,11 +17,8 @@ void check_fields(const ordered_json& body) {
   static const std::set<std::string> served{"model", "input", "instructions", "max_output_tokens", "temperature",
                                             "top_p", "seed", "metadata", "tools", "tool_choice", "parallel_tool_calls",
                                             "text", "stream", "store", "user", "truncation", "include",
-                                            "safety_identifier", "prompt_cache_key"};
+                                            "safety_identifier", "prompt_cache_key", "previous_response_id"};
   for (auto it = body.begin(); it != body.end(); ++it) {
-    if (it.key() == "previous_response_id" && !it->is_null())
-      refuse(it.key(), "stored responses are not supported by this server yet: send the whole conversation as input",
-          "unsupported_value");
     if (!served.count(it.key()) && !it->is_null()) refuse(it.key(), "not supported by this server", "unsupported_parameter");
   }
 }
@@ -62,12 +59,9 @@ ordered_json call_output(const ordered_json& it, const std::string& at) {
   return {{"role", "tool"}, {"tool_call_id", id}, {"content", text_of(*output, at + ".output")}};
 }
 
-ordered_json chat_messages(const ordered_json& body) {
+// The input items as chat messages (the instructions apart).
+ordered_json input_messages(const ordered_json& body) {
   ordered_json out = ordered_json::array();
-  if (const ordered_json* ins = field(body, "instructions")) {
-    if (!ins->is_string()) refuse("instructions", "must be a string", "invalid_type");
-    out.push_back({{"role", "system"}, {"content", *ins}});
-  }
   const ordered_json* input = field(body, "input");
   if (!input) refuse("input", "is required", "missing_required_parameter");
   if (input->is_string()) {
@@ -148,7 +142,11 @@ void check_metadata(const ordered_json& md) {
 void state_fields(const ordered_json& body, ResponsesRequest& r) {
   if (const ordered_json* s = field(body, "store")) {
     if (!s->is_boolean()) refuse("store", "must be a boolean", "invalid_type");
-    if (s->get<bool>()) refuse("store", "stored responses are not supported by this server yet: send store false", "unsupported_value");
+    r.store = s->get<bool>();
+  }
+  if (const ordered_json* p = field(body, "previous_response_id")) {
+    if (!p->is_string() || p->get_ref<const std::string&>().empty()) refuse("previous_response_id", "must be a response id", "invalid_type");
+    r.previous_response_id = p->get<std::string>();
   }
   if (const ordered_json* t = field(body, "truncation"); t && *t != "disabled")
     refuse("truncation", "only \"disabled\" is supported (a prompt over the context is a 400)", "unsupported_value");
@@ -172,7 +170,12 @@ ResponsesRequest responses_to_chat(const ordered_json& body) {
   state_fields(body, r);
   r.chat = ordered_json::object();
   if (const ordered_json* m = field(body, "model")) r.chat["model"] = *m;
-  r.chat["messages"] = chat_messages(body);
+  if (const ordered_json* ins = field(body, "instructions")) {
+    if (!ins->is_string()) refuse("instructions", "must be a string", "invalid_type");
+    r.instructions = {{"role", "system"}, {"content", *ins}};
+  }
+  r.input = input_messages(body);
+  continue_from(r, ordered_json::array());
   if (const ordered_json* t = field(body, "tools")) r.chat["tools"] = chat_tools(*t);
   if (const ordered_json* tc = field(body, "tool_choice")) r.chat["tool_choice"] = chat_tool_choice(*tc);
   if (const ordered_json* p = field(body, "parallel_tool_calls")) r.chat["parallel_tool_calls"] = *p;
@@ -183,9 +186,17 @@ ResponsesRequest responses_to_chat(const ordered_json& body) {
   if (r.stream) r.chat["stream"] = true, r.chat["stream_options"] = {{"include_usage", true}};
   r.echo = ordered_json::object();
   for (const char* f : {"instructions", "max_output_tokens", "metadata", "temperature", "top_p", "tools", "tool_choice",
-                        "parallel_tool_calls", "text", "user"})
+                        "parallel_tool_calls", "text", "user", "previous_response_id"})
     r.echo[f] = body.contains(f) ? body[f] : ordered_json(nullptr);
   return r;
+}
+
+void continue_from(ResponsesRequest& r, const ordered_json& history) {
+  ordered_json messages = ordered_json::array();
+  if (!r.instructions.is_null()) messages.push_back(r.instructions);
+  for (const auto& m : history) messages.push_back(m);
+  for (const auto& m : r.input) messages.push_back(m);
+  r.chat["messages"] = std::move(messages);
 }
 
 namespace {

@@ -159,6 +159,8 @@ const std::vector<Route>& route_table() {
       {V::post, "/v1/messages", kAuth, BodyLimit::Request, create_message},
       {V::post, "/v1/messages/count_tokens", kAuth, BodyLimit::Request, count_message_tokens},
       {V::post, "/v1/responses", kAuth, BodyLimit::Request, create_response},
+      {V::get, "/v1/responses/{id}", kAuth, BodyLimit::Request, answer<get_stored_response>},
+      {V::delete_, "/v1/responses/{id}", kAuth, BodyLimit::Request, answer<delete_stored_response>},
       {V::post, "/tokenize", kAuth, BodyLimit::Request, answer<tokenize_request>},
       {V::post, "/detokenize", kAuth, BodyLimit::Request, answer<detokenize_request>},
       {V::get, "/v1/files", kAuth, BodyLimit::Request, answer<list_files>},

@@ -3,7 +3,9 @@
 // accumulator), seeded sampling, text.format json_schema, and its view of our errors ("text");
 // or a forced function call and a tool round trip's history as input items ("tools").
 // Prints one JSON object with what it got.
-// usage: node openai_responses.mjs BASE_URL MODEL text|tools [KEY]
+// Or ("store", on a server with a job store) a kept response, responses.retrieve, and a second
+// turn through previous_response_id.
+// usage: node openai_responses.mjs BASE_URL MODEL text|tools|store [KEY]
 import OpenAI from "openai";
 
 const [baseURL, model, mode, apiKey = "unused"] = process.argv.slice(2);
@@ -54,6 +56,19 @@ if (mode === "text") {
     too_long: { ...ask, max_output_tokens: 100000000 },
   };
   for (const [key, b] of Object.entries(bad)) out[key] = await status(b);
+} else if (mode === "store") {
+  const first = await client.responses.create({ model, input: "Hello from node", max_output_tokens: 8, temperature: 0 });
+  const got = await client.responses.retrieve(first.id);
+  const second = await client.responses.create({ model, input: "And then?", previous_response_id: first.id,
+                                                 max_output_tokens: 8, temperature: 0, stream: true });
+  let last = null;
+  for await (const ev of second) if (ev.type === "response.completed" || ev.type === "response.incomplete") last = ev.response;
+  const unkept = await client.responses.create({ model, input: "Hello from node", max_output_tokens: 2, store: false });
+  out.first = first;
+  out.retrieved = got;
+  out.second = last;
+  out.unkept = unkept.id;
+  out.unkept_store = unkept.store;
 } else {
   const tools = [{ type: "function", name: "get_weather", description: "Weather in a city.", strict: true,
                    parameters: { type: "object", properties: { unit: { enum: ["c", "f"] } }, required: ["unit"], additionalProperties: false } }];

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/http/batch_support.h"
 #include "tests/http/support.h"
 
 using namespace exspec::httptest;
@@ -252,4 +253,58 @@ TEST_CASE("front doors: tools and the API key over Qwen3's template, through bot
                           json{{"max_tokens", 2}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump(),
                           {{"Content-Type", "application/json"}, {"x-api-key", key}});
   CHECK(xk.status == 200);
+}
+
+TEST_CASE("front doors: stored responses survive a restart, previous_response_id continues them") {
+  const std::string dir = data_dir("responses");
+  json first, second;
+  std::string unkept;
+  const json turn1 = {{{"role", "user"}, {"content", "Hello from node"}}};
+  {
+    ServerProcess srv({"--data-dir", dir});
+    const json o = run_node("openai_responses.mjs", srv.port(), "/v1", "target", "store");
+    first = o["first"], second = o["second"], unkept = o["unkept"];
+    CHECK(first["store"] == true);
+    CHECK(o["unkept_store"] == false);
+    CHECK(o["retrieved"]["id"] == first["id"]);
+    CHECK(o["retrieved"]["output"] == first["output"]);
+    CHECK(second["previous_response_id"] == first["id"]);
+    // The second turn is the chat answer to the whole conversation: turn 1, its answer, turn 2.
+    json msgs = turn1;
+    msgs.push_back({{"role", "assistant"}, {"content", first["output"][0]["content"][0]["text"]}});
+    msgs.push_back({{"role", "user"}, {"content", "And then?"}});
+    const json want = chat(srv.port(), {{"max_tokens", 8}, {"temperature", 0}, {"messages", msgs}});
+    CHECK(second["usage"]["input_tokens"] == want["usage"]["prompt_tokens"]);
+    CHECK(second["output"][0]["content"][0]["text"] == want["choices"][0]["message"]["content"]);
+  }
+  // Restarted on the same data directory: both kept (the streamed one too), the unkept one not;
+  // a third turn continues the second.
+  ServerProcess srv({"--data-dir", dir});
+  const int port = srv.port();
+  HttpResult got = request(port, "GET", "/v1/responses/" + second["id"].get<std::string>());
+  REQUIRE(got.status == 200);
+  CHECK(got.json_body()["output"] == second["output"]);
+  CHECK(request(port, "GET", "/v1/responses/" + unkept).status == 404);
+  HttpResult third = post(port, "/v1/responses", {{"input", "Go on."}, {"previous_response_id", second["id"]},
+                                                  {"max_output_tokens", 4}, {"temperature", 0}, {"store", false}});
+  REQUIRE(third.status == 200);
+  json msgs = turn1;
+  msgs.push_back({{"role", "assistant"}, {"content", first["output"][0]["content"][0]["text"]}});
+  msgs.push_back({{"role", "user"}, {"content", "And then?"}});
+  msgs.push_back({{"role", "assistant"}, {"content", second["output"][0]["content"][0]["text"]}});
+  msgs.push_back({{"role", "user"}, {"content", "Go on."}});
+  const json want = chat(port, {{"max_tokens", 4}, {"temperature", 0}, {"messages", msgs}});
+  CHECK(third.json_body()["usage"]["input_tokens"] == want["usage"]["prompt_tokens"]);
+  CHECK(third.json_body()["output"][0]["content"][0]["text"] == want["choices"][0]["message"]["content"]);
+  // DELETE: gone, and so is what continued from it.
+  HttpResult del = request(port, "DELETE", "/v1/responses/" + first["id"].get<std::string>());
+  REQUIRE(del.status == 200);
+  CHECK(del.json_body()["deleted"] == true);
+  CHECK(request(port, "GET", "/v1/responses/" + first["id"].get<std::string>()).status == 404);
+  CHECK(request(port, "DELETE", "/v1/responses/" + first["id"].get<std::string>()).status == 404);
+  HttpResult gone = post(port, "/v1/responses", {{"input", "x"}, {"previous_response_id", first["id"]}});
+  CHECK(gone.status == 404);
+  CHECK(gone.json_body()["error"]["param"] == "previous_response_id");
+  // Without a job store: nothing is kept, GET says how to turn it on.
+  CHECK(request(shared_server().port(), "GET", "/v1/responses/resp_x").status == 404);
 }
