@@ -20,7 +20,8 @@ struct ResponsesRequest {
   std::optional<bool> store;            // as sent
   std::string previous_response_id;     // as sent, or empty
   // What the response object echoes: instructions, max_output_tokens, metadata, temperature,
-  // top_p, tools, tool_choice, parallel_tool_calls, text, user.
+  // top_p, tools, tool_choice, parallel_tool_calls, text, user, previous_response_id (and the
+  // endpoint adds store: whether it is kept).
   nlohmann::ordered_json echo;
   bool stream = false;
 };
