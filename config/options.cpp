@@ -189,7 +189,7 @@ const std::vector<Option>& option_table() {
       integer("batch-lease-ms", "batch_lease_ms", "N", 30000, "with a job store: a claimed batch line stays this replica's this long without renewal")
           .in(kServe).range(100).to(&S::batch_lease_ms),
       boolean("no-web-page", "web_page", true, "no chat page at GET / (404 there)").in(kServe).to(&S::web_page),
-      text("api-key", "api_key", "KEY", "", "every /v1/* request needs 'Authorization: Bearer KEY'; empty: no authentication").in(kServe).to(&S::api_key),
+      text("api-key", "api_key", "KEY", "", "every /v1/* request needs 'Authorization: Bearer KEY' or 'x-api-key: KEY'; empty: no authentication").in(kServe).to(&S::api_key),
       text("chat-template", "chat_template", "auto|chatml|FILE", "auto",
            "auto: the model's own Jinja template; chatml; or a Jinja template file that overrides it")
           .in(kServer).to(&S::chat_template),

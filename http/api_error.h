@@ -1,4 +1,5 @@
-// Errors in the OpenAI shape: {"error": {"message", "type", "param", "code"}} with an HTTP status.
+// Errors in the OpenAI shape: {"error": {"message", "type", "param", "code"}} with an HTTP status,
+// or, on the Anthropic Messages routes, Anthropic's: {"type": "error", "error": {"type", "message"}}.
 // Request handling throws ApiError; the server turns it into the response.
 #pragma once
 #include <stdexcept>
@@ -24,6 +25,23 @@ class ApiError : public std::runtime_error {
     if (!param_.empty()) e["param"] = param_;
     if (!code_.empty()) e["code"] = code_;
     return nlohmann::json{{"error", e}};
+  }
+
+  // Anthropic's shape: its type follows the status as Anthropic's own errors do.
+  nlohmann::json to_anthropic_json() const {
+    return nlohmann::json{{"type", "error"}, {"error", {{"type", anthropic_type(status_)}, {"message", what()}}}};
+  }
+
+  static std::string anthropic_type(int status) {
+    switch (status) {
+      case 401: return "authentication_error";
+      case 403: return "permission_error";
+      case 404: return "not_found_error";
+      case 413: return "request_too_large";
+      case 429: return "rate_limit_error";
+      case 503: case 529: return "overloaded_error";
+      default: return status >= 500 ? "api_error" : "invalid_request_error";
+    }
   }
 
   static std::string default_type(int status) {

@@ -19,6 +19,11 @@ Response error_response(const ApiError& e, unsigned version, bool keep_alive) {
                        keep_alive);
 }
 
+Response anthropic_error_response(const ApiError& e, unsigned version, bool keep_alive) {
+  return json_response(e.status(), e.to_anthropic_json().dump(-1, ' ', false, json::error_handler_t::replace),
+                       version, keep_alive);
+}
+
 Response Call::json(int status, const std::string& body) const {
   return json_response(status, body, req.version(), keep_alive);
 }
@@ -30,6 +35,22 @@ Backend& need_ready(ServerContext& ctx) {
     case ServerState::Draining: throw ApiError(503, "the server is shutting down", "", "shutting_down");
     default: throw ApiError(503, "the server failed to load its models", "", "not_ready");
   }
+}
+
+ModelFacts deferred_facts(const Backend& b) {
+  ModelFacts facts = b.facts;
+  facts.defer_grammar = true;
+  return facts;
+}
+
+void start_generation(const Call& c, Routed& r, Backend& b, GenRequest g, std::shared_ptr<GenerationOutput> writer) {
+  const bool compile = g.pending_grammar != nullptr;
+  std::weak_ptr<GenerationOutput> out = writer ? std::weak_ptr<GenerationOutput>(writer) : c.out;
+  auto gen = std::make_shared<Generation>(std::move(g), generation_env(c.ctx, b, c.post, 1), std::move(out), c.received);
+  if (writer) gen->hold(std::move(writer));
+  if (compile) gen->compile_then_start(b.facts.grammars);
+  else gen->start();
+  r.generation = std::move(gen);
 }
 
 }  // namespace exspec::http

@@ -43,8 +43,19 @@ struct Call {
 
 Response json_response(int status, const std::string& body, unsigned version, bool keep_alive);
 Response error_response(const ApiError& e, unsigned version, bool keep_alive);
+// The same error in Anthropic's shape (the /v1/messages routes).
+Response anthropic_error_response(const ApiError& e, unsigned version, bool keep_alive);
 
 // The loaded models, or a 503 that says why not (loading, shutting down, failed).
 Backend& need_ready(ServerContext& ctx);
+
+// The facts an endpoint parses a generation request with: the backend's, with its grammar left to
+// compile on the grammar pool (start_generation), where the client's going away cancels it.
+ModelFacts deferred_facts(const Backend& b);
+// Starts the Generation of a request parsed with deferred_facts, on this connection (its grammar
+// compiled first, if it has one). `writer`: another API's output over the connection
+// (http/dialect_output.h), which the Generation keeps alive; null: the chat / completions answer.
+void start_generation(const Call& c, Routed& r, Backend& b, GenRequest g,
+                      std::shared_ptr<GenerationOutput> writer = nullptr);
 
 }  // namespace exspec::http

@@ -247,6 +247,11 @@ void Generation::on_finish(size_t i, const SeqResult& r) {
   if (open_ == 0) complete();
 }
 
+nlohmann::ordered_json Generation::stop_reason(size_t i) const {
+  const std::string& s = choices_[i].stop.matched();
+  return s.empty() ? ordered_json(nullptr) : ordered_json(s);
+}
+
 bool Generation::is_stop_id(int64_t id) const {
   return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
 }
@@ -304,6 +309,7 @@ std::string Generation::chunk(size_t i, const std::string& text, const char* fin
   }
   ch["logprobs"] = std::move(logprobs);
   ch["finish_reason"] = finish ? json(finish) : json(nullptr);
+  if (finish && req_.report_stop) ch["stop_reason"] = stop_reason(i);
   if (finish && req_.return_token_ids) ch["token_ids"] = choices_[i].tokens;
   if (req_.include_origin) {  // our extension, asked for: nothing of it otherwise
     ch["origin"] = choices_[i].origins.take(finish != nullptr);
@@ -386,6 +392,7 @@ void Generation::complete() {
     }
     ch["logprobs"] = req_.chat ? take_logprobs(i) : with_prompt_logprobs(i, take_logprobs(i));
     ch["finish_reason"] = finish;
+    if (req_.report_stop) ch["stop_reason"] = stop_reason(i);
     if (req_.return_token_ids) {
       ch["prompt_token_ids"] = c.prompt.ids;
       ch["token_ids"] = c.tokens;

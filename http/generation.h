@@ -33,6 +33,10 @@ class GenerationOutput {
   virtual void end_stream() = 0;                     // stream: "data: [DONE]" and the last chunk
   // Not streaming: the whole response; server_timing is the Server-Timing header value.
   virtual void send_final(int status, std::string body, std::string server_timing) = 0;
+  // Streams of the APIs whose events are named (Anthropic Messages, OpenAI Responses): one whole
+  // event as written ("event: NAME\ndata: JSON\n\n"), and the end without "data: [DONE]".
+  virtual void send_raw_event(std::string event) = 0;
+  virtual void end_raw_stream() = 0;
 };
 
 struct GenerationEnv {
@@ -64,6 +68,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // The client went away: cancel the compile or the unfinished sequences, send nothing more.
   void abort();
   bool stream() const { return req_.stream; }
+  // An output the Generation keeps alive while it lives (it holds its output weakly): another
+  // API's writer over the connection (http/dialect_output.h).
+  void hold(std::shared_ptr<GenerationOutput> owned) { owned_out_ = std::move(owned); }
 
  private:
   struct Choice {
@@ -112,12 +119,14 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // Non-streaming: choice i's message ({"role", "content", "tool_calls"}), the finish reason set.
   nlohmann::ordered_json message(size_t i, std::string& finish) const;
   bool is_stop_id(int64_t id) const;
+  nlohmann::ordered_json stop_reason(size_t i) const;  // the stop string that ended choice i, or null
   std::string usage_json() const;
 
   GenRequest req_;
   GenerationEnv env_;
   std::vector<int64_t> stop_ids_;  // EOS, the template's end of turn, stop_token_ids
   std::weak_ptr<GenerationOutput> out_;
+  std::shared_ptr<GenerationOutput> owned_out_;
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_ = 0;

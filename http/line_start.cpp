@@ -42,6 +42,8 @@ class LineOut : public GenerationOutput {
   explicit LineOut(std::function<void(int, std::string)> done) : done_(std::move(done)) {}
   void send_event(std::string) override {}
   void end_stream() override {}
+  void send_raw_event(std::string) override {}
+  void end_raw_stream() override {}
   void send_final(int status, std::string body, std::string) override { done_(status, std::move(body)); }
 
  private:

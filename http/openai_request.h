@@ -63,6 +63,9 @@ struct GenRequest {
   // message.tool_calls (None: the answer is all content).
   chat::ToolFormat tool_format = chat::ToolFormat::None;
   bool parallel_tool_calls = true;  // false: the first call only
+  // Set by the Anthropic front door only: the finish chunk and each choice carry "stop_reason", the
+  // stop string that ended the text or null (as vLLM's field), for its "stop_sequence".
+  bool report_stop = false;
   int64_t created = 0;  // unix seconds: the response's "created", and the instant strftime_now formats
 };
 

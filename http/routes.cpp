@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http/front_doors.h"
 #include "http/jobs_api.h"
 #include "http/json_body.h"
 #include "http/safe_text.h"
@@ -17,13 +18,17 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// The key as a bearer token (OpenAI's clients) or in x-api-key (Anthropic's).
 void need_auth(const ServerContext& ctx, const Request& req) {
   if (ctx.cfg.api_key.empty()) return;
   auto it = req.find(bhttp::field::authorization);
-  if (it == req.end())
-    throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'.", "", "invalid_api_key");
-  if (!constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key))
-    throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
+  auto x = req.find("x-api-key");
+  if (it == req.end() && x == req.end())
+    throw ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'.",
+                   "", "invalid_api_key");
+  const bool bearer_ok = it != req.end() && constant_time_equal(it->value(), "Bearer " + ctx.cfg.api_key);
+  const bool x_ok = x != req.end() && constant_time_equal(x->value(), ctx.cfg.api_key);
+  if (!bearer_ok && !x_ok) throw ApiError(401, "Incorrect API key provided.", "", "invalid_api_key");
 }
 
 ordered_json model_card(const ServerContext& ctx, const Backend& b) {
@@ -120,20 +125,14 @@ Response get_model(const Call& c) {
   return c.json(200, model_card(c.ctx, b).dump());
 }
 
+// The grammar compiles on the grammar pool, not on this connection thread: the connection keeps
+// watching its socket meanwhile, and a client that goes away cancels the compile.
 template <bool chat>
 void generate(const Call& c, Routed& r) {
   Backend& b = need_ready(c.ctx);
   const ordered_json body = parse_json_body(c.req.body());
-  // The grammar compiles on the grammar pool, not on this connection thread: the connection
-  // keeps watching its socket meanwhile, and a client that goes away cancels the compile.
-  ModelFacts facts = b.facts;
-  facts.defer_grammar = true;
-  GenRequest g = chat ? parse_chat_request(body, facts) : parse_completion_request(body, facts);
-  const bool compile = g.pending_grammar != nullptr;
-  auto gen = std::make_shared<Generation>(std::move(g), generation_env(c.ctx, b, c.post, 1), c.out, c.received);
-  if (compile) gen->compile_then_start(b.facts.grammars);
-  else gen->start();
-  r.generation = std::move(gen);
+  const ModelFacts facts = deferred_facts(b);
+  start_generation(c, r, b, chat ? parse_chat_request(body, facts) : parse_completion_request(body, facts));
 }
 
 template <Response (*handler)(const Call&)>
@@ -156,6 +155,12 @@ const std::vector<Route>& route_table() {
       {V::get, "/v1/models/{id...}", kAuth, BodyLimit::Request, answer<get_model>},
       {V::post, "/v1/completions", kAuth, BodyLimit::Request, generate<false>},
       {V::post, "/v1/chat/completions", kAuth, BodyLimit::Request, generate<true>},
+      // Anthropic's Messages API and OpenAI's Responses API over the chat path (http/front_doors.h)
+      {V::post, "/v1/messages", kAuth, BodyLimit::Request, create_message},
+      {V::post, "/v1/messages/count_tokens", kAuth, BodyLimit::Request, count_message_tokens},
+      {V::post, "/v1/responses", kAuth, BodyLimit::Request, create_response},
+      {V::get, "/v1/responses/{id}", kAuth, BodyLimit::Request, answer<get_stored_response>},
+      {V::delete_, "/v1/responses/{id}", kAuth, BodyLimit::Request, answer<delete_stored_response>},
       {V::post, "/tokenize", kAuth, BodyLimit::Request, answer<tokenize_request>},
       {V::post, "/detokenize", kAuth, BodyLimit::Request, answer<detokenize_request>},
       {V::get, "/v1/files", kAuth, BodyLimit::Request, answer<list_files>},
@@ -222,6 +227,11 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
   const std::optional<Target> target = parse_target(std::string(req.target()));
   Found f = find_route(target, req.method());
   r.endpoint = f.pattern ? pattern_label(f.pattern) : "other";
+  // Anthropic's clients read errors in Anthropic's shape.
+  const bool anthropic = f.pattern && std::string(f.pattern).rfind("/v1/messages", 0) == 0;
+  auto error_response = [anthropic](const ApiError& e, unsigned version, bool keep_alive) {
+    return anthropic ? anthropic_error_response(e, version, keep_alive) : http::error_response(e, version, keep_alive);
+  };
   try {
     if (!f.pattern) {
       std::string path(req.target());

@@ -118,7 +118,10 @@ void Session::answer_unread(const ApiError& error) {
   exchange_.endpoint = "other";
   exchange_.received = std::chrono::steady_clock::now();
   phase_ = Phase::WritingResponse;
-  respond(error_response(error, 11, false));
+  // On Anthropic's routes (when the head was read), in Anthropic's shape, as route_request answers.
+  const bool anthropic = parser_ && parser_->is_header_done() &&
+                         std::string(parser_->get().target()).rfind("/v1/messages", 0) == 0;
+  respond(anthropic ? anthropic_error_response(error, 11, false) : error_response(error, 11, false));
 }
 
 void Session::handle(Request&& req) {
@@ -182,6 +185,18 @@ void Session::end_stream() {
   if (phase_ == Phase::Closed) return;
   ensure_sse_head();
   enqueue(Item{Item::Chunk, std::make_shared<std::string>("data: [DONE]\n\n"), nullptr});
+  enqueue(Item{Item::Last, nullptr, nullptr});
+}
+
+void Session::send_raw_event(std::string event) {
+  if (phase_ == Phase::Closed) return;
+  ensure_sse_head();
+  enqueue(Item{Item::Chunk, std::make_shared<std::string>(std::move(event)), nullptr});
+}
+
+void Session::end_raw_stream() {
+  if (phase_ == Phase::Closed) return;
+  ensure_sse_head();
   enqueue(Item{Item::Last, nullptr, nullptr});
 }
 

@@ -30,6 +30,8 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   void send_event(std::string payload) override;
   void end_stream() override;
   void send_final(int status, std::string body, std::string server_timing) override;
+  void send_raw_event(std::string event) override;
+  void end_raw_stream() override;
 
  private:
   // Where the connection is in answering its current request. Writing is not a phase of its own:

@@ -14,18 +14,22 @@ class StopScanner {
       : stops_(std::move(stops)), keep_stop_(keep_stop) {}
 
   bool stopped() const { return stopped_; }
+  // The stop string that ended the text (empty while none has).
+  const std::string& matched() const { return matched_; }
 
   std::string feed(const std::string& text) {
     if (stopped_) return "";
     pending_ += text;
     if (stops_.empty()) return take(pending_.size());
     size_t first = std::string::npos, end = 0;
+    const std::string* which = nullptr;
     for (const auto& s : stops_) {
       const size_t at = pending_.find(s);
-      if (at < first) first = at, end = at + s.size();
+      if (at < first) first = at, end = at + s.size(), which = &s;
     }
     if (first != std::string::npos) {
       stopped_ = true;
+      matched_ = *which;
       std::string out = pending_.substr(0, keep_stop_ ? end : first);
       pending_.clear();
       return out;
@@ -55,7 +59,7 @@ class StopScanner {
   }
   std::vector<std::string> stops_;
   bool keep_stop_ = false;
-  std::string pending_;
+  std::string pending_, matched_;
   bool stopped_ = false;
 };
 

@@ -1,4 +1,4 @@
-// Durable state of the Files and Batches APIs, behind one interface with two implementations:
+// Durable state of the Files and Batches APIs (and the Responses API's stored responses), behind one interface with two implementations:
 // SQLite in a data directory (jobs/sqlite_job_store.h, the embedded default: one process) and
 // PostgreSQL (jobs/pg_job_store.h: every replica behind a load balancer shares it). Every answered
 // batch line is committed under UNIQUE(batch_id, line_no), so a line is answered exactly once
@@ -50,6 +50,17 @@ struct AnswerRec {
   std::string body;     // JSON text of the endpoint's response, or empty
   std::string error;    // JSON text {code, message}, or empty
 };
+
+// A response of the Responses API kept with store true: its object as answered, and the
+// conversation it ends (chat messages: its input and its answer), which a later request's
+// previous_response_id continues. Kept kResponseRetentionS (30 days, as OpenAI keeps them).
+struct ResponseRec {
+  std::string id;
+  int64_t created_at = 0;
+  std::string body;          // JSON text: the response object
+  std::string conversation;  // JSON text: chat messages
+};
+constexpr int64_t kResponseRetentionS = 30 * 24 * 3600;
 
 // Work distribution for a store that several replicas share: the lines of a batch are rows that
 // a replica claims with a lease (SELECT ... FOR UPDATE SKIP LOCKED), renews while it runs them,
@@ -117,6 +128,11 @@ class JobStore {
   virtual bool record_answer(const std::string& batch_id, const AnswerRec& a) = 0;
   virtual std::set<int64_t> answered_lines(const std::string& batch_id) = 0;
   virtual std::vector<AnswerRec> answers(const std::string& batch_id) = 0;  // in line order
+
+  // Stored responses. add_response also drops those older than kResponseRetentionS.
+  virtual void add_response(const ResponseRec& r) = 0;
+  virtual std::optional<ResponseRec> response(const std::string& id) = 0;
+  virtual bool delete_response(const std::string& id) = 0;
 
   // Shared stores hand lines out with leases; a store of one process returns null and the batch
   // runner runs every unanswered line itself.

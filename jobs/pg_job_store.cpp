@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS exspec_batch_lines (
   batch_id TEXT NOT NULL, line_no BIGINT NOT NULL, owner TEXT,
   lease_until TIMESTAMPTZ NOT NULL DEFAULT '-infinity', claims INT NOT NULL DEFAULT 0,
   PRIMARY KEY (batch_id, line_no));
+CREATE TABLE IF NOT EXISTS exspec_responses (
+  id TEXT PRIMARY KEY, created_at BIGINT NOT NULL, body TEXT NOT NULL, conversation TEXT NOT NULL);
 DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
              AND table_name = 'exspec_answers' AND column_name = 'ok') THEN
@@ -271,6 +273,30 @@ std::vector<AnswerRec> PgJobStore::answers(const std::string& batch_id) {
   for (int i = 0; i < r.rows(); ++i)
     out.push_back(AnswerRec{r.i64(i, 0), r.bytes(i, 1), static_cast<int>(r.i64(i, 2)), r.bytes(i, 3), r.bytes(i, 4)});
   return out;
+}
+
+void PgJobStore::add_response(const ResponseRec& r) {
+  pool_->with([&](PgConn& c) {
+    c.exec("DELETE FROM exspec_responses WHERE created_at < $1", {pg_int(now() - kResponseRetentionS)});
+    c.exec("INSERT INTO exspec_responses (id, created_at, body, conversation) VALUES ($1, $2, $3, $4)",
+           {pg_text(r.id), pg_int(r.created_at), pg_text(r.body), pg_text(r.conversation)});
+    return 0;
+  });
+}
+
+std::optional<ResponseRec> PgJobStore::response(const std::string& id) {
+  PgResult r = pool_->with([&](PgConn& c) {
+    return c.exec("SELECT id, created_at, body, conversation FROM exspec_responses WHERE id = $1 AND created_at >= $2",
+                  {pg_text(id), pg_int(now() - kResponseRetentionS)});
+  });
+  if (r.rows() == 0) return std::nullopt;
+  return ResponseRec{r.text(0, 0), r.i64(0, 1), r.text(0, 2), r.text(0, 3)};
+}
+
+bool PgJobStore::delete_response(const std::string& id) {
+  return pool_->with([&](PgConn& c) {
+    return c.exec("DELETE FROM exspec_responses WHERE id = $1", {pg_text(id)}).affected() == 1;
+  });
 }
 
 }  // namespace exspec::jobs

@@ -45,6 +45,10 @@ class PgJobStore : public JobStore {
   std::set<int64_t> answered_lines(const std::string& batch_id) override;
   std::vector<AnswerRec> answers(const std::string& batch_id) override;
 
+  void add_response(const ResponseRec& r) override;
+  std::optional<ResponseRec> response(const std::string& id) override;
+  bool delete_response(const std::string& id) override;
+
   LineLeases* leases() override;
 
  private:

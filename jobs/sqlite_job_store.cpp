@@ -69,6 +69,8 @@ CREATE TABLE IF NOT EXISTS answers (
   batch_id TEXT NOT NULL, line_no INTEGER NOT NULL, custom_id TEXT NOT NULL,
   status_code INTEGER NOT NULL, body TEXT NOT NULL, error TEXT NOT NULL,
   UNIQUE(batch_id, line_no));
+CREATE TABLE IF NOT EXISTS responses (
+  id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, body TEXT NOT NULL, conversation TEXT NOT NULL);
 )sql";
 
 // The counts come from the answers (answer_counts_sql), as in the shared store. (Stores written
@@ -379,6 +381,29 @@ std::vector<AnswerRec> SqliteJobStore::answers(const std::string& batch_id) {
   std::vector<AnswerRec> out;
   while (s.step()) out.push_back(AnswerRec{s.i64(0), s.text(1), static_cast<int>(s.i64(2)), s.text(3), s.text(4)});
   return out;
+}
+
+void SqliteJobStore::add_response(const ResponseRec& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt old(db_, "DELETE FROM responses WHERE created_at < ?");
+  old.bind(1, now() - kResponseRetentionS).step();
+  Stmt q(db_, "INSERT INTO responses (id, created_at, body, conversation) VALUES (?, ?, ?, ?)");
+  q.bind(1, r.id).bind(2, r.created_at).bind(3, r.body).bind(4, r.conversation).step();
+}
+
+std::optional<ResponseRec> SqliteJobStore::response(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_, "SELECT id, created_at, body, conversation FROM responses WHERE id = ? AND created_at >= ?");
+  q.bind(1, id).bind(2, now() - kResponseRetentionS);
+  if (!q.step()) return std::nullopt;
+  return ResponseRec{q.text(0), q.i64(1), q.text(2), q.text(3)};
+}
+
+bool SqliteJobStore::delete_response(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_, "DELETE FROM responses WHERE id = ?");
+  q.bind(1, id).step();
+  return sqlite3_changes(db_) > 0;
 }
 
 }  // namespace exspec::jobs

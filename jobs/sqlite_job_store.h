@@ -51,6 +51,10 @@ class SqliteJobStore : public JobStore {
   std::set<int64_t> answered_lines(const std::string& batch_id) override;
   std::vector<AnswerRec> answers(const std::string& batch_id) override;
 
+  void add_response(const ResponseRec& r) override;
+  std::optional<ResponseRec> response(const std::string& id) override;
+  bool delete_response(const std::string& id) override;
+
   const std::string& dir() const { return dir_; }
 
  private:

@@ -7,7 +7,9 @@ const char* kFields[] = {"model", "prompt", "messages", "max_tokens", "max_compl
                          "n", "stream", "stream_options", "stop", "echo", "logprobs", "top_logprobs", "seed", "user",
                          "presence_penalty", "frequency_penalty", "logit_bias", "best_of", "suffix", "return_token_ids",
                          "response_format", "tools", "tool_choice", "input_file_id", "endpoint", "completion_window",
-                         "metadata", "store", "include_usage", "type", "text", "role", "content", "\xff\xfe", ""};
+                         "metadata", "store", "include_usage", "type", "text", "role", "content", "input",
+                         "instructions", "max_output_tokens", "system", "stop_sequences", "top_k", "input_schema",
+                         "tool_use_id", "call_id", "arguments", "output", "reasoning", "\xff\xfe", ""};
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -102,8 +104,11 @@ std::string FuzzGen::object(const std::vector<std::pair<std::string, std::string
 
 std::string FuzzGen::json_body(const std::string& path) {
   std::vector<std::pair<std::string, std::string>> f;
-  if (path == "/v1/chat/completions") {
+  if (path == "/v1/chat/completions" || path.rfind("/v1/messages", 0) == 0) {
     f = {{"model", "\"target\""}, {"messages", R"([{"role":"user","content":"Hi"}])"}, {"max_tokens", "4"}};
+  } else if (path == "/v1/responses") {
+    f = {{"model", "\"target\""}, {"input", chance(50) ? "\"Hi\"" : R"([{"role":"user","content":"Hi"}])"},
+         {"max_output_tokens", "4"}};
   } else if (path == "/v1/batches") {
     f = {{"input_file_id", quoted(file_id_)}, {"endpoint", "\"/v1/completions\""}, {"completion_window", "\"24h\""},
          {"metadata", R"({"k":"v"})"}};
@@ -166,7 +171,7 @@ std::string FuzzGen::multipart(std::string* content_type) {
 
 std::string FuzzGen::path() {
   const std::string rid = chance(50) ? "file-" + std::to_string(pick(99999)) : "batch_" + std::to_string(pick(99));
-  switch (pick(20)) {
+  switch (pick(24)) {
     case 0: case 1: case 2: case 3: return "/v1/completions";
     case 4: case 5: case 6: return "/v1/chat/completions";
     case 7: return "/v1/models";
@@ -179,7 +184,9 @@ std::string FuzzGen::path() {
     case 16: return "/v1/batches/" + (chance(50) ? batch_id_ : rid) + (chance(50) ? "/cancel" : "");
     case 17: return "/v1/batches?limit=" + number_value() + "&after=" + rid;
     case 18: return chance(50) ? "*" : "http://127.0.0.1/v1/models";
-    default: return "/" + std::string(pick(3000), 'p');
+    case 19: return "/" + std::string(pick(3000), 'p');
+    case 20: case 21: return chance(80) ? "/v1/messages" : "/v1/messages/count_tokens";
+    default: return "/v1/responses";
   }
 }
 
@@ -187,7 +194,8 @@ std::string FuzzGen::method(const std::string& p) {
   static const char* any[] = {"GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS", "PATCH", "FOO", "get"};
   if (chance(25)) return any[pick(9)];
   const bool post = p == "/v1/completions" || p == "/v1/chat/completions" || p == "/v1/files" ||
-                    p == "/v1/batches" || p.find("/cancel") != std::string::npos;
+                    p == "/v1/batches" || p.find("/cancel") != std::string::npos ||
+                    p.rfind("/v1/messages", 0) == 0 || p == "/v1/responses";
   return post ? "POST" : "GET";
 }
 

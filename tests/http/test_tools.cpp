@@ -17,17 +17,6 @@ using namespace exspec::httptest;
 
 namespace {
 
-const json& tool_history() {
-  static const json body = json::parse(R"({
-    "messages": [{"role": "system", "content": "Use tools."}, {"role": "user", "content": "Weather in Paris?"},
-      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
-      {"role": "tool", "tool_call_id": "call_1", "content": "21 C"}],
-    "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
-      "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"}}}]})");
-  return body;
-}
-
 // python3-jinja2's rendering of tool_history() through `tpl` (as apply_chat_template; content
 // null sent back as "", which is what the server retries with for Qwen3's template).
 std::string reference_prompt(const std::string& tpl, bool add_generation_prompt) {

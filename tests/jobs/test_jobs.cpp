@@ -181,3 +181,19 @@ TEST_CASE("batch runner: every line answered once, in the output or the error fi
   CHECK(errors[0]["response"]["status_code"] == 400);
   CHECK(errors[1]["error"]["code"] == "invalid_request");
 }
+
+TEST_CASE("job store: kept responses are found by id until deleted or 30 days old") {
+  auto js = open_job_store("", fresh_dir("responses"), "r1", 1000);
+  const int64_t now = JobStore::now();
+  js->add_response({"resp_old", now - kResponseRetentionS - 1, R"({"id":"resp_old"})", "[]"});
+  js->add_response({"resp_new", now, R"({"id":"resp_new"})", R"([{"role":"user","content":"hi"}])"});
+  CHECK_FALSE(js->response("resp_old"));  // past the retention: gone (and dropped by the next add)
+  const auto r = js->response("resp_new");
+  REQUIRE(r);
+  CHECK(r->body == R"({"id":"resp_new"})");
+  CHECK(r->conversation == R"([{"role":"user","content":"hi"}])");
+  CHECK(r->created_at == now);
+  CHECK(js->delete_response("resp_new"));
+  CHECK_FALSE(js->delete_response("resp_new"));
+  CHECK_FALSE(js->response("resp_new"));
+}
