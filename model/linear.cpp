@@ -13,17 +13,6 @@
 
 namespace exspec {
 
-const char* format_name(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::F32: return "float32";
-    case WeightFormat::Bf16: return "bfloat16";
-    case WeightFormat::Q8_0: return "Q8_0";
-    case WeightFormat::KQuant: return "K-quant";
-    case WeightFormat::OneDnn: return "oneDNN";
-  }
-  throw std::invalid_argument("format_name: unknown weight format");
-}
-
 namespace {
 
 std::shared_ptr<const PackedMatrix> pack(const at::Tensor& weight, WeightPath path) {

@@ -46,7 +46,6 @@ class Linear {
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
   bool packed() const { return packed_ != nullptr; }
-  const PackedMatrix* packed_matrix() const { return packed_.get(); }
   bool int8() const;    // Q8_0, or Q4_K/Q6_K blocks: float32 activations on integer kernels
   bool kquant() const;  // Q4_K/Q6_K blocks
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.

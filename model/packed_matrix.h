@@ -15,7 +15,6 @@ enum class WeightFormat {
   KQuant,  // a GGUF file's Q4_K/Q6_K blocks (model/kquant_matmul.h)
   OneDnn,  // oneDNN's blocked layout: the benchmarks' comparison only (model/onednn_matmul.h)
 };
-const char* format_name(WeightFormat f);
 
 class PackedMatrix {
  public:
