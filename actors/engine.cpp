@@ -61,7 +61,7 @@ namespace {
 // Which products this CPU runs, once at start, and on which instruction set (EXSPEC_ISA caps it).
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
-  const char* how = m.kquant_weights() ? "int8: the GGUF file's Q4_K/Q6_K blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
+  const char* how = m.kquant_weights() ? "int8: the GGUF file's K-quant blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
                     : m.int8_weights()   ? "int8 weights (Q8_0 blocks: a GGUF file's as they are, others quantised at load), float32 activations"
                     : m.packed_weights() ? "weights packed once at load, one fixed order of sums per output"
                                          : "at::linear";

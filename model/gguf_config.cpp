@@ -144,6 +144,14 @@ std::vector<std::string> describe_file(const GgufFile& f) {
   for (const auto& t : f.tensors()) bytes += t.bytes;
   out.push_back("tensors: " + std::to_string(f.tensors().size()) + " (" + types + "), " + std::to_string(bytes) +
                 " bytes in the file");
+  for (const auto& [type, n] : type_counts(f)) {
+    const WeightType* wt = nullptr;
+    for (const auto& t : f.tensors())
+      if (type_name(t.type) == type) wt = weight_type(t.type);
+    if (wt && !wt->is_float())
+      out.push_back(type + ": " + (wt->served() ? "under int8 " + int8_description(*wt) + ", under other dtypes its exact values"
+                                                : std::string("not served")));
+  }
   if (auto model = f.string_or("tokenizer.ggml.model")) {
     const Value* tokens = f.find("tokenizer.ggml.tokens");
     const Value* merges = f.find("tokenizer.ggml.merges");

@@ -3,12 +3,15 @@
 #include <ATen/ATen.h>
 
 #include <cstring>
+#include <iostream>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "model/checkpoint.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
-#include "model/kernels/half_float.h"
 #include "model/kernels/kquant_kernel.h"
 
 namespace exspec::gguf {
@@ -20,51 +23,41 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-bool is_float(uint32_t t) {
-  return t == uint32_t(TensorType::F32) || t == uint32_t(TensorType::F16) || t == uint32_t(TensorType::BF16);
-}
-
-// Q8_0 rows as the float32 values they stand for: q · d, exact (an 8-bit integer times a float16).
-at::Tensor dequantise_q8_0(const TensorInfo& t, const std::vector<int64_t>& shape) {
-  at::Tensor out = at::empty(shape, at::kFloat);
-  float* dst = out.data_ptr<float>();
-  const int64_t blocks = t.elements() / 32;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* src = t.data + b * 34;
-    uint16_t d16;
-    std::memcpy(&d16, src, 2);
-    const float d = half_float(d16);
-    for (int k = 0; k < 32; ++k) dst[b * 32 + k] = static_cast<float>(static_cast<int8_t>(src[2 + k])) * d;
-  }
+// The rows' blocks as the kernel takes them: `t`'s own, or converted exactly into its packed type's.
+std::vector<uint8_t> packed_blocks(const TensorInfo& t, const WeightType& wt, const WeightType& into) {
+  const int64_t n = t.elements() / wt.block;
+  if (!wt.convert) return std::vector<uint8_t>(t.data, t.data + n * wt.block_bytes);
+  std::vector<uint8_t> out(static_cast<size_t>(n * into.block_bytes));
+  for (int64_t b = 0; b < n; ++b) wt.convert(t.data + b * wt.block_bytes, out.data() + b * into.block_bytes);
   return out;
 }
 
-// Q4_K/Q6_K blocks as the float32 values they stand for (model/kernels/kquant_kernel.h).
-at::Tensor dequantise_kquant(const TensorInfo& t, const std::vector<int64_t>& shape) {
+// The float32 values a quantised tensor stands for (ggml_types.h: exactly ggml's).
+at::Tensor dequantised(const TensorInfo& t, const WeightType& wt, const std::vector<int64_t>& shape) {
   at::Tensor out = at::empty(shape, at::kFloat);
-  const int64_t bb = kq::block_bytes(static_cast<uint8_t>(t.type));
-  for (int64_t b = 0; b < t.elements() / kq::kSuper; ++b)
-    kq::dequantise_block(static_cast<uint8_t>(t.type), t.data + b * bb, out.data_ptr<float>() + b * kq::kSuper);
+  dequantise(wt, t.data, t.elements() / wt.block, out.data_ptr<float>());
   return out;
 }
 
 // Q4_K/Q6_K rows for the K-quant kernel, tagged with their type so that q, k and v (or gate and
 // up) of different K types can be concatenated as one product: [out, 1, kq::tagged_width(in)].
-at::Tensor tagged_kquant(const TensorInfo& t, int64_t out, int64_t in) {
-  const int64_t width = kq::tagged_width(in), row = in / kq::kSuper * kq::block_bytes(static_cast<uint8_t>(t.type));
+at::Tensor tagged_kquant(const std::vector<uint8_t>& blocks, uint8_t type, int64_t out, int64_t in) {
+  const int64_t width = kq::tagged_width(in), row = in / kq::kSuper * kq::block_bytes(type);
   at::Tensor w = at::zeros({out, 1, width}, at::kByte);
   uint8_t* dst = w.data_ptr<uint8_t>();
   for (int64_t r = 0; r < out; ++r) {
-    dst[r * width] = static_cast<uint8_t>(t.type);
-    std::memcpy(dst + r * width + 1, t.data + r * row, row);
+    dst[r * width] = type;
+    std::memcpy(dst + r * width + 1, blocks.data() + r * row, row);
   }
   return w;
 }
 
-// Under int8 a group multiplied as one product takes one kind of weight: float (quantised at
-// load), Q8_0 blocks, or K-quant blocks (Q4_K and Q6_K rows may mix).
-int kind(uint32_t t) { return t == uint32_t(TensorType::Q8_0) ? 1 : kq::is_kquant(t) ? 2 : 0; }
-const char* kind_name(int k) { return k == 1 ? "Q8_0" : k == 2 ? "Q4_K/Q6_K" : "float types"; }
+// Under int8 a group multiplied as one product takes one path: Q8_0 blocks, K-quant blocks (Q4_K
+// and Q6_K rows may mix), or values quantised at load (float types and the rest).
+Int8Path group_path(uint32_t t) {
+  const Int8Path p = weight_type(t)->int8;
+  return p == Int8Path::Q8_0 || p == Int8Path::KQuant ? p : Int8Path::FromValues;
+}
 
 // The converter's permutation of llama's q/k rows (per head: [pairs, 2] -> [2, pairs]) undone:
 // rows of `t` are grouped by head, each head's D rows read as [D/2, 2] and written as [2, D/2].
@@ -88,25 +81,42 @@ GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig
     if (t->shape() != shape)
       throw std::runtime_error(f.path() + ": tensor \"" + name + "\" has shape " + shape_str(t->shape()) +
                                ", the metadata implies " + shape_str(shape));
-    if (!is_float(t->type) && t->type != uint32_t(TensorType::Q8_0) && !kq::is_kquant(t->type))
-      throw std::runtime_error(f.path() + ": tensor \"" + name + "\" has type " + type_name(t->type) +
-                               ", not served (F32, F16, BF16, Q8_0, Q4_K and Q6_K are)");
+    const WeightType* wt = weight_type(t->type);
+    if (!wt || !wt->served())
+      throw std::runtime_error(f.path() + ": tensor \"" + name + "\" has type " + type_name(t->type) + ", not served (" +
+                               served_type_names() + " are)");
   }
   if (dtype != at::kChar) return;
+  // What int8 does with a type other than its own blocks is said once at start-up.
+  std::map<std::string, int64_t> changed;
+  for (const auto& t : f.tensors())
+    if (const WeightType* wt = weight_type(t.type); wt && wt->served() && !wt->is_float() && (wt->convert || wt->int8 == Int8Path::FromValues))
+      ++changed[std::string(wt->name) + ": " + int8_description(*wt)];
+  for (const auto& [what, n] : changed) std::cerr << "exspec: gguf: " << n << " tensors of " << what << std::endl;
   // int8 serves q, k and v as one product, and gate and up: their rows are concatenated, so each
-  // group must be all Q8_0 (packed as they are), all Q4_K/Q6_K, or all float (quantised at load).
+  // group takes one path. A group whose types take different ones (a Q5_K_M file's Q5_K attn_q
+  // beside a Q6_K attn_v) is served from its values, quantised at load.
+  int64_t mixed = 0;
+  std::string example;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     for (const auto& group : {std::vector<std::string>{"attn_q", "attn_k", "attn_v"}, std::vector<std::string>{"ffn_gate", "ffn_up"}}) {
       const uint32_t first = f.tensor(p + group[0] + ".weight")->type;
+      bool mixes = false;
       for (const auto& g : group) {
         const uint32_t other = f.tensor(p + g + ".weight")->type;
-        if (kind(other) != kind(first))
-          throw std::runtime_error(f.path() + ": " + p + group[0] + " and " + p + g + " mix " + kind_name(kind(first)) +
-                                   " with " + kind_name(kind(other)) + ": --dtype int8 serves them as one product (not served)");
+        if (group_path(other) == group_path(first)) continue;
+        mixes = true;
+        if (example.empty()) example = p + group[0] + " " + type_name(first) + " with " + p + g + " " + type_name(other);
       }
+      for (const auto& g : group)
+        if (mixes) from_values_.insert(p + g + ".weight");
+      mixed += mixes;
     }
   }
+  if (mixed)
+    std::cerr << "exspec: gguf: " << mixed << " groups multiplied as one product mix " << example
+              << " (and the like): their values quantised to Q8_0 at load" << std::endl;
 }
 
 at::Tensor GgufWeights::take(const std::string& hf) const {
@@ -114,20 +124,19 @@ at::Tensor GgufWeights::take(const std::string& hf) const {
   const TensorInfo* t = name ? file_->tensor(*name) : nullptr;
   if (!t) throw std::runtime_error(file_->path() + ": no weight \"" + hf + "\" is expected");
   const std::vector<int64_t> shape = t->shape();
+  const WeightType& wt = *weight_type(t->type);  // checked at open
+  const bool blocks = dtype_ == at::kChar && shape.size() == 2 && !from_values_.count(*name);
   at::Tensor w;
-  if (t->type == uint32_t(TensorType::Q8_0) && dtype_ == at::kChar && shape.size() == 2) {
+  if (blocks && wt.int8 == Int8Path::Q8_0) {
     // The blocks' bytes, a row of blocks per output: the int8 kernels pack them as they are.
-    w = at::from_blob(const_cast<uint8_t*>(t->data), {shape[0], shape[1] / 32 * 34}, at::kByte).clone();
-  } else if (t->type == uint32_t(TensorType::Q8_0)) {
-    w = dequantise_q8_0(*t, shape);
-  } else if (kq::is_kquant(t->type) && dtype_ == at::kChar && shape.size() == 2) {
-    w = tagged_kquant(*t, shape[0], shape[1]);  // the kernel keeps the blocks as they are
-  } else if (kq::is_kquant(t->type)) {
-    w = dequantise_kquant(*t, shape);
+    const auto b = packed_blocks(*t, wt, row(TensorType::Q8_0));
+    w = at::from_blob(const_cast<uint8_t*>(b.data()), {shape[0], shape[1] / 32 * 34}, at::kByte).clone();
+  } else if (blocks && wt.int8 == Int8Path::KQuant) {
+    w = tagged_kquant(packed_blocks(*t, wt, row(wt.packed_as)), static_cast<uint8_t>(wt.packed_as), shape[0], shape[1]);
+  } else if (!wt.is_float()) {
+    w = dequantised(*t, wt, shape);
   } else {
-    const at::ScalarType st = t->type == uint32_t(TensorType::F32)   ? at::kFloat
-                              : t->type == uint32_t(TensorType::F16) ? at::kHalf
-                                                                      : at::kBFloat16;
+    const at::ScalarType st = wt.id == TensorType::F32 ? at::kFloat : wt.id == TensorType::F16 ? at::kHalf : at::kBFloat16;
     w = at::from_blob(const_cast<uint8_t*>(t->data), shape, st).clone();  // nothing of the mapping is kept
   }
   if (int64_t heads = permuted_heads(config_, hf)) w = unpermute(w, heads);

@@ -1,13 +1,14 @@
 // A GGUF file's weights handed to the decoder by their Hugging Face names (model/decoder.h's
 // WeightSource), each checked at open: present, of the shape the metadata implies, of a type
-// served. F32, F16 and BF16 convert to the served dtype; Q8_0 goes to the int8 kernels as its
-// blocks (dtype int8) or, under another dtype, as the exact values q · d it stands for; Q4_K and
-// Q6_K go to their own kernel as their blocks (int8: tagged rows, model/kquant_matmul.h) or,
-// under another dtype, as the float32 values they stand for.
+// served (model/gguf/ggml_types.h's table). F32, F16 and BF16 convert to the served dtype. A
+// quantised type is, under --dtype int8, what its row's Int8Path says (its blocks, or another
+// type's blocks converted exactly, on a packed kernel; or its values, quantised at load), and
+// under another dtype the exact values its blocks stand for.
 #pragma once
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "model/model_config.h"
@@ -28,6 +29,7 @@ class GgufWeights {
   ModelConfig config_;
   at::ScalarType dtype_;
   at::Device device_;
+  std::set<std::string> from_values_;  // under int8: tensors of groups that mix paths, served from their values
 };
 
 }  // namespace gguf

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/kernels/attention_kernel.h"
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "tests/random_values.h"
 
 using namespace exspec;

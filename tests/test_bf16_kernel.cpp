@@ -12,7 +12,7 @@
 #include <xmmintrin.h>
 
 #include "model/kernels/bf16_kernel.h"
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "tests/random_values.h"
 
 using namespace exspec;

@@ -222,3 +222,20 @@ CATCH_TEST_CASE("Q4_K, Q6_K and Q4_K_M GGUFs: their blocks on the K-quant kernel
     CATCH_CHECK(diff < 0.02 * range);
   }
 }
+
+CATCH_TEST_CASE("GGUF files of every other served type: their values under float64, near them under int8", "[gguf][ggml_types]") {
+  const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
+  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {
+    CATCH_INFO(type);
+    auto q = test::load_as(test::kquant_gguf(type), at::kChar);
+    auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
+    CATCH_CHECK(q->int8_weights());
+    CATCH_CHECK(!f->int8_weights());
+    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; the others to Q8_0 blocks.
+    CATCH_CHECK(q->kquant_weights() == (std::string(type) == "q3_k" || std::string(type) == "q5_k"));
+    const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
+    const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();
+    CATCH_INFO("max |int8 - float64| " << diff << " of a range of " << range);
+    CATCH_CHECK(diff < 0.02 * range);
+  }
+}

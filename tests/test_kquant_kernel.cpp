@@ -1,4 +1,4 @@
-// The Q4_K/Q6_K kernel (model/kernels/kquant_kernel.h), torch-free. Dequantisation is checked
+// The K-quant kernel (Q4_K, Q5_K, Q6_K: model/kernels/kquant_kernel.h), torch-free. Dequantisation is checked
 // against the format's published definition on super-blocks this test packs by hand (its own
 // packing of 6-bit scales and mins, nibbles and high bits, written from the format, not from the
 // kernel); the product against the float64 product of the dequantised weights and quantised
@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "model/kernels/kquant_groups.h"
 #include "model/kernels/kquant_kernel.h"
 #include "tests/random_values.h"
@@ -59,9 +59,13 @@ std::vector<uint8_t> q6k_block(float d, const int* sc, const int* q) {
   return b;
 }
 
-// A weight of random blocks, its rows' types alternating in runs (Q4_K, Q4_K, Q6_K, ...), or with
-// `eights` in runs of 8 rows, so that whole groups of Q4_K rows are interleaved (kquant_groups.h)
-// beside rows kept one by one.
+// Row (or with `eights`, run of 8 rows) k's type: Q6_K every third, Q5_K at k = 4, 19, 34, ...,
+// Q4_K elsewhere.
+uint8_t type_of(int64_t k) { return k % 3 == 2 ? kq::kQ6_K : k % 5 == 4 ? kq::kQ5_K : kq::kQ4_K; }
+
+// A weight of random blocks, its rows' types alternating (type_of), or with `eights` in runs of 8
+// rows, so that whole groups of Q4_K and Q6_K rows are interleaved (kquant_groups.h) beside rows
+// kept one by one (Q5_K's always are).
 kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, bool eights = false) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -70,13 +74,13 @@ kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, bool eights = f
   std::vector<uint8_t> tagged(static_cast<size_t>(out * width), 0);
   for (int64_t r = 0; r < out; ++r) {
     uint8_t* row = tagged.data() + r * width;
-    row[0] = (eights ? r / 8 : r) % 3 == 2 ? kq::kQ6_K : kq::kQ4_K;
+    row[0] = type_of(eights ? r / 8 : r);
     for (int64_t s = 0; s < in / kq::kSuper; ++s) {
       uint8_t* b = row + 1 + s * kq::block_bytes(row[0]);
       for (int64_t k = 0; k < kq::block_bytes(row[0]); ++k) b[k] = static_cast<uint8_t>(byte(rng));
       const uint16_t d = float_half(scale(rng)), dmin = float_half(scale(rng));
-      std::memcpy(row[0] == kq::kQ4_K ? b : b + 208, &d, 2);
-      if (row[0] == kq::kQ4_K) std::memcpy(b + 2, &dmin, 2);
+      std::memcpy(row[0] != kq::kQ6_K ? b : b + 208, &d, 2);
+      if (row[0] != kq::kQ6_K) std::memcpy(b + 2, &dmin, 2);
     }
   }
   return kq::from_tagged(tagged.data(), out, in);
@@ -108,7 +112,7 @@ CATCH_TEST_CASE("kquant: a hand-packed Q4_K block is d·sc·q − dmin·m", "[kq
   for (int k = 0; k < 256; ++k) q[k] = (k * 7 + 3) % 16;
   const auto b = q4k_block(0.5f, 0.25f, sc, m, q);
   float got[256];
-  kq::dequantise_block(kq::kQ4_K, b.data(), got);
+  gguf::dequantise(gguf::row(gguf::TensorType::Q4_K), b.data(), 1, got);
   for (int k = 0; k < 256; ++k) {
     CATCH_INFO("value " << k);
     CATCH_CHECK(got[k] == static_cast<float>(0.5 * sc[k / 32] * q[k] - 0.25 * m[k / 32]));
@@ -121,7 +125,7 @@ CATCH_TEST_CASE("kquant: a hand-packed Q6_K block is d·sc·(q − 32)", "[kquan
   for (int k = 0; k < 256; ++k) q[k] = (k * 13 + 5) % 64;
   const auto b = q6k_block(0.125f, sc, q);
   float got[256];
-  kq::dequantise_block(kq::kQ6_K, b.data(), got);
+  gguf::dequantise(gguf::row(gguf::TensorType::Q6_K), b.data(), 1, got);
   for (int k = 0; k < 256; ++k) {
     CATCH_INFO("value " << k);
     CATCH_CHECK(got[k] == static_cast<float>(0.125 * sc[k / 16] * (q[k] - 32)));
@@ -212,7 +216,7 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
       for (int64_t k = 0; k < in; ++k) {
         const double xv = double(rows.q[r * in + k]) * double(rows.d[r * (in / 32) + k / 32]);
         want += double(wrow[k]) * xv;
-        magnitude += std::fabs(double(wrow[k]) * xv) + (w.types[c] == kq::kQ4_K ? 2 * std::fabs(xv) * 0.004 * 63 : 0.0);
+        magnitude += std::fabs(double(wrow[k]) * xv) + (w.types[c] != kq::kQ6_K ? 2 * std::fabs(xv) * 0.004 * 63 : 0.0);
       }
       CATCH_INFO("row " << r << ", column " << c);
       const double bound = (2.0 * w.supers + 8) * std::ldexp(1.0, -23) * magnitude;
@@ -224,7 +228,8 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
 
 CATCH_TEST_CASE("kquant: tagged rows keep each row's type and blocks, other types are refused", "[kquant]") {
   const kq::Weight w = random_weight(6, 512, 3);
-  for (int64_t r = 0; r < 6; ++r) CATCH_CHECK(w.types[r] == (r % 3 == 2 ? kq::kQ6_K : kq::kQ4_K));
+  for (int64_t r = 0; r < 6; ++r) CATCH_CHECK(w.types[r] == type_of(r));
+  CATCH_CHECK(w.types[4] == kq::kQ5_K);
   std::vector<uint8_t> bad(static_cast<size_t>(kq::tagged_width(256)), 0);
   bad[0] = 8;  // Q8_0
   CATCH_CHECK_THROWS_WITH(kq::from_tagged(bad.data(), 1, 256), Catch::Contains("type id 8"));

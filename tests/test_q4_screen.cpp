@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "model/kernels/q4_screen.h"
 #include "tests/random_values.h"
 

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "model/kernels/q8_kernel.h"
 #include "tests/random_values.h"
 

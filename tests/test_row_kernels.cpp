@@ -11,7 +11,7 @@
 
 #include "model/kernels/attention_kernel.h"
 #include "model/kernels/fast_exp.h"
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "model/kernels/row_ops.h"
 #include "tests/random_values.h"
 

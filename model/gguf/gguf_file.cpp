@@ -150,7 +150,7 @@ void GgufFile::read() {
       elements *= int64_t(n);
     }
     t.type = c.get<uint32_t>("the type of " + what);
-    auto traits = type_traits(t.type);
+    const WeightType* traits = weight_type(t.type);
     if (!traits) c.fail(what + " has unknown ggml type " + std::to_string(t.type));
     if (t.dims[0] % traits->block != 0)
       c.fail(what + " of type " + traits->name + " has " + std::to_string(t.dims[0]) + " elements a row, not a multiple of its block of " +

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "model/gguf/ggml_types.h"
+
 namespace exspec::gguf {
 
 // The metadata value types, as numbered in the format.
@@ -37,22 +39,6 @@ struct Value {
   bool is_integer() const;
   std::string describe() const;  // short, for `check` and errors: "u32 32", "array of 151 string"
 };
-
-// ggml's tensor types, as numbered in the format (the ones this reader knows the size of).
-enum class TensorType : uint32_t {
-  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
-  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
-  IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23,
-  I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30, TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
-};
-// Name ("Q8_0"), elements per block and bytes per block; nullopt for a number ggml does not use.
-struct TypeTraits {
-  const char* name;
-  int64_t block;
-  int64_t block_bytes;
-};
-std::optional<TypeTraits> type_traits(uint32_t type);
-std::string type_name(uint32_t type);  // "Q8_0", or "type 77" for an unknown number
 
 struct TensorInfo {
   std::string name;

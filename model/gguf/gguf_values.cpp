@@ -47,50 +47,6 @@ std::string Value::describe() const {
   }
 }
 
-// Block sizes as ggml defines them (ggml-common.h): elements per block, bytes per block.
-std::optional<TypeTraits> type_traits(uint32_t type) {
-  switch (static_cast<TensorType>(type)) {
-    case TensorType::F32: return TypeTraits{"F32", 1, 4};
-    case TensorType::F16: return TypeTraits{"F16", 1, 2};
-    case TensorType::BF16: return TypeTraits{"BF16", 1, 2};
-    case TensorType::F64: return TypeTraits{"F64", 1, 8};
-    case TensorType::I8: return TypeTraits{"I8", 1, 1};
-    case TensorType::I16: return TypeTraits{"I16", 1, 2};
-    case TensorType::I32: return TypeTraits{"I32", 1, 4};
-    case TensorType::I64: return TypeTraits{"I64", 1, 8};
-    case TensorType::Q4_0: return TypeTraits{"Q4_0", 32, 18};
-    case TensorType::Q4_1: return TypeTraits{"Q4_1", 32, 20};
-    case TensorType::Q5_0: return TypeTraits{"Q5_0", 32, 22};
-    case TensorType::Q5_1: return TypeTraits{"Q5_1", 32, 24};
-    case TensorType::Q8_0: return TypeTraits{"Q8_0", 32, 34};
-    case TensorType::Q8_1: return TypeTraits{"Q8_1", 32, 36};
-    case TensorType::Q2_K: return TypeTraits{"Q2_K", 256, 84};
-    case TensorType::Q3_K: return TypeTraits{"Q3_K", 256, 110};
-    case TensorType::Q4_K: return TypeTraits{"Q4_K", 256, 144};
-    case TensorType::Q5_K: return TypeTraits{"Q5_K", 256, 176};
-    case TensorType::Q6_K: return TypeTraits{"Q6_K", 256, 210};
-    case TensorType::Q8_K: return TypeTraits{"Q8_K", 256, 292};
-    case TensorType::IQ2_XXS: return TypeTraits{"IQ2_XXS", 256, 66};
-    case TensorType::IQ2_XS: return TypeTraits{"IQ2_XS", 256, 74};
-    case TensorType::IQ3_XXS: return TypeTraits{"IQ3_XXS", 256, 98};
-    case TensorType::IQ1_S: return TypeTraits{"IQ1_S", 256, 50};
-    case TensorType::IQ4_NL: return TypeTraits{"IQ4_NL", 32, 18};
-    case TensorType::IQ3_S: return TypeTraits{"IQ3_S", 256, 110};
-    case TensorType::IQ2_S: return TypeTraits{"IQ2_S", 256, 82};
-    case TensorType::IQ4_XS: return TypeTraits{"IQ4_XS", 256, 136};
-    case TensorType::IQ1_M: return TypeTraits{"IQ1_M", 256, 56};
-    case TensorType::TQ1_0: return TypeTraits{"TQ1_0", 256, 54};
-    case TensorType::TQ2_0: return TypeTraits{"TQ2_0", 256, 66};
-    case TensorType::MXFP4: return TypeTraits{"MXFP4", 32, 17};
-  }
-  return std::nullopt;
-}
-
-std::string type_name(uint32_t type) {
-  auto t = type_traits(type);
-  return t ? t->name : "type " + std::to_string(type);
-}
-
 int64_t TensorInfo::elements() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -10,7 +10,7 @@
 
 #include "model/kernels/aligned_array.h"
 #include "model/kernels/fast_exp.h"
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 
 namespace exspec::attn {
 namespace {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 #include "model/kernels/kquant_groups.h"
 
 namespace exspec::kq {
@@ -23,33 +23,10 @@ uint16_t read16(const uint8_t* p) {
   return v;
 }
 
-// Q4_K's 12 bytes of scales: sc_j, m_j for j < 4 in the low 6 bits of bytes j and j + 4; for
-// j >= 4, the low 4 bits in byte j + 4 (sc low nibble, m high nibble) and the top 2 in the top
-// bits of bytes j − 4 (sc) and j (m).
-void q4k_scales(const uint8_t* s, int32_t* sc, int32_t* m) {
-  for (int j = 0; j < 4; ++j) {
-    sc[j] = s[j] & 63;
-    m[j] = s[j + 4] & 63;
-  }
-  for (int j = 4; j < 8; ++j) {
-    sc[j] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-    m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
-// Q6_K's quant k (0..255) of a super-block, 0..63 (the −32 is the caller's).
-int32_t q6k_quant(const uint8_t* b, int64_t k) {
-  const int64_t half = k / 128, l = k % 32, part = (k % 128) / 32;  // part: which 32 of the half
-  const uint8_t* ql = b + 64 * half + l + (part & 1) * 32;
-  const uint8_t* qh = b + 128 + 32 * half + l;
-  const int32_t low = part < 2 ? (*ql & 0xF) : (*ql >> 4);
-  return low | (((*qh >> (2 * part)) & 3) << 4);
-}
-
-int32_t q4k_quant(const uint8_t* b, int64_t k) {  // 0..15
-  const uint8_t byte = b[16 + 32 * (k / 64) + k % 32];
-  return (k / 32) % 2 ? byte >> 4 : byte & 0xF;
-}
+using gguf::blocks::k4_scales;
+using gguf::blocks::q4_k_quant;
+using gguf::blocks::q5_k_quant;
+using gguf::blocks::q6_k_quant;
 
 float reduce8(const float* a) {  // the order the vector path's lanes fold in
   const float t0 = a[0] + a[4], t1 = a[1] + a[5], t2 = a[2] + a[6], t3 = a[3] + a[7];
@@ -67,24 +44,26 @@ void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* 
     const int8_t* xq = x.q.data() + r * x.blocks * kSub + s * kSuper;
     const float* dx = x.d.data() + r * x.blocks + s * kSubs;
     const int32_t* corr = x.corr.data() + r * x.blocks + s * kSubs;
-    int32_t sc[kSubs], m[kSubs];
-    if (type == kQ4_K) q4k_scales(b + 4, sc, m);
-    const float d = half_float(read16(type == kQ4_K ? b : b + 208)), dmin = half_float(read16(b + 2));
+    int sc[kSubs], m[kSubs];
+    const bool mins = type != kQ6_K;  // Q4_K and Q5_K: a scale and a min per sub-block
+    if (mins) k4_scales(b + 4, sc, m);
+    const float d = half_float(read16(mins ? b : b + 208)), dmin = half_float(read16(b + 2));
     for (int64_t j = 0; j < kSubs; ++j) {
       int32_t a = 0;
-      if (type == kQ4_K) {
+      if (mins) {
         int32_t dot = 0;
-        for (int64_t k = 0; k < kSub; ++k) dot += q4k_quant(b, j * kSub + k) * xq[j * kSub + k];
+        for (int64_t k = 0; k < kSub; ++k)
+          dot += (type == kQ4_K ? q4_k_quant(b, int(j * kSub + k)) : q5_k_quant(b, int(j * kSub + k))) * xq[j * kSub + k];
         a = sc[j] * dot;
       } else {
         for (int64_t h = 0; h < 2; ++h) {
           int32_t dot = 0;
-          for (int64_t k = h * 16; k < h * 16 + 16; ++k) dot += (q6k_quant(b, j * kSub + k) - 32) * xq[j * kSub + k];
+          for (int64_t k = h * 16; k < h * 16 + 16; ++k) dot += (q6_k_quant(b, int(j * kSub + k)) - 32) * xq[j * kSub + k];
           a += static_cast<int8_t>(b[192 + 2 * j + h]) * dot;
         }
       }
       acc[j] = std::fma(static_cast<float>(a), d * dx[j], acc[j]);
-      if (type == kQ4_K) acc[j] = std::fma(static_cast<float>(-(m[j] * (-corr[j] / 128))), dmin * dx[j], acc[j]);
+      if (mins) acc[j] = std::fma(static_cast<float>(-(m[j] * (-corr[j] / 128))), dmin * dx[j], acc[j]);
     }
   }
   *out = reduce8(acc);
@@ -109,27 +88,13 @@ void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* 
 
 }  // namespace
 
-bool is_kquant(uint32_t t) { return t == kQ4_K || t == kQ6_K; }
+bool is_kquant(uint32_t t) { return t == kQ4_K || t == kQ5_K || t == kQ6_K; }
 
-int64_t block_bytes(uint8_t type) { return type == kQ4_K ? kQ4_KBytes : type == kQ6_K ? kQ6_KBytes : 0; }
+int64_t block_bytes(uint8_t type) {
+  return type == kQ4_K ? kQ4_KBytes : type == kQ5_K ? kQ5_KBytes : type == kQ6_K ? kQ6_KBytes : 0;
+}
 
 int64_t tagged_width(int64_t in) { return 1 + in / kSuper * kQ6_KBytes; }
-
-void dequantise_block(uint8_t type, const uint8_t* b, float* out) {
-  if (type == kQ4_K) {
-    int32_t sc[kSubs], m[kSubs];
-    q4k_scales(b + 4, sc, m);
-    const float d = half_float(read16(b)), dmin = half_float(read16(b + 2));
-    for (int64_t k = 0; k < kSuper; ++k) {
-      const float d1 = d * static_cast<float>(sc[k / kSub]), m1 = dmin * static_cast<float>(m[k / kSub]);
-      out[k] = d1 * static_cast<float>(q4k_quant(b, k)) - m1;
-    }
-  } else {
-    const float d = half_float(read16(b + 208));
-    for (int64_t k = 0; k < kSuper; ++k)
-      out[k] = d * static_cast<float>(static_cast<int8_t>(b[192 + k / 16])) * static_cast<float>(q6k_quant(b, k) - 32);
-  }
-}
 
 const uint8_t* Weight::block(int64_t r, int64_t s, uint8_t* scratch) const {
   const int64_t g = r / kGroupCols;
@@ -145,7 +110,7 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
   const int64_t width = tagged_width(in);
   for (int64_t r = 0; r < out; ++r) {
     const uint8_t t = tagged[r * width];
-    if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not Q4_K or Q6_K");
+    if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not Q4_K, Q5_K or Q6_K");
     w.types.push_back(t);
   }
   // Whole groups of 8 rows of one type are interleaved; every other row is kept as in the file.
@@ -153,7 +118,7 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
   w.offsets.assign(static_cast<size_t>(out), -1);
   for (int64_t g = 0; g * kGroupCols < out; ++g) {
     const int64_t r0 = g * kGroupCols;
-    bool whole = r0 + kGroupCols <= out;
+    bool whole = r0 + kGroupCols <= out && group_block_bytes(w.types[r0]) > 0;  // Q5_K has no group layout
     for (int64_t r = r0; whole && r < r0 + kGroupCols; ++r) whole = w.types[r] == w.types[r0];
     w.groups.push_back(whole ? total : -1);
     if (whole) total += w.supers * group_block_bytes(w.types[r0]);
@@ -176,7 +141,8 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
 
 void dequantise_row(const Weight& w, int64_t row, float* out) {
   uint8_t scratch[kQ6_KBytes];
-  for (int64_t s = 0; s < w.supers; ++s) dequantise_block(w.types[row], w.block(row, s, scratch), out + s * kSuper);
+  const gguf::WeightType& t = *gguf::weight_type(w.types[row]);  // from_tagged took only this kernel's types
+  for (int64_t s = 0; s < w.supers; ++s) gguf::dequantise(t, w.block(row, s, scratch), 1, out + s * kSuper);
 }
 
 Isa best_isa() {

@@ -1,22 +1,26 @@
-// GGUF's Q4_K and Q6_K weights, kept as their blocks, multiplied with rows that cannot see each
+// GGUF's K-quant weights (Q4_K, Q5_K, Q6_K; Q3_K comes converted exactly to Q6_K at load,
+// model/gguf/ggml_types.h), kept as their blocks, multiplied with rows that cannot see each
 // other (torch-free; model/kquant_matmul.h is the tensor seam).
 //
 // A row of the weight is a run of super-blocks of 256 inputs, each of 8 sub-blocks of 32:
 //   Q4_K (144 bytes): d, dmin (float16), 12 bytes of 6-bit scales sc[8] and mins m[8], 128 bytes
 //        of 4-bit quants q: w = d·sc_j·q − dmin·m_j;
+//   Q5_K (176 bytes): Q4_K's, with qh[32] (the 5th bits: sub-block j's in bit j) before the
+//        nibbles: the same arithmetic with 5-bit q;
 //   Q6_K (210 bytes): ql[128] (low 4 bits), qh[64] (high 2 bits), 16 int8 scales (one per 16
 //        inputs), d (float16): w = d·sc_i·(q − 32).
-// Rows of either type may be mixed in one weight (a Q4_K_M file's attn_v is Q6_K where q and k
+// Rows of these types may be mixed in one weight (a Q4_K_M file's attn_v is Q6_K where q and k
 // are Q4_K, and the decoder multiplies the three as one).
 //
 // Each activation row is quantised as the int8 kernels' (model/q8_kernel.h q8::Rows: per block of
 // 32, int8 q and a float32 scale dx), which line up with the sub-blocks. Per sub-block j of
 // super-block s the integer parts are exact:
-//   Q4_K: A_j = sc_j · Σ q·qx,  B_j = m_j · Σ qx;    Q6_K: A_j = Σ_{two halves of 16} sc_i · Σ (q − 32)·qx
+//   Q4_K, Q5_K: A_j = sc_j · Σ q·qx,  B_j = m_j · Σ qx;    Q6_K: A_j = Σ_{two halves of 16} sc_i · Σ (q − 32)·qx
 // and are combined in float32 into eight sums, one per sub-block position j, in super-block order:
-//   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
+//   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K and Q5_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
-// So an output is the same bits whatever the batch, the row's place in it, the other rows, the
+// Whole groups of 8 Q4_K or Q6_K rows are interleaved (kquant_groups.h); Q5_K rows are kept
+// one by one (no group layout yet). So an output is the same bits whatever the batch, the row's place in it, the other rows, the
 // threads, and the instruction set (AVX-512 VNNI or AVX2 on 256-bit registers, or plain C++).
 #pragma once
 #include <cstdint>
@@ -31,11 +35,6 @@ namespace exspec::kq {
 
 bool is_kquant(uint32_t ggml_type);
 int64_t block_bytes(uint8_t type);  // 0 for a type not here
-
-// One super-block's 256 values by the format's definition, in float32: Q4_K's d·sc and dmin·m
-// and d·sc·q are exact in float32, so each value is d·sc·q − dmin·m rounded once; Q6_K's
-// d·sc·(q − 32) is exact.
-void dequantise_block(uint8_t type, const uint8_t* block, float* out);
 
 // How GGUF's loader hands such a weight on (model/gguf_weights.h): a byte row per output of
 // tagged_width(in) bytes, the row's ggml type id, then its blocks, then zeros.

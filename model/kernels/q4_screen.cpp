@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 
 namespace exspec::q4s {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "model/kernels/fast_exp.h"
 #include "model/kernels/fixed_order_dot.h"
-#include "model/kernels/half_float.h"
+#include "model/gguf/half_float.h"
 
 namespace exspec::rowops {
 namespace {

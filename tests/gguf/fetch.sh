@@ -6,3 +6,5 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 "$here/../../scripts/npm-fetch" "$here" node_modules/@huggingface/gguf/dist/index.mjs
 "$here/../../scripts/npm-fetch" "$here/llama_cpp" node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/llama-addon.node
+# llama.cpp v0.5.0's source (its gguf-py: the reference for the weight-type table's values).
+"$here/../../scripts/llama-cpp-source"

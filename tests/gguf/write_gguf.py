@@ -3,11 +3,11 @@
 the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
 llama's rope, llama3 rope factors as a rope_freqs tensor, tokenizer.ggml.* metadata and the chat
 template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix
-(kquants.py). Given a tokenizer.json instead of
+(kquants.py), or one of the other types exspec serves (more_quants.py). Given a tokenizer.json instead of
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
 library, no torch, no llama.cpp.
 
-usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32|q4_k|q6_k|q4_k_m] [--version 2|3] [--alignment N]
+usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32|q4_k|q6_k|q4_k_m|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q5_k|iq4_nl|iq4_xs|mxfp4] [--version 2|3] [--alignment N]
                      [--tokenizer TOKENIZER_JSON] [--pre NAME]
 """
 import argparse
@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 import kquants
+import more_quants
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "train"))
 from safetensors_np import read_arrays  # noqa: E402
 
@@ -28,6 +29,10 @@ U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 # ggml tensor types and llama.cpp's file types (LlamaFileType)
 GGML = {"f32": 0, "f16": 1, "q8_0": 8, "bf16": 30, "q4_k": 12, "q6_k": 14}
 FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32, "q8_0_as_f32": 0, "q4_k": 14, "q6_k": 18, "q4_k_m": 15}
+# the other types (more_quants.py), each file all of one type: llama.cpp's file types, the _S
+# variants where there are several
+FILE_TYPE.update({"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k": 11, "q5_k": 16, "iq4_nl": 25,
+                  "iq4_xs": 30, "mxfp4": 38})
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
@@ -105,6 +110,11 @@ def tensor_bytes(name, w, kind, n_layers=0, has_output=True):
             return GGML["q6_k"], kquants.quantize_q6_k(w)
         else:
             return GGML["q4_k"], kquants.quantize_q4_k(w)
+    if kind in more_quants.TYPES:
+        type_id, block, quantise = more_quants.TYPES[kind]
+        if w.shape[-1] % block == 0:
+            return type_id, quantise(w)
+        kind = "q8_0"  # rows that are not whole blocks, as for the K types above
     if w.shape[-1] % 32:
         return GGML["f16"], w.astype(np.float16).tobytes()
     if kind == "q8_0_as_f32":  # not the converter's: the values a Q8_0 file stands for, q * d, as F32

@@ -1,6 +1,7 @@
-// float16 and bfloat16 as raw 16-bit values, converted to and from float32 in plain C++: the
-// kernels' scalar paths and their packing use these, and each conversion gives the same bits as
-// the instructions the vector paths use (vcvtph2ps / vcvtps2ph, vcvtneps2bf16). Torch-free.
+// float16 and bfloat16 as raw 16-bit values, converted to and from float32 in plain C++: GGUF's
+// block types (ggml_types.h), the kernels' scalar paths and their packing use these, and each
+// conversion gives the same bits as the instructions the vector paths use (vcvtph2ps / vcvtps2ph,
+// vcvtneps2bf16). Torch-free.
 #pragma once
 #include <cstdint>
 #include <cstring>

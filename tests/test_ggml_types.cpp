@@ -1,0 +1,151 @@
+// The weight-type table (model/gguf/ggml_types.h) against llama.cpp v0.5.0's own gguf-py
+// (tests/gguf/ggml_reference.py): every row's block and bytes, and every served type's values
+// over random blocks, bit for bit; and each exact conversion into another packed type's blocks
+// gives back the same values.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/gguf/ggml_types.h"
+
+using namespace exspec::gguf;
+
+namespace {
+
+std::string reference_dir() {
+  static const std::string dir = [] {
+    std::string names;
+    for (const WeightType& t : kWeightTypes)
+      if (t.served() && !t.is_float()) names += std::string(" ") + t.name;
+    const std::string out = EXSPEC_TEST_SCRATCH "/ggml_reference";
+    const std::string cmd = "/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/ggml_reference.py " EXSPEC_LLAMA_CPP_SRC " " + out + names + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string log;
+    char buf[512];
+    while (p && fgets(buf, sizeof buf, p)) log += buf;
+    if (!p || pclose(p) != 0) throw std::runtime_error("failed: " + cmd + "\n" + log);
+    return out;
+  }();
+  return dir;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// How many of the values differ from the reference's bits; the first one's place in `first`.
+int64_t mismatches(const std::vector<float>& got, const std::vector<uint8_t>& want, int64_t* first) {
+  int64_t n = 0;
+  *first = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    float w;
+    std::memcpy(&w, want.data() + 4 * i, 4);
+    if (bits(got[i]) != bits(w) && ++n == 1) *first = static_cast<int64_t>(i);
+  }
+  return n;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("every row's id, block and bytes are ggml's (gguf-py v0.5.0's GGML_QUANT_SIZES)", "[ggml_types]") {
+  std::ifstream sizes(reference_dir() + "/sizes");
+  std::map<std::string, std::vector<int64_t>> ref;
+  std::string name;
+  int64_t id, block, bytes;
+  while (sizes >> name >> id >> block >> bytes) ref[name] = {id, block, bytes};
+  CATCH_REQUIRE(ref.size() > 30);
+  for (const WeightType& t : kWeightTypes) {
+    CATCH_INFO(t.name);
+    CATCH_REQUIRE(ref.count(t.name));
+    CATCH_CHECK(ref[t.name] == std::vector<int64_t>{static_cast<int64_t>(t.id), t.block, t.block_bytes});
+    CATCH_CHECK(weight_type(static_cast<uint32_t>(t.id)) == &t);
+  }
+  CATCH_CHECK(weight_type(77) == nullptr);
+  CATCH_CHECK(type_name(77) == "type 77");
+}
+
+CATCH_TEST_CASE("every served type's values are gguf-py v0.5.0's, bit for bit, over random blocks", "[ggml_types]") {
+  int64_t types = 0;
+  for (const WeightType& t : kWeightTypes) {
+    if (!t.served() || t.is_float()) continue;
+    CATCH_INFO(t.name);
+    const auto blocks = read_file(reference_dir() + "/" + t.name + ".blocks");
+    const auto want = read_file(reference_dir() + "/" + t.name + ".values");
+    const int64_t n = static_cast<int64_t>(blocks.size()) / t.block_bytes;
+    CATCH_REQUIRE(static_cast<int64_t>(want.size()) == n * t.block * 4);
+    std::vector<float> got(static_cast<size_t>(n * t.block));
+    dequantise(t, blocks.data(), n, got.data());
+    int64_t first;
+    const int64_t bad = mismatches(got, want, &first);
+    CATCH_INFO(bad << " of " << got.size() << " values differ; the first at " << first);
+    CATCH_CHECK(bad == 0);
+    ++types;
+  }
+  CATCH_CHECK(types == 13);
+}
+
+CATCH_TEST_CASE("an exact conversion into another packed type's blocks stands for the same values", "[ggml_types]") {
+  int64_t converted = 0;
+  for (const WeightType& t : kWeightTypes) {
+    if (!t.convert) continue;
+    CATCH_INFO(t.name << " -> " << row(t.packed_as).name);
+    const WeightType& into = row(t.packed_as);
+    CATCH_REQUIRE(into.block == t.block);
+    const auto blocks = read_file(reference_dir() + "/" + t.name + ".blocks");
+    const auto want = read_file(reference_dir() + "/" + t.name + ".values");
+    const int64_t n = static_cast<int64_t>(blocks.size()) / t.block_bytes;
+    std::vector<uint8_t> out(static_cast<size_t>(n * into.block_bytes));
+    for (int64_t b = 0; b < n; ++b) t.convert(blocks.data() + b * t.block_bytes, out.data() + b * into.block_bytes);
+    std::vector<float> got(static_cast<size_t>(n * t.block));
+    dequantise(into, out.data(), n, got.data());
+    int64_t first;
+    const int64_t bad = mismatches(got, want, &first);
+    CATCH_INFO(bad << " of " << got.size() << " values differ; the first at " << first);
+    CATCH_CHECK(bad == 0);
+    if (into.id == TensorType::Q8_0)  // the int8 kernel takes quants in [-127, 127] only
+      for (int64_t b = 0; b < n; ++b)
+        for (int k = 0; k < 32; ++k) CATCH_REQUIRE(static_cast<int8_t>(out[b * 34 + 2 + k]) != -128);
+    ++converted;
+  }
+  CATCH_CHECK(converted == 4);
+}
+
+CATCH_TEST_CASE("a type not served is refused by dequantise, naming it", "[ggml_types]") {
+  const uint8_t block[292] = {};
+  float out[256];
+  CATCH_CHECK_THROWS_WITH(dequantise(row(TensorType::IQ2_XXS), block, 1, out), Catch::Contains("IQ2_XXS is not served"));
+  CATCH_CHECK(served_type_names().find("Q5_K") != std::string::npos);
+  CATCH_CHECK(served_type_names().find("IQ2_XXS") == std::string::npos);
+}
+
+CATCH_TEST_CASE("docs/models.md's weight-type table is the table's served rows", "[ggml_types][docs]") {
+  std::ifstream f(EXSPEC_SOURCE_DIR "/docs/models.md");
+  const std::string doc((std::istreambuf_iterator<char>(f)), {});
+  const std::string begin = "<!-- weight types: begin -->\n", end = "  <!-- weight types: end -->";
+  const size_t b = doc.find(begin), e = doc.find(end);
+  CATCH_REQUIRE(b != std::string::npos);
+  CATCH_REQUIRE(e != std::string::npos);
+  std::string want = "  | type | values a block | bytes a block | `--dtype int8` | other dtypes |\n  |---|---|---|---|---|\n";
+  for (const WeightType& t : kWeightTypes)
+    if (t.served())
+      want += std::string("  | ") + t.name + " | " + std::to_string(t.block) + " | " + std::to_string(t.block_bytes) + " | " +
+              int8_description(t) + " | " + (t.is_float() ? "converted to the dtype" : "its exact values, converted to the dtype") +
+              " |\n";
+  CATCH_CHECK(doc.substr(b + begin.size(), e - b - begin.size()) == want);
+}
