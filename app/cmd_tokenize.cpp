@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -14,10 +15,12 @@
 namespace {
 
 const char* kUsage =
-    "usage: exspec tokenize --tokenizer PATH_OR_DIR (--text TEXT | --decode IDS) [flags]\n\n"
+    "usage: exspec tokenize --tokenizer PATH_OR_DIR (--text TEXT | --texts-json FILE | --decode IDS) [flags]\n\n"
     "  --tokenizer PATH_OR_DIR  a tokenizer.json, or a model directory holding tokenizer.json\n"
     "                           (tokenizer_config.json next to it is read too), or a .gguf file\n"
     "  --text TEXT              print the ids of TEXT as a JSON array\n"
+    "  --texts-json FILE        FILE holds a JSON array of texts: print one JSON array of their ids\n"
+    "                           (one tokenizer load for many texts)\n"
     "  --decode IDS             print the text of IDS (\"1,2,3\" or \"[1, 2, 3]\")\n"
     "  --allow-special          let TEXT produce special tokens such as <|im_end|>\n"
     "  --no-add-special         do not add BOS/EOS (default: as the tokenizer config says)\n"
@@ -50,7 +53,7 @@ std::vector<int64_t> parse_ids(const std::string& s) {
 
 int cmd_tokenize(int argc, char** argv) {
   try {
-    std::optional<std::string> path, text, decode;
+    std::optional<std::string> path, text, texts, decode;
     bool allow_special = false, add_special = true, skip_special = false, as_json = false;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -71,6 +74,8 @@ int cmd_tokenize(int argc, char** argv) {
         path = value();
       } else if (a == "--text") {
         text = value();
+      } else if (a == "--texts-json") {
+        texts = value();
       } else if (a == "--decode") {
         decode = value();
       } else if (a == "--allow-special") {
@@ -86,10 +91,19 @@ int cmd_tokenize(int argc, char** argv) {
       }
     }
     if (!path) throw std::runtime_error("missing --tokenizer PATH_OR_DIR");
-    if (text.has_value() == decode.has_value()) throw std::runtime_error("give exactly one of --text or --decode");
+    if (int(text.has_value()) + int(texts.has_value()) + int(decode.has_value()) != 1)
+      throw std::runtime_error("give exactly one of --text, --texts-json or --decode");
     const exspec::Tokenizer tok = exspec::Tokenizer::load(*path);
     if (text) {
       std::cout << nlohmann::json(tok.encode(*text, add_special, allow_special)).dump() << "\n";
+    } else if (texts) {
+      std::ifstream in(*texts);
+      if (!in) throw std::runtime_error("--texts-json: cannot read " + *texts);
+      const nlohmann::json all = nlohmann::json::parse(in);
+      if (!all.is_array()) throw std::runtime_error("--texts-json: expected a JSON array of strings");
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& t : all) out.push_back(tok.encode(t.get<std::string>(), add_special, allow_special));
+      std::cout << out.dump() << "\n";
     } else {
       const std::vector<int64_t> ids = parse_ids(*decode);
       for (int64_t id : ids)

@@ -82,18 +82,24 @@ for v in llama2 llama3 qwen3; do
   [ -f "$tok" ] || { echo "run tests/tokenizer/fetch.sh first"; exit 1; }
   /usr/bin/python3 "$here/write_gguf.py" "$tok" "$work/tok-$v.gguf"
   node "$lc/tokenize.mjs" "$work/tok-$v.gguf" < "$corpus" > "$work/tok-$v.json"
-  /usr/bin/python3 - "$exspec" "$work/tok-$v.gguf" "$corpus" "$work/tok-$v.json" "$v" <<'PY'
-import json, subprocess, sys, unicodedata
-exspec, gguf, corpus, theirs, vocab = sys.argv[1:]
+  # Ours for every text in one load. Texts with NUL are left out, as when each text was a
+  # command-line argument.
+  /usr/bin/python3 -c 'import json,sys
+texts = [t for t in json.load(open(sys.argv[1])) if "\0" not in t]
+print(json.dumps(texts))' "$corpus" > "$work/texts-$v.json"
+  "$exspec" tokenize --tokenizer "$work/tok-$v.gguf" --no-add-special --texts-json "$work/texts-$v.json" > "$work/ours-$v.json"
+  /usr/bin/python3 - "$corpus" "$work/tok-$v.json" "$work/ours-$v.json" "$v" <<'PY'
+import json, sys, unicodedata
+corpus, theirs, ours_file, vocab = sys.argv[1:]
+ours_all = iter(json.load(open(ours_file)))
 same = skipped = n = 0
 for text, ids in zip(json.load(open(corpus)), json.load(open(theirs))):
     if "\0" in text:
-        continue  # not a command-line argument
+        continue  # left out above
+    ours = next(ours_all)
     if vocab == "qwen3" and not unicodedata.is_normalized("NFC", text):
         skipped += 1
         continue
-    ours = json.loads(subprocess.run([exspec, "tokenize", "--tokenizer", gguf, "--no-add-special", "--text", text],
-                                     capture_output=True, text=True, check=True).stdout)
     n += 1
     if ours != ids:
         print("%s: %r: ours %s, llama.cpp %s" % (vocab, text[:60], ours[:20], ids[:20]))
