@@ -151,7 +151,7 @@ CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "
 }
 
 CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place in any batch", "[kquant]") {
-  const int64_t out = 24, in = 512;
+  const int64_t out = 40, in = 512;  // with eights: groups of Q4_K, Q4_K, Q6_K, Q4_K, Q5_K
   for (bool eights : {false, true}) {
   CATCH_INFO((eights ? "runs of 8" : "runs of 3"));
   const kq::Weight w = random_weight(out, in, 5, eights);
@@ -168,14 +168,18 @@ CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place 
 }
 
 CATCH_TEST_CASE("kquant: 8 rows of one type interleaved as a group give back each row's blocks, byte for byte", "[kquant]") {
+  CATCH_CHECK_THROWS_WITH(kq::interleave(static_cast<uint8_t>(gguf::TensorType::Q8_0), nullptr, nullptr), Catch::Contains("no group layout"));
   const int64_t out = 20, in = 512;  // rows 0-15: two Q4_K groups; 16-18 Q6_K and 19 Q4_K kept one by one
   const kq::Weight w = random_weight(out, in, 3, true);
   CATCH_REQUIRE(w.groups == std::vector<int64_t>{0, w.supers * kq::group_block_bytes(kq::kQ4_K), -1});
   const kq::Weight w6 = random_weight(24, in, 3, true);  // rows 16-23: a Q6_K group
   CATCH_REQUIRE(w6.groups.size() == 3);
   CATCH_CHECK(w6.groups[2] == 2 * w6.supers * kq::group_block_bytes(kq::kQ4_K));
+  const kq::Weight w5 = random_weight(40, in, 3, true);  // rows 32-39: a Q5_K group
+  CATCH_CHECK(w5.types[32] == kq::kQ5_K);
+  CATCH_CHECK(w5.groups[4] >= 0);
   std::mt19937 rng(4);
-  for (uint8_t type : {kq::kQ4_K, kq::kQ6_K}) {
+  for (uint8_t type : {kq::kQ4_K, kq::kQ5_K, kq::kQ6_K}) {
     CATCH_INFO("type " << int(type));
     std::vector<std::vector<uint8_t>> blocks(8, std::vector<uint8_t>(static_cast<size_t>(kq::block_bytes(type))));
     const uint8_t* ptrs[8];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace exspec::kq {
 namespace {
@@ -9,7 +11,8 @@ namespace {
 using namespace group_layout;
 constexpr int64_t kSubs = kSuper / kSub;  // 8
 
-void interleave_q4k(const uint8_t* const* blocks, uint8_t* g) {
+// Q4_K's, and Q5_K's (its nibbles at byte 48, after qh: `quants` is where the nibbles start).
+void interleave_q4k(const uint8_t* const* blocks, uint8_t* g, int64_t quants = 16) {
   for (int64_t c = 0; c < kGroupCols; ++c) {
     const uint8_t* b = blocks[c];
     std::memcpy(g + kD + 2 * c, b, 2);
@@ -24,8 +27,14 @@ void interleave_q4k(const uint8_t* const* blocks, uint8_t* g) {
       g[kM + 8 * j + c] = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
     }
     for (int64_t p = 0; p < 4; ++p)
-      for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, b + 16 + 32 * p + 4 * t, 4);
+      for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, b + quants + 32 * p + 4 * t, 4);
   }
+}
+
+void interleave_q5k(const uint8_t* const* blocks, uint8_t* g) {
+  interleave_q4k(blocks, g, 48);
+  for (int64_t c = 0; c < kGroupCols; ++c)
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kQh5 + (t * kGroupCols + c) * 4, blocks[c] + 16 + 4 * t, 4);
 }
 
 void interleave_q6k(const uint8_t* const* blocks, uint8_t* g) {
@@ -53,7 +62,7 @@ void gather_q6k(const uint8_t* g, int64_t c, uint8_t* b) {
     }
 }
 
-void gather_q4k(const uint8_t* g, int64_t c, uint8_t* b) {
+void gather_q4k(const uint8_t* g, int64_t c, uint8_t* b, int64_t quants = 16) {
   std::memcpy(b, g + kD + 2 * c, 2);
   std::memcpy(b + 2, g + kDmin + 2 * c, 2);
   uint8_t sc[kSubs], m[kSubs];
@@ -65,21 +74,36 @@ void gather_q4k(const uint8_t* g, int64_t c, uint8_t* b) {
     s[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
   }
   for (int64_t p = 0; p < 4; ++p)
-    for (int64_t t = 0; t < 8; ++t) std::memcpy(b + 16 + 32 * p + 4 * t, g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, 4);
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(b + quants + 32 * p + 4 * t, g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, 4);
+}
+
+void gather_q5k(const uint8_t* g, int64_t c, uint8_t* b) {
+  gather_q4k(g, c, b, 48);
+  for (int64_t t = 0; t < 8; ++t) std::memcpy(b + 16 + 4 * t, g + kQh5 + (t * kGroupCols + c) * 4, 4);
 }
 
 }  // namespace
 
-int64_t group_block_bytes(uint8_t type) { return type == kQ4_K ? kQ4Bytes : type == kQ6_K ? kQ6Bytes : 0; }
+int64_t group_block_bytes(uint8_t type) {
+  return type == kQ4_K ? kQ4Bytes : type == kQ5_K ? kQ5Bytes : type == kQ6_K ? kQ6Bytes : 0;
+}
 
 void interleave(uint8_t type, const uint8_t* const* blocks, uint8_t* group_block) {
-  if (type == kQ4_K) interleave_q4k(blocks, group_block);
-  else interleave_q6k(blocks, group_block);
+  switch (type) {
+    case kQ4_K: return interleave_q4k(blocks, group_block);
+    case kQ5_K: return interleave_q5k(blocks, group_block);
+    case kQ6_K: return interleave_q6k(blocks, group_block);
+  }
+  throw std::invalid_argument("kquant groups: type id " + std::to_string(type) + " has no group layout");
 }
 
 void gather(uint8_t type, const uint8_t* group_block, int64_t c, uint8_t* block) {
-  if (type == kQ4_K) gather_q4k(group_block, c, block);
-  else gather_q6k(group_block, c, block);
+  switch (type) {
+    case kQ4_K: return gather_q4k(group_block, c, block);
+    case kQ5_K: return gather_q5k(group_block, c, block);
+    case kQ6_K: return gather_q6k(group_block, c, block);
+  }
+  throw std::invalid_argument("kquant groups: type id " + std::to_string(type) + " has no group layout");
 }
 
 }  // namespace exspec::kq

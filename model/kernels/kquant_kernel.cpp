@@ -118,7 +118,7 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
   w.offsets.assign(static_cast<size_t>(out), -1);
   for (int64_t g = 0; g * kGroupCols < out; ++g) {
     const int64_t r0 = g * kGroupCols;
-    bool whole = r0 + kGroupCols <= out && group_block_bytes(w.types[r0]) > 0;  // Q5_K has no group layout
+    bool whole = r0 + kGroupCols <= out;
     for (int64_t r = r0; whole && r < r0 + kGroupCols; ++r) whole = w.types[r] == w.types[r0];
     w.groups.push_back(whole ? total : -1);
     if (whole) total += w.supers * group_block_bytes(w.types[r0]);

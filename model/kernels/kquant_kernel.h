@@ -19,8 +19,8 @@
 // and are combined in float32 into eight sums, one per sub-block position j, in super-block order:
 //   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K and Q5_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
-// Whole groups of 8 Q4_K or Q6_K rows are interleaved (kquant_groups.h); Q5_K rows are kept
-// one by one (no group layout yet). So an output is the same bits whatever the batch, the row's place in it, the other rows, the
+// Whole groups of 8 rows of one type are interleaved (kquant_groups.h), with the same
+// arithmetic. So an output is the same bits whatever the batch, the row's place in it, the other rows, the
 // threads, and the instruction set (AVX-512 VNNI or AVX2 on 256-bit registers, or plain C++).
 #pragma once
 #include <cstdint>
