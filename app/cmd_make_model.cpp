@@ -2,6 +2,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "model/architectures.h"
 #include "model/tools/make_model.h"
 
 namespace exspec {
@@ -10,7 +11,7 @@ int cmd_make_model(int argc, char** argv, int first) {
   Args a(argc, argv, first,
          {"arch", "preset", "seed", "out", "dtype", "shards", "damp-from", "damp-std", "draft-of", "layers"}, {"help", "attention-bias"});
   if (a.has("help")) {
-    std::cout << "exspec make-model --arch llama|qwen2|qwen3|glm|glm4 --preset tiny|small|kquant|demo|1b|150m --seed N --out DIR\n"
+    std::cout << "exspec make-model --arch " << architecture_names("|") << " --preset tiny|small|kquant|demo|1b|150m --seed N --out DIR\n"
                  "                  [--dtype float32|float64|float16|bfloat16] [--shards N]\n"
                  "                  [--damp-from L] [--damp-std S] [--attention-bias]\n"
                  "exspec make-model --draft-of TARGET_DIR --layers N --out DIR\n"

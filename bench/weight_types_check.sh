@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GGUF files of every weight type llama.cpp v0.5.0's llama-quantize makes (bench/llama_cpp_build.sh)
 # from a made llama of the 150M shape and its one-layer draft: each loads and serves under
-# --dtype int8, and seeded sampling at batch 16 in the default mode (in place, the draft, auto
-# K) gives the tokens of batch-1 plain decoding (--mode nonspec --batch 1) of the same file.
+# --dtype int8, and seeded sampling at batch 16 in the default mode (in place, the draft
+# proposing 3 tokens a step: auto K drafts little with this random draft) gives the tokens of
+# batch-1 plain decoding (--mode nonspec --batch 1) of the same file.
 # Prints the tensor types of each file, what int8 does with them, and tok/s of both runs.
 # usage: bench/weight_types_check.sh EXSPEC WORK_DIR [TYPES...]   (default: the issue-70 list)
 set -euo pipefail
@@ -32,11 +33,12 @@ for t in "${types[@]}"; do
   done
   common=(--model "$work/m150-$t.gguf" --dtype int8 --max-tokens 32 --temperature 0.9 --seed 5 --generation-config none "${args[@]}")
   "$exspec" generate "${common[@]}" --mode nonspec --batch 1 --stats "$work/plain.json" > "$work/plain.jsonl" 2> "$work/$t.err"
-  "$exspec" generate "${common[@]}" --draft "$work/m150-draft-$t.gguf" --batch 16 --stats "$work/default.json" > "$work/default.jsonl" 2>> "$work/$t.err"
+  "$exspec" generate "${common[@]}" --draft "$work/m150-draft-$t.gguf" --draft-tokens 3 --batch 16 --stats "$work/default.json" > "$work/default.jsonl" 2>> "$work/$t.err"
   tps() { /usr/bin/python3 -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["tokens_per_s"])' "$1"; }
-  kinds=$(grep -o 'exspec: gguf: .*' "$work/$t.err" | sort -u | sed 's/^exspec: gguf: //' | paste -sd ';' -)
+  kinds=$({ grep -o 'exspec: gguf: .*' "$work/$t.err" || true; } | sort -u | sed 's/^exspec: gguf: //' | paste -sd ';' -)
   if cmp -s "$work/plain.jsonl" "$work/default.jsonl" && [ "$(wc -l < "$work/plain.jsonl")" = 16 ]; then
-    echo "$t: equal (16 prompts, 32 tokens, seeded); plain $(tps "$work/plain.json") tok/s, default $(tps "$work/default.json") tok/s; ${kinds:-all blocks kept}"
+    accepted=$(grep -o 'acceptance [0-9.]*' "$work/$t.err" | tail -1)
+    echo "$t: equal (16 prompts, 32 tokens, seeded; default mode $accepted); plain $(tps "$work/plain.json") tok/s, default $(tps "$work/default.json") tok/s; ${kinds:-all blocks kept}"
   else
     echo "$t: DIFFERS"; fails=$((fails + 1))
   fi

@@ -60,10 +60,10 @@ std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
 ModelConfig config_from_gguf(const GgufFile& f) {
   ModelConfig c;
   const std::string arch = f.get_string("general.architecture");
-  if (arch == "llama") c.arch = Arch::Llama, c.architecture = "LlamaForCausalLM";
-  else if (arch == "qwen2") c.arch = Arch::Qwen2, c.architecture = "Qwen2ForCausalLM";
-  else if (arch == "qwen3") c.arch = Arch::Qwen3, c.architecture = "Qwen3ForCausalLM";
-  else throw std::runtime_error(f.path() + ": architecture \"" + arch + "\" is not served (llama, qwen2, qwen3 are)");
+  const ArchitectureRow* row = architecture_by_gguf(arch);
+  if (!row)
+    throw std::runtime_error(f.path() + ": architecture \"" + arch + "\" is not served (" + architecture_gguf_names() + " are)");
+  c.arch = row->arch, c.architecture = row->hf_classes.front();
   const std::string p = arch + ".";
   c.hidden_size = positive(f, p + "embedding_length");
   c.intermediate_size = positive(f, p + "feed_forward_length");
@@ -96,8 +96,8 @@ ModelConfig config_from_gguf(const GgufFile& f) {
     c.rope_scaling.factors = rope_factors(f, c.head_dim / 2);
   }
   c.tie_word_embeddings = f.tensor("output.weight") == nullptr;
-  c.attention_bias = c.arch == Arch::Qwen2 || f.tensor("blk.0.attn_q.bias") != nullptr;
-  c.qk_norm = c.arch == Arch::Qwen3;
+  c.attention_bias = row->qkv_bias || f.tensor("blk.0.attn_q.bias") != nullptr;
+  c.qk_norm = row->qk_norm;
   c.torch_dtype = "float32";
   if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
   if (auto eos = f.int_or("tokenizer.ggml.eos_token_id")) c.eos_ids.push_back(*eos);
@@ -120,7 +120,7 @@ std::optional<std::string> gguf_name(const std::string& hf) {
 }
 
 int64_t permuted_heads(const ModelConfig& c, const std::string& hf) {
-  if (c.arch != Arch::Llama) return 0;  // qwen2/qwen3 keep Hugging Face's row order (NeoX rope)
+  if (!c.architecture_row().gguf_permuted_qk) return 0;  // qwen2/qwen3 keep Hugging Face's row order (NeoX rope)
   auto ends = [&](const char* s) { return hf.size() >= std::strlen(s) && hf.compare(hf.size() - std::strlen(s), std::string::npos, s) == 0; };
   if (ends("self_attn.q_proj.weight") || ends("self_attn.q_proj.bias")) return c.num_heads;
   if (ends("self_attn.k_proj.weight") || ends("self_attn.k_proj.bias")) return c.num_kv_heads;

@@ -86,44 +86,28 @@ RopeScaling parse_rope_scaling(const json& j, const std::string& where) {
 }
 
 Arch arch_of(const std::string& architecture, const std::string& where) {
-  if (architecture == "LlamaForCausalLM" || architecture == "MistralForCausalLM") return Arch::Llama;
-  if (architecture == "Qwen2ForCausalLM") return Arch::Qwen2;
-  if (architecture == "Qwen3ForCausalLM") return Arch::Qwen3;
-  if (architecture == "GlmForCausalLM") return Arch::Glm;
-  if (architecture == "Glm4ForCausalLM") return Arch::Glm4;
-  fail(where, "unknown architecture \"" + architecture +
-                  "\" (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, "
-                  "Glm4ForCausalLM)");
+  if (const ArchitectureRow* r = architecture_by_class(architecture)) return r->arch;
+  fail(where, "unknown architecture \"" + architecture + "\" (supported: " + architecture_classes() + ")");
 }
 
-// GLM's partial interleaved rope, fused MLP and (GLM-4-0414) sandwich norms. GlmConfig and
-// Glm4Config default partial_rotary_factor to 0.5; other architectures must not set it.
-void parse_glm_fields(const json& j, ModelConfig& c, const std::string& where) {
-  if (c.arch == Arch::Glm || c.arch == Arch::Glm4) {
-    c.partial_rotary_factor = get_double(j, "partial_rotary_factor", 0.5, where);
-    c.rope_interleaved = true;
-    c.fused_gate_up = true;
-    c.sandwich_norms = c.arch == Arch::Glm4;
+// The row's rope and MLP layout: GLM's partial interleaved rope (partial_rotary_factor defaults
+// to the row's; other architectures must not set it), fused MLP and sandwich norms.
+void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
+  const ArchitectureRow& row = c.architecture_row();
+  if (row.partial_rotary_default > 0) {
+    c.partial_rotary_factor = get_double(j, "partial_rotary_factor", row.partial_rotary_default, where);
   } else if (j.contains("partial_rotary_factor") && get_double(j, "partial_rotary_factor", 1.0, where) != 1.0) {
     fail(where, "partial_rotary_factor is only supported for GLM models");
   }
+  c.rope_interleaved = row.rope_interleaved;
+  c.fused_gate_up = row.fused_gate_up;
+  c.sandwich_norms = row.sandwich_norms;
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
     fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
                     std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
 }
 
 }  // namespace
-
-const char* arch_name(Arch a) {
-  switch (a) {
-    case Arch::Llama: return "llama";
-    case Arch::Qwen2: return "qwen2";
-    case Arch::Qwen3: return "qwen3";
-    case Arch::Glm: return "glm";
-    case Arch::Glm4: return "glm4";
-  }
-  return "?";
-}
 
 ModelConfig ModelConfig::parse(const std::string& text, const std::string& where) {
   json j;
@@ -140,7 +124,7 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
     fail(where, "missing field \"architectures\" (e.g. [\"LlamaForCausalLM\"])");
   c.architecture = (*archs)[0].get<std::string>();
   c.arch = arch_of(c.architecture, where);
-  const bool glm = c.arch == Arch::Glm || c.arch == Arch::Glm4;
+  const ArchitectureRow& row = c.architecture_row();
 
   c.hidden_size = need_int(j, "hidden_size", where);
   c.intermediate_size = need_int(j, "intermediate_size", where);
@@ -151,7 +135,7 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
                        : c.num_heads;
   // HF's GlmConfig / Glm4Config default head_dim to 128, not hidden_size / heads.
   c.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need_int(j, "head_dim", where)
-               : glm                                              ? 128
+               : row.head_dim_default                             ? row.head_dim_default
                                                                   : c.hidden_size / c.num_heads;
   c.vocab_size = need_int(j, "vocab_size", where);
   c.max_position_embeddings = need_int(j, "max_position_embeddings", where);
@@ -160,15 +144,15 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.rope_theta = get_double(j, "rope_theta", 10000.0, where);
   c.rope_scaling = parse_rope_scaling(j, where);
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
-  c.attention_bias = c.arch == Arch::Qwen2 || get_bool(j, "attention_bias", glm, where);
-  c.qk_norm = c.arch == Arch::Qwen3;
-  parse_glm_fields(j, c, where);
+  c.attention_bias = row.qkv_bias || get_bool(j, "attention_bias", row.attention_bias_default, where);
+  c.qk_norm = row.qk_norm;
+  parse_row_fields(j, c, where);
 
   if (c.num_heads % c.num_kv_heads != 0)
     fail(where, "num_attention_heads (" + std::to_string(c.num_heads) +
                     ") must be a multiple of num_key_value_heads (" + std::to_string(c.num_kv_heads) + ")");
   if (c.head_dim % 2 != 0) fail(where, "head_dim must be even for rotary embeddings");
-  if (c.arch != Arch::Qwen3 && !glm && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
+  if (!row.head_dim_free && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
     fail(where, "hidden_size must be a multiple of num_attention_heads");
   std::string act = j.value("hidden_act", std::string("silu"));
   if (act != "silu") fail(where, "unsupported hidden_act \"" + act + "\" (supported: silu)");
@@ -204,10 +188,8 @@ ModelConfig ModelConfig::load(const std::string& dir) {
 }
 
 std::string ModelConfig::to_json_text() const {
-  static const char* classes[] = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "GlmForCausalLM",
-                                  "Glm4ForCausalLM"};
   json j;
-  j["architectures"] = {classes[static_cast<int>(arch)]};
+  j["architectures"] = {architecture_row().hf_classes.front()};
   j["model_type"] = arch_name(arch);
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
@@ -232,7 +214,7 @@ std::string ModelConfig::to_json_text() const {
   }
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (arch == Arch::Llama || arch == Arch::Glm || arch == Arch::Glm4) j["attention_bias"] = attention_bias;
-  if (arch == Arch::Glm || arch == Arch::Glm4) j["partial_rotary_factor"] = partial_rotary_factor;
+  if (architecture_row().partial_rotary_default > 0) j["partial_rotary_factor"] = partial_rotary_factor;
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;

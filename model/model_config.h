@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace exspec {
+#include "model/architectures.h"
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4 };
+namespace exspec {
 
 struct RopeScaling {
   std::string type = "default";  // default | linear | llama3 | factors
@@ -37,7 +37,8 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool attention_bias = false;  // q/k/v biases (always on for Qwen2; GLM's default)
   // HF: Llama/Qwen3 with attention_bias bias o_proj too; Qwen2 and GLM bias q/k/v only.
-  bool o_proj_bias() const { return attention_bias && (arch == Arch::Llama || arch == Arch::Qwen3); }
+  bool o_proj_bias() const { return attention_bias && architecture_row().o_proj_bias; }
+  const ArchitectureRow& architecture_row() const { return exspec::architecture(arch); }
   bool qk_norm = false;         // per-head RMSNorm of q and k (Qwen3)
   // GLM: only the first head_dim * partial_rotary_factor dims of a head rotate, and they rotate
   // as interleaved (even, odd) pairs instead of Llama's two halves.
@@ -57,7 +58,5 @@ struct ModelConfig {
   // config.json text that parse() reads back (used by make-model).
   std::string to_json_text() const;
 };
-
-const char* arch_name(Arch a);  // "llama" | "qwen2" | "qwen3" | "glm" | "glm4"
 
 }  // namespace exspec

@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <stdexcept>
 #include <string>
 
+#include "model/architectures.h"
 #include "model/model_config.h"
 
 using exspec::ModelConfig;
@@ -135,4 +137,36 @@ CATCH_TEST_CASE("GLM-4 configs: partial interleaved rope, fused MLP, q/k/v biase
   // Llama / Qwen3 with attention_bias bias o_proj too; GLM never does.
   CATCH_CHECK(ModelConfig::parse(replace(kLlama, "\"vocab_size\"", "\"attention_bias\": true, \"vocab_size\""), "c")
                   .o_proj_bias());
+}
+
+// Issue 71: an architecture is one row (model/architectures.h). Every Hugging Face class of a
+// row parses to that row's architecture and layers; its names find it; make-model's config.json
+// names the row's first class; other classes are refused listing every row's.
+CATCH_TEST_CASE("every architecture row's classes and names find it, and its layers come from it", "[config]") {
+  using namespace exspec;
+  std::set<std::string> names;
+  for (const ArchitectureRow& row : architectures()) {
+    CATCH_INFO(row.name);
+    CATCH_CHECK(names.insert(row.name).second);
+    CATCH_CHECK(architecture_by_name(row.name) == &row);
+    CATCH_CHECK(&architecture(row.arch) == &row);
+    CATCH_CHECK(std::string(arch_name(row.arch)) == row.name);
+    if (row.gguf) CATCH_CHECK(architecture_by_gguf(row.gguf) == &row);
+    for (const char* cls : row.hf_classes) {
+      CATCH_CHECK(architecture_by_class(cls) == &row);
+      // kLlama's fields with this class (head_dim given, so GLM's default of 128 does not apply)
+      const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
+                                               "config.json");
+      CATCH_CHECK(c.arch == row.arch);
+      CATCH_CHECK(c.qk_norm == row.qk_norm);
+      CATCH_CHECK(c.fused_gate_up == row.fused_gate_up);
+      CATCH_CHECK(c.sandwich_norms == row.sandwich_norms);
+      CATCH_CHECK(c.rope_interleaved == row.rope_interleaved);
+      CATCH_CHECK(c.attention_bias == (row.qkv_bias || row.attention_bias_default));
+      CATCH_CHECK(ModelConfig::parse(c.to_json_text(), "written").arch == row.arch);
+    }
+  }
+  CATCH_CHECK(architecture_by_gguf("glm4") == nullptr);  // GLM is not served from GGUF
+  const std::string err = error_of(replace(kLlama, "LlamaForCausalLM", "GemmaForCausalLM"));
+  CATCH_CHECK(err.find("unknown architecture \"GemmaForCausalLM\" (supported: " + architecture_classes() + ")") != std::string::npos);
 }

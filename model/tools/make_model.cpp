@@ -163,12 +163,9 @@ int64_t layer_of(const std::string& name) { return std::stoll(name.substr(std::s
 
 ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   ModelConfig c;
-  if (arch == "llama") c.arch = Arch::Llama;
-  else if (arch == "qwen2") c.arch = Arch::Qwen2;
-  else if (arch == "qwen3") c.arch = Arch::Qwen3;
-  else if (arch == "glm") c.arch = Arch::Glm;
-  else if (arch == "glm4") c.arch = Arch::Glm4;
-  else throw std::invalid_argument("unknown --arch \"" + arch + "\" (llama, qwen2, qwen3, glm, glm4)");
+  const ArchitectureRow* row = architecture_by_name(arch);
+  if (!row) throw std::invalid_argument("unknown --arch \"" + arch + "\" (" + architecture_names() + ")");
+  c.arch = row->arch;
 
   const Preset* p = nullptr;
   std::string names;
@@ -184,6 +181,13 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   c.rms_norm_eps = 1e-6;
   c.bos_id = kBos;
   c.eos_ids = {kEos};
+  // What the architecture's layers are (its row), then this preset's choices for it.
+  c.attention_bias = row->qkv_bias || row->attention_bias_default;
+  c.qk_norm = row->qk_norm;
+  if (row->partial_rotary_default > 0) c.partial_rotary_factor = row->partial_rotary_default;
+  c.rope_interleaved = row->rope_interleaved;
+  c.fused_gate_up = row->fused_gate_up;
+  c.sandwich_norms = row->sandwich_norms;
   switch (c.arch) {
     case Arch::Llama:  // GQA and Llama 3.1 rope scaling (with a short original context, so it bites)
       c.rope_theta = 500000.0;
@@ -193,24 +197,17 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.rope_scaling.high_freq_factor = 4.0;
       c.rope_scaling.original_max_position_embeddings = c.max_position_embeddings / 4;
       break;
-    case Arch::Qwen2:  // q/k/v biases
+    case Arch::Qwen2:
       c.rope_theta = 1000000.0;
-      c.attention_bias = true;
       break;
-    case Arch::Qwen3:  // per-head q/k norm, tied embeddings, head_dim not hidden/heads
+    case Arch::Qwen3:  // tied embeddings, head_dim not hidden/heads
       c.rope_theta = 1000000.0;
-      c.qk_norm = true;
       c.tie_word_embeddings = true;
       c.head_dim = 2 * c.hidden_size / c.num_heads;
       break;
-    case Arch::Glm:  // GLM-4-9B-chat-hf: q/k/v biases, half of each head rotates (interleaved), fused gate_up
-    case Arch::Glm4:  // GLM-4-0414 adds the sandwich norms; here also a head_dim that is not hidden/heads
+    case Arch::Glm:   // GLM-4-9B-chat-hf
+    case Arch::Glm4:  // GLM-4-0414; here also a head_dim that is not hidden/heads
       c.rope_theta = 10000.0;
-      c.attention_bias = true;
-      c.partial_rotary_factor = 0.5;
-      c.rope_interleaved = true;
-      c.fused_gate_up = true;
-      c.sandwich_norms = c.arch == Arch::Glm4;
       if (c.arch == Arch::Glm4) c.head_dim = 2 * c.hidden_size / c.num_heads;
       c.vocab_size = kGlmVocab;
       c.eos_ids = {kEos, kGlmUser, kGlmObservation};

@@ -1,0 +1,100 @@
+#include "model/architectures.h"
+
+#include <stdexcept>
+
+namespace exspec {
+namespace {
+
+std::vector<ArchitectureRow> make_rows() {
+  std::vector<ArchitectureRow> rows;
+  ArchitectureRow llama{Arch::Llama, "llama", {"LlamaForCausalLM", "MistralForCausalLM"}, "llama"};
+  llama.o_proj_bias = true;
+  llama.gguf_permuted_qk = true;
+  rows.push_back(llama);
+
+  ArchitectureRow qwen2{Arch::Qwen2, "qwen2", {"Qwen2ForCausalLM"}, "qwen2"};
+  qwen2.qkv_bias = true;
+  rows.push_back(qwen2);
+
+  ArchitectureRow qwen3{Arch::Qwen3, "qwen3", {"Qwen3ForCausalLM"}, "qwen3"};
+  qwen3.o_proj_bias = true;
+  qwen3.qk_norm = true;
+  qwen3.head_dim_free = true;
+  rows.push_back(qwen3);
+
+  // GLM-4-9B-chat-hf (GlmConfig) and GLM-4-0414 (Glm4Config): head_dim 128 and half of each
+  // head rotating unless the config says otherwise.
+  ArchitectureRow glm{Arch::Glm, "glm", {"GlmForCausalLM"}, nullptr};
+  glm.attention_bias_default = true;
+  glm.head_dim_default = 128;
+  glm.head_dim_free = true;
+  glm.partial_rotary_default = 0.5;
+  glm.rope_interleaved = true;
+  glm.fused_gate_up = true;
+  rows.push_back(glm);
+
+  ArchitectureRow glm4 = glm;
+  glm4.arch = Arch::Glm4, glm4.name = "glm4", glm4.hf_classes = {"Glm4ForCausalLM"};
+  glm4.sandwich_norms = true;
+  rows.push_back(glm4);
+  return rows;
+}
+
+template <class Pred>
+const ArchitectureRow* find(Pred pred) {
+  for (const ArchitectureRow& r : architectures())
+    if (pred(r)) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<ArchitectureRow>& architectures() {
+  static const std::vector<ArchitectureRow> rows = make_rows();
+  return rows;
+}
+
+const ArchitectureRow& architecture(Arch a) {
+  if (const ArchitectureRow* r = find([&](const ArchitectureRow& r) { return r.arch == a; })) return *r;
+  throw std::logic_error("architecture: no row for an Arch");
+}
+
+const ArchitectureRow* architecture_by_class(const std::string& hf_class) {
+  return find([&](const ArchitectureRow& r) {
+    for (const char* c : r.hf_classes)
+      if (hf_class == c) return true;
+    return false;
+  });
+}
+
+const ArchitectureRow* architecture_by_name(const std::string& name) {
+  return find([&](const ArchitectureRow& r) { return name == r.name; });
+}
+
+const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch) {
+  return find([&](const ArchitectureRow& r) { return r.gguf && gguf_arch == r.gguf; });
+}
+
+std::string architecture_classes() {
+  std::string out;
+  for (const ArchitectureRow& r : architectures())
+    for (const char* c : r.hf_classes) out += (out.empty() ? "" : ", ") + std::string(c);
+  return out;
+}
+
+std::string architecture_names(const char* separator) {
+  std::string out;
+  for (const ArchitectureRow& r : architectures()) out += (out.empty() ? "" : separator) + std::string(r.name);
+  return out;
+}
+
+std::string architecture_gguf_names() {
+  std::string out;
+  for (const ArchitectureRow& r : architectures())
+    if (r.gguf) out += (out.empty() ? "" : ", ") + std::string(r.gguf);
+  return out;
+}
+
+const char* arch_name(Arch a) { return architecture(a).name; }
+
+}  // namespace exspec

@@ -1,0 +1,50 @@
+// Each architecture exspec serves as one row: its names (ours, Hugging Face's classes, GGUF's
+// general.architecture) and what its layers are where config.json does not say (Hugging Face's
+// class defaults). Config parsing (model_config.cpp), GGUF's config (gguf_config.cpp),
+// `make-model` and the docs read the row; nothing else names an architecture.
+//
+// Adding one: its row here (and its Arch), then what its layers need that no row field says yet
+// (docs/adding-a-model.md, when it exists; issue 71).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace exspec {
+
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4 };
+
+struct ArchitectureRow {
+  Arch arch;
+  const char* name;                      // "llama": make-model's --arch, config.json's model_type
+  std::vector<const char*> hf_classes;   // config.json's architectures[0]; the first is what make-model writes
+  const char* gguf;                      // general.architecture, or null: not served from GGUF
+  // Hugging Face's defaults and fixed choices for the class:
+  bool qkv_bias = false;                 // q/k/v biases always (Qwen2)
+  bool attention_bias_default = false;   // attention_bias when config.json leaves it out (GLM: on)
+  bool o_proj_bias = false;              // attention_bias biases o_proj too (Llama, Qwen3)
+  bool qk_norm = false;                  // per-head RMSNorm of q and k (Qwen3)
+  int64_t head_dim_default = 0;          // head_dim when config.json leaves it out (0: hidden / heads)
+  bool head_dim_free = false;            // head_dim need not be hidden / heads (Qwen3)
+  double partial_rotary_default = 0;     // 0: every dim rotates and config.json may not say otherwise
+  bool rope_interleaved = false;         // (even, odd) pairs rotate, not two halves (GLM)
+  bool fused_gate_up = false;            // one mlp.gate_up_proj, gate first (GLM)
+  bool sandwich_norms = false;           // post-attention and post-MLP norms before each residual add (GLM-4-0414)
+  bool gguf_permuted_qk = false;         // llama.cpp's converter permutes q/k rows for its rope (Llama)
+};
+
+const std::vector<ArchitectureRow>& architectures();
+const ArchitectureRow& architecture(Arch a);
+// By Hugging Face class, our name or GGUF name; null when no row has it.
+const ArchitectureRow* architecture_by_class(const std::string& hf_class);
+const ArchitectureRow* architecture_by_name(const std::string& name);
+const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch);
+// "LlamaForCausalLM, MistralForCausalLM, ..." / "llama, qwen2, ..." / "llama, qwen2, qwen3": for
+// error messages and usage lines.
+std::string architecture_classes();
+std::string architecture_names(const char* separator = ", ");
+std::string architecture_gguf_names();
+
+const char* arch_name(Arch a);  // the row's name
+
+}  // namespace exspec
