@@ -1,6 +1,9 @@
 #include "grammar/grammar_service.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,6 +79,11 @@ bool GrammarService::submit(Work work, std::function<void(std::exception_ptr)> f
 }
 
 void GrammarService::worker() {
+  // Linux: a thread's nice value is its own. Raising it needs no privilege; a failure leaves it.
+  if (limits_.nice > 0) {
+    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+    setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + limits_.nice));
+  }
   for (;;) {
     Job job;
     {
@@ -87,8 +95,11 @@ void GrammarService::worker() {
       running_.push_back(job.cancelled);
       if (stopping_) job.cancelled->store(true);
     }
+    const double cpu0 = thread_cpu_seconds();
     run(job);
+    const double cpu = thread_cpu_seconds() - cpu0;
     std::lock_guard<std::mutex> lock(mu_);
+    cpu_seconds_ += cpu;
     running_.erase(std::find(running_.begin(), running_.end(), job.cancelled));
   }
 }
@@ -139,6 +150,7 @@ GrammarService::Stats GrammarService::stats() const {
   s.over_budget = over_budget_;
   s.refused = refused_;
   s.running = running_.size();
+  s.cpu_seconds = cpu_seconds_;
   s.waiting = waiting_.size();
   return s;
 }
