@@ -96,33 +96,40 @@ void GrammarService::worker() {
       if (stopping_) job.cancelled->store(true);
     }
     const double cpu0 = thread_cpu_seconds();
-    run(job);
+    const std::exception_ptr error = run(job);
     const double cpu = thread_cpu_seconds() - cpu0;
-    std::lock_guard<std::mutex> lock(mu_);
-    cpu_seconds_ += cpu;
-    running_.erase(std::find(running_.begin(), running_.end(), job.cancelled));
+    {
+      // Counted and no longer running in one step, before the client hears of it: a thread below
+      // the engine's priority may be held up for long between two steps.
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(std::find(running_.begin(), running_.end(), job.cancelled));
+      cpu_seconds_ += cpu;
+      if (error) count_failure(error);
+    }
+    if (error) job.failed(error);
   }
 }
 
-void GrammarService::run(Job& job) {
+std::exception_ptr GrammarService::run(Job& job) {
   const CompileBudget budget{limits_.budget_s, job.cancelled};
-  std::exception_ptr error;
   try {
     if (job.cancelled->load()) throw CompileCancelled();  // gone while it waited
     job.work(budget);
-    return;
+    return nullptr;
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+void GrammarService::count_failure(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
   } catch (const CompileCancelled&) {
-    error = std::current_exception();
-    std::lock_guard<std::mutex> lock(mu_);
     ++cancelled_;
   } catch (const GrammarError& e) {
-    error = std::current_exception();
-    std::lock_guard<std::mutex> lock(mu_);
     if (e.construct() == "budget") ++over_budget_;
   } catch (...) {
-    error = std::current_exception();
   }
-  job.failed(error);
 }
 
 void GrammarService::cancel_all() {

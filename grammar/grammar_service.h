@@ -84,7 +84,8 @@ class GrammarService {
   };
   GrammarCache& cache() const;
   void worker();
-  void run(Job& job);
+  std::exception_ptr run(Job& job);  // what the work threw, if anything
+  void count_failure(std::exception_ptr error);  // under mu_
 
   std::shared_future<std::shared_ptr<Built>> built_;
   CompileLimits limits_;
