@@ -288,6 +288,16 @@ const std::vector<Option>& option_table() {
       integer("in-flight", "limits.batch_in_flight", "N", 0, "batch lines submitted at once; 0: 2 x the live sequences").in(kBatch).to(&L::batch_in_flight),
       integer("max-connections", "limits.max_connections", "N", 0, "open connections; beyond: 503 at once; 0: the file limit less 64")
           .in(kServe).to(&L::max_connections),
+      integer("", "limits.inline_body_bytes", "N", 16384,
+              "request bodies up to this size are read at once on the connection's thread; larger ones on the request-work pool")
+          .to(&L::inline_body_bytes),
+      integer("request-threads", "limits.request_threads", "N", 1, "threads of the low-priority request-work pool")
+          .in(kServe).range(1, 64).to(&L::request_threads),
+      integer("request-nice", "limits.request_nice", "N", 19,
+              "how far below the engine the request-work and grammar compile threads run (nice; 0: the same priority)")
+          .in(kServe).range(0, 19).to(&L::request_nice),
+      integer("", "limits.max_request_queue", "N", 64, "costly requests waiting for the request-work pool; beyond: 429")
+          .range(1).to(&L::max_request_queue),
       integer("", "limits.batch_window_s", "N", 24 * 3600, "how long a batch's completion_window \"24h\" lasts, in seconds").range(1).to(&L::batch_window_s),
   };
   return table;

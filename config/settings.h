@@ -33,6 +33,13 @@ struct Limits {  // "limits" in the config file
   size_t batch_in_flight{};     // batch lines submitted at once; 0 = 2 * the live sequences
   size_t max_connections{};     // open connections; beyond: 503 at once; 0 = the file limit less 64
   int64_t batch_window_s{};     // what completion_window "24h" lasts (lower: tests, or stricter)
+  // Request work (http/request_work.h): bodies above inline_body_bytes are read on request_threads
+  // threads, request_nice below the engine's priority (the grammar compile pool too), at most
+  // max_request_queue waiting (beyond: 429).
+  size_t inline_body_bytes{};
+  int request_threads{};
+  int request_nice{};
+  size_t max_request_queue{};
 };
 
 struct Settings {

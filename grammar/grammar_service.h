@@ -29,6 +29,7 @@ struct CompileLimits {
   double budget_s = 1;     // CPU seconds of one compile (--grammar-compile-budget); <= 0: none
   int threads = 1;         // the compile pool's threads
   size_t max_waiting = 64;  // compiles queued behind the running ones; beyond, submit refuses
+  int nice = 0;             // added to the pool threads' nice value: below decoding's priority
 };
 
 class GrammarService {
@@ -63,6 +64,7 @@ class GrammarService {
     size_t over_budget = 0;  // compiles stopped at their CPU budget (400s)
     size_t refused = 0;      // compiles refused: the pool's queue was full (429s)
     size_t running = 0, waiting = 0;
+    double cpu_seconds = 0;  // of the pool's threads, in the work they ran (bounding and compiles)
   };
   Stats stats() const;
   bool ready() const;
@@ -82,7 +84,8 @@ class GrammarService {
   };
   GrammarCache& cache() const;
   void worker();
-  void run(Job& job);
+  std::exception_ptr run(Job& job);  // what the work threw, if anything
+  void count_failure(std::exception_ptr error);  // under mu_
 
   std::shared_future<std::shared_ptr<Built>> built_;
   CompileLimits limits_;
@@ -92,6 +95,7 @@ class GrammarService {
   std::vector<Flag> running_;
   bool stopping_ = false;
   size_t cancelled_ = 0, over_budget_ = 0, refused_ = 0;
+  double cpu_seconds_ = 0;
   std::vector<std::unique_ptr<class CompileThread>> threads_;
 };
 

@@ -69,6 +69,7 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
     // one), so that hostile schemas cannot take the CPU from decoding.
     grammar::CompileLimits limits;
     limits.budget_s = cfg.grammar_compile_budget;
+    limits.nice = cfg.limits.request_nice;  // below decoding, as the request-work pool
     limits.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u));
     const Tokenizer& tokenizer = *b->tokenizer;  // a copy shares its state (thread-safe)
     auto vocabulary = [tokenizer, ends] { return grammar::tokenizer_vocabulary(tokenizer, ends); };

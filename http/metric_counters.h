@@ -27,6 +27,8 @@ struct MetricCounters {
   std::map<std::pair<std::string, int>, uint64_t> requests;  // (endpoint, status)
   std::map<std::string, Histogram> latency;                  // by endpoint
   Histogram ttft, overhead, engine_time, claim_time;
+  double request_cpu_s = 0;  // CPU seconds of request work on either lane (http/request_work.h)
+  int64_t request_refused = 0;  // requests answered 429: the request-work queue was full
   int64_t prompt_tokens = 0, completion_tokens = 0, disconnects = 0, claimed = 0, reclaimed = 0, refused = 0;
 };
 

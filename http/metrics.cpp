@@ -51,6 +51,16 @@ void Metrics::connection_refused() {
   ++c_.refused;
 }
 
+void Metrics::request_work(double cpu_seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  c_.request_cpu_s += cpu_seconds;
+}
+
+void Metrics::request_work_refused() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++c_.request_refused;
+}
+
 std::string model_label(const std::string& dir) {
   std::string name = dir;
   while (name.size() > 1 && name.back() == '/') name.pop_back();
@@ -137,6 +147,12 @@ Rows server_rows() {
       server("exspec_http_connections_refused_total", "counter",
              "Connections answered 503 at once because the server was at limits.max_connections.",
              [](const C& c) { return c.refused; }),
+      server("exspec_request_cpu_seconds_total", "counter",
+             "CPU seconds of request work: reading bodies, validating, chat templates, tokenizing (compiles: grammar).",
+             [](const C& c) { return c.request_cpu_s; }),
+      server("exspec_requests_refused_for_budget_total", "counter",
+             "Requests answered 429 because the low-priority request-work queue was full (limits.max_request_queue).",
+             [](const C& c) { return c.request_refused; }),
       server("exspec_batch_lines_claimed_total", "counter",
              "Batch lines this replica claimed from the shared job store (PostgreSQL).", [](const C& c) { return c.claimed; }),
       server("exspec_batch_lines_reclaimed_total", "counter",
@@ -197,6 +213,9 @@ std::vector<MetricRow<GrammarView>> grammar_rows() {
       grammar("exspec_grammar_cache_entries", "gauge", "Compiled grammars kept.", [](const V& v) { return v.all.cache.entries; }),
       grammar("exspec_grammar_cache_bytes", "gauge", "Memory of the kept grammars, as compiled.",
               [](const V& v) { return v.all.cache.bytes; }),
+      grammar("exspec_grammar_compile_cpu_seconds_total", "counter",
+              "CPU seconds of the grammar pool: bounding, compiling and refusing schemas, regexes and grammars.",
+              [](const V& v) { return v.all.cpu_seconds; }),
       grammar("exspec_grammar_compiles_cancelled_total", "counter",
               "Grammar compiles stopped because their client went away or the server stopped (nothing cached).",
               [](const V& v) { return v.all.cancelled; }),

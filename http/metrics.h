@@ -26,6 +26,10 @@ class Metrics {
   void batch_lines_claimed(int64_t lines, int64_t reclaimed, double seconds);
   // A connection answered 503 at once because the server was at limits.max_connections.
   void connection_refused();
+  // CPU seconds one request's work took (parsing, validating, template, tokenizing).
+  void request_work(double cpu_seconds);
+  // A request answered 429 because the request-work queue was full.
+  void request_work_refused();
 
   // Prometheus text format 0.0.4. `engine` may be null (still loading). /metrics is not behind the
   // API key: the model is labelled with its served name (the draft with its directory's last

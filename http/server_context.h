@@ -24,6 +24,8 @@ class BatchRunner;
 
 namespace exspec::http {
 
+class RequestWork;
+
 struct Backend {
   std::unique_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
@@ -46,6 +48,7 @@ struct ServerContext {
   Metrics metrics;
   jobs::JobStore* jobs = nullptr;        // Files/Batches state; null without a data directory
   jobs::BatchRunner* batches = nullptr;  // runs the batches in `jobs`
+  RequestWork* work = nullptr;  // the low-priority pool for costly request work (http/request_work.h)
   EngineKeeper keeper;  // every engine->stats() / shutdown() runs on its thread
   int64_t started_unix = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();

@@ -10,6 +10,7 @@
 #include "http/accept_loop.h"
 #include "http/backend.h"
 #include "http/line_start.h"
+#include "http/request_work.h"
 #include "jobs/batch_runner.h"
 #include "jobs/open_store.h"
 #include "model/initial_thread.h"
@@ -22,6 +23,9 @@ using Clock = std::chrono::steady_clock;
 ServerLifecycle::ServerLifecycle(const Settings& cfg)
     : cfg_(cfg), ioc_(std::max(1, cfg.http_threads)), acceptor_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {
   ctx_.cfg = cfg;
+  work_ = std::make_unique<RequestWork>(RequestWork::Options{cfg.limits.request_threads, cfg.limits.request_nice,
+                                                             cfg.limits.max_request_queue});
+  ctx_.work = work_.get();
 }
 
 // stop() joined the threads unless open() failed, when none had started.
@@ -129,6 +133,9 @@ void ServerLifecycle::on_signal(const boost::system::error_code& ec, int sig) {
 // get a moment to write what that produced, and the io_context stops.
 void ServerLifecycle::drain() {
   if (loader_.joinable()) loader_.join();
+  // The request work still waiting is dropped; what runs finishes (its answer goes nowhere).
+  ctx_.work = nullptr;
+  work_.reset();
   if (Backend* b = ctx_.backend.load()) {
     const bool idle = wait_idle(*b);
     if (!idle)

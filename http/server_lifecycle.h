@@ -25,6 +25,7 @@ namespace exspec::http {
 
 class AcceptLoop;
 class EndpointLines;
+class RequestWork;
 
 class ServerLifecycle {
  public:
@@ -63,6 +64,8 @@ class ServerLifecycle {
   boost::asio::io_context ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::signal_set signals_;
+  // After ioc_: destroyed first, so that work it drops releases its connections while ioc_ lives.
+  std::unique_ptr<RequestWork> work_;
   std::shared_ptr<AcceptLoop> accepting_;
   std::string url_;
   std::atomic<bool> failed_{false};

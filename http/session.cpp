@@ -7,6 +7,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "grammar/budget.h"
+#include "http/request_work.h"
+
 namespace exspec::http {
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -124,13 +127,58 @@ void Session::answer_unread(const ApiError& error) {
   respond(anthropic ? anthropic_error_response(error, 11, false) : error_response(error, 11, false));
 }
 
+namespace {
+
+// route_request, with the CPU time of a request that carries a body counted as request work
+// (parsing, validating, the chat template, tokenizing).
+Routed route_counted(ServerContext& ctx, const Request& req, std::function<void(std::function<void()>)> post,
+                     std::weak_ptr<GenerationOutput> out, std::chrono::steady_clock::time_point received) {
+  const bool counted = !req.body().empty();
+  const double cpu0 = counted ? grammar::thread_cpu_seconds() : 0;
+  Routed r = route_request(ctx, req, std::move(post), std::move(out), received);
+  if (counted) ctx.metrics.request_work(grammar::thread_cpu_seconds() - cpu0);
+  return r;
+}
+
+}  // namespace
+
 void Session::handle(Request&& req) {
   exchange_.http_version = req.version();
   exchange_.keep_alive = req.keep_alive();
-  auto self = shared_from_this();
+  if (ctx_.work && req.body().size() > ctx_.cfg.limits.inline_body_bytes) return handle_elsewhere(std::move(req));
   auto post = [ex = stream_.get_executor()](std::function<void()> f) { net::post(ex, std::move(f)); };
   // A stream's first events (the echoed prompt, the chat role) are queued from inside route_request.
-  Routed r = route_request(ctx_, req, std::move(post), std::weak_ptr<GenerationOutput>(self), exchange_.received);
+  routed(route_counted(ctx_, req, std::move(post), std::weak_ptr<GenerationOutput>(shared_from_this()), exchange_.received));
+}
+
+// A body above limits.inline_body_bytes is handled on the low-priority pool (http/request_work.h);
+// the answer comes back to the strand. Meanwhile nothing is read or written here, and no deadline
+// runs: under load the pool may take long, and the client is waiting for its answer.
+void Session::handle_elsewhere(Request&& req) {
+  auto self = shared_from_this();
+  auto held = std::make_shared<Request>(std::move(req));
+  auto post = [ex = stream_.get_executor()](std::function<void()> f) { net::post(ex, std::move(f)); };
+  stream_.expires_never();
+  const bool queued = ctx_.work->submit([self, held, post, received = exchange_.received] {
+    auto r = std::make_shared<Routed>(route_counted(self->ctx_, *held, post, std::weak_ptr<GenerationOutput>(self), received));
+    post([self, r] { self->routed(std::move(*r)); });
+  });
+  if (queued) return;
+  ctx_.metrics.request_work_refused();
+  const ApiError busy(429, "too many costly requests are waiting to be read (limits.max_request_queue); retry shortly",
+                      "", "request_queue_full");
+  const bool anthropic = std::string(held->target()).rfind("/v1/messages", 0) == 0;
+  Response res = anthropic ? anthropic_error_response(busy, exchange_.http_version, exchange_.keep_alive)
+                           : error_response(busy, exchange_.http_version, exchange_.keep_alive);
+  res.set(bhttp::field::retry_after, "1");
+  Routed r;
+  r.endpoint = "other";
+  r.response = std::move(res);
+  routed(std::move(r));
+}
+
+void Session::routed(Routed&& r) {
+  if (phase_ == Phase::Closed) return;
   exchange_.endpoint = r.endpoint;
   if (r.response) {
     exchange_.status = static_cast<int>(r.response->result_int());
@@ -139,7 +187,7 @@ void Session::handle(Request&& req) {
     return respond(std::move(*r.response));
   }
   gen_ = std::move(r.generation);
-  self_hold_ = self;  // the engine's callbacks reach us through the generation only
+  self_hold_ = shared_from_this();  // the engine's callbacks reach us through the generation only
   ++ctx_.inflight;
   exchange_.status = 200;
   stream_.expires_never();

@@ -83,6 +83,8 @@ class Session : public std::enable_shared_from_this<Session>, public GenerationO
   void on_read(boost::beast::error_code ec, size_t bytes);
   void answer_unread(const ApiError& error);
   void handle(Request&& req);
+  void handle_elsewhere(Request&& req);  // on the request-work pool
+  void routed(Routed&& r);               // the answer, or the started generation
   void respond(Response&& res);
   void enqueue(Item item);
   void pump();

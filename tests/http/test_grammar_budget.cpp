@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/http/batch_support.h"
+#include "tests/http/fairness_support.h"
 #include "tests/http/socket.h"
 #include "tests/http/support.h"
 
@@ -21,11 +22,6 @@ namespace net = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-json constrained(const json& schema, bool stream = false, int max_tokens = 8) {
-  return {{"prompt", "x"}, {"max_tokens", max_tokens}, {"stream", stream},
-          {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", schema}}}}}};
-}
 
 // The costliest kind of schema the bounds still let through: n strings of distinct maxLength
 // near the state budget, each its own rule of about 19,000 DFA states (about 0.07 s apiece on
@@ -204,35 +200,6 @@ TEST_CASE("shutdown: a second SIGTERM exits at once, and finished batch lines ar
   CHECK(seen.size() == 24);
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 24);  // each line once: none lost, none twice
 }
-
-namespace {
-
-// 8 clients streaming ordinary completions for `seconds`: their tokens per second (from each
-// stream's usage). Any answer but a whole 200 stream sets `failed`.
-double streaming_rate(int port, double seconds, std::atomic<bool>& failed) {
-  std::atomic<int64_t> tokens{0};
-  std::vector<std::thread> clients;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < 8; ++i)
-    clients.emplace_back([&, i] {
-      while (since(t0) < seconds) {
-        const json body{{"prompt", "client " + std::to_string(i)}, {"max_tokens", 32}, {"ignore_eos", true},
-                        {"stream", true}, {"stream_options", {{"include_usage", true}}}};
-        HttpResult r = post(port, "/v1/completions", body, 120);
-        bool done = false;
-        const std::vector<json> events = sse_events(r.body, &done);
-        if (r.status != 200 || !done || events.empty() || !events.back()["usage"].is_object()) {
-          failed = true;
-          return;
-        }
-        tokens += events.back()["usage"]["completion_tokens"].get<int64_t>();
-      }
-    });
-  for (auto& c : clients) c.join();
-  return static_cast<double>(tokens.load()) / since(t0);
-}
-
-}  // namespace
 
 // [serial]: CTest runs it alone (tests/http/CMakeLists.txt), so that no other test's processes
 // share the cores with one phase and not the other; the phases alternate, twice each, so that a
