@@ -1,5 +1,10 @@
 #include "grammar/budget.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <ctime>
 #include <string>
 
@@ -30,6 +35,12 @@ double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+void lower_thread_priority(int nice) {
+  if (nice <= 0) return;
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + nice));
 }
 
 BudgetScope::BudgetScope(const CompileBudget& budget) : previous_(t_active) {

@@ -48,5 +48,9 @@ void check_budget();
 bool budget_cancelled();
 // The CPU seconds this thread has used.
 double thread_cpu_seconds();
+// Lowers the calling thread's scheduling priority by `nice` (Linux: nice is per thread): the
+// grammar pool's and the request-work pool's (http/request_work.h) threads, below decoding's.
+// Raising one's nice value needs no privilege; a failure leaves the thread as it was.
+void lower_thread_priority(int nice);
 
 }  // namespace exspec::grammar

@@ -1,9 +1,6 @@
 #include "grammar/grammar_service.h"
 
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -79,11 +76,7 @@ bool GrammarService::submit(Work work, std::function<void(std::exception_ptr)> f
 }
 
 void GrammarService::worker() {
-  // Linux: a thread's nice value is its own. Raising it needs no privilege; a failure leaves it.
-  if (limits_.nice > 0) {
-    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-    setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + limits_.nice));
-  }
+  lower_thread_priority(limits_.nice);
   for (;;) {
     Job job;
     {

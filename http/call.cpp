@@ -24,6 +24,11 @@ Response anthropic_error_response(const ApiError& e, unsigned version, bool keep
                        version, keep_alive);
 }
 
+Response error_response_for(const std::string& path, const ApiError& e, unsigned version, bool keep_alive) {
+  return path.rfind("/v1/messages", 0) == 0 ? anthropic_error_response(e, version, keep_alive)
+                                             : error_response(e, version, keep_alive);
+}
+
 Response Call::json(int status, const std::string& body) const {
   return json_response(status, body, req.version(), keep_alive);
 }

@@ -45,6 +45,9 @@ Response json_response(int status, const std::string& body, unsigned version, bo
 Response error_response(const ApiError& e, unsigned version, bool keep_alive);
 // The same error in Anthropic's shape (the /v1/messages routes).
 Response anthropic_error_response(const ApiError& e, unsigned version, bool keep_alive);
+// The error in the shape of the API `path` belongs to: Anthropic's on the /v1/messages routes
+// (their clients read errors so), OpenAI's elsewhere.
+Response error_response_for(const std::string& path, const ApiError& e, unsigned version, bool keep_alive);
 
 // The loaded models, or a 503 that says why not (loading, shutting down, failed).
 Backend& need_ready(ServerContext& ctx);

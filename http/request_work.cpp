@@ -1,19 +1,10 @@
 #include "http/request_work.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 
-namespace exspec::http {
+#include "grammar/budget.h"
 
-void lower_thread_priority(int nice) {
-  if (nice <= 0) return;
-  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-  const int now = getpriority(PRIO_PROCESS, tid);
-  setpriority(PRIO_PROCESS, tid, std::min(19, now + nice));
-}
+namespace exspec::http {
 
 RequestWork::RequestWork(Options o) : opt_(o) {
   for (int i = 0; i < std::max(1, opt_.threads); ++i) threads_.emplace_back([this] { worker(); });
@@ -42,7 +33,7 @@ bool RequestWork::submit(std::function<void()> work) {
 }
 
 void RequestWork::worker() {
-  lower_thread_priority(opt_.nice);
+  grammar::lower_thread_priority(opt_.nice);
   for (;;) {
     std::function<void()> work;
     {

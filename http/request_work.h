@@ -46,8 +46,4 @@ class RequestWork {
   std::vector<std::thread> threads_;
 };
 
-// Lowers the calling thread's scheduling priority by `nice` (Linux: nice is per thread). Raising
-// one's nice value needs no privilege; a failure leaves the thread as it was.
-void lower_thread_priority(int nice);
-
 }  // namespace exspec::http

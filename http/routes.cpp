@@ -227,10 +227,9 @@ Routed route_request(ServerContext& ctx, const Request& req, std::function<void(
   const std::optional<Target> target = parse_target(std::string(req.target()));
   Found f = find_route(target, req.method());
   r.endpoint = f.pattern ? pattern_label(f.pattern) : "other";
-  // Anthropic's clients read errors in Anthropic's shape.
-  const bool anthropic = f.pattern && std::string(f.pattern).rfind("/v1/messages", 0) == 0;
-  auto error_response = [anthropic](const ApiError& e, unsigned version, bool keep_alive) {
-    return anthropic ? anthropic_error_response(e, version, keep_alive) : http::error_response(e, version, keep_alive);
+  const std::string pattern = f.pattern ? f.pattern : "";
+  auto error_response = [&pattern](const ApiError& e, unsigned version, bool keep_alive) {
+    return error_response_for(pattern, e, version, keep_alive);
   };
   try {
     if (!f.pattern) {

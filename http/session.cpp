@@ -122,9 +122,8 @@ void Session::answer_unread(const ApiError& error) {
   exchange_.received = std::chrono::steady_clock::now();
   phase_ = Phase::WritingResponse;
   // On Anthropic's routes (when the head was read), in Anthropic's shape, as route_request answers.
-  const bool anthropic = parser_ && parser_->is_header_done() &&
-                         std::string(parser_->get().target()).rfind("/v1/messages", 0) == 0;
-  respond(anthropic ? anthropic_error_response(error, 11, false) : error_response(error, 11, false));
+  const std::string target = parser_ && parser_->is_header_done() ? std::string(parser_->get().target()) : "";
+  respond(error_response_for(target, error, 11, false));
 }
 
 namespace {
@@ -167,9 +166,7 @@ void Session::handle_elsewhere(Request&& req) {
   ctx_.metrics.request_work_refused();
   const ApiError busy(429, "too many costly requests are waiting to be read (limits.max_request_queue); retry shortly",
                       "", "request_queue_full");
-  const bool anthropic = std::string(held->target()).rfind("/v1/messages", 0) == 0;
-  Response res = anthropic ? anthropic_error_response(busy, exchange_.http_version, exchange_.keep_alive)
-                           : error_response(busy, exchange_.http_version, exchange_.keep_alive);
+  Response res = error_response_for(std::string(held->target()), busy, exchange_.http_version, exchange_.keep_alive);
   res.set(bhttp::field::retry_after, "1");
   Routed r;
   r.endpoint = "other";

@@ -144,10 +144,9 @@ std::vector<std::string> describe_file(const GgufFile& f) {
   for (const auto& t : f.tensors()) bytes += t.bytes;
   out.push_back("tensors: " + std::to_string(f.tensors().size()) + " (" + types + "), " + std::to_string(bytes) +
                 " bytes in the file");
-  for (const auto& [type, n] : type_counts(f)) {
-    const WeightType* wt = nullptr;
-    for (const auto& t : f.tensors())
-      if (type_name(t.type) == type) wt = weight_type(t.type);
+  std::map<std::string, const WeightType*> rows;  // the file's types, by name as above
+  for (const auto& t : f.tensors()) rows[type_name(t.type)] = weight_type(t.type);
+  for (const auto& [type, wt] : rows) {
     if (wt && !wt->is_float())
       out.push_back(type + ": " + (wt->served() ? "under int8 " + int8_description(*wt) + ", under other dtypes its exact values"
                                                 : std::string("not served")));

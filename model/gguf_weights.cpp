@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <vector>
 
 #include "model/checkpoint.h"
 #include "model/gguf_config.h"
@@ -23,12 +22,14 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-// The rows' blocks as the kernel takes them: `t`'s own, or converted exactly into its packed type's.
-std::vector<uint8_t> packed_blocks(const TensorInfo& t, const WeightType& wt, const WeightType& into) {
+// The rows' blocks as the kernel takes them, [rows, bytes a row]: `t`'s own, or converted exactly
+// into its packed type's. One copy: nothing of the mapping is kept.
+at::Tensor packed_blocks(const TensorInfo& t, const WeightType& wt, const WeightType& into, int64_t rows) {
   const int64_t n = t.elements() / wt.block;
-  if (!wt.convert) return std::vector<uint8_t>(t.data, t.data + n * wt.block_bytes);
-  std::vector<uint8_t> out(static_cast<size_t>(n * into.block_bytes));
-  for (int64_t b = 0; b < n; ++b) wt.convert(t.data + b * wt.block_bytes, out.data() + b * into.block_bytes);
+  at::Tensor out = at::empty({rows, n / rows * into.block_bytes}, at::kByte);
+  uint8_t* dst = out.data_ptr<uint8_t>();
+  if (!wt.convert) std::memcpy(dst, t.data, static_cast<size_t>(n * wt.block_bytes));
+  for (int64_t b = 0; wt.convert && b < n; ++b) wt.convert(t.data + b * wt.block_bytes, dst + b * into.block_bytes);
   return out;
 }
 
@@ -41,14 +42,11 @@ at::Tensor dequantised(const TensorInfo& t, const WeightType& wt, const std::vec
 
 // Q4_K/Q6_K rows for the K-quant kernel, tagged with their type so that q, k and v (or gate and
 // up) of different K types can be concatenated as one product: [out, 1, kq::tagged_width(in)].
-at::Tensor tagged_kquant(const std::vector<uint8_t>& blocks, uint8_t type, int64_t out, int64_t in) {
-  const int64_t width = kq::tagged_width(in), row = in / kq::kSuper * kq::block_bytes(type);
+at::Tensor tagged_kquant(const at::Tensor& blocks, uint8_t type) {
+  const int64_t out = blocks.size(0), row = blocks.size(1), width = kq::tagged_width(row / kq::block_bytes(type) * kq::kSuper);
   at::Tensor w = at::zeros({out, 1, width}, at::kByte);
-  uint8_t* dst = w.data_ptr<uint8_t>();
-  for (int64_t r = 0; r < out; ++r) {
-    dst[r * width] = type;
-    std::memcpy(dst + r * width + 1, blocks.data() + r * row, row);
-  }
+  w.select(2, 0).fill_(type);
+  w.view({out, width}).narrow(1, 1, row).copy_(blocks);
   return w;
 }
 
@@ -129,10 +127,9 @@ at::Tensor GgufWeights::take(const std::string& hf) const {
   at::Tensor w;
   if (blocks && wt.int8 == Int8Path::Q8_0) {
     // The blocks' bytes, a row of blocks per output: the int8 kernels pack them as they are.
-    const auto b = packed_blocks(*t, wt, row(TensorType::Q8_0));
-    w = at::from_blob(const_cast<uint8_t*>(b.data()), {shape[0], shape[1] / 32 * 34}, at::kByte).clone();
+    w = packed_blocks(*t, wt, row(TensorType::Q8_0), shape[0]);
   } else if (blocks && wt.int8 == Int8Path::KQuant) {
-    w = tagged_kquant(packed_blocks(*t, wt, row(wt.packed_as)), static_cast<uint8_t>(wt.packed_as), shape[0], shape[1]);
+    w = tagged_kquant(packed_blocks(*t, wt, row(wt.packed_as), shape[0]), static_cast<uint8_t>(wt.packed_as));
   } else if (!wt.is_float()) {
     w = dequantised(*t, wt, shape);
   } else {

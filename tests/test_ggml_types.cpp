@@ -49,16 +49,31 @@ uint32_t bits(float f) {
   return u;
 }
 
-// How many of the values differ from the reference's bits; the first one's place in `first`.
-int64_t mismatches(const std::vector<float>& got, const std::vector<uint8_t>& want, int64_t* first) {
-  int64_t n = 0;
-  *first = -1;
+// The reference's random blocks of `t`, and gguf-py's values for them.
+struct Reference {
+  std::vector<uint8_t> blocks, values;  // values: float32, as gguf-py wrote them
+  int64_t n = 0;                        // blocks
+};
+
+Reference reference(const WeightType& t) {
+  Reference r{read_file(reference_dir() + "/" + t.name + ".blocks"), read_file(reference_dir() + "/" + t.name + ".values")};
+  r.n = static_cast<int64_t>(r.blocks.size()) / t.block_bytes;
+  CATCH_REQUIRE(static_cast<int64_t>(r.values.size()) == r.n * t.block * 4);
+  return r;
+}
+
+// `blocks` (ref.n blocks of `as`) dequantised: the reference's values, bit for bit.
+void check_values(const WeightType& as, const uint8_t* blocks, const Reference& ref) {
+  std::vector<float> got(static_cast<size_t>(ref.n * as.block));
+  dequantise(as, blocks, ref.n, got.data());
+  int64_t bad = 0, first = -1;
   for (size_t i = 0; i < got.size(); ++i) {
     float w;
-    std::memcpy(&w, want.data() + 4 * i, 4);
-    if (bits(got[i]) != bits(w) && ++n == 1) *first = static_cast<int64_t>(i);
+    std::memcpy(&w, ref.values.data() + 4 * i, 4);
+    if (bits(got[i]) != bits(w) && ++bad == 1) first = static_cast<int64_t>(i);
   }
-  return n;
+  CATCH_INFO(bad << " of " << got.size() << " values differ; the first at " << first);
+  CATCH_CHECK(bad == 0);
 }
 
 }  // namespace
@@ -85,16 +100,8 @@ CATCH_TEST_CASE("every served type's values are gguf-py v0.5.0's, bit for bit, o
   for (const WeightType& t : kWeightTypes) {
     if (!t.served() || t.is_float()) continue;
     CATCH_INFO(t.name);
-    const auto blocks = read_file(reference_dir() + "/" + t.name + ".blocks");
-    const auto want = read_file(reference_dir() + "/" + t.name + ".values");
-    const int64_t n = static_cast<int64_t>(blocks.size()) / t.block_bytes;
-    CATCH_REQUIRE(static_cast<int64_t>(want.size()) == n * t.block * 4);
-    std::vector<float> got(static_cast<size_t>(n * t.block));
-    dequantise(t, blocks.data(), n, got.data());
-    int64_t first;
-    const int64_t bad = mismatches(got, want, &first);
-    CATCH_INFO(bad << " of " << got.size() << " values differ; the first at " << first);
-    CATCH_CHECK(bad == 0);
+    const Reference ref = reference(t);
+    check_values(t, ref.blocks.data(), ref);
     ++types;
   }
   CATCH_CHECK(types == 13);
@@ -107,17 +114,11 @@ CATCH_TEST_CASE("an exact conversion into another packed type's blocks stands fo
     CATCH_INFO(t.name << " -> " << row(t.packed_as).name);
     const WeightType& into = row(t.packed_as);
     CATCH_REQUIRE(into.block == t.block);
-    const auto blocks = read_file(reference_dir() + "/" + t.name + ".blocks");
-    const auto want = read_file(reference_dir() + "/" + t.name + ".values");
-    const int64_t n = static_cast<int64_t>(blocks.size()) / t.block_bytes;
+    const Reference ref = reference(t);
+    const int64_t n = ref.n;
     std::vector<uint8_t> out(static_cast<size_t>(n * into.block_bytes));
-    for (int64_t b = 0; b < n; ++b) t.convert(blocks.data() + b * t.block_bytes, out.data() + b * into.block_bytes);
-    std::vector<float> got(static_cast<size_t>(n * t.block));
-    dequantise(into, out.data(), n, got.data());
-    int64_t first;
-    const int64_t bad = mismatches(got, want, &first);
-    CATCH_INFO(bad << " of " << got.size() << " values differ; the first at " << first);
-    CATCH_CHECK(bad == 0);
+    for (int64_t b = 0; b < n; ++b) t.convert(ref.blocks.data() + b * t.block_bytes, out.data() + b * into.block_bytes);
+    check_values(into, out.data(), ref);
     if (into.id == TensorType::Q8_0)  // the int8 kernel takes quants in [-127, 127] only
       for (int64_t b = 0; b < n; ++b)
         for (int k = 0; k < 32; ++k) CATCH_REQUIRE(static_cast<int8_t>(out[b * 34 + 2 + k]) != -128);

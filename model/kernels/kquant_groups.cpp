@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/gguf/ggml_blocks.h"
+
 namespace exspec::kq {
 namespace {
 
@@ -17,14 +19,11 @@ void interleave_q4k(const uint8_t* const* blocks, uint8_t* g, int64_t quants = 1
     const uint8_t* b = blocks[c];
     std::memcpy(g + kD + 2 * c, b, 2);
     std::memcpy(g + kDmin + 2 * c, b + 2, 2);
-    const uint8_t* s = b + 4;  // kquant_kernel.cpp's q4k_scales, byte by byte
-    for (int j = 0; j < 4; ++j) {
-      g[kSc + 8 * j + c] = s[j] & 63;
-      g[kM + 8 * j + c] = s[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-      g[kSc + 8 * j + c] = static_cast<uint8_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-      g[kM + 8 * j + c] = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+    int sc[kSubs], m[kSubs];
+    gguf::blocks::k4_scales(b + 4, sc, m);
+    for (int j = 0; j < kSubs; ++j) {
+      g[kSc + 8 * j + c] = static_cast<uint8_t>(sc[j]);
+      g[kM + 8 * j + c] = static_cast<uint8_t>(m[j]);
     }
     for (int64_t p = 0; p < 4; ++p)
       for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kQ + ((p * 8 + t) * kGroupCols + c) * 4, b + quants + 32 * p + 4 * t, 4);
