@@ -59,14 +59,14 @@ std::vector<uint8_t> q6k_block(float d, const int* sc, const int* q) {
   return b;
 }
 
-// Row (or with `eights`, run of 8 rows) k's type: Q6_K every third, Q5_K at k = 4, 19, 34, ...,
+// Row (or run of `run` rows) k's type: Q6_K every third, Q5_K at k = 4, 19, 34, ...,
 // Q4_K elsewhere.
 uint8_t type_of(int64_t k) { return k % 3 == 2 ? kq::kQ6_K : k % 5 == 4 ? kq::kQ5_K : kq::kQ4_K; }
 
-// A weight of random blocks, its rows' types alternating (type_of), or with `eights` in runs of 8
+// A weight of random blocks, its rows' types alternating (type_of), or in runs of 8 or 16
 // rows, so that whole groups of Q4_K and Q6_K rows are interleaved (kquant_groups.h) beside rows
 // kept one by one (Q5_K's always are).
-kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, bool eights = false) {
+kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, int64_t run = 1) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
@@ -74,7 +74,7 @@ kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, bool eights = f
   std::vector<uint8_t> tagged(static_cast<size_t>(out * width), 0);
   for (int64_t r = 0; r < out; ++r) {
     uint8_t* row = tagged.data() + r * width;
-    row[0] = type_of(eights ? r / 8 : r);
+    row[0] = type_of(r / run);
     for (int64_t s = 0; s < in / kq::kSuper; ++s) {
       uint8_t* b = row + 1 + s * kq::block_bytes(row[0]);
       for (int64_t k = 0; k < kq::block_bytes(row[0]); ++k) b[k] = static_cast<uint8_t>(byte(rng));
@@ -135,14 +135,16 @@ CATCH_TEST_CASE("kquant: a hand-packed Q6_K block is d·sc·(q − 32)", "[kquan
 CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "[kquant]") {
   const auto isas = kq::isas_here();
   CATCH_INFO("paths here: " << isas.size() << ", best " << kq::isa_name(kq::best_isa()));
-  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}})
-   for (bool eights : {false, true}) {
-    const kq::Weight w = random_weight(out, in, static_cast<uint32_t>(out * 3 + in), eights);
+  // Runs of 16 give pairs of groups of each type (96 rows: Q4_K, Q4_K, Q6_K, Q4_K, Q5_K, Q6_K), which
+  // AVX-512 multiplies two at a time.
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}, {96, 256}})
+   for (int64_t run : {1, 8, 16}) {
+    const kq::Weight w = random_weight(out, in, static_cast<uint32_t>(out * 3 + in), run);
     for (int64_t m : {1, 2, 3, 7, 8, 9, 16, 17}) {
       const auto x = test::random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(m + out), 3.0f);
       const auto want = product(w, x, m, kq::Isa::Plain);
       for (kq::Isa isa : isas) {
-        CATCH_INFO("out " << out << ", in " << in << ", m " << m << ", " << kq::isa_name(isa) << (eights ? ", runs of 8" : ""));
+        CATCH_INFO("out " << out << ", in " << in << ", m " << m << ", " << kq::isa_name(isa) << ", runs of " << run);
         CATCH_CHECK(same_bits(product(w, x, m, isa).data(), want.data(), want.size()));
         CATCH_CHECK(same_bits(product(w, x, m, isa, out / 2).data(), want.data(), want.size()));
       }
@@ -151,10 +153,10 @@ CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "
 }
 
 CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place in any batch", "[kquant]") {
-  const int64_t out = 40, in = 512;  // with eights: groups of Q4_K, Q4_K, Q6_K, Q4_K, Q5_K
-  for (bool eights : {false, true}) {
-  CATCH_INFO((eights ? "runs of 8" : "runs of 3"));
-  const kq::Weight w = random_weight(out, in, 5, eights);
+  const int64_t out = 96, in = 512;  // runs of 8: groups of Q4_K, Q4_K, Q6_K, Q4_K, Q5_K, ...; of 16: pairs of them
+  for (int64_t run : {1, 8, 16}) {
+  CATCH_INFO("runs of " << run);
+  const kq::Weight w = random_weight(out, in, 5, run);
   const auto batch = test::random_values(static_cast<size_t>(17 * in), 11, 2.0f);
   for (kq::Isa isa : kq::isas_here()) {
     const auto all = product(w, batch, 17, isa);
@@ -170,12 +172,12 @@ CATCH_TEST_CASE("kquant: a row's output is the same bits alone and at any place 
 CATCH_TEST_CASE("kquant: 8 rows of one type interleaved as a group give back each row's blocks, byte for byte", "[kquant]") {
   CATCH_CHECK_THROWS_WITH(kq::interleave(static_cast<uint8_t>(gguf::TensorType::Q8_0), nullptr, nullptr), Catch::Contains("no group layout"));
   const int64_t out = 20, in = 512;  // rows 0-15: two Q4_K groups; 16-18 Q6_K and 19 Q4_K kept one by one
-  const kq::Weight w = random_weight(out, in, 3, true);
+  const kq::Weight w = random_weight(out, in, 3, 8);
   CATCH_REQUIRE(w.groups == std::vector<int64_t>{0, w.supers * kq::group_block_bytes(kq::kQ4_K), -1});
-  const kq::Weight w6 = random_weight(24, in, 3, true);  // rows 16-23: a Q6_K group
+  const kq::Weight w6 = random_weight(24, in, 3, 8);  // rows 16-23: a Q6_K group
   CATCH_REQUIRE(w6.groups.size() == 3);
   CATCH_CHECK(w6.groups[2] == 2 * w6.supers * kq::group_block_bytes(kq::kQ4_K));
-  const kq::Weight w5 = random_weight(40, in, 3, true);  // rows 32-39: a Q5_K group
+  const kq::Weight w5 = random_weight(40, in, 3, 8);  // rows 32-39: a Q5_K group
   CATCH_CHECK(w5.types[32] == kq::kQ5_K);
   CATCH_CHECK(w5.groups[4] >= 0);
   std::mt19937 rng(4);
@@ -204,9 +206,9 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
   // of exact integers and one rounded scale d·dx: each step rounds by at most 2^-24 of the
   // magnitudes summed so far, bounded by the sum of |terms| (Q4_K's scale and min parts apart).
   const int64_t out = 30, in = 1024, m = 5;
-  for (bool eights : {false, true}) {
-  CATCH_INFO((eights ? "runs of 8" : "runs of 3"));
-  const kq::Weight w = random_weight(out, in, 9, eights);
+  for (int64_t run : {1, 8, 16}) {
+  CATCH_INFO("runs of " << run);
+  const kq::Weight w = random_weight(out, in, 9, run);
   const auto x = test::random_values(static_cast<size_t>(m * in), 13, 4.0f);
   q8::Rows rows;
   q8::resize_rows(rows, m, in);

@@ -74,17 +74,29 @@ void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* 
 #define KQ_NS vnni
 #define KQ_ATTR EXSPEC_VNNI_TARGET
 #define KQ_DOT(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
+#define KQ_VNNI 1
 #include "model/kernels/kquant_simd.inc"
+#include "model/kernels/kquant_group_simd.inc"
 #undef KQ_NS
 #undef KQ_ATTR
 #undef KQ_DOT
+#undef KQ_VNNI
 #define KQ_NS avx2
 #define KQ_ATTR __attribute__((target("avx2,fma,f16c")))
 #define KQ_DOT(acc, u, s) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)))
+#define KQ_VNNI 0
 #include "model/kernels/kquant_simd.inc"
+#include "model/kernels/kquant_group_simd.inc"
 #undef KQ_NS
 #undef KQ_ATTR
 #undef KQ_DOT
+#undef KQ_VNNI
+
+// Whether the columns from c on hold groups g and g + 1 whole, before c1, in one type.
+bool pair_whole(const Weight& w, int64_t g, int64_t c, int64_t c1) {
+  return c == g * kGroupCols && c + 2 * kGroupCols <= c1 && w.groups[g] >= 0 && w.groups[g + 1] >= 0 &&
+         w.types[g * kGroupCols] == w.types[(g + 1) * kGroupCols];
+}
 
 }  // namespace
 
@@ -165,9 +177,17 @@ void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t
   if (vec) vnni ? vnni::offsets(x, w.supers, offsets) : avx2::offsets(x, w.supers, offsets);
   for (int64_t c = c0; c < c1;) {
     const int64_t g = c / kGroupCols, end = std::min(c1, (g + 1) * kGroupCols);
+    // Two groups' 16 columns at once where rows share the decoding: one row read two streams at
+    // once more slowly than one (docs/performance.md).
+    if (vnni && x.m > 1 && pair_whole(w, g, c, c1)) {
+      vnni::groups<vnni::Lanes16>(w, x, lanes.data(), g, 0, 2 * kGroupCols, y, ldy);
+      c += 2 * kGroupCols;
+      continue;
+    }
     if (vec && w.groups[g] >= 0) {  // the group's columns [c, end) at once
       const int64_t a = c - g * kGroupCols, b = end - g * kGroupCols;
-      vnni ? vnni::group(w, x, lanes.data(), g, a, b, y, ldy) : avx2::group(w, x, lanes.data(), g, a, b, y, ldy);
+      vnni ? vnni::groups<vnni::Lanes8>(w, x, lanes.data(), g, a, b, y, ldy)
+           : avx2::groups<avx2::Lanes8>(w, x, lanes.data(), g, a, b, y, ldy);
       c = end;
       continue;
     }

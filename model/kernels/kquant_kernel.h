@@ -20,8 +20,10 @@
 //   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K and Q5_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
 // Whole groups of 8 rows of one type are interleaved (kquant_groups.h), with the same
-// arithmetic. So an output is the same bits whatever the batch, the row's place in it, the other rows, the
-// threads, and the instruction set (AVX-512 VNNI or AVX2 on 256-bit registers, or plain C++).
+// arithmetic; AVX-512 multiplies two adjacent groups of one type at once in 512-bit registers
+// where several rows share the quants' decoding. So an output is the same bits whatever the
+// batch, the row's place in it, the other rows, the threads, the register width and the
+// instruction set (AVX-512 VNNI, AVX2, or plain C++).
 #pragma once
 #include <cstdint>
 #include <vector>
