@@ -14,17 +14,23 @@
 # in turns, the order flipped each round; then per setting the median tok/s of each and the
 # median of the per-round ratios exspec / llama.cpp with their range. BUILD: the llama.cpp build
 # (native, or avx2 for an AVX2-only CPU's path; set EXSPEC_ISA=avx2 for exspec's to match).
+# TYPES (environment; default "q8_0 q4_k_m") names the files, any --type of tests/gguf/write_gguf.py
+# (q4_0, q5_k, iq4_xs, ...: every tensor in that type, for one type's speed, issue 70), and
+# CLIENTS (default "1 8 16") the client counts.
 # usage: bench/llama_cpp_compare.sh EXSPEC WORK_DIR ROUNDS [N] [THREADS] [BUILD]
 # e.g.   flock /tmp/cpu.lock bench/llama_cpp_compare.sh build/exspec /tmp/lcc 3 128 2 native
+#        TYPES="q4_0 q5_k iq4_xs" CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 1 64
 set -euo pipefail
 exspec=$1 work=$2 rounds=$3 n=${4:-128} threads=${5:-2} build=${6:-native}
+read -r -a types <<< "${TYPES:-q8_0 q4_k_m}"
+read -r -a clients <<< "${CLIENTS:-1 8 16}"
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=$root/third_party/llama.cpp-v0.5.0/build-$build/bin/llama-server
 [ -x "$server" ] || { echo "build llama.cpp v0.5.0 first: bench/llama_cpp_build.sh $build"; exit 1; }
 mkdir -p "$work"
 [ -d "$work/m150t" ] || "$exspec" make-model --arch llama --preset 150m --seed 1 --damp-std 0.0001 --out "$work/m150t"
 [ -d "$work/m150t-draft" ] || "$exspec" make-model --draft-of "$work/m150t" --layers 1 --out "$work/m150t-draft"
-for type in q8_0 q4_k_m; do
+for type in "${types[@]}"; do
   for m in m150t m150t-draft; do
     [ -f "$work/$m-$type.gguf" ] || /usr/bin/python3 "$root/tests/gguf/write_gguf.py" "$work/$m" "$work/$m-$type.gguf" --type $type
   done
@@ -57,8 +63,8 @@ theirs() {  # TYPE CLIENTS [SERVER ARGS...]: tok/s of llama-server, started for 
 draft_args() { echo -md "$work/m150t-draft-$1.gguf" --spec-type draft-simple --spec-draft-n-max 4 --spec-draft-p-min 0; }
 : > "$work/runs.tsv"
 for round in $(seq 1 "$rounds"); do
-  for type in q8_0 q4_k_m; do
-    for c in 1 8 16; do
+  for type in "${types[@]}"; do
+    for c in "${clients[@]}"; do
       for side in exspec llama; do
         [ $((round % 2)) -eq 0 ] && side=$([ $side = exspec ] && echo llama || echo exspec)
         if [ $side = exspec ]; then
