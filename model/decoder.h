@@ -96,6 +96,7 @@ class Decoder {
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
     std::array<const Linear*, 4> products() const { return {&qkv, &o, &gate_up, &down}; }
   };
+  Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const;  // layer i's weights
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
   // ([B, kv_heads, S, D]) under `blocked` (model/attention.h). Returns the final hidden states.
