@@ -42,6 +42,21 @@ at::Tensor gated(const at::Tensor& gu, bool fused) {
   return at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I);
 }
 
+// The layer's kind (model/layer_kind.h) choosing its maths: a new kind is a new case here.
+at::Tensor layer_norm(NormForm form, const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
+  switch (form) {
+    case NormForm::Llama: return rms_norm(x, w, eps, fused);
+  }
+  throw std::logic_error("layer_norm: a NormForm without its maths");
+}
+
+at::Tensor activated(Activation a, const at::Tensor& gu, bool fused) {
+  switch (a) {
+    case Activation::Silu: return gated(gu, fused);
+  }
+  throw std::logic_error("activated: an Activation without its maths");
+}
+
 int64_t storage_bytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; }
 
 // int8: the activations' dtype.
@@ -102,6 +117,7 @@ Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPat
     return parts.empty() ? at::Tensor() : parts.size() == 1 ? parts[0] : at::cat(parts);
   };
   Layer l;
+  l.kind = config_.layer_kind(i);  // full attention: the one mask `blocked` serves every layer
   l.ln1 = small(WeightId::AttnNorm);
   l.ln2 = small(WeightId::MlpNorm);
   l.qkv = Linear(group(WeightGroup::Qkv, false), group(WeightGroup::Qkv, true), pack);
@@ -187,23 +203,23 @@ int64_t Decoder::product_bytes() const {
 std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
                                                          const at::Tensor& sin, int64_t Bx, int64_t Tx) const {
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
-  at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps, onednn_);
+  at::Tensor x = layer_norm(l.kind.norm, h, l.ln1, config_.rms_norm_eps, onednn_);
   at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
   // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
   // heads: element for element the same arithmetic, in half the operator calls.
   at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
   at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
-  if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps, onednn_);
+  if (config_.qk_norm) qk = layer_norm(l.kind.norm, qk, l.qk_norm, config_.rms_norm_eps, onednn_);
   return {rope_.apply(qk, cos, sin, onednn_), v};
 }
 
 at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const {
   at::Tensor attn_out = l.o(a);
-  if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
+  if (l.post_attn_norm.defined()) attn_out = layer_norm(l.kind.norm, attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
   h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
-  at::Tensor x = rms_norm(h, l.ln2, config_.rms_norm_eps, onednn_);
-  at::Tensor mlp_out = l.down(gated(l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
-  if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
+  at::Tensor x = layer_norm(l.kind.norm, h, l.ln2, config_.rms_norm_eps, onednn_);
+  at::Tensor mlp_out = l.down(activated(l.kind.activation, l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
+  if (l.post_mlp_norm.defined()) mlp_out = layer_norm(l.kind.norm, mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
   return h.add_(mlp_out);
 }
 

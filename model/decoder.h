@@ -87,6 +87,7 @@ class Decoder {
   // q, k and v share one product, and so do gate and up: one weight read, one call, for what
   // Hugging Face stores as separate tensors (each output element is the same dot product).
   struct Layer {
+    LayerKind kind;  // its attention window, activation and norm form (model/layer_kind.h)
     at::Tensor ln1, ln2;
     at::Tensor qk_norm;  // [H + Hkv, D]: q_norm's weight for each q head, then k_norm's (Qwen3)
     Linear qkv;      // [H*D + 2*Hkv*D, hidden]: q, then k, then v

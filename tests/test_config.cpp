@@ -222,3 +222,19 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
   CATCH_CHECK(gguf::permuted_heads(ModelConfig::parse(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "config.json"),
                                    hf_weight_name(WeightId::Q, 1)) == 0);
 }
+
+// Issue 71: layers have kinds (model/layer_kind.h). Every class's layers are Llama's kind today:
+// full attention, SiLU, Llama's RMSNorm; a layer outside the model has none.
+CATCH_TEST_CASE("every architecture's layers are of Llama's kind", "[config]") {
+  using namespace exspec;
+  const LayerKind llama{AttentionWindow::Full, Activation::Silu, NormForm::Llama};
+  for (const ArchitectureRow& row : architectures())
+    for (const char* cls : row.hf_classes) {
+      CATCH_INFO(cls);
+      const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
+                                               "config.json");
+      for (int64_t i = 0; i < c.num_layers; ++i) CATCH_CHECK(c.layer_kind(i) == llama);
+      CATCH_CHECK_THROWS_AS(c.layer_kind(c.num_layers), std::out_of_range);
+      CATCH_CHECK_THROWS_AS(c.layer_kind(-1), std::out_of_range);
+    }
+}
