@@ -3,8 +3,8 @@
 // class defaults). Config parsing (model_config.cpp), GGUF's config (gguf_config.cpp),
 // `make-model` and the docs read the row; nothing else names an architecture.
 //
-// Adding one: its row here (and its Arch), then what its layers need that no row field says yet
-// (docs/adding-a-model.md, when it exists; issue 71).
+// Adding one: its row here (and its Arch), then what its layers need that no row field says yet:
+// docs/adding-a-model.md, step by step. A layer's weight names are model/layer_weights.h's table.
 #pragma once
 #include <cstdint>
 #include <string>

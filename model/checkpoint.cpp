@@ -8,45 +8,21 @@
 #include <stdexcept>
 
 #include "model/io_util.h"
+#include "model/layer_weights.h"
 #include "model/safetensors.h"
 
 namespace exspec {
 
 std::vector<std::pair<std::string, std::vector<int64_t>>> expected_weights(const ModelConfig& c) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> w;
-  const int64_t H = c.hidden_size, I = c.intermediate_size, D = c.head_dim;
-  const int64_t q = c.num_heads * D, kv = c.num_kv_heads * D;
-  w.push_back({"model.embed_tokens.weight", {c.vocab_size, H}});
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    w.push_back({p + "input_layernorm.weight", {H}});
-    w.push_back({p + "self_attn.q_proj.weight", {q, H}});
-    w.push_back({p + "self_attn.k_proj.weight", {kv, H}});
-    w.push_back({p + "self_attn.v_proj.weight", {kv, H}});
-    if (c.attention_bias) {
-      w.push_back({p + "self_attn.q_proj.bias", {q}});
-      w.push_back({p + "self_attn.k_proj.bias", {kv}});
-      w.push_back({p + "self_attn.v_proj.bias", {kv}});
-    }
-    if (c.qk_norm) {
-      w.push_back({p + "self_attn.q_norm.weight", {D}});
-      w.push_back({p + "self_attn.k_norm.weight", {D}});
-    }
-    w.push_back({p + "self_attn.o_proj.weight", {H, q}});
-    if (c.o_proj_bias()) w.push_back({p + "self_attn.o_proj.bias", {H}});
-    if (c.sandwich_norms) w.push_back({p + "post_self_attn_layernorm.weight", {H}});
-    w.push_back({p + "post_attention_layernorm.weight", {H}});
-    if (c.fused_gate_up) {
-      w.push_back({p + "mlp.gate_up_proj.weight", {2 * I, H}});
-    } else {
-      w.push_back({p + "mlp.gate_proj.weight", {I, H}});
-      w.push_back({p + "mlp.up_proj.weight", {I, H}});
-    }
-    w.push_back({p + "mlp.down_proj.weight", {H, I}});
-    if (c.sandwich_norms) w.push_back({p + "post_mlp_layernorm.weight", {H}});
-  }
-  w.push_back({"model.norm.weight", {H}});
-  if (!c.tie_word_embeddings) w.push_back({"lm_head.weight", {c.vocab_size, H}});
+  auto add = [&](const WeightName& n, int64_t layer) {
+    if (has_weight(c, n)) w.push_back({hf_weight_name(n.id, layer), weight_shape(c, n)});
+  };
+  add(weight_name(WeightId::Embed), 0);
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    for (const WeightName& n : layer_weights()) add(n, i);
+  for (const WeightName& n : model_weights())
+    if (n.id != WeightId::Embed) add(n, 0);
   return w;
 }
 

@@ -16,6 +16,7 @@
 #include "model/gguf_config.h"
 #include "model/gguf_weights.h"
 #include "model/int8_matmul.h"
+#include "model/layer_weights.h"
 #include "model/to_device.h"
 
 namespace exspec {
@@ -39,6 +40,21 @@ at::Tensor gated(const at::Tensor& gu, bool fused) {
   if (y.defined()) return y;
   const int64_t I = gu.size(-1) / 2;
   return at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I);
+}
+
+// The layer's kind (model/layer_kind.h) choosing its maths: a new kind is a new case here.
+at::Tensor layer_norm(NormForm form, const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
+  switch (form) {
+    case NormForm::Llama: return rms_norm(x, w, eps, fused);
+  }
+  throw std::logic_error("layer_norm: a NormForm without its maths");
+}
+
+at::Tensor activated(Activation a, const at::Tensor& gu, bool fused) {
+  switch (a) {
+    case Activation::Silu: return gated(gu, fused);
+  }
+  throw std::logic_error("activated: an Activation without its maths");
 }
 
 int64_t storage_bytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; }
@@ -69,9 +85,9 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   const WeightPath pack = weight_path(opts);
   // int8 quantises the products' weights from the file's dtype; the rest is float32, copied.
   auto small = [&](const std::string& name) { return int8 ? get(name).to(dtype_, false, true) : get(name); };
-  embed_ = get("model.embed_tokens.weight");
-  norm_ = small("model.norm.weight");
-  const at::Tensor head = config_.tie_word_embeddings ? embed_ : get("lm_head.weight");
+  embed_ = get(hf_weight_name(WeightId::Embed));
+  norm_ = small(hf_weight_name(WeightId::FinalNorm));
+  const at::Tensor head = config_.tie_word_embeddings ? embed_ : get(hf_weight_name(WeightId::Head));
   if (!opts.head_shortlist.empty()) shortlist_ = ShortlistHead(head, opts.head_shortlist, pack);
   // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
   if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
@@ -85,35 +101,36 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   // One copy of the embedding: a tied head serves the lookups (from its packed copy, or embed_
   // itself when unpacked); int8's own quantised rows serve an untied one.
   if (config_.tie_word_embeddings || embed_int8_.int8()) embed_ = at::Tensor();
-  for (int64_t i = 0; i < config_.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    Layer l;
-    l.ln1 = small(p + "input_layernorm.weight");
-    l.ln2 = small(p + "post_attention_layernorm.weight");
-    at::Tensor wqkv = at::cat({get(p + "self_attn.q_proj.weight"), get(p + "self_attn.k_proj.weight"),
-                               get(p + "self_attn.v_proj.weight")});
-    at::Tensor bqkv;
-    if (config_.attention_bias)
-      bqkv = at::cat({get(p + "self_attn.q_proj.bias"), get(p + "self_attn.k_proj.bias"),
-                      get(p + "self_attn.v_proj.bias")});
-    l.qkv = Linear(wqkv, bqkv, pack);
-    l.o = Linear(get(p + "self_attn.o_proj.weight"),
-                 config_.o_proj_bias() ? get(p + "self_attn.o_proj.bias") : at::Tensor(), pack);
-    if (config_.qk_norm) {  // per head: q's weight on each of the H heads, then k's on the Hkv
-      at::Tensor qn = small(p + "self_attn.q_norm.weight"), kn = small(p + "self_attn.k_norm.weight");
-      l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
-    }
-    // GLM stores gate and up fused already ([gate; up] rows), as this decoder multiplies them.
-    l.gate_up = Linear(config_.fused_gate_up ? get(p + "mlp.gate_up_proj.weight")
-                                             : at::cat({get(p + "mlp.gate_proj.weight"), get(p + "mlp.up_proj.weight")}),
-                       {}, pack);
-    l.down = Linear(get(p + "mlp.down_proj.weight"), {}, pack);
-    if (config_.sandwich_norms) {
-      l.post_attn_norm = small(p + "post_self_attn_layernorm.weight");
-      l.post_mlp_norm = small(p + "post_mlp_layernorm.weight");
-    }
-    layers_.push_back(std::move(l));
+  for (int64_t i = 0; i < config_.num_layers; ++i) layers_.push_back(load_layer(get, i, pack, int8));
+}
+
+// Layer i's weights by their rows in model/layer_weights.h: a group's present members (q, k and
+// v; GLM's one gate_up_proj, or gate and up) concatenated as one product, in table order.
+Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const {
+  auto has = [&](WeightId id) { return has_weight(config_, weight_name(id)); };
+  auto weight = [&](WeightId id) { return get(hf_weight_name(id, i)); };
+  auto small = [&](WeightId id) { return int8 ? weight(id).to(dtype_, false, true) : weight(id); };
+  auto group = [&](WeightGroup g, bool bias) {
+    std::vector<at::Tensor> parts;
+    for (const WeightName& w : layer_weights())
+      if (w.group == g && (w.role == WeightRole::Bias) == bias && has_weight(config_, w)) parts.push_back(weight(w.id));
+    return parts.empty() ? at::Tensor() : parts.size() == 1 ? parts[0] : at::cat(parts);
+  };
+  Layer l;
+  l.kind = config_.layer_kind(i);  // full attention: the one mask `blocked` serves every layer
+  l.ln1 = small(WeightId::AttnNorm);
+  l.ln2 = small(WeightId::MlpNorm);
+  l.qkv = Linear(group(WeightGroup::Qkv, false), group(WeightGroup::Qkv, true), pack);
+  l.o = Linear(weight(WeightId::O), has(WeightId::OBias) ? weight(WeightId::OBias) : at::Tensor(), pack);
+  if (has(WeightId::QNorm)) {  // per head: q's weight on each of the H heads, then k's on the Hkv
+    at::Tensor qn = small(WeightId::QNorm), kn = small(WeightId::KNorm);
+    l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
   }
+  l.gate_up = Linear(group(WeightGroup::GateUp, false), {}, pack);  // [gate; up] rows, as this decoder multiplies them
+  l.down = Linear(weight(WeightId::Down), {}, pack);
+  if (has(WeightId::PostAttnNorm)) l.post_attn_norm = small(WeightId::PostAttnNorm);
+  if (has(WeightId::PostMlpNorm)) l.post_mlp_norm = small(WeightId::PostMlpNorm);
+  return l;
 }
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
@@ -186,23 +203,23 @@ int64_t Decoder::product_bytes() const {
 std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
                                                          const at::Tensor& sin, int64_t Bx, int64_t Tx) const {
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
-  at::Tensor x = rms_norm(h, l.ln1, config_.rms_norm_eps, onednn_);
+  at::Tensor x = layer_norm(l.kind.norm, h, l.ln1, config_.rms_norm_eps, onednn_);
   at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
   // q and k take the same rotation, so one rope (and one q/k norm) runs over their H + Hkv
   // heads: element for element the same arithmetic, in half the operator calls.
   at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
   at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
-  if (config_.qk_norm) qk = rms_norm(qk, l.qk_norm, config_.rms_norm_eps, onednn_);
+  if (config_.qk_norm) qk = layer_norm(l.kind.norm, qk, l.qk_norm, config_.rms_norm_eps, onednn_);
   return {rope_.apply(qk, cos, sin, onednn_), v};
 }
 
 at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const {
   at::Tensor attn_out = l.o(a);
-  if (l.post_attn_norm.defined()) attn_out = rms_norm(attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
+  if (l.post_attn_norm.defined()) attn_out = layer_norm(l.kind.norm, attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
   h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
-  at::Tensor x = rms_norm(h, l.ln2, config_.rms_norm_eps, onednn_);
-  at::Tensor mlp_out = l.down(gated(l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
-  if (l.post_mlp_norm.defined()) mlp_out = rms_norm(mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
+  at::Tensor x = layer_norm(l.kind.norm, h, l.ln2, config_.rms_norm_eps, onednn_);
+  at::Tensor mlp_out = l.down(activated(l.kind.activation, l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
+  if (l.post_mlp_norm.defined()) mlp_out = layer_norm(l.kind.norm, mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
   return h.add_(mlp_out);
 }
 

@@ -87,6 +87,7 @@ class Decoder {
   // q, k and v share one product, and so do gate and up: one weight read, one call, for what
   // Hugging Face stores as separate tensors (each output element is the same dot product).
   struct Layer {
+    LayerKind kind;  // its attention window, activation and norm form (model/layer_kind.h)
     at::Tensor ln1, ln2;
     at::Tensor qk_norm;  // [H + Hkv, D]: q_norm's weight for each q head, then k_norm's (Qwen3)
     Linear qkv;      // [H*D + 2*Hkv*D, hidden]: q, then k, then v
@@ -96,6 +97,7 @@ class Decoder {
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
     std::array<const Linear*, 4> products() const { return {&qkv, &o, &gate_up, &down}; }
   };
+  Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const;  // layer i's weights
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
   // ([B, kv_heads, S, D]) under `blocked` (model/attention.h). Returns the final hidden states.

@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "model/layer_weights.h"
+
 namespace exspec::gguf {
 
 double shortest_decimal(double f32_value) {
@@ -25,19 +27,6 @@ int64_t positive(const GgufFile& f, const std::string& key) {
   const int64_t v = f.get_int(key);
   if (v <= 0) throw std::runtime_error(f.path() + ": metadata \"" + key + "\" must be positive, is " + std::to_string(v));
   return v;
-}
-
-const std::map<std::string, std::string>& layer_names() {
-  static const std::map<std::string, std::string> m{
-      {"input_layernorm.weight", "attn_norm.weight"},     {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},       {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},       {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"self_attn.q_proj.bias", "attn_q.bias"},           {"self_attn.k_proj.bias", "attn_k.bias"},
-      {"self_attn.v_proj.bias", "attn_v.bias"},           {"self_attn.o_proj.bias", "attn_output.bias"},
-      {"self_attn.q_norm.weight", "attn_q_norm.weight"},  {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},        {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"}};
-  return m;
 }
 
 std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
@@ -83,8 +72,9 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   if (auto dims = f.int_or(p + "rope.dimension_count"); dims && *dims != c.head_dim)
     throw std::runtime_error(f.path() + ": rope.dimension_count " + std::to_string(*dims) + " differs from the head size " +
                              std::to_string(c.head_dim) + " (partial rope is not served)");
-  const TensorInfo* embd = f.tensor("token_embd.weight");
-  if (!embd || embd->dims.size() != 2) throw std::runtime_error(f.path() + ": no 2-D tensor \"token_embd.weight\"");
+  const std::string embd_name = *gguf_weight_name(WeightId::Embed);
+  const TensorInfo* embd = f.tensor(embd_name);
+  if (!embd || embd->dims.size() != 2) throw std::runtime_error(f.path() + ": no 2-D tensor \"" + embd_name + "\"");
   c.vocab_size = embd->dims[1];
   if (auto type = f.string_or(p + "rope.scaling.type"); type && *type != "none") {
     if (*type != "linear") throw std::runtime_error(f.path() + ": rope scaling \"" + *type + "\" is not served (linear is)");
@@ -95,8 +85,8 @@ ModelConfig config_from_gguf(const GgufFile& f) {
     c.rope_scaling.type = "factors";
     c.rope_scaling.factors = rope_factors(f, c.head_dim / 2);
   }
-  c.tie_word_embeddings = f.tensor("output.weight") == nullptr;
-  c.attention_bias = row->qkv_bias || f.tensor("blk.0.attn_q.bias") != nullptr;
+  c.tie_word_embeddings = f.tensor(*gguf_weight_name(WeightId::Head)) == nullptr;
+  c.attention_bias = row->qkv_bias || f.tensor(*gguf_weight_name(WeightId::QBias, 0)) != nullptr;
   c.qk_norm = row->qk_norm;
   c.torch_dtype = "float32";
   if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
@@ -107,24 +97,18 @@ ModelConfig config_from_gguf(const GgufFile& f) {
 }
 
 std::optional<std::string> gguf_name(const std::string& hf) {
-  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
-  if (hf == "model.norm.weight") return "output_norm.weight";
-  if (hf == "lm_head.weight") return "output.weight";
-  const std::string layers = "model.layers.";
-  if (hf.rfind(layers, 0) != 0) return std::nullopt;
-  const size_t dot = hf.find('.', layers.size());
-  if (dot == std::string::npos) return std::nullopt;
-  auto it = layer_names().find(hf.substr(dot + 1));
-  if (it == layer_names().end()) return std::nullopt;
-  return "blk." + hf.substr(layers.size(), dot - layers.size()) + "." + it->second;
+  const WeightName* w = weight_by_hf(hf);
+  if (!w || !w->gguf) return std::nullopt;
+  if (!is_layer_weight(*w)) return w->gguf;
+  const size_t from = std::strlen("model.layers."), dot = hf.find('.', from);
+  return "blk." + hf.substr(from, dot - from) + "." + w->gguf;  // the layer's number as written
 }
 
 int64_t permuted_heads(const ModelConfig& c, const std::string& hf) {
   if (!c.architecture_row().gguf_permuted_qk) return 0;  // qwen2/qwen3 keep Hugging Face's row order (NeoX rope)
-  auto ends = [&](const char* s) { return hf.size() >= std::strlen(s) && hf.compare(hf.size() - std::strlen(s), std::string::npos, s) == 0; };
-  if (ends("self_attn.q_proj.weight") || ends("self_attn.q_proj.bias")) return c.num_heads;
-  if (ends("self_attn.k_proj.weight") || ends("self_attn.k_proj.bias")) return c.num_kv_heads;
-  return 0;
+  const WeightName* w = weight_by_hf(hf);
+  if (!w || !w->roped) return 0;
+  return w->rows == WeightDim::Q ? c.num_heads : c.num_kv_heads;
 }
 
 std::vector<std::pair<std::string, int64_t>> type_counts(const GgufFile& f) {

@@ -12,6 +12,7 @@
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
 #include "model/kernels/kquant_kernel.h"
+#include "model/layer_weights.h"
 
 namespace exspec::gguf {
 namespace {
@@ -57,6 +58,9 @@ Int8Path group_path(uint32_t t) {
   return p == Int8Path::Q8_0 || p == Int8Path::KQuant ? p : Int8Path::FromValues;
 }
 
+// "blk.3.attn_q.weight" -> "blk.3.attn_q": a tensor as the group message names it.
+std::string stem(const std::string& name) { return name.substr(0, name.rfind('.')); }
+
 // The converter's permutation of llama's q/k rows (per head: [pairs, 2] -> [2, pairs]) undone:
 // rows of `t` are grouped by head, each head's D rows read as [D/2, 2] and written as [2, D/2].
 at::Tensor unpermute(const at::Tensor& t, int64_t heads) {
@@ -97,18 +101,20 @@ GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig
   int64_t mixed = 0;
   std::string example;
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    for (const auto& group : {std::vector<std::string>{"attn_q", "attn_k", "attn_v"}, std::vector<std::string>{"ffn_gate", "ffn_up"}}) {
-      const uint32_t first = f.tensor(p + group[0] + ".weight")->type;
+    for (WeightGroup group : {WeightGroup::Qkv, WeightGroup::GateUp}) {
+      std::vector<std::string> names;  // the group's matrices in this file (model/layer_weights.h)
+      for (const WeightName& w : layer_weights())
+        if (w.group == group && w.role == WeightRole::Product && has_weight(c, w)) names.push_back(*gguf_weight_name(w.id, i));
+      const uint32_t first = f.tensor(names[0])->type;
       bool mixes = false;
-      for (const auto& g : group) {
-        const uint32_t other = f.tensor(p + g + ".weight")->type;
+      for (const auto& g : names) {
+        const uint32_t other = f.tensor(g)->type;
         if (group_path(other) == group_path(first)) continue;
         mixes = true;
-        if (example.empty()) example = p + group[0] + " " + type_name(first) + " with " + p + g + " " + type_name(other);
+        if (example.empty()) example = stem(names[0]) + " " + type_name(first) + " with " + stem(g) + " " + type_name(other);
       }
-      for (const auto& g : group)
-        if (mixes) from_values_.insert(p + g + ".weight");
+      for (const auto& g : names)
+        if (mixes) from_values_.insert(g);
       mixed += mixes;
     }
   }

@@ -187,6 +187,15 @@ ModelConfig ModelConfig::load(const std::string& dir) {
   return c;
 }
 
+LayerKind ModelConfig::layer_kind(int64_t layer) const {
+  if (layer < 0 || layer >= num_layers)
+    throw std::out_of_range("layer_kind: layer " + std::to_string(layer) + " of " + std::to_string(num_layers));
+  // Every row's layers are Llama's kind: parse refuses a hidden_act other than silu and
+  // use_sliding_window (docs/adding-a-model.md). A row's window pattern, activation or norm form
+  // and config.json's sliding_window will choose here.
+  return LayerKind{};
+}
+
 std::string ModelConfig::to_json_text() const {
   json j;
   j["architectures"] = {architecture_row().hf_classes.front()};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/architectures.h"
+#include "model/layer_kind.h"
 
 namespace exspec {
 
@@ -47,6 +48,9 @@ struct ModelConfig {
   int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
   bool fused_gate_up = false;   // GLM: one mlp.gate_up_proj [2 * intermediate, hidden], gate first
   bool sandwich_norms = false;  // GLM-4-0414: post_self_attn_ / post_mlp_layernorm before each residual add
+  // Layer `layer`'s kind (model/layer_kind.h), from the row and the fields above; throws
+  // std::out_of_range outside [0, num_layers).
+  LayerKind layer_kind(int64_t layer) const;
   std::string torch_dtype = "float32";  // the stored dtype, as HF records it
   std::optional<int64_t> bos_id;
   std::vector<int64_t> eos_ids;

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "model/architectures.h"
+#include "model/gguf_config.h"
+#include "model/layer_weights.h"
 #include "model/model_config.h"
 
 using exspec::ModelConfig;
@@ -169,4 +171,70 @@ CATCH_TEST_CASE("every architecture row's classes and names find it, and its lay
   CATCH_CHECK(architecture_by_gguf("glm4") == nullptr);  // GLM is not served from GGUF
   const std::string err = error_of(replace(kLlama, "LlamaForCausalLM", "GemmaForCausalLM"));
   CATCH_CHECK(err.find("unknown architecture \"GemmaForCausalLM\" (supported: " + architecture_classes() + ")") != std::string::npos);
+}
+
+// Issue 71: a checkpoint's tensors are named once (model/layer_weights.h). Each row is found by
+// its names; GGUF's names are llama.cpp's; which tensors a layer has follows from the row.
+CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors follow from its architecture", "[config]") {
+  using namespace exspec;
+  std::set<std::string> hf, gguf;
+  for (const auto* table : {&model_weights(), &layer_weights()})
+    for (const WeightName& w : *table) {
+      CATCH_INFO(w.hf);
+      CATCH_CHECK(&weight_name(w.id) == &w);
+      CATCH_CHECK(hf.insert(w.hf).second);
+      if (w.gguf) CATCH_CHECK(gguf.insert(w.gguf).second);
+      const std::string name = hf_weight_name(w.id, 3);
+      CATCH_CHECK(weight_by_hf(name) == &w);
+      CATCH_CHECK(gguf::gguf_name(name) == gguf_weight_name(w.id, 3));
+    }
+  CATCH_CHECK(hf_weight_name(WeightId::Q, 3) == "model.layers.3.self_attn.q_proj.weight");
+  CATCH_CHECK(*gguf_weight_name(WeightId::Q, 3) == "blk.3.attn_q.weight");
+  CATCH_CHECK(*gguf_weight_name(WeightId::Head) == "output.weight");
+  CATCH_CHECK(weight_by_hf("model.layers.3.mlp.nothing.weight") == nullptr);
+  CATCH_CHECK(!gguf::gguf_name("model.layers.0.mlp.gate_up_proj.weight"));  // GLM: not served from GGUF
+
+  auto layer = [](const char* cls, const std::string& extra = "") {
+    const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"",
+                                                     "\"head_dim\": 16, " + extra + "\"hidden_size\""), "config.json");
+    std::string out;
+    for (const WeightName& w : layer_weights())
+      if (has_weight(c, w)) out += std::string(out.empty() ? "" : " ") + w.hf;
+    return out;
+  };
+  const std::string attn = "input_layernorm.weight self_attn.q_proj.weight self_attn.k_proj.weight self_attn.v_proj.weight";
+  const std::string bias = " self_attn.q_proj.bias self_attn.k_proj.bias self_attn.v_proj.bias";
+  const std::string mlp = " post_attention_layernorm.weight mlp.gate_proj.weight mlp.up_proj.weight mlp.down_proj.weight";
+  const std::string o = " self_attn.o_proj.weight";
+  CATCH_CHECK(layer("LlamaForCausalLM") == attn + o + mlp);
+  CATCH_CHECK(layer("LlamaForCausalLM", "\"attention_bias\": true, ") == attn + bias + o + " self_attn.o_proj.bias" + mlp);
+  CATCH_CHECK(layer("Qwen2ForCausalLM") == attn + bias + o + mlp);
+  CATCH_CHECK(layer("Qwen3ForCausalLM") == attn + " self_attn.q_norm.weight self_attn.k_norm.weight" + o + mlp);
+  const std::string glm_mlp = " post_attention_layernorm.weight mlp.gate_up_proj.weight mlp.down_proj.weight";
+  CATCH_CHECK(layer("GlmForCausalLM") == attn + bias + o + glm_mlp);
+  CATCH_CHECK(layer("Glm4ForCausalLM") == attn + bias + o + " post_self_attn_layernorm.weight" + glm_mlp + " post_mlp_layernorm.weight");
+
+  // llama.cpp's converter permuted llama's q and k (weights and biases), over their heads
+  const ModelConfig llama = ModelConfig::parse(kLlama, "config.json");
+  CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(WeightId::Q, 1)) == 4);
+  CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(WeightId::KBias, 1)) == 2);
+  CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(WeightId::V, 1)) == 0);
+  CATCH_CHECK(gguf::permuted_heads(ModelConfig::parse(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "config.json"),
+                                   hf_weight_name(WeightId::Q, 1)) == 0);
+}
+
+// Issue 71: layers have kinds (model/layer_kind.h). Every class's layers are Llama's kind today:
+// full attention, SiLU, Llama's RMSNorm; a layer outside the model has none.
+CATCH_TEST_CASE("every architecture's layers are of Llama's kind", "[config]") {
+  using namespace exspec;
+  const LayerKind llama{AttentionWindow::Full, Activation::Silu, NormForm::Llama};
+  for (const ArchitectureRow& row : architectures())
+    for (const char* cls : row.hf_classes) {
+      CATCH_INFO(cls);
+      const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
+                                               "config.json");
+      for (int64_t i = 0; i < c.num_layers; ++i) CATCH_CHECK(c.layer_kind(i) == llama);
+      CATCH_CHECK_THROWS_AS(c.layer_kind(c.num_layers), std::out_of_range);
+      CATCH_CHECK_THROWS_AS(c.layer_kind(-1), std::out_of_range);
+    }
 }

@@ -10,6 +10,7 @@
 
 #include "model/checkpoint.h"
 #include "model/io_util.h"
+#include "model/layer_weights.h"
 #include "model/safetensors.h"
 
 namespace exspec {
@@ -75,10 +76,6 @@ at::ScalarType storage_dtype(const std::string& d) {
   if (d == "float16") return at::kHalf;
   if (d == "bfloat16") return at::kBFloat16;
   throw std::invalid_argument("unknown --dtype \"" + d + "\" (float32, float64, float16, bfloat16)");
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void write_weights(const std::string& dir, const std::vector<std::pair<std::string, at::Tensor>>& tensors, int shards) {
@@ -262,14 +259,15 @@ void make_model(const MakeModelOptions& o) {
     const uint64_t seed = name_seed(o.seed, name);
     double mean = 0.0, std = o.init_std;
     const double damp = o.damp_std >= 0 ? o.damp_std : default_damp_std(o.preset);
-    if (ends_with(name, "post_self_attn_layernorm.weight") || ends_with(name, "post_mlp_layernorm.weight")) {
+    const WeightRole role = weight_by_hf(name)->role;  // model/layer_weights.h
+    if (role == WeightRole::PostNorm) {
       // GLM-4-0414's post norms rescale each branch's output to their weight, whatever o_proj and
       // down_proj are: later layers are damped here instead (small weights around zero).
       if (layer_of(name) >= o.damp_from) mean = 0.0, std = damp * kPostNormDamp;
       else mean = 1.0, std = 0.1;
-    } else if (ends_with(name, "norm.weight")) {
+    } else if (role == WeightRole::Norm) {
       mean = 1.0, std = 0.1;  // not all ones, so a misapplied norm weight shows in the tests
-    } else if (ends_with(name, "o_proj.weight") || ends_with(name, "down_proj.weight")) {
+    } else if (role == WeightRole::Out) {
       if (layer_of(name) >= o.damp_from) std = damp;
     }
     tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));

@@ -1,0 +1,120 @@
+#include "model/layer_weights.h"
+
+#include <stdexcept>
+
+namespace exspec {
+
+namespace {
+using W = WeightId;
+using D = WeightDim;
+using When = WeightWhen;
+using R = WeightRole;
+using G = WeightGroup;
+}  // namespace
+
+const std::vector<WeightName>& model_weights() {
+  static const std::vector<WeightName> rows{
+      // id          Hugging Face                 GGUF                  rows       cols       when          role
+      {W::Embed,     "model.embed_tokens.weight", "token_embd.weight",  D::Vocab,  D::Hidden, When::Always, R::Table},
+      {W::FinalNorm, "model.norm.weight",         "output_norm.weight", D::Hidden, D::None,   When::Always, R::Norm},
+      {W::Head,      "lm_head.weight",            "output.weight",      D::Vocab,  D::Hidden, When::Untied, R::Table},
+  };
+  return rows;
+}
+
+const std::vector<WeightName>& layer_weights() {
+  static const std::vector<WeightName> rows{
+      // id             after "model.layers.N."            after "blk.N."        rows       cols       when            role         group      roped
+      {W::AttnNorm,     "input_layernorm.weight",          "attn_norm.weight",   D::Hidden, D::None,   When::Always,   R::Norm},
+      {W::Q,            "self_attn.q_proj.weight",         "attn_q.weight",      D::Q,      D::Hidden, When::Always,   R::Product,  G::Qkv,    true},
+      {W::K,            "self_attn.k_proj.weight",         "attn_k.weight",      D::KV,     D::Hidden, When::Always,   R::Product,  G::Qkv,    true},
+      {W::V,            "self_attn.v_proj.weight",         "attn_v.weight",      D::KV,     D::Hidden, When::Always,   R::Product,  G::Qkv},
+      {W::QBias,        "self_attn.q_proj.bias",           "attn_q.bias",        D::Q,      D::None,   When::QkvBias,  R::Bias,     G::Qkv,    true},
+      {W::KBias,        "self_attn.k_proj.bias",           "attn_k.bias",        D::KV,     D::None,   When::QkvBias,  R::Bias,     G::Qkv,    true},
+      {W::VBias,        "self_attn.v_proj.bias",           "attn_v.bias",        D::KV,     D::None,   When::QkvBias,  R::Bias,     G::Qkv},
+      {W::QNorm,        "self_attn.q_norm.weight",         "attn_q_norm.weight", D::Head,   D::None,   When::QkNorm,   R::Norm},
+      {W::KNorm,        "self_attn.k_norm.weight",         "attn_k_norm.weight", D::Head,   D::None,   When::QkNorm,   R::Norm},
+      {W::O,            "self_attn.o_proj.weight",         "attn_output.weight", D::Hidden, D::Q,      When::Always,   R::Out},
+      {W::OBias,        "self_attn.o_proj.bias",           "attn_output.bias",   D::Hidden, D::None,   When::OBias,    R::Bias},
+      {W::PostAttnNorm, "post_self_attn_layernorm.weight", nullptr,              D::Hidden, D::None,   When::Sandwich, R::PostNorm},
+      {W::MlpNorm,      "post_attention_layernorm.weight", "ffn_norm.weight",    D::Hidden, D::None,   When::Always,   R::Norm},
+      {W::GateUp,       "mlp.gate_up_proj.weight",         nullptr,              D::Inter2, D::Hidden, When::FusedMlp, R::Product,  G::GateUp},
+      {W::Gate,         "mlp.gate_proj.weight",            "ffn_gate.weight",    D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
+      {W::Up,           "mlp.up_proj.weight",              "ffn_up.weight",      D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
+      {W::Down,         "mlp.down_proj.weight",            "ffn_down.weight",    D::Hidden, D::Inter,  When::Always,   R::Out},
+      {W::PostMlpNorm,  "post_mlp_layernorm.weight",       nullptr,              D::Hidden, D::None,   When::Sandwich, R::PostNorm},
+  };
+  return rows;
+}
+
+const WeightName& weight_name(WeightId id) {
+  for (const auto* table : {&model_weights(), &layer_weights()})
+    for (const WeightName& w : *table)
+      if (w.id == id) return w;
+  throw std::logic_error("weight_name: no row for a WeightId");
+}
+
+const WeightName* weight_by_hf(const std::string& name) {
+  for (const WeightName& w : model_weights())
+    if (name == w.hf) return &w;
+  const std::string layers = "model.layers.";
+  const size_t dot = name.rfind(layers, 0) == 0 ? name.find('.', layers.size()) : std::string::npos;
+  if (dot == std::string::npos) return nullptr;
+  for (const WeightName& w : layer_weights())
+    if (name.compare(dot + 1, std::string::npos, w.hf) == 0) return &w;
+  return nullptr;
+}
+
+bool is_layer_weight(const WeightName& w) {
+  return &w >= layer_weights().data() && &w < layer_weights().data() + layer_weights().size();
+}
+
+bool has_weight(const ModelConfig& c, const WeightName& w) {
+  switch (w.when) {
+    case WeightWhen::Always: return true;
+    case WeightWhen::Untied: return !c.tie_word_embeddings;
+    case WeightWhen::QkvBias: return c.attention_bias;
+    case WeightWhen::OBias: return c.o_proj_bias();
+    case WeightWhen::QkNorm: return c.qk_norm;
+    case WeightWhen::SplitMlp: return !c.fused_gate_up;
+    case WeightWhen::FusedMlp: return c.fused_gate_up;
+    case WeightWhen::Sandwich: return c.sandwich_norms;
+  }
+  return false;
+}
+
+namespace {
+
+int64_t size(const ModelConfig& c, WeightDim d) {
+  switch (d) {
+    case WeightDim::None: return 0;
+    case WeightDim::Vocab: return c.vocab_size;
+    case WeightDim::Hidden: return c.hidden_size;
+    case WeightDim::Inter: return c.intermediate_size;
+    case WeightDim::Inter2: return 2 * c.intermediate_size;
+    case WeightDim::Q: return c.num_heads * c.head_dim;
+    case WeightDim::KV: return c.num_kv_heads * c.head_dim;
+    case WeightDim::Head: return c.head_dim;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w) {
+  if (w.cols == WeightDim::None) return {size(c, w.rows)};
+  return {size(c, w.rows), size(c, w.cols)};
+}
+
+std::string hf_weight_name(WeightId id, int64_t layer) {
+  const WeightName& w = weight_name(id);
+  return is_layer_weight(w) ? "model.layers." + std::to_string(layer) + "." + w.hf : std::string(w.hf);
+}
+
+std::optional<std::string> gguf_weight_name(WeightId id, int64_t layer) {
+  const WeightName& w = weight_name(id);
+  if (!w.gguf) return std::nullopt;
+  return is_layer_weight(w) ? "blk." + std::to_string(layer) + "." + w.gguf : std::string(w.gguf);
+}
+
+}  // namespace exspec

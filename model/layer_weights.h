@@ -1,0 +1,68 @@
+// Every weight a checkpoint holds, named once: its Hugging Face name, its GGUF twin, its shape in
+// the config's sizes, when a model has it and how it is used. The checkpoint's expected tensors
+// (checkpoint.cpp), the Decoder's constructor, GGUF's names (gguf_config.cpp) and fused groups
+// (gguf_weights.cpp), and make-model's initialisation read this table. Torch-free.
+//
+// What varies by architecture comes from its row (model/architectures.h) through the config:
+// q/k/v and o biases, Qwen3's q/k norms, GLM's fused gate_up_proj, GLM-4's sandwich norms.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace exspec {
+
+// Which weight: what the Decoder asks for.
+enum class WeightId {
+  Embed, FinalNorm, Head,  // the model's own
+  AttnNorm, Q, K, V, QBias, KBias, VBias, QNorm, KNorm, O, OBias, PostAttnNorm,  // a layer's attention
+  MlpNorm, GateUp, Gate, Up, Down, PostMlpNorm,                                  // a layer's MLP
+};
+
+// A size of the config; a shape is [rows] or [rows, cols]. Inter2: 2 * intermediate_size;
+// Q: heads * head_dim; KV: kv_heads * head_dim; Head: head_dim.
+enum class WeightDim { None, Vocab, Hidden, Inter, Inter2, Q, KV, Head };
+// When a model has the weight (a ModelConfig field, set from the row and config.json).
+enum class WeightWhen { Always, Untied, QkvBias, OBias, QkNorm, SplitMlp, FusedMlp, Sandwich };
+// How it is used, as far as loaders and make-model care.
+enum class WeightRole {
+  Table,     // embedding or head rows
+  Norm,      // an RMSNorm's weight (make-model draws it around 1)
+  PostNorm,  // a sandwich norm of a branch's output (make-model damps it in later layers)
+  Product,   // a matrix multiplied by the activations
+  Out,       // a product that writes a branch's output to the residual (make-model damps it in later layers)
+  Bias,
+};
+// Weights multiplied as one product, their rows concatenated in table order.
+enum class WeightGroup { None, Qkv, GateUp };
+
+struct WeightName {
+  WeightId id;
+  const char* hf;    // a layer's: after "model.layers.N."; the model's: the whole name
+  const char* gguf;  // the same after "blk.N."; null: no twin (its architectures are not served from GGUF)
+  WeightDim rows, cols;  // cols None: a vector
+  WeightWhen when;
+  WeightRole role;
+  WeightGroup group = WeightGroup::None;
+  bool roped = false;  // q or k: rotated, so llama.cpp's converter permuted its rows (ArchitectureRow::gguf_permuted_qk)
+};
+
+// The model's weights and a layer's, in checkpoint order (the embedding, the layers, the rest).
+const std::vector<WeightName>& model_weights();
+const std::vector<WeightName>& layer_weights();
+const WeightName& weight_name(WeightId id);
+// The row of a Hugging Face name ("model.layers.3.self_attn.q_proj.weight", "lm_head.weight"), or null.
+const WeightName* weight_by_hf(const std::string& name);
+bool is_layer_weight(const WeightName& w);
+
+bool has_weight(const ModelConfig& c, const WeightName& w);
+std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w);
+// Full names: "model.layers.3.self_attn.q_proj.weight" / "blk.3.attn_q.weight" (layer ignored for
+// the model's own weights); the GGUF one nullopt where there is no twin.
+std::string hf_weight_name(WeightId id, int64_t layer = 0);
+std::optional<std::string> gguf_weight_name(WeightId id, int64_t layer = 0);
+
+}  // namespace exspec
