@@ -112,8 +112,7 @@ Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPat
   auto small = [&](WeightId id) { return int8 ? weight(id).to(dtype_, false, true) : weight(id); };
   auto group = [&](WeightGroup g, bool bias) {
     std::vector<at::Tensor> parts;
-    for (const WeightName& w : layer_weights())
-      if (w.group == g && (w.role == WeightRole::Bias) == bias && has_weight(config_, w)) parts.push_back(weight(w.id));
+    for (const WeightName* w : group_weights(config_, g, bias)) parts.push_back(weight(w->id));
     return parts.empty() ? at::Tensor() : parts.size() == 1 ? parts[0] : at::cat(parts);
   };
   Layer l;

@@ -103,8 +103,7 @@ GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig
   for (int64_t i = 0; i < c.num_layers; ++i) {
     for (WeightGroup group : {WeightGroup::Qkv, WeightGroup::GateUp}) {
       std::vector<std::string> names;  // the group's matrices in this file (model/layer_weights.h)
-      for (const WeightName& w : layer_weights())
-        if (w.group == group && w.role == WeightRole::Product && has_weight(c, w)) names.push_back(*gguf_weight_name(w.id, i));
+      for (const WeightName* w : group_weights(c, group)) names.push_back(*gguf_weight_name(w->id, i));
       const uint32_t first = f.tensor(names[0])->type;
       bool mixes = false;
       for (const auto& g : names) {

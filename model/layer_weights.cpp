@@ -83,6 +83,13 @@ bool has_weight(const ModelConfig& c, const WeightName& w) {
   return false;
 }
 
+std::vector<const WeightName*> group_weights(const ModelConfig& c, WeightGroup group, bool bias) {
+  std::vector<const WeightName*> members;
+  for (const WeightName& w : layer_weights())
+    if (w.group == group && (w.role == WeightRole::Bias) == bias && has_weight(c, w)) members.push_back(&w);
+  return members;
+}
+
 namespace {
 
 int64_t size(const ModelConfig& c, WeightDim d) {

@@ -59,6 +59,9 @@ const WeightName* weight_by_hf(const std::string& name);
 bool is_layer_weight(const WeightName& w);
 
 bool has_weight(const ModelConfig& c, const WeightName& w);
+// The members of `group` a model of config c has, in table order: its matrices, or with `bias`
+// its biases (q, k and v; GLM's one gate_up_proj, or gate and up). Multiplied as one product.
+std::vector<const WeightName*> group_weights(const ModelConfig& c, WeightGroup group, bool bias = false);
 std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w);
 // Full names: "model.layers.3.self_attn.q_proj.weight" / "blk.3.attn_q.weight" (layer ignored for
 // the model's own weights); the GGUF one nullopt where there is no twin.
