@@ -7,7 +7,7 @@ namespace {
 
 std::vector<ArchitectureRow> make_rows() {
   std::vector<ArchitectureRow> rows;
-  ArchitectureRow llama{Arch::Llama, "llama", {"LlamaForCausalLM", "MistralForCausalLM"}, "llama"};
+  ArchitectureRow llama{Arch::Llama, "llama", {"LlamaForCausalLM"}, "llama"};
   llama.o_proj_bias = true;
   llama.gguf_permuted_qk = true;
   rows.push_back(llama);
@@ -37,6 +37,15 @@ std::vector<ArchitectureRow> make_rows() {
   glm4.arch = Arch::Glm4, glm4.name = "glm4", glm4.hf_classes = {"Glm4ForCausalLM"};
   glm4.sandwich_norms = true;
   rows.push_back(glm4);
+
+  // Mistral is Llama without biases and with a sliding window (MistralConfig: 4096 unless
+  // config.json says otherwise; Mistral 7B v0.2 and later say null).
+  ArchitectureRow mistral{Arch::Mistral, "mistral", {"MistralForCausalLM"}, "llama"};
+  mistral.gguf_permuted_qk = true;
+  mistral.sliding_window_all = true;
+  mistral.sliding_window_default = 4096;
+  mistral.gguf_windowed = true;
+  rows.push_back(mistral);
   return rows;
 }
 
@@ -71,8 +80,8 @@ const ArchitectureRow* architecture_by_name(const std::string& name) {
   return find([&](const ArchitectureRow& r) { return name == r.name; });
 }
 
-const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch) {
-  return find([&](const ArchitectureRow& r) { return r.gguf && gguf_arch == r.gguf; });
+const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch, bool windowed) {
+  return find([&](const ArchitectureRow& r) { return r.gguf && gguf_arch == r.gguf && r.gguf_windowed == windowed; });
 }
 
 std::string architecture_classes() {
@@ -91,7 +100,7 @@ std::string architecture_names(const char* separator) {
 std::string architecture_gguf_names() {
   std::string out;
   for (const ArchitectureRow& r : architectures())
-    if (r.gguf) out += (out.empty() ? "" : ", ") + std::string(r.gguf);
+    if (r.gguf && !r.gguf_windowed) out += (out.empty() ? "" : ", ") + std::string(r.gguf);
   return out;
 }
 

@@ -12,7 +12,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4 };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral };
 
 struct ArchitectureRow {
   Arch arch;
@@ -31,6 +31,13 @@ struct ArchitectureRow {
   bool fused_gate_up = false;            // one mlp.gate_up_proj, gate first (GLM)
   bool sandwich_norms = false;           // post-attention and post-MLP norms before each residual add (GLM-4-0414)
   bool gguf_permuted_qk = false;         // llama.cpp's converter permutes q/k rows for its rope (Llama)
+  // config.json's sliding_window bounds every layer's attention (null: none; absent: this
+  // default). Mistral; other rows refuse use_sliding_window.
+  bool sliding_window_all = false;
+  int64_t sliding_window_default = 0;
+  // Its GGUF files say `gguf` and carry {gguf}.attention.sliding_window: a llama file with a
+  // window is Mistral's (llama.cpp's converter writes Mistral as llama).
+  bool gguf_windowed = false;
 };
 
 const std::vector<ArchitectureRow>& architectures();
@@ -38,7 +45,8 @@ const ArchitectureRow& architecture(Arch a);
 // By Hugging Face class, our name or GGUF name; null when no row has it.
 const ArchitectureRow* architecture_by_class(const std::string& hf_class);
 const ArchitectureRow* architecture_by_name(const std::string& name);
-const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch);
+// GGUF: `windowed` when the file carries attention.sliding_window (a row with gguf_windowed).
+const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch, bool windowed = false);
 // "LlamaForCausalLM, MistralForCausalLM, ..." / "llama, qwen2, ..." / "llama, qwen2, qwen3": for
 // error messages and usage lines.
 std::string architecture_classes();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "model/kernels/attention_kernel.h"
 #include "model/kernels/kernel_threads.h"
@@ -56,6 +57,29 @@ at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) 
   at::Tensor query_pos = (at::arange(t, opts) + cached).view({1, t, 1});
   return mask.to(at::kBool).unsqueeze(1).logical_and(key_pos <= query_pos).logical_not();  // [B, T, S]
 }
+
+const at::Tensor& AttentionMasks::of(AttentionWindow w) const {
+  switch (w) {
+    case AttentionWindow::Full: return full;
+    case AttentionWindow::Sliding:
+      if (window <= 0) throw std::logic_error("AttentionMasks: a sliding layer in a model without a window");
+      return sliding;
+  }
+  throw std::logic_error("AttentionMasks: an AttentionWindow without its mask");
+}
+
+AttentionMasks attention_masks(const at::Tensor& full, const at::Tensor& key_pos, const at::Tensor& query_pos,
+                               int64_t window) {
+  AttentionMasks m{full, full, window};
+  // Keys no further back than the window from every query: the full mask already says it all.
+  if (window <= 0 || key_pos.size(-1) <= window) return m;
+  const int64_t B = query_pos.size(0), T = query_pos.size(1), S = key_pos.size(-1);
+  at::Tensor passed = (query_pos.view({B, T, 1}) - key_pos.view({key_pos.size(0), 1, S})) >= window;  // [B, T, S]
+  m.sliding = full.defined() ? full.logical_or(passed) : passed;
+  return m;
+}
+
+at::Tensor key_positions(const at::Tensor& mask) { return mask.to(at::kLong).cumsum(1) - 1; }
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
                      bool onednn) {

@@ -3,6 +3,8 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include "model/layer_kind.h"
+
 namespace exspec {
 
 // q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
@@ -19,5 +21,21 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 // `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding). Computed once per
 // forward, used by every layer. Undefined when t == 1 and a host mask has no padding.
 at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t);
+
+// The masks one forward's layers attend under, one per attention window (model/layer_kind.h),
+// made once a forward: each layer reads its kind's.
+struct AttentionMasks {
+  at::Tensor full;     // [B, T, S]: attention_blocked's, or a KV store's (undefined: none blocked)
+  at::Tensor sliding;  // full, and the keys the window has passed (undefined: none blocked)
+  int64_t window = 0;  // the sliding window's positions; 0: no layer slides (`sliding` unused)
+  const at::Tensor& of(AttentionWindow w) const;  // throws for Sliding when window is 0
+};
+// `full` and, when window > 0, `sliding` = full or (query_pos - key_pos >= window), from the
+// content positions of the keys, key_pos [B or 1, S], and of the queries, query_pos [B, T].
+AttentionMasks attention_masks(const at::Tensor& full, const at::Tensor& key_pos, const at::Tensor& query_pos,
+                               int64_t window);
+// The content position of each key of a left- (or inner-) padded cache: mask [B, S] (1 =
+// content) -> [B, S] int64, the number of content keys before it.
+at::Tensor key_positions(const at::Tensor& mask);
 
 }  // namespace exspec

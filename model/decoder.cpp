@@ -116,7 +116,7 @@ Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPat
     return parts.empty() ? at::Tensor() : parts.size() == 1 ? parts[0] : at::cat(parts);
   };
   Layer l;
-  l.kind = config_.layer_kind(i);  // full attention: the one mask `blocked` serves every layer
+  l.kind = config_.layer_kind(i);
   l.ln1 = small(WeightId::AttnNorm);
   l.ln2 = small(WeightId::MlpNorm);
   l.qkv = Linear(group(WeightGroup::Qkv, false), group(WeightGroup::Qkv, true), pack);
@@ -222,7 +222,7 @@ at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tenso
   return h.add_(mlp_out);
 }
 
-at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
+at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const AttentionMasks& masks, const KVStep& kv,
                            const at::Tensor& content) const {
   const int64_t B = positions.size(0), T = positions.size(1);
   // Packed, the rows of h are the N content positions of the [B, T] layout; the products, the
@@ -233,7 +233,7 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const at::
   auto [cos, sin] = rope_tables(to_device(pos, device_));
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     auto [qk, v] = pre_attention(layers_[i], h, cos, sin, Bx, Tx);
-    h = post_attention(layers_[i], h, attend(i, qk, v, blocked, kv, content, B, T));
+    h = post_attention(layers_[i], h, attend(i, qk, v, masks.of(layers_[i].kind.window), kv, content, B, T));
   }
   return h;
 }
@@ -254,6 +254,12 @@ at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v,
   auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
   at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
   return content.defined() ? a.index_select(0, content) : a;
+}
+
+AttentionMasks Decoder::slot_masks(const SlotForward& f) const {
+  if (config_.sliding_window <= 0) return {f.blocked, f.blocked, 0};
+  const at::Tensor key_pos = at::arange(f.window, at::TensorOptions().dtype(at::kLong).device(f.positions.device()));
+  return attention_masks(f.blocked, key_pos.view({1, f.window}), f.positions, config_.sliding_window);
 }
 
 int64_t Decoder::kv_bytes_per_position() const {
@@ -279,7 +285,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   if (f.content.defined()) ids = ids.index_select(0, f.content);
   at::Tensor h = embed(ids);  // [N, hidden]
   h = layers(
-      h, f.positions, f.blocked,
+      h, f.positions, slot_masks(f),
       [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);
   if (logits == Logits::None) return {};
   const int64_t hidden = h.size(-1);

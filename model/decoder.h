@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/attention.h"
 #include "model/checkpoint.h"
 #include "model/kv_store.h"
 #include "model/linear.h"
@@ -100,12 +101,15 @@ class Decoder {
   Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const;  // layer i's weights
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
-  // ([B, kv_heads, S, D]) under `blocked` (model/attention.h). Returns the final hidden states.
+  // ([B, kv_heads, S, D]) under its kind's mask of `masks` (model/attention.h). Returns the final
+  // hidden states.
   // Packed (content [N] defined: the indices b * T + t of the content positions), h is
   // [N, hidden], kv gets [1, N, kv_heads, D] and the result is [N, hidden].
   using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
-  at::Tensor layers(at::Tensor h, const at::Tensor& positions, const at::Tensor& blocked, const KVStep& kv,
+  at::Tensor layers(at::Tensor h, const at::Tensor& positions, const AttentionMasks& masks, const KVStep& kv,
                     const at::Tensor& content = {}) const;
+  // The masks of a forward over a store: its keys are at positions 0 .. f.window - 1.
+  AttentionMasks slot_masks(const SlotForward& f) const;
   // One layer in three parts, so that the step runner (model/step_runner.h) can run the parts
   // whose shapes it fixes (before and after attention) apart from attention itself.
   // pre_attention: norm, qkv, q/k norm, rope over h [N, hidden] seen as [Bx, Tx]: (qk, v).

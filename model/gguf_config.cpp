@@ -49,11 +49,17 @@ std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
 ModelConfig config_from_gguf(const GgufFile& f) {
   ModelConfig c;
   const std::string arch = f.get_string("general.architecture");
-  const ArchitectureRow* row = architecture_by_gguf(arch);
+  const std::string p = arch + ".";
+  // llama.cpp's own key; its converter writes none for Mistral (served there with full attention).
+  const int64_t window = f.find(p + "attention.sliding_window") ? f.get_int(p + "attention.sliding_window") : 0;
+  if (window < 0) throw std::runtime_error(f.path() + ": attention.sliding_window is negative");
+  const ArchitectureRow* row = architecture_by_gguf(arch, window > 0);
+  if (!row && window > 0 && architecture_by_gguf(arch))
+    throw std::runtime_error(f.path() + ": a sliding window on architecture \"" + arch + "\" is not served");
   if (!row)
     throw std::runtime_error(f.path() + ": architecture \"" + arch + "\" is not served (" + architecture_gguf_names() + " are)");
   c.arch = row->arch, c.architecture = row->hf_classes.front();
-  const std::string p = arch + ".";
+  c.sliding_window = window;
   c.hidden_size = positive(f, p + "embedding_length");
   c.intermediate_size = positive(f, p + "feed_forward_length");
   c.num_layers = positive(f, p + "block_count");

@@ -102,6 +102,12 @@ void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
   c.rope_interleaved = row.rope_interleaved;
   c.fused_gate_up = row.fused_gate_up;
   c.sandwich_norms = row.sandwich_norms;
+  if (row.sliding_window_all) {  // null: no window; absent: the class's default
+    auto w = j.find("sliding_window");
+    c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
+  } else if (get_bool(j, "use_sliding_window", false, where)) {
+    fail(where, "use_sliding_window=true is not supported for " + c.architecture + " (Mistral's sliding_window is)");
+  }
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
     fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
                     std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
@@ -156,8 +162,6 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
     fail(where, "hidden_size must be a multiple of num_attention_heads");
   std::string act = j.value("hidden_act", std::string("silu"));
   if (act != "silu") fail(where, "unsupported hidden_act \"" + act + "\" (supported: silu)");
-  if (get_bool(j, "use_sliding_window", false, where))
-    fail(where, "use_sliding_window=true is not supported");
   if (get_bool(j, "mlp_bias", false, where)) fail(where, "mlp_bias=true is not supported");
 
   if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
@@ -190,10 +194,11 @@ ModelConfig ModelConfig::load(const std::string& dir) {
 LayerKind ModelConfig::layer_kind(int64_t layer) const {
   if (layer < 0 || layer >= num_layers)
     throw std::out_of_range("layer_kind: layer " + std::to_string(layer) + " of " + std::to_string(num_layers));
-  // Every row's layers are Llama's kind: parse refuses a hidden_act other than silu and
-  // use_sliding_window (docs/adding-a-model.md). A row's window pattern, activation or norm form
-  // and config.json's sliding_window will choose here.
-  return LayerKind{};
+  // Llama's kind, with Mistral's window on every layer when it has one. parse refuses a
+  // hidden_act other than silu and Qwen2's use_sliding_window (docs/adding-a-model.md).
+  LayerKind k;
+  if (sliding_window > 0) k.window = AttentionWindow::Sliding;
+  return k;
 }
 
 std::string ModelConfig::to_json_text() const {
@@ -224,6 +229,7 @@ std::string ModelConfig::to_json_text() const {
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (arch == Arch::Llama || arch == Arch::Glm || arch == Arch::Glm4) j["attention_bias"] = attention_bias;
   if (architecture_row().partial_rotary_default > 0) j["partial_rotary_factor"] = partial_rotary_factor;
+  if (architecture_row().sliding_window_all) j["sliding_window"] = sliding_window > 0 ? json(sliding_window) : json(nullptr);
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;

@@ -48,6 +48,9 @@ struct ModelConfig {
   int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
   bool fused_gate_up = false;   // GLM: one mlp.gate_up_proj [2 * intermediate, hidden], gate first
   bool sandwich_norms = false;  // GLM-4-0414: post_self_attn_ / post_mlp_layernorm before each residual add
+  // Positions a sliding layer's query sees, its own included (model/layer_kind.h); 0: no layer
+  // slides. Mistral's sliding_window, or a GGUF file's attention.sliding_window.
+  int64_t sliding_window = 0;
   // Layer `layer`'s kind (model/layer_kind.h), from the row and the fields above; throws
   // std::out_of_range outside [0, num_layers).
   LayerKind layer_kind(int64_t layer) const;

@@ -133,11 +133,12 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   const at::Tensor cos = first[0], sin = first[1];
   at::Tensor qk = first[2], v = first[3];
   const KVStep kv = [&](int64_t i, const at::Tensor& k, const at::Tensor& vv) { return store.write_read(i, f, k, vv); };
+  const AttentionMasks masks = slot_masks(f);
   for (int64_t i = 0; i < L; ++i) {
     // Attention over the content rows alone ([B, T] as the plain forward lays them out).
     at::Tensor qk_n = qk.narrow(1, 0, N), v_n = v.narrow(1, 0, N);
     if (!f.content.defined()) qk_n = qk_n.reshape({B, T, H + Hkv, D}), v_n = v_n.reshape({B, T, Hkv, D});
-    st.a_.narrow(0, 0, N).copy_(attend(i, qk_n, v_n, f.blocked, kv, f.content, B, T));
+    st.a_.narrow(0, 0, N).copy_(attend(i, qk_n, v_n, masks.of(layers_[i].kind.window), kv, f.content, B, T));
     // Part i + 1: the rest of layer i, from h[i % 2] into h[(i + 1) % 2] (its input stays as it
     // was, so the part may run twice: a graph's warm-up, then its capture), then layer i + 1
     // up to attention.

@@ -148,25 +148,32 @@ std::string truncated_draft(const std::string& arch) {
   return dir;
 }
 
-std::string kquant_gguf(const std::string& type, bool draft) {
+std::string kquant_gguf(const std::string& type, bool draft, const std::string& arch) {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
   std::lock_guard<std::mutex> lock(mu);
-  const std::string key = type + (draft ? "-draft" : "");
+  const std::string key = arch + "-kquant-" + type + (draft ? "-draft" : "");
   auto& out = made[key];
   if (out.empty()) {
-    std::string dir = model_dir("llama", "kquant", 1);
+    std::string dir = model_dir(arch, "kquant", 1);
     if (draft) {
-      const std::string d = scratch_dir() + "/llama-kquant-draft1";
+      const std::string d = scratch_dir() + "/" + arch + "-kquant-draft1";
       if (!std::filesystem::exists(d)) make_draft(dir, 1, d);
       dir = d;
     }
-    const std::string path = scratch_dir() + "/llama-kquant-" + key + ".gguf";
+    const std::string path = scratch_dir() + "/" + key + ".gguf";
     const std::string cmd = "/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/write_gguf.py " + dir + " " + path + " --type " + type;
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("failed: " + cmd);
     out = path;
   }
   return out;
+}
+
+at::Tensor alone_logits(const Decoder& m, const std::vector<int64_t>& tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  KVCache c = new_dense_cache(m, 1);
+  return dense_forward(m, at::tensor(tokens, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
+                       at::ones({1, T}, at::kLong), c)[0];
 }
 
 std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens) {

@@ -49,10 +49,12 @@ std::shared_ptr<const Decoder> load_screened(const std::string& dir, int64_t can
 std::vector<int64_t> frequent_tokens(const std::vector<SeqResult>& results, double share, int64_t vocab);
 // The first layer of the tiny target of `arch` (seed 1) as a draft, made once per process.
 std::string truncated_draft(const std::string& arch = "llama");
-// The K-quant oracle model (llama, preset kquant: every product whole super-blocks of 256), or
+// The K-quant oracle model (`arch`, preset kquant: every product whole super-blocks of 256), or
 // its first layer as a draft, written as a GGUF file of `type` (q4_k, q6_k, q4_k_m) by
 // tests/gguf/write_gguf.py, once per process; load it under int8 to run the K-quant kernel.
-std::string kquant_gguf(const std::string& type, bool draft = false);
+std::string kquant_gguf(const std::string& type, bool draft = false, const std::string& arch = "llama");
+// The logits [T, vocab] of `tokens` computed by `m` alone (one row, no padding, one forward).
+at::Tensor alone_logits(const Decoder& m, const std::vector<int64_t>& tokens);
 // The keys and values of `tokens` computed by `m` alone (one row, no padding), on the CPU:
 // per layer [kv_heads, T, 2 * head_dim].
 std::vector<at::Tensor> alone_kv(const Decoder& m, const std::vector<int64_t>& tokens);

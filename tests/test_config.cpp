@@ -79,6 +79,10 @@ CATCH_TEST_CASE("config errors name the problem", "[config]") {
                    Catch::Contains("\"vocab_size\" must be an integer"));
   CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"hidden_act\": \"gelu\", \"vocab_size\"")),
                    Catch::Contains("hidden_act"));
+  // Qwen2's window switch is not served; Mistral's sliding_window is.
+  CATCH_CHECK_THAT(error_of(replace(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "\"vocab_size\"",
+                                    "\"use_sliding_window\": true, \"vocab_size\"")),
+                   Catch::Contains("use_sliding_window=true is not supported for Qwen2ForCausalLM"));
 }
 
 CATCH_TEST_CASE("to_json_text round-trips", "[config]") {
@@ -153,7 +157,7 @@ CATCH_TEST_CASE("every architecture row's classes and names find it, and its lay
     CATCH_CHECK(architecture_by_name(row.name) == &row);
     CATCH_CHECK(&architecture(row.arch) == &row);
     CATCH_CHECK(std::string(arch_name(row.arch)) == row.name);
-    if (row.gguf) CATCH_CHECK(architecture_by_gguf(row.gguf) == &row);
+    if (row.gguf) CATCH_CHECK(architecture_by_gguf(row.gguf, row.gguf_windowed) == &row);
     for (const char* cls : row.hf_classes) {
       CATCH_CHECK(architecture_by_class(cls) == &row);
       // kLlama's fields with this class (head_dim given, so GLM's default of 128 does not apply)
@@ -165,6 +169,7 @@ CATCH_TEST_CASE("every architecture row's classes and names find it, and its lay
       CATCH_CHECK(c.sandwich_norms == row.sandwich_norms);
       CATCH_CHECK(c.rope_interleaved == row.rope_interleaved);
       CATCH_CHECK(c.attention_bias == (row.qkv_bias || row.attention_bias_default));
+      CATCH_CHECK(c.sliding_window == (row.sliding_window_all ? row.sliding_window_default : 0));
       CATCH_CHECK(ModelConfig::parse(c.to_json_text(), "written").arch == row.arch);
     }
   }
@@ -223,16 +228,18 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
                                    hf_weight_name(WeightId::Q, 1)) == 0);
 }
 
-// Issue 71: layers have kinds (model/layer_kind.h). Every class's layers are Llama's kind today:
-// full attention, SiLU, Llama's RMSNorm; a layer outside the model has none.
-CATCH_TEST_CASE("every architecture's layers are of Llama's kind", "[config]") {
+// Issue 71: layers have kinds (model/layer_kind.h). Every class's layers are Llama's kind:
+// SiLU, Llama's RMSNorm, and full attention unless the row has a window (Mistral's default
+// here); a layer outside the model has none.
+CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with its window", "[config]") {
   using namespace exspec;
-  const LayerKind llama{AttentionWindow::Full, Activation::Silu, NormForm::Llama};
   for (const ArchitectureRow& row : architectures())
     for (const char* cls : row.hf_classes) {
       CATCH_INFO(cls);
       const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
                                                "config.json");
+      const LayerKind llama{row.sliding_window_all ? AttentionWindow::Sliding : AttentionWindow::Full, Activation::Silu,
+                            NormForm::Llama};
       for (int64_t i = 0; i < c.num_layers; ++i) CATCH_CHECK(c.layer_kind(i) == llama);
       CATCH_CHECK_THROWS_AS(c.layer_kind(c.num_layers), std::out_of_range);
       CATCH_CHECK_THROWS_AS(c.layer_kind(-1), std::out_of_range);

@@ -18,21 +18,18 @@ namespace {
 at::Tensor ids_of(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).view({1, (int64_t)v.size()}); }
 
 // Logits of one sequence alone, no padding, full recomputation: [T, V].
-at::Tensor alone(const Decoder& m, const std::vector<int64_t>& seq) {
-  const int64_t T = static_cast<int64_t>(seq.size());
-  KVCache c = new_dense_cache(m, 1);
-  return dense_forward(m, ids_of(seq), at::arange(T, at::kLong).view({1, T}), at::ones({1, T}, at::kLong), c)[0];
-}
+at::Tensor alone(const Decoder& m, const std::vector<int64_t>& seq) { return test::alone_logits(m, seq); }
 
 double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
 
 CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64)", "[decoder]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral"}) {
     CATCH_SECTION(arch) {
       auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
-      auto prompts = test::mixed_prompts(6, 1, 13, m->config().vocab_size, 7);
+      // Up to 20 tokens: Mistral's window of 16 counts content positions, not padded columns.
+      auto prompts = test::mixed_prompts(6, 1, 20, m->config().vocab_size, 7);
       PaddedBatch pb = left_pad(prompts, 0, at::kCPU);
       KVCache c = new_dense_cache(*m, 6);
       at::Tensor logits = dense_forward(*m, pb.ids, pb.positions, pb.mask, c);
@@ -49,7 +46,7 @@ CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64
 }
 
 CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float64)", "[decoder]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral"}) {
     CATCH_SECTION(arch) {
       auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(3, 4, 20, m->config().vocab_size, 11);

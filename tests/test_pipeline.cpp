@@ -167,6 +167,12 @@ CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a GLM-4 pair, every
   pipeline_oracle("glm4");
 }
 
+// Issue 71: Mistral's sliding window (16 positions here), which most of these sequences outgrow.
+CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Mistral pair with a sliding window, every mode",
+                "[pipeline][oracle][window]") {
+  pipeline_oracle("mistral");
+}
+
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));

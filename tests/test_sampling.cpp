@@ -262,6 +262,27 @@ void sampling_sweep(const std::shared_ptr<const Decoder>& target, const std::sha
   }
 }
 
+// The default mode (in place) at batch 16, the draft proposing 3 tokens a step (adaptive K
+// drafts nothing with random drafts, which agree rarely): seeded sampling equals batch-1
+// nonspec sampling of the same target.
+void default_mode_sweep(const std::shared_ptr<const Decoder>& target, const std::shared_ptr<const Decoder>& draft) {
+  const int64_t eos = plain_decode(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
+  const auto reqs = sampled_requests(*target, {eos});
+  const auto want = plain_decode(*target, reqs, 1);
+  EngineConfig c;  // in place
+  c.adaptive_k = false;
+  c.draft_tokens = 3;
+  c.batch_size = 16;
+  c.slots = 16;
+  SequentialDriver engine(target, draft, c);
+  const auto got = engine.run(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    CATCH_CHECK(got[i].tokens == want[i].tokens);
+    CATCH_CHECK(got[i].finish == want[i].finish);
+  }
+  CATCH_CHECK(engine.stats().accepted > 0);
+}
+
 }  // namespace
 
 CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle]") {
@@ -280,30 +301,34 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
 
 // Issue 70: GGUF files of every other weight type served (model/gguf/ggml_types.h), under int8:
 // blocks converted exactly onto the Q8_0 or K-quant kernel (Q4_0, Q5_0, IQ4_NL; Q3_K), or values
-// quantised at load (the rest). The default mode (in place) at batch 16, each file's own draft
-// proposing 3 tokens a step (adaptive K drafts nothing with these random drafts, which agree
-// rarely): seeded sampling equals batch-1 nonspec sampling of the same file.
+// quantised at load (the rest). The default mode at batch 16 with each file's own draft.
 CATCH_TEST_CASE("GGUF files of every other served type: the default mode at batch 16 equals batch-1 nonspec sampling",
                 "[sampling][oracle][int8][gguf]") {
   for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {
     CATCH_INFO(type);
     auto target = test::load_as(test::kquant_gguf(type), at::kChar);
     auto draft = test::load_as(test::kquant_gguf(type, true), at::kChar);
-    const int64_t eos = plain_decode(*target, sampled_requests(*target, {}), 1)[1].tokens.at(2);
-    const auto reqs = sampled_requests(*target, {eos});
-    const auto want = plain_decode(*target, reqs, 1);
-    EngineConfig c;  // in place
-    c.adaptive_k = false;
-    c.draft_tokens = 3;
-    c.batch_size = 16;
-    c.slots = 16;
-    SequentialDriver engine(target, draft, c);
-    const auto got = engine.run(reqs);
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      CATCH_CHECK(got[i].tokens == want[i].tokens);
-      CATCH_CHECK(got[i].finish == want[i].finish);
-    }
-    CATCH_CHECK(engine.stats().accepted > 0);
+    default_mode_sweep(target, draft);
+  }
+}
+
+// Issue 71: Mistral's sliding window (16 positions in the tiny preset; the sweep's sequences
+// outgrow it), in float64 and from its GGUF files (the F32 one under float32; Q8_0 and Q4_K_M
+// under int8), each against its own batch-1 nonspec sampling.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed on a Mistral pair with a sliding window",
+                "[sampling][oracle][window]") {
+  sampling_sweep(load64(test::model_dir("mistral")), load64(test::truncated_draft("mistral")));
+}
+
+CATCH_TEST_CASE("Mistral's GGUF files (F32, Q8_0, Q4_K_M): the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][gguf][window]") {
+  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+    CATCH_INFO(type);
+    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
+    auto target = test::load_as(test::kquant_gguf(type, false, "mistral"), dt);
+    auto draft = test::load_as(test::kquant_gguf(type, true, "mistral"), dt);
+    CATCH_REQUIRE(target->config().sliding_window == 16);  // read back from the file
+    default_mode_sweep(target, draft);
   }
 }
 

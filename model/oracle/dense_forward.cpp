@@ -28,8 +28,11 @@ struct DenseForward {
     at::Tensor h = m.embed(ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
     at::Tensor blocked = attention_blocked(attention_mask, cached, T);
     if (blocked.defined()) blocked = to_device(blocked, m.device_);
+    // A sliding window counts content positions: padding keys hold none.
+    const AttentionMasks masks = attention_masks(blocked, to_device(key_positions(attention_mask), m.device_),
+                                                 to_device(position_ids, m.device_), m.config_.sliding_window);
     cache.reserve(T);
-    h = m.layers(h, position_ids, blocked, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
+    h = m.layers(h, position_ids, masks, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
       return cache.append(i, k.transpose(1, 2), v.transpose(1, 2));
     });
     cache.advance(T);

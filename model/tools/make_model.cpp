@@ -209,6 +209,10 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.vocab_size = kGlmVocab;
       c.eos_ids = {kEos, kGlmUser, kGlmObservation};
       break;
+    case Arch::Mistral:  // a window of a 32nd of the context, so that the tests' sequences outgrow it
+      c.rope_theta = 1000000.0;
+      c.sliding_window = c.max_position_embeddings / 32;
+      break;
   }
   return c;
 }

@@ -9,7 +9,7 @@
 namespace exspec {
 
 struct MakeModelOptions {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | glm | glm4
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | glm | glm4 | mistral
   std::string preset = "tiny"; // tiny | small | kquant | demo | 1b | 150m
   uint64_t seed = 0;
   std::string out;

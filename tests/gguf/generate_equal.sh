@@ -12,7 +12,7 @@ work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
-for arch in llama qwen2 qwen3; do
+for arch in llama qwen2 qwen3 mistral; do  # mistral: a window of 16, which the prompts and answers outgrow
   "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
   "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
   if [ "$arch" = qwen3 ]; then
@@ -51,3 +51,7 @@ for want in "architecture qwen3" "tensors: " "F32 " "tokenizer: gpt2" "chat temp
   grep -q "$want" "$work/check.txt" || { echo "check lacks \"$want\":"; cat "$work/check.txt"; exit 1; }
 done
 echo "check: $(grep -c '^gguf:' "$work/check.txt") lines about the file"
+# A llama file with a window is Mistral's, and check says so.
+"$exspec" check "$work/mistral.gguf" --dtype float32 --max-tokens 4 > "$work/check-mistral.txt"
+grep -q "mistral, 4 layers, .*, sliding window 16" "$work/check-mistral.txt" ||
+  { echo "check of the Mistral file lacks its window:"; cat "$work/check-mistral.txt"; exit 1; }

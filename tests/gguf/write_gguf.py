@@ -33,7 +33,9 @@ FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32, "q8_0_as_f32": 0, "q4_k"
 # variants where there are several
 FILE_TYPE.update({"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k": 11, "q5_k": 16, "iq4_nl": 25,
                   "iq4_xs": 30, "mxfp4": 38})
-ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
+# llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
+# writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
+ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
 
@@ -259,6 +261,8 @@ def model_kv(cfg, arch, kind, name):
         kv += [("%s.attention.key_length" % arch, U32, head_dim), ("%s.attention.value_length" % arch, U32, head_dim)]
     if arch == "llama":
         kv += [("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.rope.dimension_count", U32, head_dim)]
+    if cfg["architectures"][0] == "MistralForCausalLM" and cfg.get("sliding_window", 4096):
+        kv.append(("%s.attention.sliding_window" % arch, U32, cfg.get("sliding_window", 4096)))
     if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
         kv.append(("general.quantization_version", U32, 2))
     return kv

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
-(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM). CPU, batch size 1, no KV cache: every
+(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM,
+MistralForCausalLM). CPU, batch size 1, no KV cache: every
 greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
@@ -19,6 +20,7 @@ import torch
 
 LLAMA, QWEN2, QWEN3 = "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"
 GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and models/glm4
+MISTRAL = "MistralForCausalLM"  # transformers' models/mistral
 F64 = torch.float64
 
 
@@ -146,7 +148,7 @@ def glm_rope(x, cos, sin):
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL):
             raise UsageError(f"unsupported architecture {arch!r}")
         if cfg.get("hidden_act", "silu") != "silu":
             raise UsageError(f"unsupported hidden_act {cfg['hidden_act']!r}")
@@ -161,7 +163,10 @@ class Model:
         self.qk_norm = arch == QWEN3
         # Qwen2: q/k/v always biased, o never. Llama, Qwen3: attention_bias biases q, k, v AND o.
         # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
-        qkv_bias = arch == QWEN2 or cfg.get("attention_bias", self.glm)
+        # Mistral: no biases anywhere, and MistralConfig's sliding_window (default 4096, null: none):
+        # MistralAttention's mask hides key j from query i once i - j >= sliding_window.
+        qkv_bias = arch == QWEN2 or (arch != MISTRAL and cfg.get("attention_bias", self.glm))
+        self.window = cfg.get("sliding_window", 4096) if arch == MISTRAL else None
         o_bias = arch in (LLAMA, QWEN3) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
         self.sandwich = arch == GLM4  # post_self_attn_layernorm, post_mlp_layernorm
@@ -220,7 +225,11 @@ class Model:
         angles = torch.arange(T, dtype=F64)[:, None] * self.inv_freq[None, :]
         emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
         cos, sin = emb.cos(), emb.sin()
-        causal = torch.full((T, T), -math.inf, dtype=F64).triu(1)
+        query, key = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        hidden = key > query
+        if self.window:
+            hidden = hidden | (query - key >= self.window)
+        causal = torch.zeros((T, T), dtype=F64).masked_fill(hidden, -math.inf)
         h = self.embed[torch.tensor(ids)]
         for L in self.layers:
             x = rms_norm(h, L["in_norm"], self.eps)

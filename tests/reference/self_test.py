@@ -1,9 +1,9 @@
 """Self-tests of the reference itself (hf_reference.py --self-test): a tiny random Llama and a tiny
-random GLM-4 are causal-consistent and resume greedy decoding identically, and GLM's rope equals
-complex rotation."""
+random GLM-4 are causal-consistent and resume greedy decoding identically, GLM's rope equals
+complex rotation, and a Mistral window bounds how far a token reaches."""
 import torch
 
-from hf_reference import F64, GLM4, LLAMA, Model, glm_rope, greedy, rope_inv_freq
+from hf_reference import F64, GLM4, LLAMA, MISTRAL, Model, glm_rope, greedy, rope_inv_freq
 
 
 def self_test():
@@ -32,7 +32,24 @@ def self_test():
     resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
     ok = worst <= 1e-12 and resumed == toks[4:]
     print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
-    return 0 if ok and glm_self_test(g) else 1
+    return 0 if ok and glm_self_test(g) and window_self_test(g, shapes) else 1
+
+
+def window_self_test(g, shapes):
+    """A tiny Mistral with a window of 3 over 2 layers: a token reaches the positions up to
+    2 * (3 - 1) after it and no further, so changing the first token changes the logits at
+    positions 0..4 and leaves those from 5 on as they were."""
+    cfg = dict(architectures=[MISTRAL], hidden_size=32, intermediate_size=48, vocab_size=50, num_hidden_layers=2,
+               num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=3)
+    weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
+    model = Model(cfg, weights)
+    seq = torch.randint(1, 50, (12,), generator=g).tolist()
+    diff = (model.forward(seq) - model.forward([0] + seq[1:])).abs().amax(dim=-1)
+    reached = [float(d) > 1e-9 for d in diff]
+    ok = reached == [True] * 5 + [False] * 7 and float(diff[5:].max()) == 0.0
+    print(f"self-test: Mistral window 3, 2 layers: the first token reaches positions "
+          f"{[t for t, r in enumerate(reached) if r]} {'ok' if ok else 'WRONG (want 0..4)'}")
+    return ok
 
 
 def glm_self_test(g):

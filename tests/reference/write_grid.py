@@ -2,7 +2,8 @@
 """Writes the reference grid: tiny Hugging Face checkpoints for every architecture exspec loads,
 over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
 and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
-with and without attention biases), each with a draft made of its first layer.
+with and without attention biases, Mistral's sliding window), each with a draft made of its first
+layer.
 
 Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
 code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
@@ -18,7 +19,10 @@ import numpy as np
 VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
 DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
 CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-           "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM"}
+           "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM"}
+# Mistral's sliding window: shorter than the longest prompt, so that prefill, padded batches and
+# decoding all meet keys the window has passed. Mistral has no biases: its "bias" rows have none.
+WINDOW = 5
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
 # so each of its families meets each value at least once, and 1 kv head meets both head_dims,
@@ -38,6 +42,7 @@ def grid():
     for arch in CLASSES:
         for kv, hd, tied, bias, rot in SHAPES:
             glm = arch in ("glm", "glm4")
+            bias = bias and arch != "mistral"
             name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
             if glm:
                 name += f"-rot{rot:g}"
@@ -53,8 +58,10 @@ def config(arch, kv, hd, tied, bias, rot, layers):
         "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "rope_scaling": None, "hidden_act": "silu",
         "tie_word_embeddings": tied, "torch_dtype": "float32", "bos_token_id": 1, "eos_token_id": 2,
     }
-    if arch != "qwen2":
+    if arch not in ("qwen2", "mistral"):
         c["attention_bias"] = bias
+    if arch == "mistral":
+        c["sliding_window"] = WINDOW
     if rot is not None:
         c["partial_rotary_factor"] = rot
     return c
