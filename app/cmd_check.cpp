@@ -38,7 +38,7 @@ std::string describe(const ModelConfig& c) {
   std::ostringstream s;
   s << arch_name(c.arch) << ", " << c.num_layers << " layers, " << c.num_heads << " heads / " << c.num_kv_heads
     << " kv heads, head_dim " << c.head_dim;
-  if (c.rope_interleaved) s << ", rotary " << c.partial_rotary_factor;
+  if (c.rope_interleaved || c.rotary_dim() < c.head_dim) s << ", rotary " << c.partial_rotary_factor;
   if (c.sliding_window > 0) s << ", sliding window " << c.sliding_window;
   return s.str();
 }

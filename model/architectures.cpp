@@ -46,6 +46,16 @@ std::vector<ArchitectureRow> make_rows() {
   mistral.sliding_window_default = 4096;
   mistral.gguf_windowed = true;
   rows.push_back(mistral);
+
+  // Phi-3 / Phi-4: q/k/v and gate/up each one tensor, rotate-half rope over the first
+  // head_dim x partial_rotary_factor dims (Phi-4-mini: 0.75), a window when the config has one
+  // (Phi-3-mini-4k: 2047; Phi3Config's default: none).
+  ArchitectureRow phi3{Arch::Phi3, "phi3", {"Phi3ForCausalLM"}, "phi3"};
+  phi3.fused_qkv = true;
+  phi3.fused_gate_up = true;
+  phi3.partial_rotary_default = 1.0;
+  phi3.sliding_window_all = true;
+  rows.push_back(phi3);
   return rows;
 }
 
@@ -81,7 +91,11 @@ const ArchitectureRow* architecture_by_name(const std::string& name) {
 }
 
 const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch, bool windowed) {
-  return find([&](const ArchitectureRow& r) { return r.gguf && gguf_arch == r.gguf && r.gguf_windowed == windowed; });
+  auto named = [&](const ArchitectureRow& r) { return r.gguf && gguf_arch == r.gguf; };
+  if (windowed)
+    if (const ArchitectureRow* r = find([&](const ArchitectureRow& r) { return named(r) && r.gguf_windowed; })) return r;
+  const ArchitectureRow* r = find([&](const ArchitectureRow& r) { return named(r) && !r.gguf_windowed; });
+  return r && (!windowed || r->sliding_window_all) ? r : nullptr;
 }
 
 std::string architecture_classes() {

@@ -12,7 +12,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3 };
 
 struct ArchitectureRow {
   Arch arch;
@@ -26,17 +26,19 @@ struct ArchitectureRow {
   bool qk_norm = false;                  // per-head RMSNorm of q and k (Qwen3)
   int64_t head_dim_default = 0;          // head_dim when config.json leaves it out (0: hidden / heads)
   bool head_dim_free = false;            // head_dim need not be hidden / heads (Qwen3)
-  double partial_rotary_default = 0;     // 0: every dim rotates and config.json may not say otherwise
+  double partial_rotary_default = 0;     // partial_rotary_factor when config.json leaves it out; 0: every dim rotates and config.json may not say otherwise
   bool rope_interleaved = false;         // (even, odd) pairs rotate, not two halves (GLM)
-  bool fused_gate_up = false;            // one mlp.gate_up_proj, gate first (GLM)
+  bool fused_gate_up = false;            // one mlp.gate_up_proj, gate first (GLM, Phi-3)
+  bool fused_qkv = false;                // one self_attn.qkv_proj: q, then k, then v (Phi-3)
   bool sandwich_norms = false;           // post-attention and post-MLP norms before each residual add (GLM-4-0414)
   bool gguf_permuted_qk = false;         // llama.cpp's converter permutes q/k rows for its rope (Llama)
   // config.json's sliding_window bounds every layer's attention (null: none; absent: this
-  // default). Mistral; other rows refuse use_sliding_window.
+  // default, 0 none). Mistral, Phi-3; other rows refuse use_sliding_window.
   bool sliding_window_all = false;
   int64_t sliding_window_default = 0;
-  // Its GGUF files say `gguf` and carry {gguf}.attention.sliding_window: a llama file with a
-  // window is Mistral's (llama.cpp's converter writes Mistral as llama).
+  // Only the GGUF files that say `gguf` and carry {gguf}.attention.sliding_window are this
+  // row's: a llama file with a window is Mistral's (llama.cpp's converter writes Mistral as
+  // llama). A row with sliding_window_all and without this takes its files with or without one.
   bool gguf_windowed = false;
 };
 

@@ -75,9 +75,14 @@ ModelConfig config_from_gguf(const GgufFile& f) {
     throw std::runtime_error(f.path() + ": head counts or head size do not make a model (heads " +
                              std::to_string(c.num_heads) + ", kv heads " + std::to_string(c.num_kv_heads) + ", head size " +
                              std::to_string(c.head_dim) + ")");
-  if (auto dims = f.int_or(p + "rope.dimension_count"); dims && *dims != c.head_dim)
-    throw std::runtime_error(f.path() + ": rope.dimension_count " + std::to_string(*dims) + " differs from the head size " +
-                             std::to_string(c.head_dim) + " (partial rope is not served)");
+  if (auto dims = f.int_or(p + "rope.dimension_count"); dims && *dims != c.head_dim) {
+    // Phi-3's partial rope (rotate-half over the first dims) is its row's; GLM is not read from GGUF.
+    if (row->partial_rotary_default > 0 && !row->rope_interleaved && *dims > 0 && *dims < c.head_dim && *dims % 2 == 0)
+      c.partial_rotary_factor = static_cast<double>(*dims) / static_cast<double>(c.head_dim);
+    if (c.rotary_dim() != *dims)
+      throw std::runtime_error(f.path() + ": rope.dimension_count " + std::to_string(*dims) + " differs from the head size " +
+                               std::to_string(c.head_dim) + " (partial rope is served for phi3 only, in even dims)");
+  }
   const std::string embd_name = *gguf_weight_name(WeightId::Embed);
   const TensorInfo* embd = f.tensor(embd_name);
   if (!embd || embd->dims.size() != 2) throw std::runtime_error(f.path() + ": no 2-D tensor \"" + embd_name + "\"");
@@ -93,7 +98,7 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   }
   c.tie_word_embeddings = f.tensor(*gguf_weight_name(WeightId::Head)) == nullptr;
   c.attention_bias = row->qkv_bias || f.tensor(*gguf_weight_name(WeightId::QBias, 0)) != nullptr;
-  c.qk_norm = row->qk_norm;
+  c.take_row_layout();
   c.torch_dtype = "float32";
   if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
   if (auto eos = f.int_or("tokenizer.ggml.eos_token_id")) c.eos_ids.push_back(*eos);

@@ -26,9 +26,10 @@ const std::vector<WeightName>& layer_weights() {
   static const std::vector<WeightName> rows{
       // id             after "model.layers.N."            after "blk.N."        rows       cols       when            role         group      roped
       {W::AttnNorm,     "input_layernorm.weight",          "attn_norm.weight",   D::Hidden, D::None,   When::Always,   R::Norm},
-      {W::Q,            "self_attn.q_proj.weight",         "attn_q.weight",      D::Q,      D::Hidden, When::Always,   R::Product,  G::Qkv,    true},
-      {W::K,            "self_attn.k_proj.weight",         "attn_k.weight",      D::KV,     D::Hidden, When::Always,   R::Product,  G::Qkv,    true},
-      {W::V,            "self_attn.v_proj.weight",         "attn_v.weight",      D::KV,     D::Hidden, When::Always,   R::Product,  G::Qkv},
+      {W::Qkv,          "self_attn.qkv_proj.weight",       "attn_qkv.weight",    D::Qkv,    D::Hidden, When::FusedQkv, R::Product,  G::Qkv},
+      {W::Q,            "self_attn.q_proj.weight",         "attn_q.weight",      D::Q,      D::Hidden, When::SplitQkv, R::Product,  G::Qkv,    true},
+      {W::K,            "self_attn.k_proj.weight",         "attn_k.weight",      D::KV,     D::Hidden, When::SplitQkv, R::Product,  G::Qkv,    true},
+      {W::V,            "self_attn.v_proj.weight",         "attn_v.weight",      D::KV,     D::Hidden, When::SplitQkv, R::Product,  G::Qkv},
       {W::QBias,        "self_attn.q_proj.bias",           "attn_q.bias",        D::Q,      D::None,   When::QkvBias,  R::Bias,     G::Qkv,    true},
       {W::KBias,        "self_attn.k_proj.bias",           "attn_k.bias",        D::KV,     D::None,   When::QkvBias,  R::Bias,     G::Qkv,    true},
       {W::VBias,        "self_attn.v_proj.bias",           "attn_v.bias",        D::KV,     D::None,   When::QkvBias,  R::Bias,     G::Qkv},
@@ -38,7 +39,8 @@ const std::vector<WeightName>& layer_weights() {
       {W::OBias,        "self_attn.o_proj.bias",           "attn_output.bias",   D::Hidden, D::None,   When::OBias,    R::Bias},
       {W::PostAttnNorm, "post_self_attn_layernorm.weight", nullptr,              D::Hidden, D::None,   When::Sandwich, R::PostNorm},
       {W::MlpNorm,      "post_attention_layernorm.weight", "ffn_norm.weight",    D::Hidden, D::None,   When::Always,   R::Norm},
-      {W::GateUp,       "mlp.gate_up_proj.weight",         nullptr,              D::Inter2, D::Hidden, When::FusedMlp, R::Product,  G::GateUp},
+      // llama.cpp's phi3 keeps the fused gate and up as one ffn_up (gate rows first, as here).
+      {W::GateUp,       "mlp.gate_up_proj.weight",         "ffn_up.weight",      D::Inter2, D::Hidden, When::FusedMlp, R::Product,  G::GateUp},
       {W::Gate,         "mlp.gate_proj.weight",            "ffn_gate.weight",    D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
       {W::Up,           "mlp.up_proj.weight",              "ffn_up.weight",      D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
       {W::Down,         "mlp.down_proj.weight",            "ffn_down.weight",    D::Hidden, D::Inter,  When::Always,   R::Out},
@@ -73,6 +75,8 @@ bool has_weight(const ModelConfig& c, const WeightName& w) {
   switch (w.when) {
     case WeightWhen::Always: return true;
     case WeightWhen::Untied: return !c.tie_word_embeddings;
+    case WeightWhen::SplitQkv: return !c.fused_qkv;
+    case WeightWhen::FusedQkv: return c.fused_qkv;
     case WeightWhen::QkvBias: return c.attention_bias;
     case WeightWhen::OBias: return c.o_proj_bias();
     case WeightWhen::QkNorm: return c.qk_norm;
@@ -101,6 +105,7 @@ int64_t size(const ModelConfig& c, WeightDim d) {
     case WeightDim::Inter2: return 2 * c.intermediate_size;
     case WeightDim::Q: return c.num_heads * c.head_dim;
     case WeightDim::KV: return c.num_kv_heads * c.head_dim;
+    case WeightDim::Qkv: return (c.num_heads + 2 * c.num_kv_heads) * c.head_dim;
     case WeightDim::Head: return c.head_dim;
   }
   return 0;

@@ -4,7 +4,8 @@
 // (gguf_weights.cpp), and make-model's initialisation read this table. Torch-free.
 //
 // What varies by architecture comes from its row (model/architectures.h) through the config:
-// q/k/v and o biases, Qwen3's q/k norms, GLM's fused gate_up_proj, GLM-4's sandwich norms.
+// q/k/v and o biases, Qwen3's q/k norms, GLM's and Phi-3's fused gate_up_proj, Phi-3's fused
+// qkv_proj, GLM-4's sandwich norms.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -18,15 +19,15 @@ namespace exspec {
 // Which weight: what the Decoder asks for.
 enum class WeightId {
   Embed, FinalNorm, Head,  // the model's own
-  AttnNorm, Q, K, V, QBias, KBias, VBias, QNorm, KNorm, O, OBias, PostAttnNorm,  // a layer's attention
+  AttnNorm, Qkv, Q, K, V, QBias, KBias, VBias, QNorm, KNorm, O, OBias, PostAttnNorm,  // a layer's attention
   MlpNorm, GateUp, Gate, Up, Down, PostMlpNorm,                                  // a layer's MLP
 };
 
 // A size of the config; a shape is [rows] or [rows, cols]. Inter2: 2 * intermediate_size;
-// Q: heads * head_dim; KV: kv_heads * head_dim; Head: head_dim.
-enum class WeightDim { None, Vocab, Hidden, Inter, Inter2, Q, KV, Head };
+// Q: heads * head_dim; KV: kv_heads * head_dim; Qkv: Q + 2 KV; Head: head_dim.
+enum class WeightDim { None, Vocab, Hidden, Inter, Inter2, Q, KV, Qkv, Head };
 // When a model has the weight (a ModelConfig field, set from the row and config.json).
-enum class WeightWhen { Always, Untied, QkvBias, OBias, QkNorm, SplitMlp, FusedMlp, Sandwich };
+enum class WeightWhen { Always, Untied, SplitQkv, FusedQkv, QkvBias, OBias, QkNorm, SplitMlp, FusedMlp, Sandwich };
 // How it is used, as far as loaders and make-model care.
 enum class WeightRole {
   Table,     // embedding or head rows

@@ -97,11 +97,9 @@ void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
   if (row.partial_rotary_default > 0) {
     c.partial_rotary_factor = get_double(j, "partial_rotary_factor", row.partial_rotary_default, where);
   } else if (j.contains("partial_rotary_factor") && get_double(j, "partial_rotary_factor", 1.0, where) != 1.0) {
-    fail(where, "partial_rotary_factor is only supported for GLM models");
+    fail(where, "partial_rotary_factor is only supported for GLM and Phi-3 models");
   }
-  c.rope_interleaved = row.rope_interleaved;
-  c.fused_gate_up = row.fused_gate_up;
-  c.sandwich_norms = row.sandwich_norms;
+  c.take_row_layout();
   if (row.sliding_window_all) {  // null: no window; absent: the class's default
     auto w = j.find("sliding_window");
     c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
@@ -151,7 +149,6 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.rope_scaling = parse_rope_scaling(j, where);
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
   c.attention_bias = row.qkv_bias || get_bool(j, "attention_bias", row.attention_bias_default, where);
-  c.qk_norm = row.qk_norm;
   parse_row_fields(j, c, where);
 
   if (c.num_heads % c.num_kv_heads != 0)
@@ -189,6 +186,15 @@ ModelConfig ModelConfig::load(const std::string& dir) {
     if (!bos.empty()) c.bos_id = bos[0];
   }
   return c;
+}
+
+void ModelConfig::take_row_layout() {
+  const ArchitectureRow& row = architecture_row();
+  qk_norm = row.qk_norm;
+  rope_interleaved = row.rope_interleaved;
+  fused_gate_up = row.fused_gate_up;
+  fused_qkv = row.fused_qkv;
+  sandwich_norms = row.sandwich_norms;
 }
 
 LayerKind ModelConfig::layer_kind(int64_t layer) const {

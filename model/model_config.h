@@ -41,16 +41,20 @@ struct ModelConfig {
   bool o_proj_bias() const { return attention_bias && architecture_row().o_proj_bias; }
   const ArchitectureRow& architecture_row() const { return exspec::architecture(arch); }
   bool qk_norm = false;         // per-head RMSNorm of q and k (Qwen3)
-  // GLM: only the first head_dim * partial_rotary_factor dims of a head rotate, and they rotate
-  // as interleaved (even, odd) pairs instead of Llama's two halves.
+  // GLM, Phi-3: only the first head_dim * partial_rotary_factor dims of a head rotate; GLM's as
+  // interleaved (even, odd) pairs instead of Llama's two halves.
   double partial_rotary_factor = 1.0;
   bool rope_interleaved = false;
   int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
-  bool fused_gate_up = false;   // GLM: one mlp.gate_up_proj [2 * intermediate, hidden], gate first
+  bool fused_gate_up = false;   // GLM, Phi-3: one mlp.gate_up_proj [2 * intermediate, hidden], gate first
+  bool fused_qkv = false;       // Phi-3: one self_attn.qkv_proj [(heads + 2 kv_heads) * head_dim, hidden]
   bool sandwich_norms = false;  // GLM-4-0414: post_self_attn_ / post_mlp_layernorm before each residual add
   // Positions a sliding layer's query sees, its own included (model/layer_kind.h); 0: no layer
   // slides. Mistral's sliding_window, or a GGUF file's attention.sliding_window.
   int64_t sliding_window = 0;
+  // The row's layout choices into the fields above: q/k norms, interleaved rope, fused
+  // products, sandwich norms (config.json, GGUF and make-model alike).
+  void take_row_layout();
   // Layer `layer`'s kind (model/layer_kind.h), from the row and the fields above; throws
   // std::out_of_range outside [0, num_layers).
   LayerKind layer_kind(int64_t layer) const;

@@ -47,6 +47,9 @@ std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, a
 
 at::Tensor Rope::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool fused) const {
   if (interleaved_) return apply_rope_interleaved_partial(x, cos, sin);
+  const int64_t R = cos.size(-1), D = x.size(-1);
+  if (R < D)  // Phi-3: rotate-half over the first R dims, the rest pass through
+    return at::cat({apply_rope(x.narrow(-1, 0, R), cos, sin), x.narrow(-1, R, D - R)}, -1);
   at::Tensor y = fused ? fused_rope(x, cos, sin) : at::Tensor();
   return y.defined() ? y : apply_rope(x, cos, sin);
 }

@@ -1,6 +1,7 @@
 // Rotary position embeddings, with linear and llama3 scaling. Two layouts: HF's "rotate_half"
-// over the whole head (Llama, Qwen), and GLM's partial rotary, where only the first rotary_dim
-// dims of a head rotate, as interleaved (even, odd) pairs, and the rest pass through.
+// (Llama, Qwen; Phi-3 over the first rotary_dim dims of a head only), and GLM's partial rotary,
+// where the first rotary_dim dims rotate as interleaved (even, odd) pairs. Past rotary_dim, the
+// dims pass through.
 #pragma once
 #include <ATen/core/Tensor.h>
 

@@ -173,6 +173,11 @@ CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Mistral pair with
   pipeline_oracle("mistral");
 }
 
+// Phi-3: fused q/k/v and gate/up, rope over the first 3/4 of each head, a window of 16.
+CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Phi-3 pair, every mode", "[pipeline][oracle][phi3]") {
+  pipeline_oracle("phi3");
+}
+
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));

@@ -180,11 +180,8 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
   c.eos_ids = {kEos};
   // What the architecture's layers are (its row), then this preset's choices for it.
   c.attention_bias = row->qkv_bias || row->attention_bias_default;
-  c.qk_norm = row->qk_norm;
   if (row->partial_rotary_default > 0) c.partial_rotary_factor = row->partial_rotary_default;
-  c.rope_interleaved = row->rope_interleaved;
-  c.fused_gate_up = row->fused_gate_up;
-  c.sandwich_norms = row->sandwich_norms;
+  c.take_row_layout();
   switch (c.arch) {
     case Arch::Llama:  // GQA and Llama 3.1 rope scaling (with a short original context, so it bites)
       c.rope_theta = 500000.0;
@@ -211,6 +208,11 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       break;
     case Arch::Mistral:  // a window of a 32nd of the context, so that the tests' sequences outgrow it
       c.rope_theta = 1000000.0;
+      c.sliding_window = c.max_position_embeddings / 32;
+      break;
+    case Arch::Phi3:  // Phi-4-mini's partial rope and tied head, Phi-3-mini's window
+      c.partial_rotary_factor = 0.75;
+      c.tie_word_embeddings = true;
       c.sliding_window = c.max_position_embeddings / 32;
       break;
   }
@@ -279,7 +281,7 @@ void make_model(const MakeModelOptions& o) {
   write_weights(o.out, tensors, o.shards);
   write_text_file(o.out + "/config.json", c.to_json_text());
   write_generation_config(o.out, c);
-  write_byte_tokenizer(o.out, c.max_position_embeddings, c.fused_gate_up);
+  write_byte_tokenizer(o.out, c.max_position_embeddings, c.arch == Arch::Glm || c.arch == Arch::Glm4);
 }
 
 void make_draft(const std::string& target_dir, int64_t layers, const std::string& out_dir) {

@@ -12,7 +12,8 @@ work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
-for arch in llama qwen2 qwen3 mistral; do  # mistral: a window of 16, which the prompts and answers outgrow
+# mistral and phi3: a window of 16, which the prompts and answers outgrow; phi3: fused products, partial rope
+for arch in llama qwen2 qwen3 mistral phi3; do
   "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
   "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
   if [ "$arch" = qwen3 ]; then

@@ -35,7 +35,8 @@ FILE_TYPE.update({"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k"
                   "iq4_xs": 30, "mxfp4": 38})
 # llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
 # writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
-ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
+ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
+        "Phi3ForCausalLM": "phi3"}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
 
@@ -136,7 +137,9 @@ def gguf_tensors(cfg, weights, arch):
              "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.bias": "attn_output.bias",
              "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
-             "mlp.down_proj.weight": "ffn_down.weight"}
+             "mlp.down_proj.weight": "ffn_down.weight",
+             # phi3 (conversion/phi.py): the fused tensors keep their layout, the gate and up as one ffn_up
+             "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight"}
     out = []
     if arch == "llama" and (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
         out.append(("rope_freqs.weight", llama3_rope_factors(cfg)))
@@ -263,6 +266,10 @@ def model_kv(cfg, arch, kind, name):
         kv += [("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.rope.dimension_count", U32, head_dim)]
     if cfg["architectures"][0] == "MistralForCausalLM" and cfg.get("sliding_window", 4096):
         kv.append(("%s.attention.sliding_window" % arch, U32, cfg.get("sliding_window", 4096)))
+    if arch == "phi3":  # llama.cpp's Phi3 converter: the rotary dims, and the window when there is one
+        kv.append(("phi3.rope.dimension_count", U32, int(head_dim * cfg.get("partial_rotary_factor", 1.0))))
+        if cfg.get("sliding_window"):
+            kv.append(("phi3.attention.sliding_window", U32, cfg["sliding_window"]))
     if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
         kv.append(("general.quantization_version", U32, 2))
     return kv

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM,
-MistralForCausalLM). CPU, batch size 1, no KV cache: every
+MistralForCausalLM, Phi3ForCausalLM). CPU, batch size 1, no KV cache: every
 greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
@@ -21,6 +21,7 @@ import torch
 LLAMA, QWEN2, QWEN3 = "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"
 GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and models/glm4
 MISTRAL = "MistralForCausalLM"  # transformers' models/mistral
+PHI3 = "Phi3ForCausalLM"  # transformers' models/phi3
 F64 = torch.float64
 
 
@@ -148,7 +149,7 @@ def glm_rope(x, cos, sin):
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3):
             raise UsageError(f"unsupported architecture {arch!r}")
         if cfg.get("hidden_act", "silu") != "silu":
             raise UsageError(f"unsupported hidden_act {cfg['hidden_act']!r}")
@@ -165,12 +166,19 @@ class Model:
         # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
         # Mistral: no biases anywhere, and MistralConfig's sliding_window (default 4096, null: none):
         # MistralAttention's mask hides key j from query i once i - j >= sliding_window.
-        qkv_bias = arch == QWEN2 or (arch != MISTRAL and cfg.get("attention_bias", self.glm))
+        qkv_bias = arch == QWEN2 or (arch not in (MISTRAL, PHI3) and cfg.get("attention_bias", self.glm))
         self.window = cfg.get("sliding_window", 4096) if arch == MISTRAL else None
+        # Phi3Attention: one qkv_proj (q rows, then k, then v), no biases; Phi3MLP: one
+        # gate_up_proj (gate rows first); rotate-half over the first head_dim x
+        # partial_rotary_factor dims; Phi3Config's sliding_window (default none) as Mistral's.
+        self.phi3 = arch == PHI3
+        if self.phi3:
+            self.window = cfg.get("sliding_window")
         o_bias = arch in (LLAMA, QWEN3) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
         self.sandwich = arch == GLM4  # post_self_attn_layernorm, post_mlp_layernorm
-        rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5)) if self.glm else self.hd
+        rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5 if self.glm else 1.0)) if self.glm or self.phi3 else self.hd
+        self.rotary = rotary
         self.inv_freq = rope_inv_freq(cfg, rotary)
         used = set()
 
@@ -192,18 +200,19 @@ class Model:
             a = p + "self_attn."
             self.layers.append(dict(
                 in_norm=get(p + "input_layernorm.weight", H),
-                q=get(a + "q_proj.weight", q_out, H), qb=get(a + "q_proj.bias", q_out, present=qkv_bias),
-                k=get(a + "k_proj.weight", kv_out, H), kb=get(a + "k_proj.bias", kv_out, present=qkv_bias),
-                v=get(a + "v_proj.weight", kv_out, H), vb=get(a + "v_proj.bias", kv_out, present=qkv_bias),
+                qkv=get(a + "qkv_proj.weight", q_out + 2 * kv_out, H, present=self.phi3),
+                q=get(a + "q_proj.weight", q_out, H, present=not self.phi3), qb=get(a + "q_proj.bias", q_out, present=qkv_bias),
+                k=get(a + "k_proj.weight", kv_out, H, present=not self.phi3), kb=get(a + "k_proj.bias", kv_out, present=qkv_bias),
+                v=get(a + "v_proj.weight", kv_out, H, present=not self.phi3), vb=get(a + "v_proj.bias", kv_out, present=qkv_bias),
                 o=get(a + "o_proj.weight", H, q_out), ob=get(a + "o_proj.bias", H, present=o_bias),
                 q_norm=get(a + "q_norm.weight", self.hd, present=self.qk_norm),
                 k_norm=get(a + "k_norm.weight", self.hd, present=self.qk_norm),
                 post_norm=get(p + "post_attention_layernorm.weight", H),
-                gate=get(p + "mlp.gate_proj.weight", I, H, present=not self.glm),
+                gate=get(p + "mlp.gate_proj.weight", I, H, present=not (self.glm or self.phi3)),
                 gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
-                up=get(p + "mlp.up_proj.weight", I, H, present=not self.glm),
+                up=get(p + "mlp.up_proj.weight", I, H, present=not (self.glm or self.phi3)),
                 up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
-                gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=self.glm),
+                gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=self.glm or self.phi3),
                 down=get(p + "mlp.down_proj.weight", H, I), down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
                 attn_out_norm=get(p + "post_self_attn_layernorm.weight", H, present=self.sandwich),
                 mlp_out_norm=get(p + "post_mlp_layernorm.weight", H, present=self.sandwich),
@@ -233,13 +242,23 @@ class Model:
         h = self.embed[torch.tensor(ids)]
         for L in self.layers:
             x = rms_norm(h, L["in_norm"], self.eps)
-            q = linear(x, L["q"], L["qb"]).view(T, nh, hd)
-            k = linear(x, L["k"], L["kb"]).view(T, nkv, hd)
-            v = linear(x, L["v"], L["vb"]).view(T, nkv, hd)
+            if self.phi3:
+                qkv = linear(x, L["qkv"])
+                q = qkv[:, : nh * hd].reshape(T, nh, hd)
+                k = qkv[:, nh * hd : (nh + nkv) * hd].reshape(T, nkv, hd)
+                v = qkv[:, (nh + nkv) * hd :].reshape(T, nkv, hd)
+            else:
+                q = linear(x, L["q"], L["qb"]).view(T, nh, hd)
+                k = linear(x, L["k"], L["kb"]).view(T, nkv, hd)
+                v = linear(x, L["v"], L["vb"]).view(T, nkv, hd)
             if self.qk_norm:  # Qwen3: per-head RMSNorm over head_dim, before rope
                 q, k = rms_norm(q, L["q_norm"], self.eps), rms_norm(k, L["k_norm"], self.eps)
             if self.glm:
                 q, k = glm_rope(q, cos, sin), glm_rope(k, cos, sin)
+            elif self.phi3:  # rotate_half on q[..., :rotary], the rest passed through
+                r = self.rotary
+                q = torch.cat((q[..., :r] * cos + rotate_half(q[..., :r]) * sin, q[..., r:]), dim=-1)
+                k = torch.cat((k[..., :r] * cos + rotate_half(k[..., :r]) * sin, k[..., r:]), dim=-1)
             else:
                 q = q * cos + rotate_half(q) * sin
                 k = k * cos + rotate_half(k) * sin
@@ -254,7 +273,7 @@ class Model:
                 out = rms_norm(out, L["attn_out_norm"], self.eps)
             h = h + out
             x = rms_norm(h, L["post_norm"], self.eps)
-            if self.glm:  # GlmMLP: gate_up_proj, chunk(2): gate first, then up; up * silu(gate)
+            if self.glm or self.phi3:  # GlmMLP / Phi3MLP: gate_up_proj, chunk(2): gate first, then up; up * silu(gate)
                 gate, up = linear(x, L["gate_up"]).chunk(2, dim=-1)
                 mlp = up * torch.nn.functional.silu(gate)
             else:

@@ -19,9 +19,11 @@ import numpy as np
 VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
 DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
 CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-           "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM"}
-# Mistral's sliding window: shorter than the longest prompt, so that prefill, padded batches and
-# decoding all meet keys the window has passed. Mistral has no biases: its "bias" rows have none.
+           "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM",
+           "phi3": "Phi3ForCausalLM"}
+# Mistral's and Phi-3's sliding window: shorter than the longest prompt, so that prefill, padded
+# batches and decoding all meet keys the window has passed. Neither has biases: their "bias"
+# rows have none. Phi-3 takes the rows' partial rotary factor (rotate-half over those dims).
 WINDOW = 5
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
@@ -42,11 +44,12 @@ def grid():
     for arch in CLASSES:
         for kv, hd, tied, bias, rot in SHAPES:
             glm = arch in ("glm", "glm4")
-            bias = bias and arch != "mistral"
+            partial = glm or arch == "phi3"
+            bias = bias and arch not in ("mistral", "phi3")
             name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
-            if glm:
+            if partial:
                 name += f"-rot{rot:g}"
-            out.append((name, arch, kv, hd, tied, bias, rot if glm else None))
+            out.append((name, arch, kv, hd, tied, bias, rot if partial else None))
     return out
 
 
@@ -58,9 +61,9 @@ def config(arch, kv, hd, tied, bias, rot, layers):
         "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "rope_scaling": None, "hidden_act": "silu",
         "tie_word_embeddings": tied, "torch_dtype": "float32", "bos_token_id": 1, "eos_token_id": 2,
     }
-    if arch not in ("qwen2", "mistral"):
+    if arch not in ("qwen2", "mistral", "phi3"):
         c["attention_bias"] = bias
-    if arch == "mistral":
+    if arch in ("mistral", "phi3"):
         c["sliding_window"] = WINDOW
     if rot is not None:
         c["partial_rotary_factor"] = rot
@@ -82,8 +85,11 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
         p, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
         t[p + "input_layernorm.weight"] = norm(HIDDEN)
         t[p + "post_attention_layernorm.weight"] = norm(HIDDEN)
+        if arch == "phi3":  # Phi3Attention's one qkv_proj: q rows, then k, then v
+            t[a + "qkv_proj.weight"] = mat((HEADS + 2 * kv) * hd, HIDDEN)
         for proj, rows in (("q", HEADS * hd), ("k", kv * hd), ("v", kv * hd)):
-            t[a + proj + "_proj.weight"] = mat(rows, HIDDEN)
+            if arch != "phi3":
+                t[a + proj + "_proj.weight"] = mat(rows, HIDDEN)
             if qkv_bias:
                 t[a + proj + "_proj.bias"] = rng.normal(0.0, 0.5, (rows,))
         t[a + "o_proj.weight"] = mat(HIDDEN, HEADS * hd) * (1.0 if i == 0 else DAMP)
@@ -91,7 +97,7 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
             t[a + "o_proj.bias"] = rng.normal(0.0, 0.5, (HIDDEN,))
         if arch == "qwen3":
             t[a + "q_norm.weight"], t[a + "k_norm.weight"] = norm(hd), norm(hd)
-        if glm:
+        if glm or arch == "phi3":
             t[p + "mlp.gate_up_proj.weight"] = mat(2 * INTER, HIDDEN)
         else:
             t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = mat(INTER, HIDDEN), mat(INTER, HIDDEN)
