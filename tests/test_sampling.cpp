@@ -332,6 +332,17 @@ CATCH_TEST_CASE("Mistral's GGUF files (F32, Q8_0, Q4_K_M): the default mode at b
   }
 }
 
+// Issue 71: a draft of another architecture wherever the vocabularies match: a Phi-3 target (fused
+// products, partial rope, a window) with a Llama draft and a Mistral draft.
+CATCH_TEST_CASE("a draft of another architecture: the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][phi3]") {
+  const auto target = load64(test::model_dir("phi3"));
+  for (const char* arch : {"llama", "mistral"}) {
+    CATCH_INFO("draft " << arch);
+    default_mode_sweep(target, load64(test::truncated_draft(arch)));
+  }
+}
+
 // Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or
 // with its head read in 4 bits.
 CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist or screened",
