@@ -14,12 +14,14 @@ std::vector<ArchitectureRow> make_rows() {
 
   ArchitectureRow qwen2{Arch::Qwen2, "qwen2", {"Qwen2ForCausalLM"}, "qwen2"};
   qwen2.qkv_bias = true;
+  qwen2.sliding_window_switch = true;
   rows.push_back(qwen2);
 
   ArchitectureRow qwen3{Arch::Qwen3, "qwen3", {"Qwen3ForCausalLM"}, "qwen3"};
   qwen3.o_proj_bias = true;
   qwen3.qk_norm = true;
   qwen3.head_dim_free = true;
+  qwen3.sliding_window_switch = true;  // Qwen3Config has Qwen2's switch
   rows.push_back(qwen3);
 
   // GLM-4-9B-chat-hf (GlmConfig) and GLM-4-0414 (Glm4Config): head_dim 128 and half of each

@@ -33,9 +33,13 @@ struct ArchitectureRow {
   bool sandwich_norms = false;           // post-attention and post-MLP norms before each residual add (GLM-4-0414)
   bool gguf_permuted_qk = false;         // llama.cpp's converter permutes q/k rows for its rope (Llama)
   // config.json's sliding_window bounds every layer's attention (null: none; absent: this
-  // default, 0 none). Mistral, Phi-3; other rows refuse use_sliding_window.
+  // default, 0 none). Mistral, Phi-3.
   bool sliding_window_all = false;
   int64_t sliding_window_default = 0;
+  // Qwen2's and Qwen3's switch: with use_sliding_window, sliding_window (default 4096) bounds the layers from
+  // max_window_layers (default 28) on. Rows with neither refuse use_sliding_window. With either,
+  // config.json's layer_types ("sliding_attention" / "full_attention") says which layers slide.
+  bool sliding_window_switch = false;
   // Only the GGUF files that say `gguf` and carry {gguf}.attention.sliding_window are this
   // row's: a llama file with a window is Mistral's (llama.cpp's converter writes Mistral as
   // llama). A row with sliding_window_all and without this takes its files with or without one.

@@ -90,6 +90,38 @@ Arch arch_of(const std::string& architecture, const std::string& where) {
   fail(where, "unknown architecture \"" + architecture + "\" (supported: " + architecture_classes() + ")");
 }
 
+// Which layers slide, and how far (ArchitectureRow: sliding_window_all, sliding_window_switch).
+void parse_window(const json& j, ModelConfig& c, const std::string& where) {
+  const ArchitectureRow& row = c.architecture_row();
+  if (row.sliding_window_all) {  // null: no window; absent: the class's default
+    auto w = j.find("sliding_window");
+    c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
+  } else if (row.sliding_window_switch) {
+    if (get_bool(j, "use_sliding_window", false, where)) {
+      c.sliding_window = j.contains("sliding_window") && !j["sliding_window"].is_null() ? need_int(j, "sliding_window", where) : 4096;
+      auto m = j.find("max_window_layers");
+      if (m != j.end() && !m->is_null() && (!m->is_number_integer() || m->get<int64_t>() < 0))
+        fail(where, "field \"max_window_layers\" must be a non-negative integer");
+      const int64_t from = m != j.end() && !m->is_null() ? m->get<int64_t>() : 28;
+      for (int64_t i = 0; i < c.num_layers; ++i)
+        c.layer_windows.push_back(i >= from ? AttentionWindow::Sliding : AttentionWindow::Full);
+    }
+  } else if (get_bool(j, "use_sliding_window", false, where)) {
+    fail(where, "use_sliding_window=true is not supported for " + c.architecture + " (Mistral's, Phi-3's, Qwen2's and Qwen3's windows are)");
+  }
+  auto types = j.find("layer_types");
+  if (types == j.end() || types->is_null() || c.sliding_window == 0) return;
+  if (!types->is_array() || static_cast<int64_t>(types->size()) != c.num_layers)
+    fail(where, "field \"layer_types\" must list num_hidden_layers entries");
+  c.layer_windows.clear();
+  for (const json& t : *types) {
+    const std::string s = t.is_string() ? t.get<std::string>() : "";
+    if (s != "sliding_attention" && s != "full_attention")
+      fail(where, "layer_types holds " + t.dump() + " (sliding_attention and full_attention are served)");
+    c.layer_windows.push_back(s == "sliding_attention" ? AttentionWindow::Sliding : AttentionWindow::Full);
+  }
+}
+
 // The row's rope and MLP layout: GLM's partial interleaved rope (partial_rotary_factor defaults
 // to the row's; other architectures must not set it), fused MLP and sandwich norms.
 void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
@@ -100,12 +132,7 @@ void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
     fail(where, "partial_rotary_factor is only supported for GLM and Phi-3 models");
   }
   c.take_row_layout();
-  if (row.sliding_window_all) {  // null: no window; absent: the class's default
-    auto w = j.find("sliding_window");
-    c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
-  } else if (get_bool(j, "use_sliding_window", false, where)) {
-    fail(where, "use_sliding_window=true is not supported for " + c.architecture + " (Mistral's sliding_window is)");
-  }
+  parse_window(j, c, where);
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
     fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
                     std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
@@ -200,10 +227,10 @@ void ModelConfig::take_row_layout() {
 LayerKind ModelConfig::layer_kind(int64_t layer) const {
   if (layer < 0 || layer >= num_layers)
     throw std::out_of_range("layer_kind: layer " + std::to_string(layer) + " of " + std::to_string(num_layers));
-  // Llama's kind, with Mistral's window on every layer when it has one. parse refuses a
-  // hidden_act other than silu and Qwen2's use_sliding_window (docs/adding-a-model.md).
+  // Llama's kind, with a window on the layers that slide. parse refuses a hidden_act other than
+  // silu (docs/adding-a-model.md).
   LayerKind k;
-  if (sliding_window > 0) k.window = AttentionWindow::Sliding;
+  if (sliding_window > 0) k.window = layer_windows.empty() ? AttentionWindow::Sliding : layer_windows[layer];
   return k;
 }
 
@@ -236,6 +263,14 @@ std::string ModelConfig::to_json_text() const {
   if (arch == Arch::Llama || arch == Arch::Glm || arch == Arch::Glm4) j["attention_bias"] = attention_bias;
   if (architecture_row().partial_rotary_default > 0) j["partial_rotary_factor"] = partial_rotary_factor;
   if (architecture_row().sliding_window_all) j["sliding_window"] = sliding_window > 0 ? json(sliding_window) : json(nullptr);
+  if (architecture_row().sliding_window_switch && sliding_window > 0) {
+    j["use_sliding_window"] = true;
+    j["sliding_window"] = sliding_window;
+  }
+  if (sliding_window > 0 && !layer_windows.empty()) {
+    j["layer_types"] = json::array();
+    for (AttentionWindow w : layer_windows) j["layer_types"].push_back(w == AttentionWindow::Sliding ? "sliding_attention" : "full_attention");
+  }
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;

@@ -52,6 +52,9 @@ struct ModelConfig {
   // Positions a sliding layer's query sees, its own included (model/layer_kind.h); 0: no layer
   // slides. Mistral's sliding_window, or a GGUF file's attention.sliding_window.
   int64_t sliding_window = 0;
+  // Which layers slide when sliding_window > 0; empty: every layer (Mistral, Phi-3). Qwen2's
+  // max_window_layers, or config.json's layer_types.
+  std::vector<AttentionWindow> layer_windows;
   // The row's layout choices into the fields above: q/k norms, interleaved rope, fused
   // products, sandwich norms (config.json, GGUF and make-model alike).
   void take_row_layout();

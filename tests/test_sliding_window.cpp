@@ -102,3 +102,33 @@ CATCH_TEST_CASE("a sliding window over a KV store: rows fed in chunks equal each
     CATCH_CHECK(worst < 1e-9);
   }
 }
+
+CATCH_TEST_CASE("Qwen2's window switch: the layers from max_window_layers on slide, or those layer_types names",
+                "[config][window]") {
+  const std::string text = ModelConfig::load(test::model_dir("qwen2")).to_json_text();  // 4 layers, no window
+  auto with = [&](const std::string& fields) { return ModelConfig::parse("{" + fields + ", " + text.substr(text.find('{') + 1), "qwen2"); };
+  auto kinds = [](const ModelConfig& c) {
+    std::string out;
+    for (int64_t i = 0; i < c.num_layers; ++i) out += c.layer_kind(i).window == AttentionWindow::Sliding ? 'S' : 'F';
+    return out;
+  };
+  const ModelConfig off = with("\"sliding_window\": 7, \"max_window_layers\": 1");  // use_sliding_window false
+  CATCH_CHECK(off.sliding_window == 0);
+  CATCH_CHECK(kinds(off) == "FFFF");
+  const ModelConfig on = with("\"use_sliding_window\": true, \"sliding_window\": 7, \"max_window_layers\": 1");
+  CATCH_CHECK(on.sliding_window == 7);
+  CATCH_CHECK(kinds(on) == "FSSS");
+  CATCH_CHECK(kinds(with("\"use_sliding_window\": true")) == "FFFF");  // Qwen2Config's max_window_layers: 28
+  const ModelConfig typed = with("\"use_sliding_window\": true, \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                                 "\"sliding_attention\", \"full_attention\"]");
+  CATCH_CHECK(typed.sliding_window == 4096);
+  CATCH_CHECK(kinds(typed) == "SFSF");
+  CATCH_CHECK(kinds(ModelConfig::parse(typed.to_json_text(), "written")) == "SFSF");
+  CATCH_CHECK_THROWS_WITH(with("\"use_sliding_window\": true, \"layer_types\": [\"full_attention\"]"),
+                          Catch::Contains("layer_types\" must list num_hidden_layers entries"));
+  CATCH_CHECK_THROWS_WITH(with("\"use_sliding_window\": true, \"layer_types\": [\"chunked_attention\", \"full_attention\", "
+                               "\"full_attention\", \"full_attention\"]"),
+                          Catch::Contains("layer_types holds \"chunked_attention\" (sliding_attention"));
+  CATCH_CHECK_THROWS_WITH(with("\"use_sliding_window\": true, \"max_window_layers\": -1"),
+                          Catch::Contains("max_window_layers\" must be a non-negative integer"));
+}

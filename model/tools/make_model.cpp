@@ -291,6 +291,7 @@ void make_draft(const std::string& target_dir, int64_t layers, const std::string
   // float64 holds every stored dtype exactly; the copy is written back in the target's dtype.
   WeightMap w = load_weights(target_dir, c, at::kDouble, at::kCPU);
   c.num_layers = layers;
+  if (!c.layer_windows.empty()) c.layer_windows.resize(static_cast<size_t>(layers));  // the target's first layers
   fs::create_directories(out_dir);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   for (const auto& [name, shape] : expected_weights(c)) tensors.emplace_back(name, w.at(name));

@@ -174,6 +174,14 @@ class Model:
         self.phi3 = arch == PHI3
         if self.phi3:
             self.window = cfg.get("sliding_window")
+        # Qwen2Config / Qwen3Config: sliding_window only with use_sliding_window (default 4096), on
+        # the layers from max_window_layers (default 28) on, unless layer_types lists them.
+        if arch in (QWEN2, QWEN3) and cfg.get("use_sliding_window"):
+            self.window = cfg.get("sliding_window", 4096)
+        n = cfg["num_hidden_layers"]
+        first = cfg.get("max_window_layers", 28) if arch in (QWEN2, QWEN3) else 0
+        types = cfg.get("layer_types") or ["sliding_attention" if i >= first else "full_attention" for i in range(n)]
+        self.slides = [bool(self.window) and t == "sliding_attention" for t in types]
         o_bias = arch in (LLAMA, QWEN3) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
         self.sandwich = arch == GLM4  # post_self_attn_layernorm, post_mlp_layernorm
@@ -235,12 +243,10 @@ class Model:
         emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
         cos, sin = emb.cos(), emb.sin()
         query, key = torch.arange(T)[:, None], torch.arange(T)[None, :]
-        hidden = key > query
-        if self.window:
-            hidden = hidden | (query - key >= self.window)
-        causal = torch.zeros((T, T), dtype=F64).masked_fill(hidden, -math.inf)
+        causal = torch.zeros((T, T), dtype=F64).masked_fill(key > query, -math.inf)
+        windowed = causal.masked_fill(query - key >= (self.window or T), -math.inf) if self.window else causal
         h = self.embed[torch.tensor(ids)]
-        for L in self.layers:
+        for L, slides in zip(self.layers, self.slides):
             x = rms_norm(h, L["in_norm"], self.eps)
             if self.phi3:
                 qkv = linear(x, L["qkv"])
@@ -266,7 +272,7 @@ class Model:
             k = k.repeat_interleave(nh // nkv, dim=1)
             v = v.repeat_interleave(nh // nkv, dim=1)
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [heads, T, hd]
-            scores = (q @ k.transpose(1, 2)) * hd ** -0.5 + causal
+            scores = (q @ k.transpose(1, 2)) * hd ** -0.5 + (windowed if slides else causal)
             attn = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
             out = linear(attn, L["o"], L["ob"])
             if self.sandwich:  # Glm4DecoderLayer: the branch output is normalised before the residual add

@@ -24,6 +24,7 @@ CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Q
 # Mistral's and Phi-3's sliding window: shorter than the longest prompt, so that prefill, padded
 # batches and decoding all meet keys the window has passed. Neither has biases: their "bias"
 # rows have none. Phi-3 takes the rows' partial rotary factor (rotate-half over those dims).
+# Qwen2's and Qwen3's tied rows switch their window on for the layers from the first on.
 WINDOW = 5
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
@@ -49,6 +50,8 @@ def grid():
             name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
             if partial:
                 name += f"-rot{rot:g}"
+            if arch in ("qwen2", "qwen3") and tied:
+                name += "-swa"  # Qwen2's and Qwen3's switch: layer 0 full, layer 1 sliding
             out.append((name, arch, kv, hd, tied, bias, rot if partial else None))
     return out
 
@@ -65,6 +68,8 @@ def config(arch, kv, hd, tied, bias, rot, layers):
         c["attention_bias"] = bias
     if arch in ("mistral", "phi3"):
         c["sliding_window"] = WINDOW
+    if arch in ("qwen2", "qwen3") and tied:  # a layer of each kind in one model: two masks a forward
+        c.update(use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1)
     if rot is not None:
         c["partial_rotary_factor"] = rot
     return c
