@@ -1,0 +1,204 @@
+#include "model/kernels/q4_kernel.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "model/gguf/half_float.h"
+#include "model/kernels/int8_panels.h"
+
+namespace exspec::q4 {
+namespace {
+
+using int8_panels::prefetch_ahead;
+
+constexpr int64_t kVectors = kQuantBytes / 64;  // 64-byte vectors a tile's block: 4
+
+// Input k's nibble of column c in a tile's block (the layout in q4_kernel.h).
+int nibble(const uint8_t* quants, int64_t c, int64_t k) {
+  const uint8_t byte = quants[((k % 16) / 4) * 64 + c * 4 + k % 4];
+  return k < 16 ? byte & 0x0F : byte >> 4;
+}
+
+// The plain path: the Q8_0 kernel's on value[n], the reference the others equal.
+void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  int8_panels::plain_tiles(w, x, y, ldy, t0, t1,
+                           [&](int64_t t, int64_t b, int64_t c, int64_t k) { return int32_t{w.values[nibble(w.quants(t, b), c, k)]}; });
+}
+
+// The four bytes of a row's block that vector g's low (hi = 0) or high (hi = 1) nibbles meet.
+inline int32_t four(const q8::Rows& x, int64_t r, int64_t b, int64_t g, int hi) { return int8_panels::four(x, r, b, hi * 16 + g * 4); }
+
+// ---- AVX2: the nibbles through the signed table, then the Q8_0 kernel's sign trick ----
+
+// R rows by the tn <= 4 tiles of one stored group, block by block, in the Q8_0 kernel's order
+// (q8_kernel.cpp avx2_stream): the float sums in L1, one stream read once for all R rows.
+template <int R>
+EXSPEC_AVX2 void avx2_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks;
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.values)));
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  alignas(32) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
+    for (int t = 0; t < tn; ++t) {
+      __m256i isum[R][2];
+      for (int r = 0; r < R; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
+      const uint8_t* wq = w.quants(t0 + t, b);
+      for (int64_t g = 0; g < kVectors; ++g)
+        for (int h = 0; h < 2; ++h) {  // columns 8h .. 8h + 7
+          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + h * 32));
+          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
+          const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+          for (int r = 0; r < R; ++r) {
+            isum[r][h] = int8_panels::avx2_dot(isum[r][h], lo, _mm256_set1_epi32(four(x, r0 + r, b, g, 0)));
+            isum[r][h] = int8_panels::avx2_dot(isum[r][h], hi, _mm256_set1_epi32(four(x, r0 + r, b, g, 1)));
+          }
+        }
+      int8_panels::avx2_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
+    }
+  }
+  int8_panels::avx2_store<R>(acc, tn, r0, t0, w.out, y, ldy);
+}
+
+// Rows in groups of at most 4, as even as they split, as the Q8_0 kernel's AVX2 path.
+void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    avx2_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
+  });
+}
+
+// ---- AVX-512 VNNI: the nibbles through the biased table (value + 128), then vpdpbusd ----
+
+// A tile's block's vector g as two vectors of bytes value + 128: inputs 4g.. and 16 + 4g...
+EXSPEC_VNNI_TARGET inline void vnni_unpack(const uint8_t* wq, int64_t g, __m512i table, __m512i& lo, __m512i& hi) {
+  const __m512i low = _mm512_set1_epi8(0x0F), v = _mm512_load_si512(wq + g * 64);
+  lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low));
+  hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+}
+
+// One row by TN tiles, all in registers: 2·TN independent integer chains (the low and the high
+// nibbles' sums, added exactly) against the memory latency.
+template <int TN>
+EXSPEC_VNNI_TARGET void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks;
+  const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.biased)));
+  __m512 acc[TN];
+  for (int t = 0; t < TN; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    // The low sums start at -128 Σ qx of the row's block: the table's bias, taken back exactly.
+    __m512i lo_sum[TN], hi_sum[TN];
+    for (int t = 0; t < TN; ++t) lo_sum[t] = _mm512_set1_epi32(x.corr[r * nb + b]), hi_sum[t] = _mm512_setzero_si512();
+    if (r == 0) prefetch_ahead(w.quants(t0, b), TN * (kQuantBytes + 2 * kTile));
+    for (int64_t g = 0; g < kVectors; ++g) {
+      const __m512i xlo = _mm512_set1_epi32(four(x, r, b, g, 0)), xhi = _mm512_set1_epi32(four(x, r, b, g, 1));
+      for (int t = 0; t < TN; ++t) {
+        __m512i lo, hi;
+        vnni_unpack(w.quants(t0 + t, b), g, table, lo, hi);
+        lo_sum[t] = _mm512_dpbusd_epi32(lo_sum[t], lo, xlo);
+        hi_sum[t] = _mm512_dpbusd_epi32(hi_sum[t], hi, xhi);
+      }
+    }
+    const __m512 dx = _mm512_set1_ps(x.d[r * nb + b]);
+    for (int t = 0; t < TN; ++t) {
+      const __m512 s = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b)))), dx);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo_sum[t], hi_sum[t])), s, acc[t]);
+    }
+  }
+  for (int t = 0; t < TN; ++t) int8_panels::vnni_store(y + r * ldy, w.out, t0 + t, acc[t]);
+}
+
+// R rows by the tn <= 4 tiles of one stored group, block by block: each vector is unpacked once
+// for all R rows, the float sums live in L1 (q8_kernel.cpp vnni_stream).
+template <int R>
+EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks;
+  const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.biased)));
+  alignas(64) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
+    for (int t = 0; t < tn; ++t) {
+      __m512i isum[R];
+      for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+      for (int64_t g = 0; g < kVectors; ++g) {
+        __m512i lo, hi;
+        vnni_unpack(w.quants(t0 + t, b), g, table, lo, hi);
+        for (int r = 0; r < R; ++r) {
+          isum[r] = _mm512_dpbusd_epi32(isum[r], lo, _mm512_set1_epi32(four(x, r0 + r, b, g, 0)));
+          isum[r] = _mm512_dpbusd_epi32(isum[r], hi, _mm512_set1_epi32(four(x, r0 + r, b, g, 1)));
+        }
+      }
+      int8_panels::vnni_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
+    }
+  }
+  for (int t = 0; t < tn; ++t)
+    for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, _mm512_load_ps(acc[r][t]));
+}
+
+// One row: four tiles in registers; more: groups of at most 8 rows, as even as they split, each
+// reading a stored group of four tiles once (the Q8_0 kernel's split).
+void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  if (x.m == 1) {
+    for_fixed_panels<1, kGroup>(1, t0, t1, 1, [&](auto, auto tn, int64_t, int64_t t) {
+      vnni_row<decltype(tn)::value>(w, x, 0, t, y, ldy);
+    });
+    return;
+  }
+  int8_panels::row_groups<8>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
+  });
+}
+
+}  // namespace
+
+Isa best_isa() { return q8::best_isa(); }  // the same registers and the same cap as the Q8_0 kernel
+std::vector<Isa> isas_here() { return q8::isas_here(); }
+const char* isa_name(Isa isa) { return q8::isa_name(isa); }
+
+Weight empty_weight(int64_t out, int64_t in, const int8_t* values) {
+  if (out <= 0 || in <= 0 || in % kBlock) throw std::invalid_argument("q4::empty_weight: expected whole blocks of 32 inputs");
+  Weight w;
+  w.out = out, w.in = in;
+  w.blocks = in / kBlock;
+  w.tiles = (out + kTile - 1) / kTile;
+  for (int i = 0; i < 16; ++i) {
+    if (values[i] == -128) throw std::invalid_argument("q4::empty_weight: a value of -128, outside [-127, 127]");
+    w.values[i] = values[i];
+    w.biased[i] = static_cast<uint8_t>(values[i] + 128);
+  }
+  w.allocate();  // nibbles 0, d 0
+  return w;
+}
+
+void pack_rows_into(Weight& w, const uint8_t* blocks, int64_t r0, int64_t r1) {
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      const uint8_t* src = blocks + ((n - r0) * w.blocks + b) * kBlockBytes;
+      std::memcpy(&w.scales(t, b)[c], src, 2);
+      for (int64_t g = 0; g < kVectors; ++g) std::memcpy(w.quants(t, b) + g * 64 + c * 4, src + 2 + g * 4, 4);
+    }
+  }
+}
+
+void dequantise_row(const Weight& w, int64_t row, float* out) {
+  const int64_t t = row / kTile, c = row % kTile;
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const float d = half_float(w.scales(t, b)[c]);
+    for (int64_t k = 0; k < kBlock; ++k) out[b * kBlock + k] = static_cast<float>(w.values[nibble(w.quants(t, b), c, k)]) * d;
+  }
+}
+
+void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
+  if (x.blocks != w.blocks) throw std::invalid_argument("q4::multiply: rows and weight differ in length");
+  if (t0 >= t1 || x.m == 0) return;
+  switch (isa) {
+    case Isa::Avx512: vnni_tiles(w, x, y, ldy, t0, t1); return;
+    case Isa::Avx2: avx2_tiles(w, x, y, ldy, t0, t1); return;
+    case Isa::Plain: plain_tiles(w, x, y, ldy, t0, t1); return;
+  }
+  throw std::invalid_argument("q4::multiply: unknown instruction set");
+}
+
+}  // namespace exspec::q4
