@@ -78,37 +78,6 @@ EXSPEC_VNNI_TARGET inline void vnni_unpack(const uint8_t* wq, int64_t g, __m512i
   hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
 }
 
-// One row by TN tiles, all in registers: 2·TN independent integer chains (the low and the high
-// nibbles' sums, added exactly) against the memory latency.
-template <int TN>
-EXSPEC_VNNI_TARGET void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks;
-  const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.biased)));
-  __m512 acc[TN];
-  for (int t = 0; t < TN; ++t) acc[t] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    // The low sums start at -128 Σ qx of the row's block: the table's bias, taken back exactly.
-    __m512i lo_sum[TN], hi_sum[TN];
-    for (int t = 0; t < TN; ++t) lo_sum[t] = _mm512_set1_epi32(x.corr[r * nb + b]), hi_sum[t] = _mm512_setzero_si512();
-    if (r == 0) prefetch_ahead(w.quants(t0, b), TN * (kQuantBytes + 2 * kTile));
-    for (int64_t g = 0; g < kVectors; ++g) {
-      const __m512i xlo = _mm512_set1_epi32(four(x, r, b, g, 0)), xhi = _mm512_set1_epi32(four(x, r, b, g, 1));
-      for (int t = 0; t < TN; ++t) {
-        __m512i lo, hi;
-        vnni_unpack(w.quants(t0 + t, b), g, table, lo, hi);
-        lo_sum[t] = _mm512_dpbusd_epi32(lo_sum[t], lo, xlo);
-        hi_sum[t] = _mm512_dpbusd_epi32(hi_sum[t], hi, xhi);
-      }
-    }
-    const __m512 dx = _mm512_set1_ps(x.d[r * nb + b]);
-    for (int t = 0; t < TN; ++t) {
-      const __m512 s = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b)))), dx);
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo_sum[t], hi_sum[t])), s, acc[t]);
-    }
-  }
-  for (int t = 0; t < TN; ++t) int8_panels::vnni_store(y + r * ldy, w.out, t0 + t, acc[t]);
-}
-
 // R rows by the tn <= 4 tiles of one stored group, block by block: each vector is unpacked once
 // for all R rows, the float sums live in L1 (q8_kernel.cpp vnni_stream).
 template <int R>
@@ -136,15 +105,11 @@ EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const q8::Rows& x, int64_t 
     for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, _mm512_load_ps(acc[r][t]));
 }
 
-// One row: four tiles in registers; more: groups of at most 8 rows, as even as they split, each
-// reading a stored group of four tiles once (the Q8_0 kernel's split).
+// Rows in groups of at most 8, as even as they split, each reading a stored group of four tiles
+// once (the Q8_0 kernel's split). One row too: unlike the Q8_0 kernel's, a one-row panel with
+// the four tiles' sums in registers measured 4-6 % slower than this stream at one row
+// (kernel_rows --dtypes q4_0, 2026-11-29, Zen 5).
 void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  if (x.m == 1) {
-    for_fixed_panels<1, kGroup>(1, t0, t1, 1, [&](auto, auto tn, int64_t, int64_t t) {
-      vnni_row<decltype(tn)::value>(w, x, 0, t, y, ldy);
-    });
-    return;
-  }
   int8_panels::row_groups<8>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
     vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
   });
