@@ -5,9 +5,10 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0]
-// q4_0: every product in Q4_0 blocks on the packed 4-bit kernel (model/kernels/q4_kernel.h); its
-// products are int8's on the blocks' exact conversion, so int8 is the path it replaces.
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl]
+// q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
+// (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
+// is the path it replaces.
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "bench/bandwidth.h"
+#include "model/gguf/ggml_blocks.h"
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/f32_kernel.h"
 #include "model/kernels/kernel_threads.h"
@@ -109,16 +111,17 @@ q8::Weight q8_weight(const Shape& s, uint32_t seed) {
   return q8::quantise(f.data(), s.out, s.in, s.in);
 }
 
-// Q4_0 blocks: random nibbles, d = 1.0 as float16 (the time does not depend on the values).
-q4::Weight q4_0_weight(const Shape& s, uint32_t seed) {
-  static constexpr int8_t kValues[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+// 4-bit blocks of a type whose nibbles stand for `values`: random nibbles, d = 1.0 as float16
+// (the time does not depend on the values, only on the type's table: q4_kernel.h Weight::small).
+template <const int8_t* Values>
+q4::Weight q4_weight(const Shape& s, uint32_t seed) {
   std::mt19937 g(seed);
   std::vector<uint8_t> blocks(static_cast<size_t>(s.out * s.in / q4::kBlock * q4::kBlockBytes));
   for (size_t b = 0; b < blocks.size(); ++b) {
     const size_t at = b % q4::kBlockBytes;
     blocks[b] = at == 0 ? 0x00 : at == 1 ? 0x3C : static_cast<uint8_t>(g());
   }
-  q4::Weight w = q4::empty_weight(s.out, s.in, kValues);
+  q4::Weight w = q4::empty_weight(s.out, s.in, Values);
   q4::pack_rows_into(w, blocks.data(), 0, s.out);
   return w;
 }
@@ -241,7 +244,7 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8" || dtype == "q4_0" ? q8::isa_name(q8::best_isa())
+              dtype == "int8" || dtype == "q4_0" || dtype == "iq4_nl" ? q8::isa_name(q8::best_isa())
               : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
               : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
                                              : bf16::isa_name(bf16::best_isa()));
@@ -285,8 +288,12 @@ int main(int argc, char** argv) {
     run("q4_k", m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_0") != std::string::npos) {
-    Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_0_weight);
+    Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kQ4_0Values>);
     run("q4_0", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("iq4_nl") != std::string::npos) {
+    Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kIq4nlValues>);
+    run("iq4_nl", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;

@@ -153,3 +153,37 @@ CATCH_TEST_CASE("q4: a weight of part blocks or a value of -128 is refused", "[q
   values[3] = -128;
   CATCH_CHECK_THROWS_AS(q4::empty_weight(16, 64, values), std::invalid_argument);
 }
+
+CATCH_TEST_CASE("q4: sums at their bounds are exact: values of ±16 (int16 sums on AVX2) and ±127 against rows at ±127", "[q4]") {
+  const int64_t out = 32, in = 256, m = 3;
+  for (int8_t top : {int8_t{16}, int8_t{127}}) {
+    int8_t values[16];
+    for (int i = 0; i < 16; ++i) values[i] = static_cast<int8_t>(i % 2 ? -top : top);
+    // Every nibble even (value +top) in one row, odd (−top) in another, mixed in the rest; d = 1.
+    std::mt19937 g(top);
+    std::vector<uint8_t> blocks(static_cast<size_t>(out * in / 32 * 18)), q8_0(static_cast<size_t>(out * in / 32 * 34));
+    for (int64_t n = 0; n < out * in / 32; ++n) {
+      uint8_t* b = &blocks[n * 18];
+      b[0] = 0x00, b[1] = 0x3C;
+      const int64_t row = n / (in / 32);
+      for (int k = 0; k < 16; ++k) b[2 + k] = row == 0 ? 0x00 : row == 1 ? 0x11 : static_cast<uint8_t>(g());
+      q8_0[n * 34] = 0x00, q8_0[n * 34 + 1] = 0x3C;
+      for (int j = 0; j < 32; ++j) q8_0[n * 34 + 2 + j] = static_cast<uint8_t>(values[j < 16 ? b[2 + j] & 0xF : b[2 + j - 16] >> 4]);
+    }
+    q4::Weight w4 = q4::empty_weight(out, in, values);
+    q4::pack_rows_into(w4, blocks.data(), 0, out);
+    q8::Weight w8 = q8::empty_weight(out, in);
+    CATCH_REQUIRE(q8::pack_q8_0_rows_into(w8, q8_0.data(), 0, out));
+    // Rows of one magnitude: every activation quant ±127, all +, all −, or mixed.
+    std::vector<float> x(static_cast<size_t>(m * in));
+    for (int64_t i = 0; i < m * in; ++i) x[i] = i < in ? 1.0f : i < 2 * in ? -1.0f : (g() % 2 ? 1.0f : -1.0f);
+    const q8::Rows rows = quantised(x, m, in);
+    const auto want = product(w8, rows, [](auto&&... a) { q8::multiply(a..., q8::Isa::Plain); });
+    // Row 0 by column 0: the largest sums there are (top · 127 a product), times d = 1 and dx = 1/127.
+    CATCH_CHECK(std::fabs(want[0] - static_cast<float>(top) * in) <= 1e-5f * top * in);
+    for (q4::Isa isa : q4::isas_here()) {
+      CATCH_INFO("±" << int(top) << ", " << q4::isa_name(isa));
+      CATCH_CHECK(same_bits(product(w4, rows, [isa](auto&&... a) { q4::multiply(a..., isa); }), want));
+    }
+  }
+}

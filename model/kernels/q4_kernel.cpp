@@ -32,30 +32,52 @@ inline int32_t four(const q8::Rows& x, int64_t r, int64_t b, int64_t g, int hi) 
 
 // ---- AVX2: the nibbles through the signed table, then the Q8_0 kernel's sign trick ----
 
+// Tile block wq's integer sums for R rows, 8 columns a register (isum[r][h]: columns 8h..8h+7).
+// vpmaddubsw takes x's magnitudes (unsigned) against the values carrying x's sign, a pair of
+// products to an int16. Small (every |value| <= 16, Q4_0): a column's 8 pair sums of a block,
+// each at most 2·16·127, add in int16 without overflow and one vpmaddwd widens them; otherwise
+// each is widened at once. Exact either way: the same integers as the Q8_0 kernel's.
+template <int R, bool Small>
+EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
+                                   __m256i (&isum)[R][2]) {
+  const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  __m256i part[R][2];  // Small: int16 sums; otherwise int32
+  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kVectors; ++g) {
+    __m256i lo[2], hi[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + h * 32));
+      lo[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
+      hi[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256i xl = _mm256_set1_epi32(four(x, r0 + r, b, g, 0)), xh = _mm256_set1_epi32(four(x, r0 + r, b, g, 1));
+      const __m256i al = _mm256_sign_epi8(xl, xl), ah = _mm256_sign_epi8(xh, xh);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i pl = _mm256_maddubs_epi16(al, _mm256_sign_epi8(lo[h], xl));
+        const __m256i ph = _mm256_maddubs_epi16(ah, _mm256_sign_epi8(hi[h], xh));
+        if constexpr (Small)
+          part[r][h] = _mm256_add_epi16(part[r][h], _mm256_add_epi16(pl, ph));
+        else
+          part[r][h] = _mm256_add_epi32(part[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) isum[r][h] = Small ? _mm256_madd_epi16(part[r][h], ones) : part[r][h];
+}
+
 // R rows by the tn <= 4 tiles of one stored group, block by block, in the Q8_0 kernel's order
 // (q8_kernel.cpp avx2_stream): the float sums in L1, one stream read once for all R rows.
-template <int R>
+template <int R, bool Small>
 EXSPEC_AVX2 void avx2_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks;
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.values)));
-  const __m256i low = _mm256_set1_epi8(0x0F);
   alignas(32) float acc[R][kGroup][kTile] = {};
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int64_t b = 0; b < w.blocks; ++b) {
     if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
     for (int t = 0; t < tn; ++t) {
       __m256i isum[R][2];
-      for (int r = 0; r < R; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
-      const uint8_t* wq = w.quants(t0 + t, b);
-      for (int64_t g = 0; g < kVectors; ++g)
-        for (int h = 0; h < 2; ++h) {  // columns 8h .. 8h + 7
-          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + h * 32));
-          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
-          const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
-          for (int r = 0; r < R; ++r) {
-            isum[r][h] = int8_panels::avx2_dot(isum[r][h], lo, _mm256_set1_epi32(four(x, r0 + r, b, g, 0)));
-            isum[r][h] = int8_panels::avx2_dot(isum[r][h], hi, _mm256_set1_epi32(four(x, r0 + r, b, g, 1)));
-          }
-        }
+      avx2_block<R, Small>(w.quants(t0 + t, b), table, x, r0, b, isum);
       int8_panels::avx2_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
     }
   }
@@ -65,7 +87,9 @@ EXSPEC_AVX2 void avx2_stream(const Weight& w, const q8::Rows& x, int64_t r0, int
 // Rows in groups of at most 4, as even as they split, as the Q8_0 kernel's AVX2 path.
 void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
-    avx2_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
+    constexpr int R = decltype(rc)::value;
+    if (w.small) avx2_stream<R, true>(w, x, r, t, tn, y, ldy);
+    else avx2_stream<R, false>(w, x, r, t, tn, y, ldy);
   });
 }
 
@@ -127,10 +151,12 @@ Weight empty_weight(int64_t out, int64_t in, const int8_t* values) {
   w.out = out, w.in = in;
   w.blocks = in / kBlock;
   w.tiles = (out + kTile - 1) / kTile;
+  w.small = true;
   for (int i = 0; i < 16; ++i) {
     if (values[i] == -128) throw std::invalid_argument("q4::empty_weight: a value of -128, outside [-127, 127]");
     w.values[i] = values[i];
     w.biased[i] = static_cast<uint8_t>(values[i] + 128);
+    w.small = w.small && values[i] >= -16 && values[i] <= 16;
   }
   w.allocate();  // nibbles 0, d 0
   return w;

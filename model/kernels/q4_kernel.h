@@ -42,6 +42,7 @@ constexpr int64_t kGroupBlock = kGroup * (kQuantBytes + 2 * kTile);  // 1152
 struct Weight : TileGroups<kQuantBytes> {
   int8_t values[16] = {};   // the type's value of each nibble
   uint8_t biased[16] = {};  // value + 128: vpdpbusd's unsigned operand (the rows' corr takes it back)
+  bool small = false;       // every |value| <= 16 (Q4_0): AVX2 sums a block's products in int16
 };
 
 // Zeroed, for `out` rows of `in` inputs (a multiple of 32) of a type whose nibbles stand for the
