@@ -62,7 +62,7 @@ namespace {
 void log_matmul_path(const Decoder& m) {
   if (!m.device().is_cpu()) return;
   const char* how = m.kquant_weights() ? "int8: the GGUF file's K-quant blocks on the K-quant kernel (other products in Q8_0 blocks), float32 activations"
-                    : m.int8_weights()   ? "int8 weights (Q8_0 blocks: a GGUF file's as they are, others quantised at load), float32 activations"
+                    : m.int8_weights()   ? "int8 weights (a GGUF file's Q8_0, Q4_0 and IQ4_NL blocks as they are, others quantised to Q8_0 at load), float32 activations"
                     : m.packed_weights() ? "weights packed once at load, one fixed order of sums per output"
                                          : "at::linear";
   std::cerr << "exspec: CPU matmul: " << how << " (kernels: " << isa::describe() << ")" << std::endl;

@@ -5,7 +5,10 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl]
+// q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
+// (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
+// is the path it replaces.
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
@@ -21,10 +24,12 @@
 #include <vector>
 
 #include "bench/bandwidth.h"
+#include "model/gguf/ggml_blocks.h"
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/f32_kernel.h"
 #include "model/kernels/kernel_threads.h"
 #include "model/kernels/kquant_kernel.h"
+#include "model/kernels/q4_kernel.h"
 #include "model/kernels/q8_kernel.h"
 
 using namespace exspec;
@@ -70,33 +75,56 @@ struct Model {
   virtual int64_t bytes() const = 0;
 };
 
+// The tiled int8 kernels' products (Q8_0 blocks, 4-bit blocks): a forward quantises each
+// product's rows (q8_kernel.h), then splits its tiles over the threads in whole stored groups, as
+// the seam does (model/int8_matmul.cpp).
+template <class W>
 struct Int8Model : Model {
-  std::vector<q8::Weight> w;
-  std::vector<float> x, y;
+  using Multiply = void (*)(const W&, const q8::Rows&, float*, int64_t, int64_t, int64_t, isa::Isa);
+  std::vector<W> w;
+  std::vector<float> x = random_floats(16 * 2048, 7), y = std::vector<float>(16 * 32000);
   q8::Rows rows;
-  Int8Model() {
+  Multiply multiply;
+  isa::Isa isa;
+  // make(shape, seed): one product's weight.
+  template <class Make>
+  Int8Model(Multiply f, isa::Isa i, const Make& make) : multiply(f), isa(i) {
     for (const Shape& s : kShapes)
-      for (int64_t i = 0; i < s.times; ++i) {
-        const auto f = random_floats(static_cast<size_t>(s.out * s.in), static_cast<uint32_t>(w.size() + 1));
-        w.push_back(q8::quantise(f.data(), s.out, s.in, s.in));
-      }
-    x = random_floats(16 * 2048, 7);
-    y.resize(16 * 32000);
+      for (int64_t k = 0; k < s.times; ++k) w.push_back(make(s, static_cast<uint32_t>(w.size() + 1)));
   }
   double forward(int64_t m) override {
     const auto t0 = std::chrono::steady_clock::now();
-    const q8::Isa isa = q8::best_isa();
-    for (const q8::Weight& q : w) {
+    for (const W& q : w) {
       q8::resize_rows(rows, m, q.in);
       parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(x.data(), q.in, r0, r1, rows); });
       parallel_ranges((q.tiles + q8::kGroup - 1) / q8::kGroup, 1, [&](int64_t g0, int64_t g1) {
-        q8::multiply(q, rows, y.data(), q.out, g0 * q8::kGroup, std::min(q.tiles, g1 * q8::kGroup), isa);
+        multiply(q, rows, y.data(), q.out, g0 * q8::kGroup, std::min(q.tiles, g1 * q8::kGroup), isa);
       });
     }
     return seconds_since(t0);
   }
   int64_t bytes() const override { return total_bytes(w); }
 };
+
+q8::Weight q8_weight(const Shape& s, uint32_t seed) {
+  const auto f = random_floats(static_cast<size_t>(s.out * s.in), seed);
+  return q8::quantise(f.data(), s.out, s.in, s.in);
+}
+
+// 4-bit blocks of a type whose nibbles stand for `values`: random nibbles, d = 1.0 as float16
+// (the time does not depend on the values, only on the type's table: q4_kernel.h Weight::small).
+template <const int8_t* Values>
+q4::Weight q4_weight(const Shape& s, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<uint8_t> blocks(static_cast<size_t>(s.out * s.in / q4::kBlock * q4::kBlockBytes));
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const size_t at = b % q4::kBlockBytes;
+    blocks[b] = at == 0 ? 0x00 : at == 1 ? 0x3C : static_cast<uint8_t>(g());
+  }
+  q4::Weight w = q4::empty_weight(s.out, s.in, Values);
+  q4::pack_rows_into(w, blocks.data(), 0, s.out);
+  return w;
+}
 
 // The fixed-order float kernels, one traits struct each: their element, packing and product.
 struct F32Kernel {
@@ -216,7 +244,7 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8"                ? q8::isa_name(q8::best_isa())
+              dtype == "int8" || dtype == "q4_0" || dtype == "iq4_nl" ? q8::isa_name(q8::best_isa())
               : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
               : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
                                              : bf16::isa_name(bf16::best_isa()));
@@ -248,7 +276,7 @@ int main(int argc, char** argv) {
   omp_set_num_threads(threads);
   const BandwidthProbe probe(threads);
   if (dtypes.find("int8") != std::string::npos) {
-    Int8Model m;
+    Int8Model<q8::Weight> m(q8::multiply, q8::best_isa(), q8_weight);
     run("int8", m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_k_m") != std::string::npos) {
@@ -258,6 +286,14 @@ int main(int argc, char** argv) {
   if (dtypes.find("q4_k,") != std::string::npos || dtypes.size() >= 4 && dtypes.compare(dtypes.size() - 4, 4, "q4_k") == 0) {
     KQuantModel m(kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
     run("q4_k", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q4_0") != std::string::npos) {
+    Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kQ4_0Values>);
+    run("q4_0", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("iq4_nl") != std::string::npos) {
+    Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kIq4nlValues>);
+    run("iq4_nl", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;

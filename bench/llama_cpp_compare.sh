@@ -16,10 +16,13 @@
 # (native, or avx2 for an AVX2-only CPU's path; set EXSPEC_ISA=avx2 for exspec's to match).
 # TYPES (environment; default "q8_0 q4_k_m") names the files, any --type of tests/gguf/write_gguf.py
 # (q4_0, q5_k, iq4_xs, ...: every tensor in that type, for one type's speed, issue 70), and
-# CLIENTS (default "1 8 16") the client counts.
+# CLIENTS (default "1 8 16") the client counts. BEFORE (environment, optional): another exspec
+# binary (the one before a change) whose plain decoding runs as a third side in the same turns,
+# with the ratio exspec / BEFORE per round.
 # usage: bench/llama_cpp_compare.sh EXSPEC WORK_DIR ROUNDS [N] [THREADS] [BUILD]
 # e.g.   flock /tmp/cpu.lock bench/llama_cpp_compare.sh build/exspec /tmp/lcc 3 128 2 native
 #        TYPES="q4_0 q5_k iq4_xs" CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 1 64
+#        BEFORE=/tmp/exspec-old TYPES=q4_0 CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 5 64
 set -euo pipefail
 exspec=$1 work=$2 rounds=$3 n=${4:-128} threads=${5:-2} build=${6:-native}
 read -r -a types <<< "${TYPES:-q8_0 q4_k_m}"
@@ -41,11 +44,11 @@ import random
 r = random.Random(7)
 for i in range(32): print(",".join(str(r.randrange(32, 127)) for _ in range(8 + i % 8)))')
 count() { echo $(( $1 * 2 > 4 ? $1 * 2 : 4 )); }
-ours() {  # TYPE CLIENTS [ARGS...]: tok/s
+ours() {  # TYPE CLIENTS [ARGS...]: tok/s (of EXSPEC_BIN, default the EXSPEC argument)
   local type=$1 c=$2 args=()
   shift 2
   for p in "${prompts[@]:0:$(count "$c")}"; do args+=(--prompt-ids "$p"); done
-  "$exspec" generate --model "$work/m150t-$type.gguf" "$@" --dtype int8 --batch "$c" --max-tokens "$n" --ignore-eos \
+  "${EXSPEC_BIN:-$exspec}" generate --model "$work/m150t-$type.gguf" "$@" --dtype int8 --batch "$c" --max-tokens "$n" --ignore-eos \
     --generation-config none --torch-threads "$threads" --stats "$work/stats.json" "${args[@]}" > /dev/null 2>&1
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens_per_s"])' "$work/stats.json"
 }
@@ -65,9 +68,16 @@ draft_args() { echo -md "$work/m150t-draft-$1.gguf" --spec-type draft-simple --s
 for round in $(seq 1 "$rounds"); do
   for type in "${types[@]}"; do
     for c in "${clients[@]}"; do
-      for side in exspec llama; do
-        [ $((round % 2)) -eq 0 ] && side=$([ $side = exspec ] && echo llama || echo exspec)
-        if [ $side = exspec ]; then
+      sides=(exspec llama)
+      [ $((round % 2)) -eq 0 ] && sides=(llama exspec)
+      if [ -n "${BEFORE:-}" ]; then  # three sides: each first, second and third in turn
+        all=(exspec before llama) k=$((round % 3))
+        sides=("${all[@]:k}" "${all[@]:0:k}")
+      fi
+      for side in "${sides[@]}"; do
+        if [ $side = before ]; then
+          echo -e "$round\t$type\t$c\tplain\tbefore\t$(EXSPEC_BIN=$BEFORE ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
+        elif [ $side = exspec ]; then
           echo -e "$round\t$type\t$c\tplain\texspec\t$(ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
           echo -e "$round\t$type\t$c\tbest\texspec\t$(ours $type "$c" --draft "$work/m150t-draft-$type.gguf")" >> "$work/runs.tsv"
         else
@@ -96,4 +106,8 @@ for (t, c, s), sides in sorted(runs.items()):
     name = {"plain": "plain decoding", "best": "exspec default mode vs llama.cpp's best"}[s]
     print("| %s | %d | %s | %.1f | %.1f | %.2fx (%.2f-%.2f) |" % (t, c, name, med(sides["exspec"].values()),
                                                              med(sides["llama"].values()), med(ratios), min(ratios), max(ratios)))
+    if "before" in sides:
+        before = [sides["exspec"][r] / sides["before"][r] for r in sides["exspec"] if r in sides["before"]]
+        print("| %s | %d | plain decoding, BEFORE | %.1f | | exspec / BEFORE %.2fx (%.2f-%.2f) |" % (
+            t, c, med(sides["before"].values()), med(before), min(before), max(before)))
 PY

@@ -23,14 +23,16 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-// The rows' blocks as the kernel takes them, [rows, bytes a row]: `t`'s own, or converted exactly
-// into its packed type's. One copy: nothing of the mapping is kept.
+// The rows' blocks as the kernel takes them, [rows, bytes a row]: `t`'s own (into is wt), or
+// converted exactly into its packed type's. One copy: nothing of the mapping is kept.
 at::Tensor packed_blocks(const TensorInfo& t, const WeightType& wt, const WeightType& into, int64_t rows) {
   const int64_t n = t.elements() / wt.block;
   at::Tensor out = at::empty({rows, n / rows * into.block_bytes}, at::kByte);
   uint8_t* dst = out.data_ptr<uint8_t>();
-  if (!wt.convert) std::memcpy(dst, t.data, static_cast<size_t>(n * wt.block_bytes));
-  for (int64_t b = 0; wt.convert && b < n; ++b) wt.convert(t.data + b * wt.block_bytes, dst + b * into.block_bytes);
+  const bool convert = into.id != wt.id;
+  if (convert && (!wt.convert || wt.packed_as != into.id)) throw std::logic_error(std::string("gguf: no conversion of ") + wt.name + " into " + into.name);
+  if (!convert) std::memcpy(dst, t.data, static_cast<size_t>(n * wt.block_bytes));
+  for (int64_t b = 0; convert && b < n; ++b) wt.convert(t.data + b * wt.block_bytes, dst + b * into.block_bytes);
   return out;
 }
 
@@ -41,21 +43,32 @@ at::Tensor dequantised(const TensorInfo& t, const WeightType& wt, const std::vec
   return out;
 }
 
-// Q4_K/Q6_K rows for the K-quant kernel, tagged with their type so that q, k and v (or gate and
-// up) of different K types can be concatenated as one product: [out, 1, kq::tagged_width(in)].
-at::Tensor tagged_kquant(const at::Tensor& blocks, uint8_t type) {
-  const int64_t out = blocks.size(0), row = blocks.size(1), width = kq::tagged_width(row / kq::block_bytes(type) * kq::kSuper);
+// Rows for a kernel of their own (Linear reads the tag: model/linear.cpp), each tagged with its
+// type so that q, k and v (or gate and up) can be concatenated as one product and still say
+// what they are: [out, 1, width], the type id, the row's blocks, zeros. K-quant rows are all
+// kq::tagged_width wide, so that rows of different K types concatenate.
+at::Tensor tagged(const at::Tensor& blocks, TensorType type, int64_t width) {
+  const int64_t out = blocks.size(0), row = blocks.size(1);
   at::Tensor w = at::zeros({out, 1, width}, at::kByte);
-  w.select(2, 0).fill_(type);
+  w.select(2, 0).fill_(static_cast<uint8_t>(type));
   w.view({out, width}).narrow(1, 1, row).copy_(blocks);
   return w;
 }
 
-// Under int8 a group multiplied as one product takes one path: Q8_0 blocks, K-quant blocks (Q4_K
-// and Q6_K rows may mix), or values quantised at load (float types and the rest).
-Int8Path group_path(uint32_t t) {
-  const Int8Path p = weight_type(t)->int8;
-  return p == Int8Path::Q8_0 || p == Int8Path::KQuant ? p : Int8Path::FromValues;
+// Under int8 a group multiplied as one product takes one path. Where its members' types differ,
+// each takes this one and they must agree: Q8_0 blocks (a 4-bit type's converted exactly: the
+// same products; its own kernel holds one table of values a weight), K-quant blocks (Q4_K and
+// Q6_K rows may mix), or values quantised at load (float types and the rest).
+Int8Path mixed_path(uint32_t t) {
+  switch (const Int8Path p = weight_type(t)->int8) {
+    case Int8Path::Q4: return Int8Path::Q8_0;
+    case Int8Path::Q8_0:
+    case Int8Path::KQuant: return p;
+    case Int8Path::Float:
+    case Int8Path::FromValues: return Int8Path::FromValues;
+    case Int8Path::Refused: break;
+  }
+  throw std::logic_error("gguf: a group member of type " + type_name(t) + " has no int8 path");
 }
 
 // "blk.3.attn_q.weight" -> "blk.3.attn_q": a tensor as the group message names it.
@@ -68,6 +81,23 @@ at::Tensor unpermute(const at::Tensor& t, int64_t heads) {
   std::vector<int64_t> grouped{heads, D / 2, 2};
   for (int64_t k = 1; k < t.dim(); ++k) grouped.push_back(t.size(k));
   return t.reshape(grouped).transpose(1, 2).reshape(t.sizes()).contiguous();
+}
+
+// Under int8, a matrix's blocks as its path's kernel takes them (model/linear.cpp): Q8_0 blocks as
+// rows of bytes, the others tagged with their type; undefined for a path served from values.
+at::Tensor int8_blocks(const TensorInfo& t, const WeightType& wt, bool to_q8_0) {
+  const int64_t rows = t.shape()[0], in = t.shape()[1];
+  switch (wt.int8) {
+    case Int8Path::Q8_0: return packed_blocks(t, wt, row(TensorType::Q8_0), rows);
+    case Int8Path::Q4:
+      if (to_q8_0) return packed_blocks(t, wt, row(TensorType::Q8_0), rows);  // beside Q8_0 blocks in its group
+      return tagged(packed_blocks(t, wt, wt, rows), wt.id, 1 + in / wt.block * wt.block_bytes);
+    case Int8Path::KQuant: return tagged(packed_blocks(t, wt, row(wt.packed_as), rows), wt.packed_as, kq::tagged_width(in));
+    case Int8Path::Float:
+    case Int8Path::FromValues: return {};
+    case Int8Path::Refused: break;
+  }
+  throw std::logic_error(std::string("gguf: type ") + wt.name + " has no int8 path");
 }
 
 }  // namespace
@@ -92,34 +122,49 @@ GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig
   // What int8 does with a type other than its own blocks is said once at start-up.
   std::map<std::string, int64_t> changed;
   for (const auto& t : f.tensors())
-    if (const WeightType* wt = weight_type(t.type); wt && wt->served() && !wt->is_float() && (wt->convert || wt->int8 == Int8Path::FromValues))
+    if (const WeightType* wt = weight_type(t.type); wt && wt->served() && !wt->is_float() && wt->changed_under_int8())
       ++changed[std::string(wt->name) + ": " + int8_description(*wt)];
   for (const auto& [what, n] : changed) std::cerr << "exspec: gguf: " << n << " tensors of " << what << std::endl;
-  // int8 serves q, k and v as one product, and gate and up: their rows are concatenated, so each
-  // group takes one path. A group whose types take different ones (a Q5_K_M file's Q5_K attn_q
-  // beside a Q6_K attn_v) is served from its values, quantised at load.
-  int64_t mixed = 0;
-  std::string example;
-  for (int64_t i = 0; i < c.num_layers; ++i) {
+  plan_groups();
+}
+
+// int8 serves q, k and v as one product, and gate and up: their rows are concatenated, so each
+// group takes one path (mixed_path). A group whose types take different ones (a Q5_K_M file's
+// Q5_K attn_q beside a Q6_K attn_v) is served from its values, quantised at load; a 4-bit type
+// beside Q8_0 blocks as Q8_0 blocks.
+void GgufWeights::plan_groups() {
+  const GgufFile& f = *file_;
+  int64_t mixed = 0, converted = 0;
+  std::string mixed_example, converted_example;
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
     for (WeightGroup group : {WeightGroup::Qkv, WeightGroup::GateUp}) {
       std::vector<std::string> names;  // the group's matrices in this file (model/layer_weights.h)
-      for (const WeightName* w : group_weights(c, group)) names.push_back(*gguf_weight_name(w->id, i));
+      for (const WeightName* w : group_weights(config_, group)) names.push_back(*gguf_weight_name(w->id, i));
       const uint32_t first = f.tensor(names[0])->type;
+      std::string example;  // the first member of another type
       bool mixes = false;
       for (const auto& g : names) {
         const uint32_t other = f.tensor(g)->type;
-        if (group_path(other) == group_path(first)) continue;
-        mixes = true;
-        if (example.empty()) example = stem(names[0]) + " " + type_name(first) + " with " + stem(g) + " " + type_name(other);
+        if (other != first && example.empty()) example = stem(names[0]) + " " + type_name(first) + " with " + stem(g) + " " + type_name(other);
+        mixes = mixes || mixed_path(other) != mixed_path(first);
       }
+      if (example.empty()) continue;  // one type: its own path
+      std::set<std::string>& into = mixes ? from_values_ : to_q8_0_;
+      bool changed = false;
       for (const auto& g : names)
-        if (mixes) from_values_.insert(g);
-      mixed += mixes;
+        if (mixes || weight_type(f.tensor(g)->type)->int8 == Int8Path::Q4) into.insert(g), changed = true;
+      if (!changed) continue;
+      (mixes ? mixed : converted) += 1;
+      std::string& said = mixes ? mixed_example : converted_example;
+      if (said.empty()) said = example;
     }
   }
   if (mixed)
-    std::cerr << "exspec: gguf: " << mixed << " groups multiplied as one product mix " << example
+    std::cerr << "exspec: gguf: " << mixed << " groups multiplied as one product mix " << mixed_example
               << " (and the like): their values quantised to Q8_0 at load" << std::endl;
+  if (converted)
+    std::cerr << "exspec: gguf: " << converted << " groups multiplied as one product mix " << converted_example
+              << " (and the like): their 4-bit blocks converted exactly to Q8_0 blocks at load (the same products)" << std::endl;
 }
 
 at::Tensor GgufWeights::take(const std::string& hf) const {
@@ -129,15 +174,10 @@ at::Tensor GgufWeights::take(const std::string& hf) const {
   const std::vector<int64_t> shape = t->shape();
   const WeightType& wt = *weight_type(t->type);  // checked at open
   const bool blocks = dtype_ == at::kChar && shape.size() == 2 && !from_values_.count(*name);
-  at::Tensor w;
-  if (blocks && wt.int8 == Int8Path::Q8_0) {
-    // The blocks' bytes, a row of blocks per output: the int8 kernels pack them as they are.
-    w = packed_blocks(*t, wt, row(TensorType::Q8_0), shape[0]);
-  } else if (blocks && wt.int8 == Int8Path::KQuant) {
-    w = tagged_kquant(packed_blocks(*t, wt, row(wt.packed_as), shape[0]), static_cast<uint8_t>(wt.packed_as));
-  } else if (!wt.is_float()) {
+  at::Tensor w = blocks ? int8_blocks(*t, wt, to_q8_0_.count(*name) > 0) : at::Tensor();
+  if (!w.defined() && !wt.is_float()) {
     w = dequantised(*t, wt, shape);
-  } else {
+  } else if (!w.defined()) {
     const at::ScalarType st = wt.id == TensorType::F32 ? at::kFloat : wt.id == TensorType::F16 ? at::kHalf : at::kBFloat16;
     w = at::from_blob(const_cast<uint8_t*>(t->data), shape, st).clone();  // nothing of the mapping is kept
   }

@@ -30,6 +30,8 @@ class GgufWeights {
   at::ScalarType dtype_;
   at::Device device_;
   std::set<std::string> from_values_;  // under int8: tensors of groups that mix paths, served from their values
+  std::set<std::string> to_q8_0_;      // under int8: 4-bit tensors of groups beside Q8_0 blocks, converted to those
+  void plan_groups();                  // fills both, saying what it changed
 };
 
 }  // namespace gguf

@@ -53,38 +53,49 @@ std::shared_ptr<const Int8Weight> Int8Weight::quantise(const at::Tensor& weight)
   return std::shared_ptr<const Int8Weight>(new Int8Weight(std::move(impl)));
 }
 
-at::Tensor Int8Weight::multiply(const at::Tensor& x) const {
-  const q8::Weight& w = impl_->w;
-  check_rows(x, w.in, at::kFloat, "Int8Weight::multiply");
+at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
+                        const std::function<void(const q8::Rows&, float*)>& product) {
+  check_rows(x, in, at::kFloat, what);
   const int64_t m = x.size(0);
   at::Tensor a = x.contiguous();
-  at::Tensor y = at::empty({m, w.out}, a.options());
+  at::Tensor y = at::empty({m, out}, a.options());
   if (m == 0) return y;
   // The caller's buffer, reused from call to call; the team reaches it through this reference
   // (inside the lambdas, the thread_local's name would mean each worker's own, empty one).
   thread_local q8::Rows buffer;
   q8::Rows& rows = buffer;
-  q8::resize_rows(rows, m, w.in);
+  q8::resize_rows(rows, m, in);
   const float* src = a.data_ptr<float>();
   // Each row is quantised alone, so splitting the rows over threads changes nothing in them.
-  parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(src, w.in, r0, r1, rows); });
+  parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(src, in, r0, r1, rows); });
+  product(rows, y.data_ptr<float>());
+  return y;
+}
+
+at::Tensor Int8Weight::multiply(const at::Tensor& x) const {
+  const q8::Weight& w = impl_->w;
+  return int8_product(x, w.in, w.out, "Int8Weight::multiply", [&](const q8::Rows& rows, float* y) {
+    const q8::Isa isa = q8::best_isa();
+    over_tiles(w.tiles, q8::kGroup, [&](int64_t t0, int64_t t1) { q8::multiply(w, rows, y, w.out, t0, t1, isa); });
+  });
+}
+
+at::Tensor dequantised_rows(const at::Tensor& ids, int64_t out, int64_t in, const char* what,
+                            const std::function<void(int64_t, float*)>& row) {
+  at::Tensor idx = ids.to(at::kCPU, at::kLong).contiguous().view({-1});
+  at::Tensor y = at::empty({idx.size(0), in}, at::kFloat);
+  const int64_t* id = idx.data_ptr<int64_t>();
   float* dst = y.data_ptr<float>();
-  const q8::Isa isa = q8::best_isa();
-  over_tiles(w.tiles, q8::kGroup, [&](int64_t t0, int64_t t1) { q8::multiply(w, rows, dst, w.out, t0, t1, isa); });
+  for (int64_t i = 0; i < idx.size(0); ++i) {
+    TORCH_CHECK(id[i] >= 0 && id[i] < out, what, ": id ", id[i], " out of range [0, ", out, ")");
+    row(id[i], dst + i * in);
+  }
   return y;
 }
 
 at::Tensor Int8Weight::rows(const at::Tensor& ids) const {
   const q8::Weight& w = impl_->w;
-  at::Tensor idx = ids.to(at::kCPU, at::kLong).contiguous().view({-1});
-  at::Tensor y = at::empty({idx.size(0), w.in}, at::kFloat);
-  const int64_t* id = idx.data_ptr<int64_t>();
-  float* dst = y.data_ptr<float>();
-  for (int64_t i = 0; i < idx.size(0); ++i) {
-    TORCH_CHECK(id[i] >= 0 && id[i] < w.out, "Int8Weight::rows: id ", id[i], " out of range [0, ", w.out, ")");
-    q8::dequantise_row(w, id[i], dst + i * w.in);
-  }
-  return y;
+  return dequantised_rows(ids, w.out, w.in, "Int8Weight::rows", [&](int64_t r, float* dst) { q8::dequantise_row(w, r, dst); });
 }
 
 at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) const {

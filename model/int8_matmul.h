@@ -7,12 +7,26 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "model/packed_matrix.h"
 
 namespace exspec {
+namespace q8 {
+struct Rows;
+}
+
+// What every int8 format's product does around its kernel (Int8Weight, KQuantWeight, Q4Weight):
+// x [M, in] float32 on the CPU, each row quantised alone (q8_kernel.h, split over the calling
+// thread's team: a split changes nothing in a row), then product(rows, y) fills y [M, out].
+at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
+                        const std::function<void(const q8::Rows&, float*)>& product);
+// Their rows: ids [N] (each checked against [0, out)) -> [N, in] float32, row(id, dst) writing
+// one row's values.
+at::Tensor dequantised_rows(const at::Tensor& ids, int64_t out, int64_t in, const char* what,
+                            const std::function<void(int64_t, float*)>& row);
 
 class Int8Weight : public PackedMatrix {
  public:

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "model/int8_matmul.h"
 #include "model/kernels/kernel_threads.h"
 #include "model/kernels/kquant_kernel.h"
 
@@ -30,33 +31,15 @@ std::shared_ptr<const KQuantWeight> KQuantWeight::from_tagged(const at::Tensor& 
 
 at::Tensor KQuantWeight::multiply(const at::Tensor& x) const {
   const kq::Weight& w = impl_->w;
-  TORCH_CHECK(x.dim() == 2 && x.size(1) == w.in && x.scalar_type() == at::kFloat && x.device().is_cpu(),
-              "KQuantWeight::multiply: expected a CPU [M, ", w.in, "] float32 input");
-  const int64_t m = x.size(0);
-  at::Tensor a = x.contiguous();
-  at::Tensor y = at::empty({m, w.out}, a.options());
-  if (m == 0) return y;
-  thread_local q8::Rows buffer;  // reused from call to call (see Int8Weight::multiply)
-  q8::Rows& rows = buffer;
-  q8::resize_rows(rows, m, w.in);
-  const float* src = a.data_ptr<float>();
-  parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(src, w.in, r0, r1, rows); });
-  float* dst = y.data_ptr<float>();
-  const kq::Isa isa = kq::best_isa();
-  parallel_ranges(w.out, 16, [&](int64_t c0, int64_t c1) { kq::multiply(w, rows, dst, w.out, c0, c1, isa); });
-  return y;
+  return int8_product(x, w.in, w.out, "KQuantWeight::multiply", [&](const q8::Rows& rows, float* y) {
+    const kq::Isa isa = kq::best_isa();
+    parallel_ranges(w.out, 16, [&](int64_t c0, int64_t c1) { kq::multiply(w, rows, y, w.out, c0, c1, isa); });
+  });
 }
 
 at::Tensor KQuantWeight::rows(const at::Tensor& ids) const {
   const kq::Weight& w = impl_->w;
-  at::Tensor idx = ids.to(at::kCPU, at::kLong).contiguous().view({-1});
-  at::Tensor y = at::empty({idx.size(0), w.in}, at::kFloat);
-  const int64_t* id = idx.data_ptr<int64_t>();
-  for (int64_t i = 0; i < idx.size(0); ++i) {
-    TORCH_CHECK(id[i] >= 0 && id[i] < w.out, "KQuantWeight::rows: id ", id[i], " out of range [0, ", w.out, ")");
-    kq::dequantise_row(w, id[i], y.data_ptr<float>() + i * w.in);
-  }
-  return y;
+  return dequantised_rows(ids, w.out, w.in, "KQuantWeight::rows", [&](int64_t r, float* dst) { kq::dequantise_row(w, r, dst); });
 }
 
 int64_t KQuantWeight::out_features() const { return impl_->w.out; }

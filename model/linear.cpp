@@ -7,19 +7,35 @@
 
 #include "model/bf16_weight.h"
 #include "model/f32_weight.h"
+#include "model/gguf/ggml_types.h"
 #include "model/int8_matmul.h"
 #include "model/kquant_matmul.h"
 #include "model/onednn_matmul.h"
+#include "model/q4_matmul.h"
 
 namespace exspec {
 
 namespace {
 
-std::shared_ptr<const PackedMatrix> pack(const at::Tensor& weight, WeightPath path) {
-  if (KQuantWeight::is_tagged(weight)) {  // only GGUF's loader under int8 hands these on
-    TORCH_CHECK(path == WeightPath::Int8, "Linear: Q4_K/Q6_K blocks are served under int8 only");
-    return KQuantWeight::from_tagged(weight);
+// A GGUF file's blocks, tagged with their ggml type (only GGUF's loader under int8 hands these
+// on): the kernel the type's row names (model/gguf/ggml_types.h).
+std::shared_ptr<const PackedMatrix> pack_tagged(const at::Tensor& weight, WeightPath path) {
+  const uint32_t id = weight.size(0) > 0 && weight.size(2) > 0 ? weight.select(1, 0).select(1, 0)[0].item<uint8_t>() : 0;
+  const gguf::WeightType* type = gguf::weight_type(id);
+  TORCH_CHECK(path == WeightPath::Int8, "Linear: ", gguf::type_name(id), " blocks are served under int8 only");
+  switch (type ? type->int8 : gguf::Int8Path::Refused) {
+    case gguf::Int8Path::KQuant: return KQuantWeight::from_tagged(weight);
+    case gguf::Int8Path::Q4: return Q4Weight::from_tagged(weight);
+    case gguf::Int8Path::Refused:
+    case gguf::Int8Path::Float:
+    case gguf::Int8Path::FromValues:
+    case gguf::Int8Path::Q8_0: break;  // never tagged: Q8_0 comes as plain rows of blocks
   }
+  throw std::invalid_argument("Linear: tagged rows of type " + gguf::type_name(id) + " have no kernel of their own");
+}
+
+std::shared_ptr<const PackedMatrix> pack(const at::Tensor& weight, WeightPath path) {
+  if (KQuantWeight::is_tagged(weight)) return pack_tagged(weight, path);
   switch (path) {
     case WeightPath::Plain: return nullptr;
     case WeightPath::Int8: return Int8Weight::quantise(weight);
@@ -41,11 +57,13 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path
   // A GGUF block weight comes as its blocks' bytes: the inputs are what its rows stand for.
   if (const auto* q = dynamic_cast<const Int8Weight*>(packed_.get())) in_ = q->in_features();
   if (const auto* k = dynamic_cast<const KQuantWeight*>(packed_.get())) in_ = k->in_features();
+  if (const auto* k = dynamic_cast<const Q4Weight*>(packed_.get())) in_ = k->in_features();
   if (int8() && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
 }
 
-bool Linear::int8() const { return packed_ && (packed_->format() == WeightFormat::Q8_0 || kquant()); }
+bool Linear::int8() const { return q8_0() || kquant() || (packed_ && packed_->format() == WeightFormat::Q4); }
 bool Linear::kquant() const { return packed_ && packed_->format() == WeightFormat::KQuant; }
+bool Linear::q8_0() const { return packed_ && packed_->format() == WeightFormat::Q8_0; }
 
 int64_t Linear::bytes() const {
   auto held = [](const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; };

@@ -14,6 +14,8 @@
 #include "model/oracle/dense_forward.h"
 #include "model/gguf_config.h"
 #include "model/gguf/gguf_file.h"
+#include "model/gguf/ggml_types.h"
+#include "model/gguf_weights.h"
 #include "model/oracle/plain_decode.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/support.h"
@@ -48,6 +50,26 @@ at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
   KVCache c = new_dense_cache(m, 1);
   return dense_forward(m, at::tensor(prompt, at::kLong).view({1, T}), at::arange(T, at::kLong).view({1, T}),
                        at::ones({1, T}, at::kLong), c);
+}
+
+// The file under int8 with every 4-bit (Q4_0, IQ4_NL) matrix handed on as Q8_0 blocks, its
+// type's exact conversion (model/gguf/ggml_types.h): the path the packed 4-bit kernel replaced.
+std::shared_ptr<const Decoder> load_converted(const std::string& path) {
+  auto file = gguf::GgufFile::open(path);
+  ModelConfig c = gguf::config_from_gguf(*file);
+  const gguf::GgufWeights w(file, c, at::kChar, at::kCPU);
+  auto converted = [&w](const std::string& name) {
+    at::Tensor t = w.take(name);
+    if (t.dim() != 3 || t.scalar_type() != at::kByte) return t;  // tagged rows: [out, 1, type id + blocks]
+    const gguf::WeightType& type = *gguf::weight_type(t[0][0][0].item<uint8_t>());
+    if (type.int8 != gguf::Int8Path::Q4) return t;
+    const at::Tensor rows = t.select(1, 0).narrow(1, 1, t.size(2) - 1).contiguous();
+    const int64_t n = rows.numel() / type.block_bytes, q8_bytes = gguf::row(gguf::TensorType::Q8_0).block_bytes;
+    at::Tensor out = at::empty({t.size(0), rows.size(1) / type.block_bytes * q8_bytes}, at::kByte);
+    for (int64_t b = 0; b < n; ++b) type.convert(rows.data_ptr<uint8_t>() + b * type.block_bytes, out.data_ptr<uint8_t>() + b * q8_bytes);
+    return out;
+  };
+  return std::make_shared<const Decoder>(std::move(c), WeightSource(converted), LoadOptions{at::kChar, at::kCPU});
 }
 
 std::vector<SeqRequest> requests(int64_t vocab) {
@@ -223,6 +245,27 @@ CATCH_TEST_CASE("Q4_K, Q6_K and Q4_K_M GGUFs: their blocks on the K-quant kernel
   }
 }
 
+// Issue 70: Q4_0 and IQ4_NL keep their 18-byte blocks on the packed 4-bit kernel, whose products
+// are the Q8_0 kernel's on their exact conversion: the same logits, bit for bit, at one row (a
+// decoding step) and at several (a prompt), as the path they took before (the embedding's rows
+// among them: the file's token_embd is 4-bit too). q4_0_mix's fused groups
+// mix Q4_0 with IQ4_NL (q, k, v) and with Q8_0 (gate, up): those groups go as Q8_0 blocks.
+CATCH_TEST_CASE("GGUF Q4_0 and IQ4_NL under int8: the packed 4-bit kernel gives their Q8_0 conversion's logits, bit for bit",
+                "[gguf][ggml_types][int8][isa]") {
+  for (const char* type : {"q4_0", "iq4_nl", "q4_0_mix"}) {
+    CATCH_INFO(type);
+    auto packed = test::load_as(test::kquant_gguf(type), at::kChar);
+    auto converted = load_converted(test::kquant_gguf(type));
+    // 18 bytes a block where the file's 4-bit blocks stay 4-bit, not 34 (in the mix, o and down).
+    const double kept = std::string(type) == "q4_0_mix" ? 1.0 : 0.6;
+    CATCH_CHECK(static_cast<double>(packed->product_bytes()) < kept * static_cast<double>(converted->product_bytes()));
+    for (const std::vector<int64_t>& prompt : {std::vector<int64_t>{5, 6, 7, 200, 13, 13, 99}, std::vector<int64_t>{42}}) {
+      const at::Tensor a = logits_of(*packed, prompt), b = logits_of(*converted, prompt);
+      CATCH_CHECK(at::equal(a, b));
+    }
+  }
+}
+
 CATCH_TEST_CASE("GGUF files of every other served type: their values under float64, near them under int8", "[gguf][ggml_types]") {
   const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
   for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {
@@ -231,7 +274,8 @@ CATCH_TEST_CASE("GGUF files of every other served type: their values under float
     auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
     CATCH_CHECK(q->int8_weights());
     CATCH_CHECK(!f->int8_weights());
-    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; the others to Q8_0 blocks.
+    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's and IQ4_NL's to the
+    // packed 4-bit kernel; the others to Q8_0 blocks.
     CATCH_CHECK(q->kquant_weights() == (std::string(type) == "q3_k" || std::string(type) == "q5_k"));
     const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
     const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();

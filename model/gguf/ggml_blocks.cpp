@@ -10,7 +10,6 @@
 namespace exspec::gguf::blocks {
 namespace {
 
-constexpr int8_t kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 constexpr int8_t kFp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};  // e2m1, doubled
 
 float f16(const uint8_t* p) {
@@ -114,7 +113,7 @@ void q8_0(const uint8_t* b, float* out) {
 
 void iq4_nl(const uint8_t* b, float* out) {
   const float d = f16(b);
-  for (int j = 0; j < 32; ++j) out[j] = d * static_cast<float>(kIq4nl[nibble(b + 2, j)]);
+  for (int j = 0; j < 32; ++j) out[j] = d * static_cast<float>(kIq4nlValues[nibble(b + 2, j)]);
 }
 
 void mxfp4(const uint8_t* b, float* out) {
@@ -164,7 +163,7 @@ void iq4_xs(const uint8_t* b, float* out) {
   for (int ib = 0; ib < 8; ++ib) {
     const int ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
     const float dl = d * static_cast<float>(ls - 32);
-    for (int j = 0; j < 32; ++j) out[32 * ib + j] = dl * static_cast<float>(kIq4nl[nibble(b + 8 + 16 * ib, j)]);
+    for (int j = 0; j < 32; ++j) out[32 * ib + j] = dl * static_cast<float>(kIq4nlValues[nibble(b + 8 + 16 * ib, j)]);
   }
 }
 
@@ -183,7 +182,7 @@ void q5_0_to_q8_0(const uint8_t* b, uint8_t* out) {
 
 void iq4_nl_to_q8_0(const uint8_t* b, uint8_t* out) {
   int q[32];
-  for (int j = 0; j < 32; ++j) q[j] = kIq4nl[nibble(b + 2, j)];
+  for (int j = 0; j < 32; ++j) q[j] = kIq4nlValues[nibble(b + 2, j)];
   put_q8_0(b, q, out);
 }
 

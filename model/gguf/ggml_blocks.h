@@ -22,6 +22,11 @@
 
 namespace exspec::gguf::blocks {
 
+// The values a 4-bit block of 32's nibbles stand for, before the scale d (ggml-common.h): the
+// packed 4-bit kernel's tables (model/kernels/q4_kernel.h) and the conversions' below.
+inline constexpr int8_t kQ4_0Values[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};  // n − 8
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 void q4_0(const uint8_t* b, float* out);
 void q4_1(const uint8_t* b, float* out);
 void q5_0(const uint8_t* b, float* out);

@@ -23,15 +23,17 @@ std::string served_type_names() {
 }
 
 std::string int8_description(const WeightType& t) {
-  const std::string kernel = t.int8 == Int8Path::Q8_0 ? "the Q8_0 kernel" : "the K-quant kernel";
   switch (t.int8) {
     case Int8Path::Refused: return "not served";
     case Int8Path::Float: return "quantised to Q8_0 at load";
     case Int8Path::FromValues: return "its values quantised to Q8_0 at load";
+    case Int8Path::Q4: return "kept as its blocks (the packed 4-bit kernel)";
     case Int8Path::Q8_0:
-    case Int8Path::KQuant:
+    case Int8Path::KQuant: {
+      const std::string kernel = t.int8 == Int8Path::Q8_0 ? "the Q8_0 kernel" : "the K-quant kernel";
       if (t.convert) return std::string("converted exactly to ") + type_name(uint32_t(t.packed_as)) + " blocks at load (" + kernel + ")";
       return "kept as its blocks (" + kernel + ")";
+    }
   }
   throw std::logic_error("int8_description: unknown Int8Path");
 }

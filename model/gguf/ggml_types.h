@@ -9,7 +9,10 @@
 //   stands for, converted to that dtype;
 // - under --dtype int8, one of `Int8Path`: its blocks on a packed kernel as they are, its blocks
 //   converted exactly into another packed type's at load (the same values, so the same
-//   products), or its values quantised to Q8_0 at load as float weights are.
+//   products), or its values quantised to Q8_0 at load as float weights are. Q4_0 and IQ4_NL
+//   keep their 4-bit blocks on a kernel whose products are the Q8_0 kernel's on their exact
+//   conversion, bit for bit: a group that multiplies them beside Q8_0 blocks takes that
+//   conversion.
 // A type with no row, or a row without a dequantisation, is refused naming the type.
 //
 // Adding a type: its row below, its dequantisation (and conversion, if any) in
@@ -38,6 +41,7 @@ enum class Int8Path {
   FromValues,  // the values it stands for, quantised to Q8_0 at load as float weights are
   Q8_0,        // Q8_0 blocks on the int8 kernel (model/kernels/q8_kernel.h)
   KQuant,      // Q4_K/Q6_K blocks on the K-quant kernel (model/kernels/kquant_kernel.h)
+  Q4,          // 4-bit blocks of 32 on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
 };
 
 // One block of the type -> its `block` values, in order.
@@ -53,10 +57,16 @@ struct WeightType {
   int64_t block_bytes;  // bytes a block
   Dequantise dequantise;  // null: not served
   Int8Path int8;
-  TensorType packed_as;  // Q8_0 and KQuant: the type the kernel gets (itself, or by `convert`)
+  TensorType packed_as;  // Q8_0 and KQuant: the type the kernel gets (itself, or by `convert`);
+                         // Q4: Q8_0, the blocks a group that mixes it with Q8_0 blocks takes
   Convert convert;       // null when packed_as is the type itself
+  const int8_t* nibbles = nullptr;  // Q4: the 16 values its nibbles stand for (ggml_blocks.h)
   constexpr bool is_float() const { return int8 == Int8Path::Float; }
   constexpr bool served() const { return int8 != Int8Path::Refused; }
+  // Served under int8 as other blocks or other values than its own (said once at start-up).
+  constexpr bool changed_under_int8() const {
+    return int8 == Int8Path::FromValues || (convert && (int8 == Int8Path::Q8_0 || int8 == Int8Path::KQuant));
+  }
 };
 
 // A row per type ggml numbers (ggml-common.h for the blocks), in id order. Types with a
@@ -64,7 +74,7 @@ struct WeightType {
 inline constexpr WeightType kWeightTypes[] = {
     {TensorType::F32, "F32", 1, 4, nullptr, Int8Path::Float, TensorType::F32, nullptr},
     {TensorType::F16, "F16", 1, 2, nullptr, Int8Path::Float, TensorType::F16, nullptr},
-    {TensorType::Q4_0, "Q4_0", 32, 18, blocks::q4_0, Int8Path::Q8_0, TensorType::Q8_0, blocks::q4_0_to_q8_0},
+    {TensorType::Q4_0, "Q4_0", 32, 18, blocks::q4_0, Int8Path::Q4, TensorType::Q8_0, blocks::q4_0_to_q8_0, blocks::kQ4_0Values},
     {TensorType::Q4_1, "Q4_1", 32, 20, blocks::q4_1, Int8Path::FromValues, TensorType::Q4_1, nullptr},
     {TensorType::Q5_0, "Q5_0", 32, 22, blocks::q5_0, Int8Path::Q8_0, TensorType::Q8_0, blocks::q5_0_to_q8_0},
     {TensorType::Q5_1, "Q5_1", 32, 24, blocks::q5_1, Int8Path::FromValues, TensorType::Q5_1, nullptr},
@@ -80,7 +90,8 @@ inline constexpr WeightType kWeightTypes[] = {
     {TensorType::IQ2_XS, "IQ2_XS", 256, 74, nullptr, Int8Path::Refused, TensorType::IQ2_XS, nullptr},
     {TensorType::IQ3_XXS, "IQ3_XXS", 256, 98, nullptr, Int8Path::Refused, TensorType::IQ3_XXS, nullptr},
     {TensorType::IQ1_S, "IQ1_S", 256, 50, nullptr, Int8Path::Refused, TensorType::IQ1_S, nullptr},
-    {TensorType::IQ4_NL, "IQ4_NL", 32, 18, blocks::iq4_nl, Int8Path::Q8_0, TensorType::Q8_0, blocks::iq4_nl_to_q8_0},
+    {TensorType::IQ4_NL, "IQ4_NL", 32, 18, blocks::iq4_nl, Int8Path::Q4, TensorType::Q8_0, blocks::iq4_nl_to_q8_0,
+     blocks::kIq4nlValues},
     {TensorType::IQ3_S, "IQ3_S", 256, 110, nullptr, Int8Path::Refused, TensorType::IQ3_S, nullptr},
     {TensorType::IQ2_S, "IQ2_S", 256, 82, nullptr, Int8Path::Refused, TensorType::IQ2_S, nullptr},
     {TensorType::IQ4_XS, "IQ4_XS", 256, 136, blocks::iq4_xs, Int8Path::FromValues, TensorType::IQ4_XS, nullptr},
@@ -107,8 +118,9 @@ constexpr const WeightType& row(TensorType id) {
 const WeightType* weight_type(uint32_t id);     // null for a number ggml does not use
 std::string type_name(uint32_t id);             // "Q8_0", or "type 77" for an unknown number
 std::string served_type_names();                // "F32, F16, ..., Q6_K": for errors and docs
-// What --dtype int8 does with the type, in words: "kept as its blocks (Q8_0 kernel)",
-// "converted exactly to Q8_0 blocks", "quantised to Q8_0 from its values".
+// What --dtype int8 does with the type, in words: "kept as its blocks (the Q8_0 kernel)",
+// "converted exactly to Q8_0 blocks at load (the Q8_0 kernel)", "its values quantised to Q8_0 at
+// load". Throws std::logic_error at an Int8Path it does not know.
 std::string int8_description(const WeightType& t);
 
 // Dequantises `n` consecutive blocks of `t` into n * t.block floats. Throws std::invalid_argument

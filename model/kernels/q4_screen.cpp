@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "model/gguf/half_float.h"
+#include "model/kernels/int8_panels.h"
 
 namespace exspec::q4s {
 namespace {
@@ -23,19 +24,7 @@ int32_t quant(const uint8_t* q, int64_t c, int64_t k) {
 }
 
 void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
-  for (int64_t r = 0; r < x.m; ++r)
-    for (int64_t t = t0; t < t1; ++t)
-      for (int64_t c = 0; c < kTile && t * kTile + c < w.out; ++c) {
-        float acc = 0.0f;
-        for (int64_t b = 0; b < nb; ++b) {
-          int32_t sum = 0;
-          for (int64_t k = 0; k < kBlock; ++k) sum += quant(w.quants(t, b), c, k) * x.q[r * ldq + b * kBlock + k];
-          const float s = half_float(w.scales(t, b)[c]) * x.d[r * nb + b];
-          acc = std::fma(static_cast<float>(sum), s, acc);
-        }
-        y[r * ldy + t * kTile + c] = acc;
-      }
+  int8_panels::plain_tiles(w, x, y, ldy, t0, t1, [&](int64_t t, int64_t b, int64_t c, int64_t k) { return quant(w.quants(t, b), c, k); });
 }
 
 

@@ -8,20 +8,15 @@
 #include <stdexcept>
 
 #include "model/gguf/half_float.h"
-#include "model/kernels/panel_loop.h"
+#include "model/kernels/int8_panels.h"
 
 namespace exspec::q8 {
 namespace {
 
+using int8_panels::four;
+using int8_panels::prefetch_ahead;
+
 constexpr int64_t kGroups = kBlock / 4;           // vpdpbusd sums 4 bytes a lane
-// Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
-// shapes at one row, 2 threads (docs/performance.md#figures-that-were-in-code-comments).
-constexpr int64_t kPrefetch = 16 << 10;
-// Non-temporal: a forward reads each weight once, so its lines are not worth a place in the outer
-// caches, where they would evict what the rest of the forward reads again (the KV store, the
-// activations). A verify's 7-row forward got faster with it, the products alone did not change
-// (docs/performance.md, issue 62).
-inline void prefetch_weights(const char* p) { _mm_prefetch(p, _MM_HINT_NTA); }
 
 // One block of 32 values -> q in [-127, 127] and d = max|v| / 127 (GGUF's quantize_row_q8_0).
 float quantise_block(const float* v, int64_t n, int8_t* q) {
@@ -38,52 +33,23 @@ float quantise_block(const float* v, int64_t n, int8_t* q) {
 // ---- plain C++: the reference every other path equals, bit for bit ----
 
 void plain_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
-  for (int64_t r = 0; r < x.m; ++r) {
-    for (int64_t t = t0; t < t1; ++t) {
-      for (int64_t c = 0; c < kTile && t * kTile + c < w.out; ++c) {
-        float acc = 0.0f;
-        for (int64_t b = 0; b < nb; ++b) {
-          const uint8_t* wq = w.quants(t, b);
-          const int8_t* xq = x.q.data() + r * ldq + b * kBlock;
-          int32_t isum = 0;
-          for (int64_t k = 0; k < kBlock; ++k) isum += (static_cast<int32_t>(wq[(k / 4) * 64 + c * 4 + k % 4]) - 128) * xq[k];
-          const float s = half_float(w.scales(t, b)[c]) * x.d[r * nb + b];
-          acc = std::fma(static_cast<float>(isum), s, acc);
-        }
-        y[r * ldy + t * kTile + c] = acc;
-      }
-    }
-  }
+  int8_panels::plain_tiles(w, x, y, ldy, t0, t1, [&](int64_t t, int64_t b, int64_t c, int64_t k) {
+    return static_cast<int32_t>(w.quants(t, b)[(k / 4) * 64 + c * 4 + k % 4]) - 128;
+  });
 }
 
 // ---- AVX2: vpmaddubsw with the sign trick (|x| unsigned, w carrying x's sign), 8 columns a register ----
-
-#define EXSPEC_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-EXSPEC_AVX2 inline void store_cols(float* dst, __m256 v, int64_t n) {
-  if (n >= 8) {
-    _mm256_storeu_ps(dst, v);
-  } else if (n > 0) {
-    alignas(32) float tmp[8];
-    _mm256_store_ps(tmp, v);
-    std::memcpy(dst, tmp, n * sizeof(float));
-  }
-}
 
 // R rows by the tn <= 4 tiles of one stored group, block by block, as vnni_stream below: the
 // group's blocks are one stream, read once for all R rows and prefetched ahead by the first rows.
 // The float sums live in L1; each output keeps the same order of sums.
 template <int R>
 EXSPEC_AVX2 void avx2_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
+  const int64_t nb = w.blocks;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
   alignas(32) float acc[R][kGroup][kTile] = {};
   for (int64_t b = 0; b < nb; ++b) {
-    if (r0 == 0) {
-      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
-      for (int64_t line = 0; line < kGroupBlock / 64; ++line) prefetch_weights(next + line * 64);
-    }
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
     for (int t = 0; t < tn; ++t) {
       __m256i isum[R][2];
       for (int r = 0; r < R; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
@@ -92,40 +58,21 @@ EXSPEC_AVX2 void avx2_stream(const Weight& w, const Rows& x, int64_t r0, int64_t
         const __m256i wv[2] = {_mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64)), flip),
                                _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + 32)), flip)};
         for (int r = 0; r < R; ++r) {
-          int32_t four;
-          std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
-          const __m256i xb = _mm256_set1_epi32(four), ax = _mm256_sign_epi8(xb, xb);
-          for (int h = 0; h < 2; ++h)
-            isum[r][h] = _mm256_add_epi32(isum[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(wv[h], xb)), ones));
+          const __m256i xb = _mm256_set1_epi32(four(x, r0 + r, b, g * 4));
+          for (int h = 0; h < 2; ++h) isum[r][h] = int8_panels::avx2_dot(isum[r][h], wv[h], xb);
         }
       }
-      const uint16_t* sp = w.scales(t0 + t, b);
-      const __m256 sw[2] = {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp))),
-                            _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(sp + 8)))};
-      for (int r = 0; r < R; ++r) {
-        const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * nb + b]);
-        for (int h = 0; h < 2; ++h) {
-          float* a = acc[r][t] + h * 8;
-          _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][h]), _mm256_mul_ps(sw[h], dx), _mm256_load_ps(a)));
-        }
-      }
+      int8_panels::avx2_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
     }
   }
-  for (int t = 0; t < tn; ++t)
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < 2; ++h) {
-        const int64_t col = (t0 + t) * kTile + h * 8;
-        store_cols(y + (r0 + r) * ldy + col, _mm256_load_ps(acc[r][t] + h * 8), std::min<int64_t>(8, w.out - col));
-      }
+  int8_panels::avx2_store<R>(acc, tn, r0, t0, w.out, y, ldy);
 }
 
 // Rows in groups of at most 4 (8 integer sums in registers), as even as they split, each group
 // reading each stored group of four tiles in one pass.
 void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  const int64_t groups = (x.m + 3) / 4;
-  const int rows = static_cast<int>((x.m + groups - 1) / groups);
-  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
-    with_constant<4>(rn, [&](auto rc) { avx2_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy); });
+  int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    avx2_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
   });
 }
 
@@ -134,7 +81,7 @@ void avx2_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
 // One row by TN tiles, all in registers: TN independent chains against the memory latency.
 template <int R, int TN>
 EXSPEC_VNNI_TARGET void vnni_panel(const Weight& w, const Rows& x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  const int64_t nb = w.blocks;
   __m512 acc[R][TN];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < TN; ++t) acc[r][t] = _mm512_setzero_ps();
@@ -144,17 +91,13 @@ EXSPEC_VNNI_TARGET void vnni_panel(const Weight& w, const Rows& x, int64_t r0, i
     __m512i isum[R][TN];
     for (int r = 0; r < R; ++r)
       for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
-    if (r0 == 0) {  // the first rows stream the weights from memory: ask for what comes next
-      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
-      for (int64_t line = 0; line < TN * (kQuantBytes + 2 * kTile) / 64; ++line) prefetch_weights(next + line * 64);
-    }
+    // The first rows stream the weights from memory: ask for what comes next.
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), TN * (kQuantBytes + 2 * kTile));
     for (int64_t g = 0; g < kGroups; ++g) {
       __m512i wv[TN];
       for (int t = 0; t < TN; ++t) wv[t] = _mm512_load_si512(w.quants(t0 + t, b) + g * 64);
       for (int r = 0; r < R; ++r) {
-        int32_t four;
-        std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
-        const __m512i xb = _mm512_set1_epi32(four);
+        const __m512i xb = _mm512_set1_epi32(four(x, r0 + r, b, g * 4));
         for (int t = 0; t < TN; ++t) isum[r][t] = _mm512_dpbusd_epi32(isum[r][t], wv[t], xb);
       }
     }
@@ -166,11 +109,8 @@ EXSPEC_VNNI_TARGET void vnni_panel(const Weight& w, const Rows& x, int64_t r0, i
       }
     }
   }
-  for (int t = 0; t < TN; ++t) {
-    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
-    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
-    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, acc[r][t]);
-  }
+  for (int t = 0; t < TN; ++t)
+    for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, acc[r][t]);
 }
 
 // R rows by the tn <= 4 tiles of one stored group, block by block: the group's blocks are one
@@ -178,37 +118,23 @@ EXSPEC_VNNI_TARGET void vnni_panel(const Weight& w, const Rows& x, int64_t r0, i
 // registers would not fit beside the integer ones); each output keeps the same order of sums.
 template <int R>
 EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  const int64_t nb = w.blocks;
   alignas(64) float acc[R][kGroup][kTile] = {};
   for (int64_t b = 0; b < nb; ++b) {
-    if (r0 == 0) {
-      const char* next = reinterpret_cast<const char*>(w.quants(t0, b)) + kPrefetch;
-      for (int64_t line = 0; line < kGroupBlock / 64; ++line) prefetch_weights(next + line * 64);
-    }
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
     for (int t = 0; t < tn; ++t) {
       __m512i isum[R];
       for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
       const uint8_t* wq = w.quants(t0 + t, b);
       for (int64_t g = 0; g < kGroups; ++g) {
         const __m512i wv = _mm512_load_si512(wq + g * 64);
-        for (int r = 0; r < R; ++r) {
-          int32_t four;
-          std::memcpy(&four, x.q.data() + (r0 + r) * ldq + b * kBlock + g * 4, 4);
-          isum[r] = _mm512_dpbusd_epi32(isum[r], wv, _mm512_set1_epi32(four));
-        }
+        for (int r = 0; r < R; ++r) isum[r] = _mm512_dpbusd_epi32(isum[r], wv, _mm512_set1_epi32(four(x, r0 + r, b, g * 4)));
       }
-      const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(t0 + t, b))));
-      for (int r = 0; r < R; ++r) {
-        const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * nb + b]));
-        _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), s, _mm512_load_ps(acc[r][t])));
-      }
+      int8_panels::vnni_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
     }
   }
-  for (int t = 0; t < tn; ++t) {
-    const int64_t col = (t0 + t) * kTile, n = std::min<int64_t>(kTile, w.out - col);
-    const __mmask16 mask = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
-    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * ldy + col, mask, _mm512_load_ps(acc[r][t]));
-  }
+  for (int t = 0; t < tn; ++t)
+    for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, _mm512_load_ps(acc[r][t]));
 }
 
 // Rows in groups of at most 8 (8 integer sums in registers), as even as they split, each group
@@ -221,10 +147,8 @@ void vnni_tiles(const Weight& w, const Rows& x, float* y, int64_t ldy, int64_t t
     });
     return;
   }
-  const int64_t groups = (x.m + 7) / 8;
-  const int rows = static_cast<int>((x.m + groups - 1) / groups);
-  for_panels(x.m, t0, t1, chunk_rows(w.blocks * kBlock), rows, kGroup, [&](int64_t r, int rn, int64_t t, int tn) {
-    with_constant<8>(rn, [&](auto rc) { vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy); });
+  int8_panels::row_groups<8>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
   });
 }
 
@@ -245,9 +169,8 @@ Weight empty_weight(int64_t out, int64_t in) {
   q.out = out, q.in = in;
   q.blocks = (in + kBlock - 1) / kBlock;
   q.tiles = (out + kTile - 1) / kTile;
-  const int64_t groups = (q.tiles + kGroup - 1) / kGroup;
-  q.data = AlignedArray<uint8_t>(static_cast<size_t>(groups * q.blocks * kGroupBlock));  // scales 0
-  for (int64_t t = 0; t < groups * kGroup; ++t)  // q = 0 in the padding
+  q.allocate();  // scales 0
+  for (int64_t t = 0; t < (q.tiles + kGroup - 1) / kGroup * kGroup; ++t)  // q = 0 in the padding
     for (int64_t b = 0; b < q.blocks; ++b) std::memset(q.quants(t, b), 0x80, kQuantBytes);
   return q;
 }

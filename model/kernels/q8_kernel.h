@@ -14,6 +14,7 @@
 
 #include "model/kernels/aligned_array.h"
 #include "model/kernels/isa.h"
+#include "model/kernels/tile_groups.h"
 
 namespace exspec::q8 {
 
@@ -36,20 +37,7 @@ constexpr int64_t kGroup = 4;                                      // tiles stor
 constexpr int64_t kQuantBytes = kTile * kBlock;                    // one tile's block: 512
 constexpr int64_t kGroupBlock = kGroup * (kQuantBytes + 2 * kTile);  // 2176
 
-struct Weight {
-  int64_t in = 0, out = 0, blocks = 0, tiles = 0;
-  AlignedArray<uint8_t> data;
-  int64_t bytes() const { return static_cast<int64_t>(data.bytes()); }
-  uint8_t* quants(int64_t t, int64_t b) { return data.data() + offset(t, b) + (t % kGroup) * kQuantBytes; }
-  const uint8_t* quants(int64_t t, int64_t b) const { return const_cast<Weight*>(this)->quants(t, b); }
-  uint16_t* scales(int64_t t, int64_t b) {
-    return reinterpret_cast<uint16_t*>(data.data() + offset(t, b) + kGroup * kQuantBytes + (t % kGroup) * 2 * kTile);
-  }
-  const uint16_t* scales(int64_t t, int64_t b) const { return const_cast<Weight*>(this)->scales(t, b); }
-
- private:
-  int64_t offset(int64_t t, int64_t b) const { return ((t / kGroup) * blocks + b) * kGroupBlock; }
-};
+struct Weight : TileGroups<kQuantBytes> {};
 
 // w: row-major float32 [out, in] (rows `ld` apart).
 Weight quantise(const float* w, int64_t out, int64_t in, int64_t ld);

@@ -1,0 +1,195 @@
+#include "model/kernels/q4_kernel.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "model/gguf/half_float.h"
+#include "model/kernels/int8_panels.h"
+
+namespace exspec::q4 {
+namespace {
+
+using int8_panels::prefetch_ahead;
+
+constexpr int64_t kVectors = kQuantBytes / 64;  // 64-byte vectors a tile's block: 4
+
+// Input k's nibble of column c in a tile's block (the layout in q4_kernel.h).
+int nibble(const uint8_t* quants, int64_t c, int64_t k) {
+  const uint8_t byte = quants[((k % 16) / 4) * 64 + c * 4 + k % 4];
+  return k < 16 ? byte & 0x0F : byte >> 4;
+}
+
+// The plain path: the Q8_0 kernel's on value[n], the reference the others equal.
+void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  int8_panels::plain_tiles(w, x, y, ldy, t0, t1,
+                           [&](int64_t t, int64_t b, int64_t c, int64_t k) { return int32_t{w.values[nibble(w.quants(t, b), c, k)]}; });
+}
+
+// The four bytes of a row's block that vector g's low (hi = 0) or high (hi = 1) nibbles meet.
+inline int32_t four(const q8::Rows& x, int64_t r, int64_t b, int64_t g, int hi) { return int8_panels::four(x, r, b, hi * 16 + g * 4); }
+
+// ---- AVX2: the nibbles through the signed table, then the Q8_0 kernel's sign trick ----
+
+// Tile block wq's integer sums for R rows, 8 columns a register (isum[r][h]: columns 8h..8h+7).
+// vpmaddubsw takes x's magnitudes (unsigned) against the values carrying x's sign, a pair of
+// products to an int16. Small (every |value| <= 16, Q4_0): a column's 8 pair sums of a block,
+// each at most 2·16·127, add in int16 without overflow and one vpmaddwd widens them; otherwise
+// each is widened at once. Exact either way: the same integers as the Q8_0 kernel's.
+template <int R, bool Small>
+EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
+                                   __m256i (&isum)[R][2]) {
+  const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  __m256i part[R][2];  // Small: int16 sums; otherwise int32
+  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kVectors; ++g) {
+    __m256i lo[2], hi[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + h * 32));
+      lo[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
+      hi[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256i xl = _mm256_set1_epi32(four(x, r0 + r, b, g, 0)), xh = _mm256_set1_epi32(four(x, r0 + r, b, g, 1));
+      const __m256i al = _mm256_sign_epi8(xl, xl), ah = _mm256_sign_epi8(xh, xh);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i pl = _mm256_maddubs_epi16(al, _mm256_sign_epi8(lo[h], xl));
+        const __m256i ph = _mm256_maddubs_epi16(ah, _mm256_sign_epi8(hi[h], xh));
+        if constexpr (Small)
+          part[r][h] = _mm256_add_epi16(part[r][h], _mm256_add_epi16(pl, ph));
+        else
+          part[r][h] = _mm256_add_epi32(part[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) isum[r][h] = Small ? _mm256_madd_epi16(part[r][h], ones) : part[r][h];
+}
+
+// R rows by the tn <= 4 tiles of one stored group, block by block, in the Q8_0 kernel's order
+// (q8_kernel.cpp avx2_stream): the float sums in L1, one stream read once for all R rows.
+template <int R, bool Small>
+EXSPEC_AVX2 void avx2_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.values)));
+  alignas(32) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
+    for (int t = 0; t < tn; ++t) {
+      __m256i isum[R][2];
+      avx2_block<R, Small>(w.quants(t0 + t, b), table, x, r0, b, isum);
+      int8_panels::avx2_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
+    }
+  }
+  int8_panels::avx2_store<R>(acc, tn, r0, t0, w.out, y, ldy);
+}
+
+// Rows in groups of at most 4, as even as they split, as the Q8_0 kernel's AVX2 path.
+void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    constexpr int R = decltype(rc)::value;
+    if (w.small) avx2_stream<R, true>(w, x, r, t, tn, y, ldy);
+    else avx2_stream<R, false>(w, x, r, t, tn, y, ldy);
+  });
+}
+
+// ---- AVX-512 VNNI: the nibbles through the biased table (value + 128), then vpdpbusd ----
+
+// A tile's block's vector g as two vectors of bytes value + 128: inputs 4g.. and 16 + 4g...
+EXSPEC_VNNI_TARGET inline void vnni_unpack(const uint8_t* wq, int64_t g, __m512i table, __m512i& lo, __m512i& hi) {
+  const __m512i low = _mm512_set1_epi8(0x0F), v = _mm512_load_si512(wq + g * 64);
+  lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low));
+  hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+}
+
+// R rows by the tn <= 4 tiles of one stored group, block by block: each vector is unpacked once
+// for all R rows, the float sums live in L1 (q8_kernel.cpp vnni_stream).
+template <int R>
+EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks;
+  const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.biased)));
+  alignas(64) float acc[R][kGroup][kTile] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
+    for (int t = 0; t < tn; ++t) {
+      __m512i isum[R];
+      for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
+      for (int64_t g = 0; g < kVectors; ++g) {
+        __m512i lo, hi;
+        vnni_unpack(w.quants(t0 + t, b), g, table, lo, hi);
+        for (int r = 0; r < R; ++r) {
+          isum[r] = _mm512_dpbusd_epi32(isum[r], lo, _mm512_set1_epi32(four(x, r0 + r, b, g, 0)));
+          isum[r] = _mm512_dpbusd_epi32(isum[r], hi, _mm512_set1_epi32(four(x, r0 + r, b, g, 1)));
+        }
+      }
+      int8_panels::vnni_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
+    }
+  }
+  for (int t = 0; t < tn; ++t)
+    for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, _mm512_load_ps(acc[r][t]));
+}
+
+// Rows in groups of at most 8, as even as they split, each reading a stored group of four tiles
+// once (the Q8_0 kernel's split). One row too: unlike the Q8_0 kernel's, a one-row panel with
+// the four tiles' sums in registers measured 4-6 % slower than this stream at one row
+// (kernel_rows --dtypes q4_0, 2026-11-29, Zen 5).
+void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  int8_panels::row_groups<8>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
+    vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
+  });
+}
+
+}  // namespace
+
+Isa best_isa() { return q8::best_isa(); }  // the same registers and the same cap as the Q8_0 kernel
+std::vector<Isa> isas_here() { return q8::isas_here(); }
+const char* isa_name(Isa isa) { return q8::isa_name(isa); }
+
+Weight empty_weight(int64_t out, int64_t in, const int8_t* values) {
+  if (out <= 0 || in <= 0 || in % kBlock) throw std::invalid_argument("q4::empty_weight: expected whole blocks of 32 inputs");
+  Weight w;
+  w.out = out, w.in = in;
+  w.blocks = in / kBlock;
+  w.tiles = (out + kTile - 1) / kTile;
+  w.small = true;
+  for (int i = 0; i < 16; ++i) {
+    if (values[i] == -128) throw std::invalid_argument("q4::empty_weight: a value of -128, outside [-127, 127]");
+    w.values[i] = values[i];
+    w.biased[i] = static_cast<uint8_t>(values[i] + 128);
+    w.small = w.small && values[i] >= -16 && values[i] <= 16;
+  }
+  w.allocate();  // nibbles 0, d 0
+  return w;
+}
+
+void pack_rows_into(Weight& w, const uint8_t* blocks, int64_t r0, int64_t r1) {
+  for (int64_t n = r0; n < r1; ++n) {
+    const int64_t t = n / kTile, c = n % kTile;
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      const uint8_t* src = blocks + ((n - r0) * w.blocks + b) * kBlockBytes;
+      std::memcpy(&w.scales(t, b)[c], src, 2);
+      for (int64_t g = 0; g < kVectors; ++g) std::memcpy(w.quants(t, b) + g * 64 + c * 4, src + 2 + g * 4, 4);
+    }
+  }
+}
+
+void dequantise_row(const Weight& w, int64_t row, float* out) {
+  const int64_t t = row / kTile, c = row % kTile;
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const float d = half_float(w.scales(t, b)[c]);
+    for (int64_t k = 0; k < kBlock; ++k) out[b * kBlock + k] = static_cast<float>(w.values[nibble(w.quants(t, b), c, k)]) * d;
+  }
+}
+
+void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
+  if (x.blocks != w.blocks) throw std::invalid_argument("q4::multiply: rows and weight differ in length");
+  if (t0 >= t1 || x.m == 0) return;
+  switch (isa) {
+    case Isa::Avx512: vnni_tiles(w, x, y, ldy, t0, t1); return;
+    case Isa::Avx2: avx2_tiles(w, x, y, ldy, t0, t1); return;
+    case Isa::Plain: plain_tiles(w, x, y, ldy, t0, t1); return;
+  }
+  throw std::invalid_argument("q4::multiply: unknown instruction set");
+}
+
+}  // namespace exspec::q4

@@ -1,0 +1,58 @@
+#include "model/q4_matmul.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "model/gguf/ggml_types.h"
+#include "model/int8_matmul.h"
+#include "model/kernels/q4_kernel.h"
+#include "model/weight_tiles.h"
+
+namespace exspec {
+
+struct Q4Weight::Impl {
+  q4::Weight w;
+};
+
+Q4Weight::Q4Weight(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Q4Weight::~Q4Weight() = default;
+
+std::shared_ptr<const Q4Weight> Q4Weight::from_tagged(const at::Tensor& weight) {
+  TORCH_CHECK(weight.device().is_cpu() && weight.dim() == 3 && weight.size(1) == 1 && weight.scalar_type() == at::kByte,
+              "Q4Weight: expected tagged rows, uint8 [out, 1, width]");
+  const at::Tensor b = weight.contiguous();
+  const int64_t out = b.size(0), width = b.size(2), in = (width - 1) / q4::kBlockBytes * q4::kBlock;
+  TORCH_CHECK(out > 0 && 1 + in / q4::kBlock * q4::kBlockBytes == width, "Q4Weight: tagged rows of ", width, " bytes");
+  const uint8_t* data = b.data_ptr<uint8_t>();
+  const gguf::WeightType* type = gguf::weight_type(data[0]);
+  TORCH_CHECK(type && type->int8 == gguf::Int8Path::Q4, "Q4Weight: type ", gguf::type_name(data[0]),
+              " is not a 4-bit type of the packed 4-bit kernel");
+  auto impl = std::make_unique<Impl>();
+  impl->w = q4::empty_weight(out, in, type->nibbles);  // one table of values a weight
+  for (int64_t r = 0; r < out; ++r) {
+    TORCH_CHECK(data[r * width] == data[0], "Q4Weight: row ", r, " has type ", gguf::type_name(data[r * width]), ", row 0 ",
+                type->name, ": one type a weight");
+    q4::pack_rows_into(impl->w, data + r * width + 1, r, r + 1);
+  }
+  return std::shared_ptr<const Q4Weight>(new Q4Weight(std::move(impl)));
+}
+
+at::Tensor Q4Weight::multiply(const at::Tensor& x) const {
+  const q4::Weight& w = impl_->w;
+  return int8_product(x, w.in, w.out, "Q4Weight::multiply", [&](const q8::Rows& rows, float* y) {
+    const q4::Isa isa = q4::best_isa();
+    over_tiles(w.tiles, q4::kGroup, [&](int64_t t0, int64_t t1) { q4::multiply(w, rows, y, w.out, t0, t1, isa); });
+  });
+}
+
+at::Tensor Q4Weight::rows(const at::Tensor& ids) const {
+  const q4::Weight& w = impl_->w;
+  return dequantised_rows(ids, w.out, w.in, "Q4Weight::rows", [&](int64_t r, float* dst) { q4::dequantise_row(w, r, dst); });
+}
+
+int64_t Q4Weight::out_features() const { return impl_->w.out; }
+int64_t Q4Weight::in_features() const { return impl_->w.in; }
+int64_t Q4Weight::bytes() const { return impl_->w.bytes(); }
+
+}  // namespace exspec

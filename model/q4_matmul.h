@@ -1,0 +1,39 @@
+// GGUF's 4-bit blocks of 32 (Q4_0, IQ4_NL) as tensors: the seam between the decoder's Linear
+// (model/linear.h) and the torch-free packed 4-bit kernel (model/kernels/q4_kernel.h), whose
+// products are the Q8_0 kernel's on the blocks' exact conversion, bit for bit, read at 18 bytes a
+// block instead of 34. float32 in and out; each activation row is quantised alone, and the
+// output columns are split over the calling thread's OpenMP team, each computed whole by one
+// thread.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "model/packed_matrix.h"
+
+namespace exspec {
+
+class Q4Weight : public PackedMatrix {
+ public:
+  // weight: uint8 [out, 1, 1 + in / 32 * 18], tagged rows as GGUF's loader hands them on
+  // (model/gguf_weights.h): each row its ggml type id, then its blocks. Throws at rows of
+  // different types or of a type whose int8 path is not Int8Path::Q4 (model/gguf/ggml_types.h).
+  static std::shared_ptr<const Q4Weight> from_tagged(const at::Tensor& weight);
+
+  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
+  at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
+
+  int64_t out_features() const;
+  int64_t in_features() const;
+  int64_t bytes() const override;  // nibbles and scales as stored
+
+  WeightFormat format() const override { return WeightFormat::Q4; }
+  ~Q4Weight() override;
+  struct Impl;
+
+ private:
+  explicit Q4Weight(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace exspec
