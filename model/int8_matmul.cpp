@@ -98,34 +98,40 @@ at::Tensor Int8Weight::rows(const at::Tensor& ids) const {
   return dequantised_rows(ids, w.out, w.in, "Int8Weight::rows", [&](int64_t r, float* dst) { q8::dequantise_row(w, r, dst); });
 }
 
-at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) const {
-  const q8::Weight& w = impl_->w;
-  check_rows(x, w.in, at::kFloat, "Int8Weight::columns");
-  TORCH_CHECK(cols.dim() == 2 && cols.size(0) == x.size(0), "Int8Weight::columns: expected [", x.size(0), ", N] columns");
+at::Tensor int8_columns(const at::Tensor& x, const at::Tensor& cols, int64_t in, int64_t out, const char* what,
+                        const std::function<void(const q8::Rows&, float*, int64_t)>& tile) {
+  check_rows(x, in, at::kFloat, what);
+  TORCH_CHECK(cols.dim() == 2 && cols.size(0) == x.size(0), what, ": expected [", x.size(0), ", N] columns");
   const at::Tensor a = x.contiguous(), c = cols.to(at::kCPU, at::kLong).contiguous();
   const int64_t m = a.size(0), n = c.size(1);
   at::Tensor y = at::empty({m, n}, at::kFloat);
   thread_local q8::Rows one;
   thread_local std::vector<float> line;  // one row's outputs; only the computed tiles are read
-  line.resize(static_cast<size_t>(w.out));
-  q8::resize_rows(one, 1, w.in);
-  const q8::Isa isa = q8::best_isa();
+  line.resize(static_cast<size_t>(out));
+  q8::resize_rows(one, 1, in);
   std::vector<int64_t> done;
   for (int64_t r = 0; r < m; ++r) {
-    q8::quantise_activations(a.data_ptr<float>() + r * w.in, w.in, 0, 1, one);
+    q8::quantise_activations(a.data_ptr<float>() + r * in, in, 0, 1, one);
     const int64_t* col = c.data_ptr<int64_t>() + r * n;
     done.clear();
     for (int64_t j = 0; j < n; ++j) {
-      TORCH_CHECK(col[j] >= 0 && col[j] < w.out, "Int8Weight::columns: column ", col[j], " out of range [0, ", w.out, ")");
+      TORCH_CHECK(col[j] >= 0 && col[j] < out, what, ": column ", col[j], " out of range [0, ", out, ")");
       const int64_t t = col[j] / q8::kTile;
       if (std::find(done.begin(), done.end(), t) == done.end()) {
-        q8::multiply(w, one, line.data(), w.out, t, t + 1, isa);
+        tile(one, line.data(), t);
         done.push_back(t);
       }
       y.data_ptr<float>()[r * n + j] = line[static_cast<size_t>(col[j])];
     }
   }
   return y;
+}
+
+at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) const {
+  const q8::Weight& w = impl_->w;
+  const q8::Isa isa = q8::best_isa();
+  return int8_columns(x, cols, w.in, w.out, "Int8Weight::columns",
+                      [&](const q8::Rows& one, float* line, int64_t t) { q8::multiply(w, one, line, w.out, t, t + 1, isa); });
 }
 
 int64_t Int8Weight::out_features() const { return impl_->w.out; }

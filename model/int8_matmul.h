@@ -23,6 +23,10 @@ struct Rows;
 // thread's team: a split changes nothing in a row), then product(rows, y) fills y [M, out].
 at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
                         const std::function<void(const q8::Rows&, float*)>& product);
+// Their columns (Int8Weight::columns): tile(row, line, t) writes the 16 outputs of tile t for one
+// quantised row into line [out].
+at::Tensor int8_columns(const at::Tensor& x, const at::Tensor& cols, int64_t in, int64_t out, const char* what,
+                        const std::function<void(const q8::Rows&, float*, int64_t)>& tile);
 // Their rows: ids [N] (each checked against [0, out)) -> [N, in] float32, row(id, dst) writing
 // one row's values.
 at::Tensor dequantised_rows(const at::Tensor& ids, int64_t out, int64_t in, const char* what,

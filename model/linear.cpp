@@ -61,9 +61,10 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path
   if (int8() && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
 }
 
-bool Linear::int8() const { return q8_0() || kquant() || (packed_ && packed_->format() == WeightFormat::Q4); }
+bool Linear::int8() const {
+  return packed_ && (packed_->format() == WeightFormat::Q8_0 || packed_->format() == WeightFormat::Q4 || kquant());
+}
 bool Linear::kquant() const { return packed_ && packed_->format() == WeightFormat::KQuant; }
-bool Linear::q8_0() const { return packed_ && packed_->format() == WeightFormat::Q8_0; }
 
 int64_t Linear::bytes() const {
   auto held = [](const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.storage().nbytes()) : 0; };
@@ -75,9 +76,11 @@ at::Tensor Linear::rows(const at::Tensor& ids) const {
 }
 
 at::Tensor Linear::columns(const at::Tensor& x, const at::Tensor& cols) const {
-  const auto* q = dynamic_cast<const Int8Weight*>(packed_.get());
-  if (!q || bias_.defined()) throw std::invalid_argument("Linear::columns: an int8 (Q8_0) weight without a bias only");
-  return q->columns(x, cols);
+  if (!bias_.defined())
+    if (const auto* q = dynamic_cast<const Int8Weight*>(packed_.get())) return q->columns(x, cols);
+  if (!bias_.defined())
+    if (const auto* q = dynamic_cast<const Q4Weight*>(packed_.get())) return q->columns(x, cols);
+  throw std::invalid_argument("Linear::columns: an int8 weight in Q8_0 or 4-bit blocks, without a bias, only");
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {

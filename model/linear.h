@@ -40,7 +40,8 @@ class Linear {
   // the embedding serves the embedding's lookups, and the model holds that matrix once.
   at::Tensor rows(const at::Tensor& ids) const;
   // x [M, in], cols [M, N] -> [M, N]: the outputs cols[r] of row r, the same bits as operator()'s
-  // (Int8Weight::columns). int8 (Q8_0) weights only: throws std::invalid_argument otherwise.
+  // (Int8Weight::columns). int8 weights in Q8_0 or 4-bit blocks only: throws std::invalid_argument
+  // otherwise.
   at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }
@@ -49,7 +50,6 @@ class Linear {
   bool packed() const { return packed_ != nullptr; }
   bool int8() const;    // Q8_0, 4-bit (Q4_0, IQ4_NL) or K-quant (Q4_K, Q5_K, Q6_K) blocks: float32 activations on integer kernels
   bool kquant() const;  // K-quant (Q4_K, Q5_K, Q6_K) blocks
-  bool q8_0() const;    // Q8_0 blocks (quantised at load, or a GGUF file's): the format columns() takes
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
   int64_t bytes() const;
 

@@ -51,6 +51,13 @@ at::Tensor Q4Weight::rows(const at::Tensor& ids) const {
   return dequantised_rows(ids, w.out, w.in, "Q4Weight::rows", [&](int64_t r, float* dst) { q4::dequantise_row(w, r, dst); });
 }
 
+at::Tensor Q4Weight::columns(const at::Tensor& x, const at::Tensor& cols) const {
+  const q4::Weight& w = impl_->w;
+  const q4::Isa isa = q4::best_isa();
+  return int8_columns(x, cols, w.in, w.out, "Q4Weight::columns",
+                      [&](const q8::Rows& one, float* line, int64_t t) { q4::multiply(w, one, line, w.out, t, t + 1, isa); });
+}
+
 int64_t Q4Weight::out_features() const { return impl_->w.out; }
 int64_t Q4Weight::in_features() const { return impl_->w.in; }
 int64_t Q4Weight::bytes() const { return impl_->w.bytes(); }

@@ -22,6 +22,9 @@ class Q4Weight : public PackedMatrix {
 
   at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
+  // Some outputs of each row, the same bits as multiply's: Int8Weight::columns (a draft head's
+  // candidates, model/screened_head.h).
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t out_features() const;
   int64_t in_features() const;

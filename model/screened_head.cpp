@@ -36,7 +36,7 @@ std::shared_ptr<const q4s::Weight> screen_of(const Linear& head, int64_t vocab, 
 
 ScreenedHead::ScreenedHead(const Linear& head, int64_t candidates) : candidates_(candidates) {
   if (candidates < 1) throw std::invalid_argument("a screened head needs at least one candidate");
-  if (!head.q8_0()) throw std::invalid_argument("a screened head needs the draft's head in int8 (--dtype int8, Q8_0 blocks)");
+  if (!head.int8() || head.kquant()) throw std::invalid_argument("a screened head needs the draft's head in int8 (--dtype int8, Q8_0 or 4-bit blocks)");
   candidates_ = std::min(candidates, head.out_features());
   screen_ = screen_of(head, head.out_features(), head.in_features());
 }

@@ -16,6 +16,7 @@
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/ggml_types.h"
 #include "model/gguf_weights.h"
+#include "model/linear.h"
 #include "model/oracle/plain_decode.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/support.h"
@@ -263,6 +264,30 @@ CATCH_TEST_CASE("GGUF Q4_0 and IQ4_NL under int8: the packed 4-bit kernel gives 
       const at::Tensor a = logits_of(*packed, prompt), b = logits_of(*converted, prompt);
       CATCH_CHECK(at::equal(a, b));
     }
+  }
+}
+
+// Tagged Q4_0 / IQ4_NL rows as the loader hands them on: Linear takes them to the packed 4-bit
+// kernel, and columns() (a screened draft head's) gives multiply's bits; rows of two types in one
+// weight are refused.
+CATCH_TEST_CASE("Linear on tagged 4-bit rows: columns give the product's bits, mixed types are refused", "[gguf][ggml_types][int8]") {
+  const int64_t out = 40, in = 96, width = 1 + in / 32 * 18;
+  for (gguf::TensorType type : {gguf::TensorType::Q4_0, gguf::TensorType::IQ4_NL}) {
+    at::Tensor w = at::randint(0, 256, {out, 1, width}, at::kByte);
+    w.select(2, 0).fill_(static_cast<int64_t>(type));
+    for (int64_t b = 0; b < in / 32; ++b) {  // d = 0.01 as float16 (0x211f), so that no scale is inf or nan
+      w.select(2, 1 + b * 18).fill_(0x1f);
+      w.select(2, 2 + b * 18).fill_(0x21);
+    }
+    const Linear lin(w, {}, WeightPath::Int8);
+    CATCH_CHECK(lin.int8());
+    CATCH_CHECK(!lin.kquant());
+    CATCH_CHECK(lin.in_features() == in);
+    const at::Tensor x = at::randn({3, in}), y = lin(x);
+    const at::Tensor cols = at::randint(0, out, {3, 5}, at::kLong);
+    CATCH_CHECK(at::equal(lin.columns(x, cols), y.gather(1, cols)));
+    w[7][0][0] = static_cast<uint8_t>(type == gguf::TensorType::Q4_0 ? gguf::TensorType::IQ4_NL : gguf::TensorType::Q4_0);
+    CATCH_CHECK_THROWS_WITH(Linear(w, {}, WeightPath::Int8), Catch::Contains("row 7"));
   }
 }
 
