@@ -28,9 +28,13 @@ struct DenseForward {
     at::Tensor h = m.embed(ids.view({B * T}));  // [B*T, hidden]: rows, as the products take them
     at::Tensor blocked = attention_blocked(attention_mask, cached, T);
     if (blocked.defined()) blocked = to_device(blocked, m.device_);
-    // A sliding window counts content positions: padding keys hold none.
-    const AttentionMasks masks = attention_masks(blocked, to_device(key_positions(attention_mask), m.device_),
-                                                 to_device(position_ids, m.device_), m.config_.sliding_window);
+    // A sliding window counts content positions: padding keys hold none. Without a window the
+    // key positions are not computed (as Decoder::slot_masks).
+    const int64_t window = m.config_.sliding_window;
+    const AttentionMasks masks =
+        window <= 0 ? AttentionMasks{blocked, blocked, 0}
+                    : attention_masks(blocked, to_device(key_positions(attention_mask), m.device_),
+                                      to_device(position_ids, m.device_), window);
     cache.reserve(T);
     h = m.layers(h, position_ids, masks, [&](int64_t i, const at::Tensor& k, const at::Tensor& v) {
       return cache.append(i, k.transpose(1, 2), v.transpose(1, 2));
