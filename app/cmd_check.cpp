@@ -39,7 +39,16 @@ std::string describe(const ModelConfig& c) {
   s << arch_name(c.arch) << ", " << c.num_layers << " layers, " << c.num_heads << " heads / " << c.num_kv_heads
     << " kv heads, head_dim " << c.head_dim;
   if (c.rope_interleaved || c.rotary_dim() < c.head_dim) s << ", rotary " << c.partial_rotary_factor;
-  if (c.sliding_window > 0) s << ", sliding window " << c.sliding_window;
+  if (c.sliding_window > 0) {
+    int64_t sliding = 0;
+    for (int64_t i = 0; i < c.num_layers; ++i) sliding += c.layer_kind(i).window == AttentionWindow::Sliding;
+    s << ", sliding window " << c.sliding_window << " on " << sliding << " of " << c.num_layers << " layers";
+    if (c.rope_local_theta > 0) s << " (their rope base " << c.rope_local_theta << ")";
+  }
+  if (c.activation == Activation::GeluTanh) s << ", GELU-tanh";
+  if (c.architecture_row().norm == NormForm::Gemma) s << ", (1 + w) norms";
+  if (c.query_pre_attn_scalar > 0) s << ", query_pre_attn_scalar " << c.query_pre_attn_scalar;
+  if (c.embedding_scale() != 1.0) s << ", embeddings times " << c.embedding_scale();
   return s.str();
 }
 

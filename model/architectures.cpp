@@ -97,7 +97,7 @@ const ArchitectureRow* architecture_by_gguf(const std::string& gguf_arch, bool w
   if (windowed)
     if (const ArchitectureRow* r = find([&](const ArchitectureRow& r) { return named(r) && r.gguf_windowed; })) return r;
   const ArchitectureRow* r = find([&](const ArchitectureRow& r) { return named(r) && !r.gguf_windowed; });
-  return r && (!windowed || r->sliding_window_all) ? r : nullptr;
+  return r && (!windowed || r->sliding_window_all || r->sliding_window_pattern_default > 0) ? r : nullptr;
 }
 
 std::string architecture_classes() {

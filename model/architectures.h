@@ -8,7 +8,11 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "model/layer_kind.h"
+#include "model/weight_id.h"
 
 namespace exspec {
 
@@ -19,6 +23,7 @@ struct ArchitectureRow {
   const char* name;                      // "llama": make-model's --arch, config.json's model_type
   std::vector<const char*> hf_classes;   // config.json's architectures[0]; the first is what make-model writes
   const char* gguf;                      // general.architecture, or null: not served from GGUF
+  const char* model_type = nullptr;      // config.json's model_type where it is not `name` (gemma3_text)
   // Hugging Face's defaults and fixed choices for the class:
   bool qkv_bias = false;                 // q/k/v biases always (Qwen2)
   bool attention_bias_default = false;   // attention_bias when config.json leaves it out (GLM: on)
@@ -44,6 +49,25 @@ struct ArchitectureRow {
   // row's: a llama file with a window is Mistral's (llama.cpp's converter writes Mistral as
   // llama). A row with sliding_window_all and without this takes its files with or without one.
   bool gguf_windowed = false;
+  // Gemma 3's window pattern: sliding_window (default sliding_window_default) bounds every layer
+  // but each pattern-th (config.json's sliding_window_pattern, default this), unless layer_types
+  // says which. 0: no pattern.
+  int64_t sliding_window_pattern_default = 0;
+  // Sliding layers turn by a rope of their own: rope_local_base_freq (default this), unscaled
+  // (Gemma 3). 0: one rope for all layers.
+  double rope_local_default = 0;
+  // Names where Hugging Face's class differs from the table's (model/layer_weights.h): Gemma's
+  // post_attention_layernorm is the norm after attention, the table's is Llama's before the MLP.
+  std::vector<std::pair<WeightId, const char*>> hf_names;
+  // The layers' maths (model/layer_kind.h) and the model's around them:
+  NormForm norm = NormForm::Llama;              // Gemma: (1 + w), in float32
+  Activation activation = Activation::Silu;     // when config.json names none (Gemma: gelu_pytorch_tanh)
+  const char* activation_key = "hidden_act";    // the config.json field that names it (Gemma: hidden_activation)
+  bool embedding_scaled = false;                // embeddings times sqrt(hidden_size), in the model's dtype (Gemma)
+  // Attention scores scale by query_pre_attn_scalar^-0.5 (default this) instead of head_dim^-0.5
+  // (Gemma). 0: head_dim.
+  int64_t query_pre_attn_scalar_default = 0;
+  bool tied_default = false;                    // tie_word_embeddings when config.json leaves it out (Gemma: true)
 };
 
 const std::vector<ArchitectureRow>& architectures();

@@ -15,6 +15,7 @@
 #include "model/gguf/gguf_file.h"
 #include "model/gguf_config.h"
 #include "model/gguf_weights.h"
+#include "model/kernels/row_ops.h"
 #include "model/int8_matmul.h"
 #include "model/layer_weights.h"
 #include "model/to_device.h"
@@ -34,25 +35,39 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps, bool f
   return w * xf.to(x.scalar_type());
 }
 
-// silu(gate) * up of gu [N, 2 I] (gate first).
-at::Tensor gated(const at::Tensor& gu, bool fused) {
-  at::Tensor y = fused ? fused_silu_mul(gu) : at::Tensor();
+// Gemma3RMSNorm: normalised and times the multiplier m (1 + w, float32 at least) in float32 at
+// least, rounded to x's dtype once. In float32 the fused kernel's arithmetic is this one's.
+at::Tensor gemma_norm(const at::Tensor& x, const at::Tensor& m, double eps, bool fused) {
+  at::Tensor y = fused ? fused_rms_norm(x, m, eps) : at::Tensor();
+  if (y.defined()) return y;
+  const bool low = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
+  at::Tensor xf = low ? x.to(at::kFloat) : x;
+  at::Tensor var = xf.pow(2).mean(-1, /*keepdim=*/true);
+  return (xf * at::rsqrt(var + eps) * m).to(x.scalar_type());
+}
+
+// act(gate) * up of gu [N, 2 I] (gate first).
+at::Tensor gated(rowops::Gate g, const at::Tensor& gu, bool fused) {
+  at::Tensor y = fused ? fused_gated_mul(g, gu) : at::Tensor();
   if (y.defined()) return y;
   const int64_t I = gu.size(-1) / 2;
-  return at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I);
+  const at::Tensor gate = gu.narrow(-1, 0, I);
+  return (g == rowops::Gate::Silu ? at::silu(gate) : at::gelu(gate, "tanh")) * gu.narrow(-1, I, I);
 }
 
 // The layer's kind (model/layer_kind.h) choosing its maths: a new kind is a new case here.
 at::Tensor layer_norm(NormForm form, const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
   switch (form) {
     case NormForm::Llama: return rms_norm(x, w, eps, fused);
+    case NormForm::Gemma: return gemma_norm(x, w, eps, fused);
   }
   throw std::logic_error("layer_norm: a NormForm without its maths");
 }
 
 at::Tensor activated(Activation a, const at::Tensor& gu, bool fused) {
   switch (a) {
-    case Activation::Silu: return gated(gu, fused);
+    case Activation::Silu: return gated(rowops::Gate::Silu, gu, fused);
+    case Activation::GeluTanh: return gated(rowops::Gate::GeluTanh, gu, fused);
   }
   throw std::logic_error("activated: an Activation without its maths");
 }
@@ -79,15 +94,14 @@ Decoder::Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions
 
 Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions& opts)
     : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(compute_dtype(opts.dtype)), device_(opts.device),
-      rope_(config_, opts.device) {
+      rope_(config_, opts.device), rope_local_(local_rope_config(config_), opts.device) {
   const bool int8 = opts.dtype == at::kChar;
   if (int8 && !device_.is_cpu()) throw std::invalid_argument("int8 weights run on the CPU only (--device cpu)");
   const WeightPath pack = weight_path(opts);
-  // int8 quantises the products' weights from the file's dtype; the rest is float32, copied.
-  auto small = [&](const std::string& name) { return int8 ? get(name).to(dtype_, false, true) : get(name); };
-  embed_ = get(hf_weight_name(WeightId::Embed));
-  norm_ = small(hf_weight_name(WeightId::FinalNorm));
-  const at::Tensor head = config_.tie_word_embeddings ? embed_ : get(hf_weight_name(WeightId::Head));
+  // int8 quantises the products' weights from the file's dtype; the norms are float32, copied.
+  embed_ = get(hf_weight_name(config_.arch, WeightId::Embed));
+  norm_ = norm_weight(get(hf_weight_name(config_.arch, WeightId::FinalNorm)));
+  const at::Tensor head = config_.tie_word_embeddings ? embed_ : get(hf_weight_name(config_.arch, WeightId::Head));
   if (!opts.head_shortlist.empty()) shortlist_ = ShortlistHead(head, opts.head_shortlist, pack);
   // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
   if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
@@ -101,15 +115,15 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   // One copy of the embedding: a tied head serves the lookups (from its packed copy, or embed_
   // itself when unpacked); int8's own quantised rows serve an untied one.
   if (config_.tie_word_embeddings || embed_int8_.int8()) embed_ = at::Tensor();
-  for (int64_t i = 0; i < config_.num_layers; ++i) layers_.push_back(load_layer(get, i, pack, int8));
+  for (int64_t i = 0; i < config_.num_layers; ++i) layers_.push_back(load_layer(get, i, pack));
 }
 
 // Layer i's weights by their rows in model/layer_weights.h: a group's present members (q, k and
 // v; GLM's one gate_up_proj, or gate and up) concatenated as one product, in table order.
-Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const {
+Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPath pack) const {
   auto has = [&](WeightId id) { return has_weight(config_, weight_name(id)); };
-  auto weight = [&](WeightId id) { return get(hf_weight_name(id, i)); };
-  auto small = [&](WeightId id) { return int8 ? weight(id).to(dtype_, false, true) : weight(id); };
+  auto weight = [&](WeightId id) { return get(hf_weight_name(config_.arch, id, i)); };
+  auto norm = [&](WeightId id) { return norm_weight(weight(id)); };
   auto group = [&](WeightGroup g, bool bias) {
     std::vector<at::Tensor> parts;
     for (const WeightName* w : group_weights(config_, g, bias)) parts.push_back(weight(w->id));
@@ -117,19 +131,26 @@ Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPat
   };
   Layer l;
   l.kind = config_.layer_kind(i);
-  l.ln1 = small(WeightId::AttnNorm);
-  l.ln2 = small(WeightId::MlpNorm);
+  l.ln1 = norm(WeightId::AttnNorm);
+  l.ln2 = norm(WeightId::MlpNorm);
   l.qkv = Linear(group(WeightGroup::Qkv, false), group(WeightGroup::Qkv, true), pack);
   l.o = Linear(weight(WeightId::O), has(WeightId::OBias) ? weight(WeightId::OBias) : at::Tensor(), pack);
   if (has(WeightId::QNorm)) {  // per head: q's weight on each of the H heads, then k's on the Hkv
-    at::Tensor qn = small(WeightId::QNorm), kn = small(WeightId::KNorm);
+    at::Tensor qn = norm(WeightId::QNorm), kn = norm(WeightId::KNorm);
     l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
   }
   l.gate_up = Linear(group(WeightGroup::GateUp, false), {}, pack);  // [gate; up] rows, as this decoder multiplies them
   l.down = Linear(weight(WeightId::Down), {}, pack);
-  if (has(WeightId::PostAttnNorm)) l.post_attn_norm = small(WeightId::PostAttnNorm);
-  if (has(WeightId::PostMlpNorm)) l.post_mlp_norm = small(WeightId::PostMlpNorm);
+  if (has(WeightId::PostAttnNorm)) l.post_attn_norm = norm(WeightId::PostAttnNorm);
+  if (has(WeightId::PostMlpNorm)) l.post_mlp_norm = norm(WeightId::PostMlpNorm);
   return l;
+}
+
+at::Tensor Decoder::norm_weight(const at::Tensor& w) const {
+  if (config_.architecture_row().norm == NormForm::Llama) return w.to(dtype_, false, true);
+  // A GGUF file holds the multiplier itself, in float32 (norm_offset 0).
+  at::Tensor m = config_.norm_offset != 0 ? w.to(dtype_).to(at::kFloat) + config_.norm_offset : w.to(at::kFloat);
+  return m.to(dtype_ == at::kDouble ? at::kDouble : at::kFloat, false, true);
 }
 
 std::shared_ptr<const Decoder> Decoder::load(const std::string& dir, const LoadOptions& opts) {
@@ -176,8 +197,10 @@ bool Decoder::kquant_weights() const {
 }
 
 at::Tensor Decoder::embed(const at::Tensor& ids) const {
-  if (embed_int8_.int8()) return embed_int8_.rows(ids);
-  return embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
+  at::Tensor h = embed_int8_.int8() ? embed_int8_.rows(ids) : embed_.defined() ? at::embedding(embed_, ids) : lm_head_.rows(ids);
+  // Gemma: times sqrt(hidden) rounded to the activations' dtype (Gemma3TextScaledWordEmbedding).
+  const double scale = config_.embedding_scale();
+  return scale == 1.0 ? h : h.mul_(at::scalar_tensor(scale, at::TensorOptions().dtype(h.scalar_type())));
 }
 
 int64_t Decoder::weight_bytes() const {
@@ -199,8 +222,8 @@ int64_t Decoder::product_bytes() const {
   return n;
 }
 
-std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
-                                                         const at::Tensor& sin, int64_t Bx, int64_t Tx) const {
+std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const at::Tensor& h, const RopeTables& rope,
+                                                         int64_t Bx, int64_t Tx) const {
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
   at::Tensor x = layer_norm(l.kind.norm, h, l.ln1, config_.rms_norm_eps, onednn_);
   at::Tensor qkv = l.qkv(x);  // [N, (H + 2 Hkv) D]: q, k, v
@@ -209,7 +232,7 @@ std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const a
   at::Tensor qk = qkv.narrow(-1, 0, (H + Hkv) * D).view({Bx, Tx, H + Hkv, D});
   at::Tensor v = qkv.narrow(-1, (H + Hkv) * D, Hkv * D).view({Bx, Tx, Hkv, D});
   if (config_.qk_norm) qk = layer_norm(l.kind.norm, qk, l.qk_norm, config_.rms_norm_eps, onednn_);
-  return {rope_.apply(qk, cos, sin, onednn_), v};
+  return {rope_.apply(qk, rope.cos_of(l.kind.rope), rope.sin_of(l.kind.rope), onednn_), v};
 }
 
 at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const {
@@ -230,19 +253,28 @@ at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const Atte
   const bool packed = content.defined();
   const int64_t N = packed ? content.size(0) : B * T, Bx = packed ? 1 : B, Tx = packed ? N : T;
   at::Tensor pos = packed ? positions.reshape({1, B * T}).index_select(1, content) : positions;
-  auto [cos, sin] = rope_tables(to_device(pos, device_));
+  const RopeTables rope = rope_tables(to_device(pos, device_));
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    auto [qk, v] = pre_attention(layers_[i], h, cos, sin, Bx, Tx);
+    auto [qk, v] = pre_attention(layers_[i], h, rope, Bx, Tx);
     h = post_attention(layers_[i], h, attend(i, qk, v, masks.of(layers_[i].kind.window), kv, content, B, T));
   }
   return h;
 }
 
-at::Tensor Decoder::final_norm(const at::Tensor& h) const { return rms_norm(h, norm_, config_.rms_norm_eps, onednn_); }
+// No layer's, but of the row's form: Gemma's final norm is (1 + w) too.
+at::Tensor Decoder::final_norm(const at::Tensor& h) const {
+  return layer_norm(config_.architecture_row().norm, h, norm_, config_.rms_norm_eps, onednn_);
+}
 
-std::pair<at::Tensor, at::Tensor> Decoder::rope_tables(const at::Tensor& pos) const {
+RopeTables Decoder::rope_tables(const at::Tensor& pos) const {
+  RopeTables t;
   auto [cos, sin] = rope_.tables(pos, dtype_);
-  return {cos.transpose(1, 2), sin.transpose(1, 2)};  // [Bx, Tx, 1, D]: one table for all heads
+  t.cos = t.local_cos = cos.transpose(1, 2), t.sin = t.local_sin = sin.transpose(1, 2);  // [Bx, Tx, 1, D]: one table for all heads
+  if (config_.rope_local_theta > 0 && config_.sliding_window > 0) {
+    auto [lcos, lsin] = rope_local_.tables(pos, dtype_);
+    t.local_cos = lcos.transpose(1, 2), t.local_sin = lsin.transpose(1, 2);
+  }
+  return t;
 }
 
 at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v, const at::Tensor& blocked,
@@ -252,7 +284,9 @@ at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v,
   if (content.defined())  // padding queries read zeros; their outputs are dropped below
     q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({-1, H, D})).view({B, T, H, D});
   auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
-  at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, onednn_).transpose(1, 2).reshape({B * T, H * D});
+  at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, config_.attention_scale(), onednn_)
+                     .transpose(1, 2)
+                     .reshape({B * T, H * D});
   return content.defined() ? a.index_select(0, content) : a;
 }
 
@@ -301,7 +335,7 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
     if (f.content.defined()) h = at::zeros({B * T, hidden}, h.options()).index_copy_(0, f.content, h);
     h = h.view({B, T, hidden});  // padding positions: zeros, logits nobody reads
   }
-  return head(rms_norm(h, norm_, config_.rms_norm_eps, onednn_));
+  return head(final_norm(h));
 }
 
 at::Tensor Decoder::head(const at::Tensor& h) const {

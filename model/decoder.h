@@ -1,4 +1,4 @@
-// The decoder-only transformer (Llama, Qwen2, Qwen3, GLM, GLM-4-0414) as serving runs it: one
+// The decoder-only transformer (every row of model/architectures.h) as serving runs it: one
 // forward over the new tokens of the rows in a batch, each row's keys and values written in place
 // into its slot of a KVStore (model/kv_store.h). Device-generic: weights and inputs live on
 // whatever torch::Device the model was loaded to. The oracle's dense forward over a left-padded
@@ -95,10 +95,10 @@ class Decoder {
     Linear o;        // [hidden, H*D]
     Linear gate_up;  // [2*intermediate, hidden]: gate, then up
     Linear down;     // [hidden, intermediate]
-    at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414 only: norms of each branch's output
+    at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414, Gemma 3: norms of each branch's output
     std::array<const Linear*, 4> products() const { return {&qkv, &o, &gate_up, &down}; }
   };
-  Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack, bool int8) const;  // layer i's weights
+  Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack) const;  // layer i's weights
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this
   // forward's keys and values ([B, T, kv_heads, D]) and returns what attention reads
   // ([B, kv_heads, S, D]) under its kind's mask of `masks` (model/attention.h). Returns the final
@@ -113,15 +113,19 @@ class Decoder {
   // One layer in three parts, so that the step runner (model/step_runner.h) can run the parts
   // whose shapes it fixes (before and after attention) apart from attention itself.
   // pre_attention: norm, qkv, q/k norm, rope over h [N, hidden] seen as [Bx, Tx]: (qk, v).
-  std::pair<at::Tensor, at::Tensor> pre_attention(const Layer& l, const at::Tensor& h, const at::Tensor& cos,
-                                                  const at::Tensor& sin, int64_t Bx, int64_t Tx) const;
+  std::pair<at::Tensor, at::Tensor> pre_attention(const Layer& l, const at::Tensor& h, const RopeTables& rope, int64_t Bx,
+                                                  int64_t Tx) const;
   // attend: the content rows' attention over the store ([N, H * D]; q padded to [B, T] inside).
   at::Tensor attend(int64_t i, const at::Tensor& qk, const at::Tensor& v, const at::Tensor& blocked, const KVStep& kv,
                     const at::Tensor& content, int64_t B, int64_t T) const;
   // post_attention: o, the residual, the MLP, the residual: h updated in place and returned.
   at::Tensor post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const;
-  std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
+  RopeTables rope_tables(const at::Tensor& pos) const;  // [Bx, Tx, 1, D] each
   at::Tensor final_norm(const at::Tensor& h) const;
+  // A norm's weight as its form multiplies by (model/layer_kind.h): Llama's w in the model's
+  // dtype; Gemma's 1 + w, made in float32 from w in the model's dtype (Gemma3RMSNorm's
+  // 1.0 + weight.float()), kept in float32 at least.
+  at::Tensor norm_weight(const at::Tensor& w) const;
   at::Tensor head(const at::Tensor& h) const;  // [N, hidden] -> [N, vocab]: lm_head_, the shortlist's or the screen's
   const Linear& head_weight() const { return lm_head_.numel() ? lm_head_ : shortlist_.rows(); }
   // forward_slots with the rows padded to a bucket of the store's StepState (model/step_runner.cpp):
@@ -143,6 +147,7 @@ class Decoder {
   ScreenedHead screen_;  // beside lm_head_, which scores its candidates
   std::vector<Layer> layers_;
   Rope rope_;
+  Rope rope_local_;  // the sliding layers' (RopeKind::Local); rope_'s config where no layer has one
 };
 
 }  // namespace exspec

@@ -30,12 +30,12 @@ at::Tensor fused_rms_norm(const at::Tensor& x0, const at::Tensor& w0, double eps
   return y;
 }
 
-at::Tensor fused_silu_mul(const at::Tensor& gu) {
+at::Tensor fused_gated_mul(rowops::Gate gate, const at::Tensor& gu) {
   if (!applies(gu) || gu.dim() != 2 || gu.stride(1) != 1) return {};
   const int64_t n = gu.size(0), I = gu.size(1) / 2;
   at::Tensor out = at::empty({n, I}, gu.options());
   over_rows(n, [&](int64_t r0, int64_t r1) {
-    rowops::silu_mul(type_of(gu), gu.data_ptr(), gu.stride(0), out.data_ptr(), I, I, r0, r1);
+    rowops::gated_mul(type_of(gu), gate, gu.data_ptr(), gu.stride(0), out.data_ptr(), I, I, r0, r1);
   });
   return out;
 }

@@ -5,12 +5,14 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include "model/kernels/row_ops.h"
+
 namespace exspec {
 
 // HF's RMSNorm of the rows of x [..., H] with weight w [H].
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
-// silu(gate) * up for gu [N, 2I] (gate first) -> [N, I].
-at::Tensor fused_silu_mul(const at::Tensor& gu);
+// act(gate) * up for gu [N, 2I] (gate first) -> [N, I].
+at::Tensor fused_gated_mul(rowops::Gate gate, const at::Tensor& gu);
 // Rotate-half rope of x [Bx, Tx, heads, D] (its Bx * Tx rows equally spaced, heads D apart, unit
 // stride in D) with cos and sin [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);

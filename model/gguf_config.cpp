@@ -44,6 +44,39 @@ std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
   return out;
 }
 
+// Which layers slide (llama.cpp's load_swa_pattern): attention.sliding_window_pattern as one
+// number n (each n-th layer full) or one bool a layer (true: sliding); absent: the row's n.
+std::vector<AttentionWindow> window_pattern(const GgufFile& f, const std::string& key, int64_t layers, int64_t n) {
+  std::vector<AttentionWindow> out;
+  const Value* v = f.find(key);
+  if (v && v->type == ValueType::Array) {
+    if (static_cast<int64_t>(v->items.size()) != layers)
+      throw std::runtime_error(f.path() + ": " + key + " has " + std::to_string(v->items.size()) + " entries for " +
+                               std::to_string(layers) + " layers");
+    for (const Value& b : v->items) out.push_back(b.i || b.u ? AttentionWindow::Sliding : AttentionWindow::Full);
+    return out;
+  }
+  if (v) n = positive(f, key);
+  for (int64_t i = 0; i < layers; ++i) out.push_back((i + 1) % n != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
+  return out;
+}
+
+// Gemma 3's own keys: llama.cpp's, and its rules where the file says nothing.
+void gemma_fields(const GgufFile& f, const std::string& p, const ArchitectureRow& row, ModelConfig& c) {
+  c.norm_offset = 0;  // the converter stored the multiplier 1 + w
+  if (row.sliding_window_pattern_default > 0 && c.sliding_window > 0)
+    c.layer_windows = window_pattern(f, p + "attention.sliding_window_pattern", c.num_layers, row.sliding_window_pattern_default);
+  if (row.rope_local_default > 0)
+    c.rope_local_theta = shortest_decimal(f.float_or(p + "rope.freq_base_swa").value_or(row.rope_local_default));
+  // No key holds query_pre_attn_scalar: llama.cpp takes hidden / heads for the 62-layer Gemma 3
+  // (27B, whose config.json says 168) and the head size otherwise.
+  if (row.query_pre_attn_scalar_default > 0)
+    c.query_pre_attn_scalar = static_cast<double>(c.num_layers == 62 ? c.hidden_size / c.num_heads : c.head_dim);
+  for (const char* cap : {"final_logit_softcapping", "attn_logit_softcapping"})
+    if (f.float_or(p + cap).value_or(0.0) != 0.0)
+      throw std::runtime_error(f.path() + ": " + p + cap + " is not served (Gemma 2's soft-capping)");
+}
+
 }  // namespace
 
 ModelConfig config_from_gguf(const GgufFile& f) {
@@ -99,6 +132,7 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   c.tie_word_embeddings = f.tensor(*gguf_weight_name(WeightId::Head)) == nullptr;
   c.attention_bias = row->qkv_bias || f.tensor(*gguf_weight_name(WeightId::QBias, 0)) != nullptr;
   c.take_row_layout();
+  gemma_fields(f, p, *row, c);
   c.torch_dtype = "float32";
   if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
   if (auto eos = f.int_or("tokenizer.ggml.eos_token_id")) c.eos_ids.push_back(*eos);
@@ -107,8 +141,8 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   return c;
 }
 
-std::optional<std::string> gguf_name(const std::string& hf) {
-  const WeightName* w = weight_by_hf(hf);
+std::optional<std::string> gguf_name(Arch a, const std::string& hf) {
+  const WeightName* w = weight_by_hf(a, hf);
   if (!w || !w->gguf) return std::nullopt;
   if (!is_layer_weight(*w)) return w->gguf;
   const size_t from = std::strlen("model.layers."), dot = hf.find('.', from);
@@ -117,7 +151,7 @@ std::optional<std::string> gguf_name(const std::string& hf) {
 
 int64_t permuted_heads(const ModelConfig& c, const std::string& hf) {
   if (!c.architecture_row().gguf_permuted_qk) return 0;  // qwen2/qwen3 keep Hugging Face's row order (NeoX rope)
-  const WeightName* w = weight_by_hf(hf);
+  const WeightName* w = weight_by_hf(c.arch, hf);
   if (!w || !w->roped) return 0;
   return w->rows == WeightDim::Q ? c.num_heads : c.num_kv_heads;
 }

@@ -22,8 +22,8 @@ double shortest_decimal(double f32_value);
 // naming the file and the key or tensor that is missing or inconsistent.
 ModelConfig config_from_gguf(const GgufFile& f);
 
-// The GGUF tensor that holds a Hugging Face weight name, or nullopt for a name with no twin.
-std::optional<std::string> gguf_name(const std::string& hf_name);
+// The GGUF tensor that holds a Hugging Face weight name of architecture a, or nullopt for a name with no twin.
+std::optional<std::string> gguf_name(Arch a, const std::string& hf_name);
 
 // Whether that weight's rows were permuted by the converter (llama's q and k): the heads it
 // permuted over, or 0.

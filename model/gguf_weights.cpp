@@ -107,7 +107,7 @@ GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig
     : file_(std::move(file)), config_(c), dtype_(dtype), device_(device) {
   const GgufFile& f = *file_;
   for (const auto& [hf, shape] : expected_weights(c)) {
-    const std::string name = *gguf_name(hf);
+    const std::string name = *gguf_name(c.arch, hf);
     const TensorInfo* t = f.tensor(name);
     if (!t) throw std::runtime_error(f.path() + ": no tensor \"" + name + "\" (" + hf + ")");
     if (t->shape() != shape)
@@ -168,7 +168,7 @@ void GgufWeights::plan_groups() {
 }
 
 at::Tensor GgufWeights::take(const std::string& hf) const {
-  auto name = gguf_name(hf);
+  auto name = gguf_name(config_.arch, hf);
   const TensorInfo* t = name ? file_->tensor(*name) : nullptr;
   if (!t) throw std::runtime_error(file_->path() + ": no weight \"" + hf + "\" is expected");
   const std::vector<int64_t> shape = t->shape();

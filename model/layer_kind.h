@@ -1,7 +1,8 @@
 // What kind of layer a decoder layer is: the choices of its maths that its weights do not say
-// (ModelConfig::layer_kind). Llama's kind, and Mistral's sliding window; later kinds (issue 71:
-// GELU-tanh, Gemma's (1 + w) norm) are new values here, each with its maths in the Decoder's
-// switch on it (model/decoder.cpp; a window is the mask its layers attend under). Torch-free.
+// (ModelConfig::layer_kind). Llama's kind; Mistral's sliding window; Gemma 3's GELU-tanh, (1 + w)
+// norm and local rope. A new kind is a new value here, with its maths in the Decoder's switch on it
+// (model/decoder.cpp; a window is the mask its layers attend under, a rope kind its table).
+// Torch-free.
 #pragma once
 
 namespace exspec {
@@ -10,14 +11,25 @@ namespace exspec {
 // ModelConfig::sliding_window - 1 before it (Hugging Face's sliding_window_overlay, llama.cpp's
 // standard SWA: a key is hidden once query - key >= the window).
 enum class AttentionWindow { Full, Sliding };
-enum class Activation { Silu };       // silu(gate) * up
-enum class NormForm { Llama };        // RMSNorm: normalised in float32 at least, times w in the model's dtype
+// Silu: silu(gate) * up. GeluTanh: gelu(gate) * up with gelu's tanh form (Hugging Face's
+// gelu_pytorch_tanh; llama.cpp's LLM_FFN_GELU).
+enum class Activation { Silu, GeluTanh };
+// RMSNorm. Llama: normalised in float32 at least, then times w in the model's dtype. Gemma:
+// normalised and times the multiplier (1 + w) in float32 at least, rounded to the model's dtype
+// once (Gemma3RMSNorm); the Decoder keeps the multiplier, made at load (ModelConfig::norm_offset).
+enum class NormForm { Llama, Gemma };
+// The rope table a layer's q and k turn by: the model's (rope_theta and its scaling), or Gemma 3's
+// local one on its sliding layers (rope_local_base_freq, unscaled).
+enum class RopeKind { Global, Local };
 
 struct LayerKind {
   AttentionWindow window = AttentionWindow::Full;
   Activation activation = Activation::Silu;
   NormForm norm = NormForm::Llama;
-  bool operator==(const LayerKind& o) const { return window == o.window && activation == o.activation && norm == o.norm; }
+  RopeKind rope = RopeKind::Global;
+  bool operator==(const LayerKind& o) const {
+    return window == o.window && activation == o.activation && norm == o.norm && rope == o.rope;
+  }
 };
 
 }  // namespace exspec

@@ -37,14 +37,14 @@ const std::vector<WeightName>& layer_weights() {
       {W::KNorm,        "self_attn.k_norm.weight",         "attn_k_norm.weight", D::Head,   D::None,   When::QkNorm,   R::Norm},
       {W::O,            "self_attn.o_proj.weight",         "attn_output.weight", D::Hidden, D::Q,      When::Always,   R::Out},
       {W::OBias,        "self_attn.o_proj.bias",           "attn_output.bias",   D::Hidden, D::None,   When::OBias,    R::Bias},
-      {W::PostAttnNorm, "post_self_attn_layernorm.weight", nullptr,              D::Hidden, D::None,   When::Sandwich, R::PostNorm},
+      {W::PostAttnNorm, "post_self_attn_layernorm.weight", "post_attention_norm.weight", D::Hidden, D::None, When::Sandwich, R::PostNorm},
       {W::MlpNorm,      "post_attention_layernorm.weight", "ffn_norm.weight",    D::Hidden, D::None,   When::Always,   R::Norm},
       // llama.cpp's phi3 keeps the fused gate and up as one ffn_up (gate rows first, as here).
       {W::GateUp,       "mlp.gate_up_proj.weight",         "ffn_up.weight",      D::Inter2, D::Hidden, When::FusedMlp, R::Product,  G::GateUp},
       {W::Gate,         "mlp.gate_proj.weight",            "ffn_gate.weight",    D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
       {W::Up,           "mlp.up_proj.weight",              "ffn_up.weight",      D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
       {W::Down,         "mlp.down_proj.weight",            "ffn_down.weight",    D::Hidden, D::Inter,  When::Always,   R::Out},
-      {W::PostMlpNorm,  "post_mlp_layernorm.weight",       nullptr,              D::Hidden, D::None,   When::Sandwich, R::PostNorm},
+      {W::PostMlpNorm,  "post_mlp_layernorm.weight",       "post_ffw_norm.weight", D::Hidden, D::None,   When::Sandwich, R::PostNorm},
   };
   return rows;
 }
@@ -56,14 +56,20 @@ const WeightName& weight_name(WeightId id) {
   throw std::logic_error("weight_name: no row for a WeightId");
 }
 
-const WeightName* weight_by_hf(const std::string& name) {
+const char* hf_name(Arch a, const WeightName& w) {
+  for (const auto& [id, name] : architecture(a).hf_names)
+    if (id == w.id) return name;
+  return w.hf;
+}
+
+const WeightName* weight_by_hf(Arch a, const std::string& name) {
   for (const WeightName& w : model_weights())
-    if (name == w.hf) return &w;
+    if (name == hf_name(a, w)) return &w;
   const std::string layers = "model.layers.";
   const size_t dot = name.rfind(layers, 0) == 0 ? name.find('.', layers.size()) : std::string::npos;
   if (dot == std::string::npos) return nullptr;
   for (const WeightName& w : layer_weights())
-    if (name.compare(dot + 1, std::string::npos, w.hf) == 0) return &w;
+    if (name.compare(dot + 1, std::string::npos, hf_name(a, w)) == 0) return &w;
   return nullptr;
 }
 
@@ -118,9 +124,9 @@ std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w) {
   return {size(c, w.rows), size(c, w.cols)};
 }
 
-std::string hf_weight_name(WeightId id, int64_t layer) {
+std::string hf_weight_name(Arch a, WeightId id, int64_t layer) {
   const WeightName& w = weight_name(id);
-  return is_layer_weight(w) ? "model.layers." + std::to_string(layer) + "." + w.hf : std::string(w.hf);
+  return is_layer_weight(w) ? "model.layers." + std::to_string(layer) + "." + hf_name(a, w) : std::string(hf_name(a, w));
 }
 
 std::optional<std::string> gguf_weight_name(WeightId id, int64_t layer) {

@@ -13,15 +13,9 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/weight_id.h"
 
 namespace exspec {
-
-// Which weight: what the Decoder asks for.
-enum class WeightId {
-  Embed, FinalNorm, Head,  // the model's own
-  AttnNorm, Qkv, Q, K, V, QBias, KBias, VBias, QNorm, KNorm, O, OBias, PostAttnNorm,  // a layer's attention
-  MlpNorm, GateUp, Gate, Up, Down, PostMlpNorm,                                  // a layer's MLP
-};
 
 // A size of the config; a shape is [rows] or [rows, cols]. Inter2: 2 * intermediate_size;
 // Q: heads * head_dim; KV: kv_heads * head_dim; Qkv: Q + 2 KV; Head: head_dim.
@@ -42,7 +36,7 @@ enum class WeightGroup { None, Qkv, GateUp };
 
 struct WeightName {
   WeightId id;
-  const char* hf;    // a layer's: after "model.layers.N."; the model's: the whole name
+  const char* hf;    // a layer's: after "model.layers.N."; the model's: the whole name (hf_name: a row may differ)
   const char* gguf;  // the same after "blk.N."; null: no twin (its architectures are not served from GGUF)
   WeightDim rows, cols;  // cols None: a vector
   WeightWhen when;
@@ -55,8 +49,12 @@ struct WeightName {
 const std::vector<WeightName>& model_weights();
 const std::vector<WeightName>& layer_weights();
 const WeightName& weight_name(WeightId id);
-// The row of a Hugging Face name ("model.layers.3.self_attn.q_proj.weight", "lm_head.weight"), or null.
-const WeightName* weight_by_hf(const std::string& name);
+// The weight's Hugging Face name in architecture a's checkpoints: the table's, unless the row says
+// otherwise (ArchitectureRow::hf_names: Gemma's norms).
+const char* hf_name(Arch a, const WeightName& w);
+// The row of a Hugging Face name ("model.layers.3.self_attn.q_proj.weight", "lm_head.weight") in
+// architecture a's checkpoints, or null.
+const WeightName* weight_by_hf(Arch a, const std::string& name);
 bool is_layer_weight(const WeightName& w);
 
 bool has_weight(const ModelConfig& c, const WeightName& w);
@@ -66,7 +64,7 @@ std::vector<const WeightName*> group_weights(const ModelConfig& c, WeightGroup g
 std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w);
 // Full names: "model.layers.3.self_attn.q_proj.weight" / "blk.3.attn_q.weight" (layer ignored for
 // the model's own weights); the GGUF one nullopt where there is no twin.
-std::string hf_weight_name(WeightId id, int64_t layer = 0);
+std::string hf_weight_name(Arch a, WeightId id, int64_t layer = 0);
 std::optional<std::string> gguf_weight_name(WeightId id, int64_t layer = 0);
 
 }  // namespace exspec

@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -106,6 +107,13 @@ void parse_window(const json& j, ModelConfig& c, const std::string& where) {
       for (int64_t i = 0; i < c.num_layers; ++i)
         c.layer_windows.push_back(i >= from ? AttentionWindow::Sliding : AttentionWindow::Full);
     }
+  } else if (row.sliding_window_pattern_default > 0) {  // Gemma 3: each pattern-th layer full
+    auto w = j.find("sliding_window");
+    c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
+    auto p = j.find("sliding_window_pattern");
+    const int64_t pattern = p == j.end() || p->is_null() ? row.sliding_window_pattern_default : need_int(j, "sliding_window_pattern", where);
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      c.layer_windows.push_back((i + 1) % pattern != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
   } else if (get_bool(j, "use_sliding_window", false, where)) {
     fail(where, "use_sliding_window=true is not supported for " + c.architecture + " (Mistral's, Phi-3's, Qwen2's and Qwen3's windows are)");
   }
@@ -122,6 +130,34 @@ void parse_window(const json& j, ModelConfig& c, const std::string& where) {
   }
 }
 
+const std::pair<const char*, Activation> kActivations[] = {{"silu", Activation::Silu}, {"gelu_pytorch_tanh", Activation::GeluTanh}};
+
+const char* activation_name(Activation a) {
+  for (const auto& [name, act] : kActivations)
+    if (act == a) return name;
+  throw std::logic_error("activation_name: an Activation without a name");
+}
+
+// Gemma's layer maths that config.json states: the MLP's activation, the local rope's base, the
+// attention scale; and the soft-capping and bidirectional attention that no kind serves yet.
+void parse_layer_maths(const json& j, ModelConfig& c, const std::string& where) {
+  const ArchitectureRow& row = c.architecture_row();
+  const std::string act = j.contains(row.activation_key) && j[row.activation_key].is_string()
+                              ? j[row.activation_key].get<std::string>() : activation_name(row.activation);
+  bool known = false;
+  for (const auto& [name, a] : kActivations)
+    if (act == name) c.activation = a, known = true;
+  if (!known) fail(where, "unsupported " + std::string(row.activation_key) + " \"" + act + "\" (supported: silu, gelu_pytorch_tanh)");
+  if (row.rope_local_default > 0) c.rope_local_theta = get_double(j, "rope_local_base_freq", row.rope_local_default, where);
+  if (row.query_pre_attn_scalar_default > 0) {
+    c.query_pre_attn_scalar = get_double(j, "query_pre_attn_scalar", static_cast<double>(row.query_pre_attn_scalar_default), where);
+    if (!(c.query_pre_attn_scalar > 0)) fail(where, "field \"query_pre_attn_scalar\" must be positive");
+  }
+  for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (j.contains(cap) && !j[cap].is_null()) fail(where, std::string(cap) + " is not served (Gemma 2's soft-capping; Gemma 3 has none)");
+  if (get_bool(j, "use_bidirectional_attention", false, where)) fail(where, "use_bidirectional_attention=true is not served");
+}
+
 // The row's rope and MLP layout: GLM's partial interleaved rope (partial_rotary_factor defaults
 // to the row's; other architectures must not set it), fused MLP and sandwich norms.
 void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
@@ -133,6 +169,7 @@ void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
   }
   c.take_row_layout();
   parse_window(j, c, where);
+  parse_layer_maths(j, c, where);
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
     fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
                     std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
@@ -174,7 +211,7 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   c.rms_norm_eps = get_double(j, "rms_norm_eps", 1e-6, where);
   c.rope_theta = get_double(j, "rope_theta", 10000.0, where);
   c.rope_scaling = parse_rope_scaling(j, where);
-  c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", false, where);
+  c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", row.tied_default, where);
   c.attention_bias = row.qkv_bias || get_bool(j, "attention_bias", row.attention_bias_default, where);
   parse_row_fields(j, c, where);
 
@@ -184,8 +221,6 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   if (c.head_dim % 2 != 0) fail(where, "head_dim must be even for rotary embeddings");
   if (!row.head_dim_free && !j.contains("head_dim") && c.hidden_size % c.num_heads != 0)
     fail(where, "hidden_size must be a multiple of num_attention_heads");
-  std::string act = j.value("hidden_act", std::string("silu"));
-  if (act != "silu") fail(where, "unsupported hidden_act \"" + act + "\" (supported: silu)");
   if (get_bool(j, "mlp_bias", false, where)) fail(where, "mlp_bias=true is not supported");
 
   if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
@@ -222,22 +257,37 @@ void ModelConfig::take_row_layout() {
   fused_gate_up = row.fused_gate_up;
   fused_qkv = row.fused_qkv;
   sandwich_norms = row.sandwich_norms;
+  activation = row.activation;
+  norm_offset = row.norm == NormForm::Gemma ? 1.0 : 0.0;  // Hugging Face's files; GGUF's say 0
+  rope_local_theta = row.rope_local_default;
+  query_pre_attn_scalar = static_cast<double>(row.query_pre_attn_scalar_default);
+}
+
+double ModelConfig::attention_scale() const {
+  return 1.0 / std::sqrt(query_pre_attn_scalar > 0 ? query_pre_attn_scalar : static_cast<double>(head_dim));
+}
+
+double ModelConfig::embedding_scale() const {
+  return architecture_row().embedding_scaled ? std::sqrt(static_cast<double>(hidden_size)) : 1.0;
 }
 
 LayerKind ModelConfig::layer_kind(int64_t layer) const {
   if (layer < 0 || layer >= num_layers)
     throw std::out_of_range("layer_kind: layer " + std::to_string(layer) + " of " + std::to_string(num_layers));
-  // Llama's kind, with a window on the layers that slide. parse refuses a hidden_act other than
-  // silu (docs/adding-a-model.md).
+  // The row's norm, the config's activation, a window on the layers that slide, and Gemma's
+  // local rope on those.
   LayerKind k;
   if (sliding_window > 0) k.window = layer_windows.empty() ? AttentionWindow::Sliding : layer_windows[layer];
+  k.activation = activation;
+  k.norm = architecture_row().norm;
+  if (rope_local_theta > 0 && k.window == AttentionWindow::Sliding) k.rope = RopeKind::Local;
   return k;
 }
 
 std::string ModelConfig::to_json_text() const {
   json j;
   j["architectures"] = {architecture_row().hf_classes.front()};
-  j["model_type"] = arch_name(arch);
+  j["model_type"] = architecture_row().model_type ? architecture_row().model_type : arch_name(arch);
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
   j["num_hidden_layers"] = num_layers;
@@ -271,7 +321,11 @@ std::string ModelConfig::to_json_text() const {
     j["layer_types"] = json::array();
     for (AttentionWindow w : layer_windows) j["layer_types"].push_back(w == AttentionWindow::Sliding ? "sliding_attention" : "full_attention");
   }
-  j["hidden_act"] = "silu";
+  const ArchitectureRow& row = architecture_row();
+  j[row.activation_key] = activation_name(activation);
+  if (row.sliding_window_pattern_default > 0) j["sliding_window"] = sliding_window > 0 ? json(sliding_window) : json(nullptr);
+  if (row.rope_local_default > 0) j["rope_local_base_freq"] = rope_local_theta;
+  if (row.query_pre_attn_scalar_default > 0) j["query_pre_attn_scalar"] = query_pre_attn_scalar;
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;
   if (eos_ids.size() == 1) j["eos_token_id"] = eos_ids[0];

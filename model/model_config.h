@@ -55,6 +55,18 @@ struct ModelConfig {
   // Which layers slide when sliding_window > 0; empty: every layer (Mistral, Phi-3). Qwen2's
   // max_window_layers, or config.json's layer_types.
   std::vector<AttentionWindow> layer_windows;
+  // Gemma 3: sliding layers turn by a rope of this base, unscaled (model/layer_kind.h); 0: every
+  // layer by rope_theta.
+  double rope_local_theta = 0;
+  Activation activation = Activation::Silu;  // the MLP's (config.json's hidden_act / hidden_activation)
+  // Added to each norm weight at load, in float32, to make the multiplier of a Gemma-form norm:
+  // 1 for Hugging Face's files, which hold w of (1 + w); 0 for GGUF's, whose converter added it.
+  double norm_offset = 0;
+  // Attention scores scale by query_pre_attn_scalar^-0.5 (Gemma); 0: by head_dim^-0.5.
+  double query_pre_attn_scalar = 0;
+  double attention_scale() const;
+  // The embeddings' factor (sqrt(hidden_size) for Gemma, else 1), before rounding to the model's dtype.
+  double embedding_scale() const;
   // The row's layout choices into the fields above: q/k norms, interleaved rope, fused
   // products, sandwich norms (config.json, GGUF and make-model alike).
   void take_row_layout();

@@ -37,6 +37,11 @@ Rope::Rope(const ModelConfig& c, at::Device device) : interleaved_(c.rope_interl
   inv_freq_ = inv.to(device);
 }
 
+ModelConfig local_rope_config(ModelConfig c) {
+  if (c.rope_local_theta > 0) c.rope_theta = c.rope_local_theta, c.rope_scaling = RopeScaling{};
+  return c;
+}
+
 std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, at::ScalarType dtype) const {
   at::Tensor angles = position_ids.to(at::kDouble).unsqueeze(-1) * inv_freq_;  // [B, T, R/2]
   // rotate-half pairs dim i with i + R/2; interleaved pairs 2i with 2i + 1: each layout needs

@@ -26,6 +26,16 @@ class Rope {
   bool interleaved_ = false;
 };
 
+// A forward's rope tables, [Bx, Tx, 1, rotary_dim] each, made once a forward: the model's, and
+// the sliding layers' own where their kind says (RopeKind::Local, Gemma 3; else the same tensors).
+struct RopeTables {
+  at::Tensor cos, sin, local_cos, local_sin;
+  const at::Tensor& cos_of(RopeKind k) const { return k == RopeKind::Local ? local_cos : cos; }
+  const at::Tensor& sin_of(RopeKind k) const { return k == RopeKind::Local ? local_sin : sin; }
+};
+// The config of c's local rope (RopeKind::Local): rope_local_theta, unscaled.
+ModelConfig local_rope_config(ModelConfig c);
+
 // x: [B, H, T, D]; cos/sin from Rope::tables (rotate-half over all D dims).
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 // GLM: the first cos.size(-1) dims of x rotate as (even, odd) pairs, the rest pass through.

@@ -123,15 +123,15 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   const at::Tensor h[2] = {st.h_[0].narrow(0, 0, R), st.h_[1].narrow(0, 0, R)};
   PartRunner& run = st.runner();
 
-  // Part 0: the embedding, the rope tables, layer 0 up to attention. Outputs: cos, sin, qk, v.
+  // Part 0: the embedding, the rope tables, layer 0 up to attention. Outputs: the tables (model/rope.h), qk, v.
   const std::vector<at::Tensor> first = run.run(R, 0, [&] {
     h[0].copy_(embed(ids_r));
-    auto [cos, sin] = rope_tables(pos_r.view({1, R}));
-    auto [qk, v] = pre_attention(layers_[0], h[0], cos, sin, 1, R);
-    return std::vector<at::Tensor>{cos, sin, qk, v};
+    const RopeTables rope = rope_tables(pos_r.view({1, R}));
+    auto [qk, v] = pre_attention(layers_[0], h[0], rope, 1, R);
+    return std::vector<at::Tensor>{rope.cos, rope.sin, rope.local_cos, rope.local_sin, qk, v};
   });
-  const at::Tensor cos = first[0], sin = first[1];
-  at::Tensor qk = first[2], v = first[3];
+  const RopeTables rope{first[0], first[1], first[2], first[3]};
+  at::Tensor qk = first[4], v = first[5];
   const KVStep kv = [&](int64_t i, const at::Tensor& k, const at::Tensor& vv) { return store.write_read(i, f, k, vv); };
   const AttentionMasks masks = slot_masks(f);
   for (int64_t i = 0; i < L; ++i) {
@@ -146,7 +146,7 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
     const std::vector<at::Tensor> next = run.run(R, i + 1, [&] {
       post_attention(layers_[i], out.copy_(in), a_r);
       if (i + 1 == L) return std::vector<at::Tensor>{};
-      auto [q2, v2] = pre_attention(layers_[i + 1], out, cos, sin, 1, R);
+      auto [q2, v2] = pre_attention(layers_[i + 1], out, rope, 1, R);
       return std::vector<at::Tensor>{q2, v2};
     });
     if (i + 1 < L) qk = next[0], v = next[1];

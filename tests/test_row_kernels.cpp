@@ -42,11 +42,20 @@ CATCH_TEST_CASE("rowops: norm, gated activation and rope against float64", "[row
   }
   const auto gu = random_values(static_cast<size_t>(n * 2 * I), 3, 3.0f);
   std::vector<float> act(static_cast<size_t>(n * I));
-  rowops::silu_mul(rowops::Type::F32, gu.data(), 2 * I, act.data(), I, I, 0, n);
+  rowops::gated_mul(rowops::Type::F32, rowops::Gate::Silu, gu.data(), 2 * I, act.data(), I, I, 0, n);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t i = 0; i < I; ++i) {
       const double g = gu[r * 2 * I + i], u = gu[r * 2 * I + I + i];
       CATCH_CHECK(std::fabs(act[r * I + i] - g / (1 + std::exp(-g)) * u) < 1e-5 * (1 + std::fabs(g * u)));
+    }
+  // GELU's tanh form as Hugging Face writes it (gelu_pytorch_tanh), over gates from -9 to 9
+  const auto wide = random_values(static_cast<size_t>(n * 2 * I), 6, 9.0f);
+  rowops::gated_mul(rowops::Type::F32, rowops::Gate::GeluTanh, wide.data(), 2 * I, act.data(), I, I, 0, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < I; ++i) {
+      const double g = wide[r * 2 * I + i], u = wide[r * 2 * I + I + i];
+      const double gelu = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
+      CATCH_CHECK(std::fabs(act[r * I + i] - gelu * u) < 1e-5 * (1 + std::fabs(g * u)));
     }
   const auto q = random_values(static_cast<size_t>(n * heads * D), 4), ang = random_values(static_cast<size_t>(n * D / 2), 5);
   std::vector<float> c(static_cast<size_t>(n * D)), s(c.size()), out(q.size());

@@ -44,13 +44,18 @@ EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, f
   }
 }
 
-EXSPEC_CLONES void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0,
-                            int64_t r1) {
+EXSPEC_CLONES void gated_mul(Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I,
+                             int64_t r0, int64_t r1) {
   std::vector<float> gb(t == Type::BF16 ? I : 0), ub(gb.size()), act(static_cast<size_t>(I));
   for (int64_t r = r0; r < r1; ++r) {
     const float* g = row_f32(t, gu, r * ldg, I, gb.data());
     const float* u = row_f32(t, gu, r * ldg + I, I, ub.data());
-    for (int64_t i = 0; i < I; ++i) act[i] = g[i] / (1.0f + exp_f32(-g[i]));
+    if (gate == Gate::Silu) {
+      for (int64_t i = 0; i < I; ++i) act[i] = g[i] / (1.0f + exp_f32(-g[i]));
+    } else {
+      constexpr float kTwoC = 1.5957691216057308f;  // 2 sqrt(2 / pi)
+      for (int64_t i = 0; i < I; ++i) act[i] = g[i] / (1.0f + exp_f32(-kTwoC * (g[i] + 0.044715f * (g[i] * g[i] * g[i]))));
+    }
     if (t == Type::BF16) {
       uint16_t* dst = static_cast<uint16_t*>(out) + r * ldo;
       for (int64_t i = 0; i < I; ++i) dst[i] = float_bf16(bf16_float(float_bf16(act[i])) * u[i]);

@@ -18,9 +18,13 @@ enum class Type { F32, BF16 };
 void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy, int64_t H, int64_t r0,
               int64_t r1);
 
-// out = silu(gate) * up for rows [r0, r1) of gu [n, 2I] (gate first, rows ldg apart), into out
-// [n, I] (rows ldo apart). bfloat16: bf16(bf16(silu(g)) * u).
-void silu_mul(Type t, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0, int64_t r1);
+// The gate's activation. Silu: g / (1 + e^-g). GeluTanh: 0.5 g (1 + tanh(y)), y = sqrt(2/pi)(g +
+// 0.044715 g^3), computed as g / (1 + e^(-2y)), the same function without tanh's cancellation.
+enum class Gate { Silu, GeluTanh };
+
+// out = act(gate) * up for rows [r0, r1) of gu [n, 2I] (gate first, rows ldg apart), into out
+// [n, I] (rows ldo apart). bfloat16: bf16(bf16(act(g)) * u).
+void gated_mul(Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0, int64_t r1);
 
 // Rotate-half rope over every head of rows [r0, r1): x [n, heads, D] (rows ldx apart, heads D
 // apart), cos and sin [n, D] (rows ldc apart), into y [n, heads, D] (contiguous rows).

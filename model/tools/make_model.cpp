@@ -265,7 +265,7 @@ void make_model(const MakeModelOptions& o) {
     const uint64_t seed = name_seed(o.seed, name);
     double mean = 0.0, std = o.init_std;
     const double damp = o.damp_std >= 0 ? o.damp_std : default_damp_std(o.preset);
-    const WeightRole role = weight_by_hf(name)->role;  // model/layer_weights.h
+    const WeightRole role = weight_by_hf(c.arch, name)->role;  // model/layer_weights.h
     if (role == WeightRole::PostNorm) {
       // GLM-4-0414's post norms rescale each branch's output to their weight, whatever o_proj and
       // down_proj are: later layers are damped here instead (small weights around zero).
@@ -276,6 +276,7 @@ void make_model(const MakeModelOptions& o) {
     } else if (role == WeightRole::Out) {
       if (layer_of(name) >= o.damp_from) std = damp;
     }
+    if (role == WeightRole::Norm || role == WeightRole::PostNorm) mean -= c.norm_offset;  // Gemma stores w of (1 + w)
     tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));
   }
   write_weights(o.out, tensors, o.shards);
