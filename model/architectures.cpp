@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "model/weight_id.h"
+
 namespace exspec {
 namespace {
 
@@ -58,6 +60,30 @@ std::vector<ArchitectureRow> make_rows() {
   phi3.partial_rotary_default = 1.0;
   phi3.sliding_window_all = true;
   rows.push_back(phi3);
+
+  // Gemma 3 text (Gemma3TextConfig): q/k norms and sandwich norms of the (1 + w) form, GELU-tanh,
+  // embeddings scaled by sqrt(hidden), scores by query_pre_attn_scalar, and five sliding layers
+  // (window 4096, local rope base 10000) to each full one.
+  ArchitectureRow gemma3{Arch::Gemma3, "gemma3", {"Gemma3ForCausalLM"}, "gemma3"};
+  gemma3.model_type = "gemma3_text";
+  gemma3.qk_norm = true;
+  gemma3.o_proj_bias = true;  // attention_bias biases o_proj too (Gemma3Attention)
+  gemma3.head_dim_default = 256;
+  gemma3.head_dim_free = true;
+  gemma3.sandwich_norms = true;
+  gemma3.sliding_window_default = 4096;
+  gemma3.sliding_window_pattern_default = 6;
+  gemma3.rope_local_default = 10000.0;
+  gemma3.hf_names = {{WeightId::PostAttnNorm, "post_attention_layernorm.weight"},
+                     {WeightId::MlpNorm, "pre_feedforward_layernorm.weight"},
+                     {WeightId::PostMlpNorm, "post_feedforward_layernorm.weight"}};
+  gemma3.norm = NormForm::Gemma;
+  gemma3.activation = Activation::GeluTanh;
+  gemma3.activation_key = "hidden_activation";
+  gemma3.embedding_scaled = true;
+  gemma3.query_pre_attn_scalar_default = 256;
+  gemma3.tied_default = true;
+  rows.push_back(gemma3);
   return rows;
 }
 

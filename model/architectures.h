@@ -16,7 +16,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3 };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3, Gemma3 };
 
 struct ArchitectureRow {
   Arch arch;

@@ -201,6 +201,11 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
   CATCH_CHECK(*gguf_weight_name(WeightId::Head) == "output.weight");
   CATCH_CHECK(weight_by_hf(Arch::Llama, "model.layers.3.mlp.nothing.weight") == nullptr);
   CATCH_CHECK(*gguf::gguf_name(Arch::Phi3, "model.layers.0.mlp.gate_up_proj.weight") == "blk.0.ffn_up.weight");
+  // Gemma's post_attention_layernorm follows attention; GLM-4's (Llama's name) precedes the MLP
+  CATCH_CHECK(weight_by_hf(Arch::Gemma3, "model.layers.2.post_attention_layernorm.weight")->id == WeightId::PostAttnNorm);
+  CATCH_CHECK(weight_by_hf(Arch::Glm4, "model.layers.2.post_attention_layernorm.weight")->id == WeightId::MlpNorm);
+  CATCH_CHECK(hf_weight_name(Arch::Gemma3, WeightId::MlpNorm, 2) == "model.layers.2.pre_feedforward_layernorm.weight");
+  CATCH_CHECK(*gguf::gguf_name(Arch::Gemma3, "model.layers.2.post_feedforward_layernorm.weight") == "blk.2.post_ffw_norm.weight");
 
   auto layer = [](const char* cls, const std::string& extra = "") {
     const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"",
@@ -223,6 +228,9 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
   CATCH_CHECK(layer("Glm4ForCausalLM") == attn + bias + o + " post_self_attn_layernorm.weight" + glm_mlp + " post_mlp_layernorm.weight");
   CATCH_CHECK(layer("MistralForCausalLM") == attn + o + mlp);
   CATCH_CHECK(layer("Phi3ForCausalLM") == "input_layernorm.weight self_attn.qkv_proj.weight" + o + glm_mlp);
+  CATCH_CHECK(layer("Gemma3ForCausalLM") == attn + " self_attn.q_norm.weight self_attn.k_norm.weight" + o +
+                                                " post_attention_layernorm.weight pre_feedforward_layernorm.weight" +
+                                                " mlp.gate_proj.weight mlp.up_proj.weight mlp.down_proj.weight post_feedforward_layernorm.weight");
 
   // llama.cpp's converter permuted llama's q and k (weights and biases), over their heads
   const ModelConfig llama = ModelConfig::parse(kLlama, "config.json");
@@ -252,3 +260,55 @@ CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with
     }
 }
 
+// Issue 71: Gemma 3's layers as Gemma3TextConfig makes them: five sliding layers (local rope) to
+// each full one, GELU-tanh, the (1 + w) norm; and what config.json may change of that.
+CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, attention scale and tied head", "[config]") {
+  using namespace exspec;
+  const std::string gemma = replace(replace(kLlama, "LlamaForCausalLM", "Gemma3ForCausalLM"), "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 7");
+  const ModelConfig c = ModelConfig::parse(gemma, "config.json");
+  CATCH_CHECK(c.head_dim == 256);  // Gemma3TextConfig's defaults
+  CATCH_CHECK(c.sliding_window == 4096);
+  CATCH_CHECK(c.rope_local_theta == 10000.0);
+  CATCH_CHECK(c.query_pre_attn_scalar == 256.0);
+  CATCH_CHECK(c.attention_scale() == 1.0 / 16.0);
+  CATCH_CHECK(c.tie_word_embeddings);
+  CATCH_CHECK(c.norm_offset == 1.0);
+  CATCH_CHECK(c.embedding_scale() == 8.0);
+  CATCH_CHECK(c.qk_norm);
+  CATCH_CHECK(c.sandwich_norms);
+  for (int64_t i = 0; i < 7; ++i) {
+    CATCH_INFO(i);
+    const bool full = i == 5;
+    const LayerKind want{full ? AttentionWindow::Full : AttentionWindow::Sliding, Activation::GeluTanh, NormForm::Gemma,
+                         full ? RopeKind::Global : RopeKind::Local};
+    CATCH_CHECK(c.layer_kind(i) == want);
+  }
+  const ModelConfig p = ModelConfig::parse(replace(gemma, "\"hidden_size\"", "\"sliding_window_pattern\": 2, \"sliding_window\": 8, "
+                                                   "\"query_pre_attn_scalar\": 24, \"rope_local_base_freq\": 500.0, \"hidden_size\""), "c");
+  CATCH_CHECK(p.sliding_window == 8);
+  CATCH_CHECK(p.layer_kind(0).window == AttentionWindow::Sliding);
+  CATCH_CHECK(p.layer_kind(1).window == AttentionWindow::Full);
+  CATCH_CHECK(p.rope_local_theta == 500.0);
+  CATCH_CHECK(p.attention_scale() == 1.0 / std::sqrt(24.0));
+  const std::string types = "\"layer_types\": [\"full_attention\", \"sliding_attention\", \"full_attention\", \"full_attention\", "
+                            "\"full_attention\", \"full_attention\", \"sliding_attention\"], \"hidden_size\"";
+  const ModelConfig t = ModelConfig::parse(replace(gemma, "\"hidden_size\"", types), "c");
+  CATCH_CHECK(t.layer_kind(0).rope == RopeKind::Global);
+  CATCH_CHECK(t.layer_kind(1).rope == RopeKind::Local);
+  CATCH_CHECK(t.layer_kind(6).window == AttentionWindow::Sliding);
+  // written back by make-model's to_json_text, the same config
+  const ModelConfig back = ModelConfig::parse(p.to_json_text(), "back");
+  for (int64_t i = 0; i < 7; ++i) CATCH_CHECK(back.layer_kind(i) == p.layer_kind(i));
+  CATCH_CHECK(back.query_pre_attn_scalar == 24.0);
+  CATCH_CHECK(back.rope_local_theta == 500.0);
+  CATCH_CHECK(back.tie_word_embeddings);
+  // refused by name: Gemma 2's soft-capping, an unknown activation, bidirectional attention
+  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"final_logit_softcapping\": 30.0, \"hidden_size\"")).find("final_logit_softcapping") != std::string::npos);
+  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"attn_logit_softcapping\": 50.0, \"hidden_size\"")).find("attn_logit_softcapping") != std::string::npos);
+  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"hidden_activation\": \"gelu\", \"hidden_size\"")).find("hidden_activation \"gelu\"") != std::string::npos);
+  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"use_bidirectional_attention\": true, \"hidden_size\"")).find("bidirectional") != std::string::npos);
+  // a Llama with Gemma's activation is served: the kinds are not the row's alone
+  const ModelConfig g = ModelConfig::parse(replace(kLlama, "\"hidden_size\"", "\"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\""), "c");
+  CATCH_CHECK(g.layer_kind(0).activation == Activation::GeluTanh);
+  CATCH_CHECK(g.layer_kind(0).norm == NormForm::Llama);
+}

@@ -133,8 +133,10 @@ CATCH_TEST_CASE("@huggingface/gguf reads the metadata and tensor table ours read
   }
 }
 
+// gemma3: its norms stored as the multiplier 1 + w, its window pattern and local rope from
+// llama.cpp's keys and defaults.
 CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and its tokens", "[gguf]") {
-  for (const char* arch : {"qwen3", "qwen2", "llama"}) {
+  for (const char* arch : {"qwen3", "qwen2", "llama", "gemma3"}) {
     CATCH_INFO(arch);
     const std::string dir = test::model_dir(arch);
     LoadOptions lo;

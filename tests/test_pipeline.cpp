@@ -178,6 +178,12 @@ CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Phi-3 pair, every
   pipeline_oracle("phi3");
 }
 
+// Gemma 3: sliding layers (local rope) beside full ones, (1 + w) sandwich norms, GELU-tanh,
+// scaled embeddings.
+CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Gemma 3 pair, every mode", "[pipeline][oracle][gemma3]") {
+  pipeline_oracle("gemma3");
+}
+
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));

@@ -333,14 +333,47 @@ CATCH_TEST_CASE("Mistral's GGUF files (F32, Q8_0, Q4_K_M): the default mode at b
 }
 
 // Issue 71: a draft of another architecture wherever the vocabularies match: a Phi-3 target (fused
-// products, partial rope, a window) with a Llama draft and a Mistral draft.
+// products, partial rope, a window) with a Llama draft and a Mistral draft; a Gemma 3 target
+// with a Llama draft, and a Llama target with a Gemma 3 draft.
 CATCH_TEST_CASE("a draft of another architecture: the default mode at batch 16 equals batch-1 nonspec sampling",
-                "[sampling][oracle][phi3]") {
+                "[sampling][oracle][phi3][gemma3]") {
   const auto target = load64(test::model_dir("phi3"));
   for (const char* arch : {"llama", "mistral"}) {
     CATCH_INFO("draft " << arch);
     default_mode_sweep(target, load64(test::truncated_draft(arch)));
   }
+  CATCH_INFO("gemma3 with llama, llama with gemma3");
+  default_mode_sweep(load64(test::model_dir("gemma3")), load64(test::truncated_draft("llama")));
+  default_mode_sweep(load64(test::model_dir("llama")), load64(test::truncated_draft("gemma3")));
+}
+
+// Issue 71: Gemma 3's two layer kinds (a sliding layer with its local rope, then a full one;
+// window 16, which the sequences outgrow): every mode in float64; the default mode in float32,
+// int8 and bfloat16 (its GELU-tanh kernel and (1 + w) norms, row by row), and from its GGUF files
+// (the F32 one under float32; Q8_0 and Q4_K_M under int8).
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed on a Gemma 3 pair", "[sampling][oracle][gemma3]") {
+  sampling_sweep(load64(test::model_dir("gemma3")), load64(test::truncated_draft("gemma3")));
+}
+
+CATCH_TEST_CASE("Gemma 3 in float32, int8 and bfloat16 and from its GGUF files: the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][gguf][gemma3]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    default_mode_sweep(test::load_as(test::model_dir("gemma3"), dt), test::load_as(test::truncated_draft("gemma3"), dt));
+  }
+  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+    CATCH_INFO(type);
+    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
+    auto target = test::load_as(test::kquant_gguf(type, false, "gemma3"), dt);
+    auto draft = test::load_as(test::kquant_gguf(type, true, "gemma3"), dt);
+    CATCH_REQUIRE(target->config().layer_kind(0).rope == RopeKind::Local);  // read back from the file
+    CATCH_REQUIRE(target->config().layer_kind(1).window == AttentionWindow::Full);
+    default_mode_sweep(target, draft);
+  }
+  // Gemma 3 270M beside 27B in small: a draft of fewer, narrower layers (tiny: 4 of width 64)
+  // for a target of 8 of width 256, the same vocabulary
+  CATCH_INFO("small target, tiny draft");
+  default_mode_sweep(test::load_as(test::model_dir("gemma3", "small", 3), at::kFloat), test::load_as(test::model_dir("gemma3"), at::kFloat));
 }
 
 // Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or

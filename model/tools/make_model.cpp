@@ -215,6 +215,20 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.tie_word_embeddings = true;
       c.sliding_window = c.max_position_embeddings / 32;
       break;
+    case Arch::Gemma3:  // tied head, a head_dim that is not hidden / heads, linear scaling on the
+      // full layers (4B and up), and a window of a 32nd of the context on all but each 6th layer
+      // (each 2nd where there are fewer than 6). query_pre_attn_scalar is the head_dim, as in
+      // every Gemma 3 but 27B: GGUF has no key for it (the reference grid tests another).
+      c.rope_theta = 1000000.0;
+      c.rope_scaling.type = "linear";
+      c.rope_scaling.factor = 8.0;
+      c.tie_word_embeddings = true;
+      c.head_dim = 2 * c.hidden_size / c.num_heads;
+      c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
+      c.sliding_window = c.max_position_embeddings / 32;
+      for (int64_t i = 0, n = c.num_layers < 6 ? 2 : 6; i < c.num_layers; ++i)
+        c.layer_windows.push_back((i + 1) % n != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
+      break;
   }
   return c;
 }

@@ -12,8 +12,10 @@ work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
-# mistral and phi3: a window of 16, which the prompts and answers outgrow; phi3: fused products, partial rope
-for arch in llama qwen2 qwen3 mistral phi3; do
+# mistral and phi3: a window of 16, which the prompts and answers outgrow; phi3: fused products,
+# partial rope; gemma3: the window on layers 0 and 2 with their own rope, (1 + w) norms stored as
+# the multiplier
+for arch in llama qwen2 qwen3 mistral phi3 gemma3; do
   "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
   "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
   if [ "$arch" = qwen3 ]; then
@@ -56,3 +58,6 @@ echo "check: $(grep -c '^gguf:' "$work/check.txt") lines about the file"
 "$exspec" check "$work/mistral.gguf" --dtype float32 --max-tokens 4 > "$work/check-mistral.txt"
 grep -q "mistral, 4 layers, .*, sliding window 16" "$work/check-mistral.txt" ||
   { echo "check of the Mistral file lacks its window:"; cat "$work/check-mistral.txt"; exit 1; }
+"$exspec" check "$work/gemma3.gguf" --dtype float32 --max-tokens 4 > "$work/check-gemma3.txt"
+grep -q "gemma3, 4 layers, .*, sliding window 16 on 2 of 4 layers (their rope base 10000), GELU-tanh, (1 + w) norms" "$work/check-gemma3.txt" ||
+  { echo "check of the Gemma 3 file lacks its kinds:"; cat "$work/check-gemma3.txt"; exit 1; }

@@ -40,7 +40,12 @@ MIX = {"attn_k.weight": "iq4_nl", "ffn_up.weight": "q8_0"}
 # llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
 # writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
-        "Phi3ForCausalLM": "phi3"}
+        "Phi3ForCausalLM": "phi3", "Gemma3ForCausalLM": "gemma3"}
+# Gemma 3 (conversion/gemma.py Gemma3Model): its norms by llama.cpp's names, each stored as the
+# multiplier 1 + w that Gemma3RMSNorm scales by
+GEMMA_NAMES = {"post_attention_layernorm.weight": "post_attention_norm.weight",
+               "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+               "post_feedforward_layernorm.weight": "post_ffw_norm.weight"}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
 
@@ -159,9 +164,12 @@ def gguf_tensors(cfg, weights, arch):
         else:
             parts = name.split(".")
             assert parts[:2] == ["model", "layers"], name
-            g = "blk.%s.%s" % (parts[2], names[".".join(parts[3:])])
+            rest = ".".join(parts[3:])
+            g = "blk.%s.%s" % (parts[2], GEMMA_NAMES.get(rest, names.get(rest)) if arch == "gemma3" else names[rest])
             if arch == "llama" and parts[-2] in ("q_proj", "k_proj"):
                 w = permute(w, n_head, n_head if parts[-2] == "q_proj" else n_kv)
+        if arch == "gemma3" and name.endswith("norm.weight"):
+            w = w.astype(np.float32) + np.float32(1.0)
         out.append((g, w))
     return out
 
@@ -272,6 +280,16 @@ def model_kv(cfg, arch, kind, name):
         kv += [("llama.vocab_size", U32, cfg["vocab_size"]), ("llama.rope.dimension_count", U32, head_dim)]
     if cfg["architectures"][0] == "MistralForCausalLM" and cfg.get("sliding_window", 4096):
         kv.append(("%s.attention.sliding_window" % arch, U32, cfg.get("sliding_window", 4096)))
+    if arch == "gemma3":  # conversion/gemma.py: the window (each 6th layer full unless a pattern key says
+        # otherwise, which the converter does not write), and TextModel's linear rope scaling
+        if cfg.get("sliding_window_pattern", 6) != 1 and cfg.get("sliding_window"):
+            kv.append(("gemma3.attention.sliding_window", U32, cfg["sliding_window"]))
+        types = cfg.get("layer_types")
+        if types:  # llama.cpp reads one bool a layer (load_swa_pattern)
+            kv.append(("gemma3.attention.sliding_window_pattern", (ARRAY, BOOL), [t == "sliding_attention" for t in types]))
+        rs = cfg.get("rope_scaling") or {}
+        if rs.get("rope_type", rs.get("type")) == "linear":
+            kv += [("gemma3.rope.scaling.type", STRING, "linear"), ("gemma3.rope.scaling.factor", F32, rs["factor"])]
     if arch == "phi3":  # llama.cpp's Phi3 converter: the rotary dims, and the window when there is one
         kv.append(("phi3.rope.dimension_count", U32, int(head_dim * cfg.get("partial_rotary_factor", 1.0))))
         if cfg.get("sliding_window"):

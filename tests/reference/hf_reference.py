@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM,
-MistralForCausalLM, Phi3ForCausalLM). CPU, batch size 1, no KV cache: every
+MistralForCausalLM, Phi3ForCausalLM, Gemma3ForCausalLM). CPU, batch size 1, no KV cache: every
 greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
-(inv_freq, pos*inv_freq, cos, sin), RMSNorm and the attention softmax are all float64 here.
+(inv_freq, pos*inv_freq, cos, sin), RMSNorm and the attention softmax are all float64 here; but
+Gemma3RMSNorm's multiplier 1.0 + weight.float() is made in float32 as HF makes it.
 
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
       --exspec-logits L.safetensors --exspec-generate G.jsonl [--tol 1e-9]
@@ -22,6 +23,7 @@ LLAMA, QWEN2, QWEN3 = "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"
 GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and models/glm4
 MISTRAL = "MistralForCausalLM"  # transformers' models/mistral
 PHI3 = "Phi3ForCausalLM"  # transformers' models/phi3
+GEMMA3 = "Gemma3ForCausalLM"  # transformers' models/gemma3, the text model (Gemma3TextConfig)
 F64 = torch.float64
 
 
@@ -92,9 +94,9 @@ def load_weights(model_dir):
 
 
 # ---------------------------------------------------------------- model
-def rope_inv_freq(cfg, dim):
+def rope_inv_freq(cfg, dim, default_theta=10000.0):
     """Frequencies of the `dim` rotated dims of a head (all of it but for GLM's partial rotary)."""
-    theta = float(cfg.get("rope_theta", 10000.0))
+    theta = float(cfg.get("rope_theta", default_theta))
     inv_freq = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=F64) / dim)
     rs = cfg.get("rope_scaling") or {}
     kind = rs.get("rope_type", rs.get("type", "default"))
@@ -117,6 +119,16 @@ def rope_inv_freq(cfg, dim):
 
 def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def gemma_multiplier(weight):
+    """Gemma3RMSNorm scales by (1.0 + self.weight.float()): a float32 sum, whatever the model's dtype."""
+    return (1.0 + weight.to(torch.float32)).to(F64)
+
+
+def gelu_tanh(x):
+    """HF's gelu_pytorch_tanh (GELUTanh)."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
 def linear(x, weight, bias=None):
@@ -149,24 +161,32 @@ def glm_rope(x, cos, sin):
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3, GEMMA3):
             raise UsageError(f"unsupported architecture {arch!r}")
-        if cfg.get("hidden_act", "silu") != "silu":
-            raise UsageError(f"unsupported hidden_act {cfg['hidden_act']!r}")
+        self.gemma = arch == GEMMA3
+        # Gemma3MLP uses hidden_activation (default gelu_pytorch_tanh); the others hidden_act.
+        act = cfg.get("hidden_activation", "gelu_pytorch_tanh") if self.gemma else cfg.get("hidden_act", "silu")
+        if act not in ("silu", "gelu_pytorch_tanh"):
+            raise UsageError(f"unsupported activation {act!r}")
+        self.act = torch.nn.functional.silu if act == "silu" else gelu_tanh
         H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
         self.nh = cfg["num_attention_heads"]
         self.nkv = cfg.get("num_key_value_heads") or self.nh
         self.glm = arch in (GLM, GLM4)
         # GlmConfig / Glm4Config default: head_dim 128, partial_rotary_factor 0.5, attention_bias on.
-        self.hd = cfg.get("head_dim") or (128 if self.glm else H // self.nh)
+        self.hd = cfg.get("head_dim") or (128 if self.glm else 256 if self.gemma else H // self.nh)
         self.eps = cfg["rms_norm_eps"]
         self.vocab = V
-        self.qk_norm = arch == QWEN3
+        self.qk_norm = arch in (QWEN3, GEMMA3)
         # Qwen2: q/k/v always biased, o never. Llama, Qwen3: attention_bias biases q, k, v AND o.
         # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
         # Mistral: no biases anywhere, and MistralConfig's sliding_window (default 4096, null: none):
         # MistralAttention's mask hides key j from query i once i - j >= sliding_window.
         qkv_bias = arch == QWEN2 or (arch not in (MISTRAL, PHI3) and cfg.get("attention_bias", self.glm))
+        # Gemma3TextConfig: sliding_window 4096 on every layer but each sliding_window_pattern-th
+        # (default 6) unless layer_types lists them; those layers turn by their own rope
+        # (rope_local_base_freq, default 10000, unscaled); scores scale by query_pre_attn_scalar
+        # (default 256) ** -0.5; embeddings times hidden_size ** 0.5; the head tied by default.
         self.window = cfg.get("sliding_window", 4096) if arch == MISTRAL else None
         # Phi3Attention: one qkv_proj (q rows, then k, then v), no biases; Phi3MLP: one
         # gate_up_proj (gate rows first); rotate-half over the first head_dim x
@@ -181,13 +201,21 @@ class Model:
         n = cfg["num_hidden_layers"]
         first = cfg.get("max_window_layers", 28) if arch in (QWEN2, QWEN3) else 0
         types = cfg.get("layer_types") or ["sliding_attention" if i >= first else "full_attention" for i in range(n)]
+        if self.gemma:
+            self.window = cfg.get("sliding_window", 4096)
+            pattern = cfg.get("sliding_window_pattern", 6)
+            types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         self.slides = [bool(self.window) and t == "sliding_attention" for t in types]
-        o_bias = arch in (LLAMA, QWEN3) and cfg.get("attention_bias", False)
+        o_bias = arch in (LLAMA, QWEN3, GEMMA3) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
-        self.sandwich = arch == GLM4  # post_self_attn_layernorm, post_mlp_layernorm
+        self.sandwich = arch in (GLM4, GEMMA3)  # GLM-4: post_self_attn_layernorm, post_mlp_layernorm
         rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5 if self.glm else 1.0)) if self.glm or self.phi3 else self.hd
         self.rotary = rotary
-        self.inv_freq = rope_inv_freq(cfg, rotary)
+        self.inv_freq = rope_inv_freq(cfg, rotary, 1_000_000.0 if self.gemma else 10000.0)
+        self.local_inv_freq = self.inv_freq
+        if self.gemma:
+            self.local_inv_freq = rope_inv_freq({"rope_theta": cfg.get("rope_local_base_freq", 10000.0)}, rotary)
+        self.scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5 if self.gemma else self.hd ** -0.5
         used = set()
 
         def get(name, *shape, present=True):
@@ -215,18 +243,25 @@ class Model:
                 o=get(a + "o_proj.weight", H, q_out), ob=get(a + "o_proj.bias", H, present=o_bias),
                 q_norm=get(a + "q_norm.weight", self.hd, present=self.qk_norm),
                 k_norm=get(a + "k_norm.weight", self.hd, present=self.qk_norm),
-                post_norm=get(p + "post_attention_layernorm.weight", H),
+                post_norm=get(p + ("pre_feedforward_layernorm.weight" if self.gemma else "post_attention_layernorm.weight"), H),
                 gate=get(p + "mlp.gate_proj.weight", I, H, present=not (self.glm or self.phi3)),
                 gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
                 up=get(p + "mlp.up_proj.weight", I, H, present=not (self.glm or self.phi3)),
                 up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
                 gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=self.glm or self.phi3),
                 down=get(p + "mlp.down_proj.weight", H, I), down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
-                attn_out_norm=get(p + "post_self_attn_layernorm.weight", H, present=self.sandwich),
-                mlp_out_norm=get(p + "post_mlp_layernorm.weight", H, present=self.sandwich),
+                attn_out_norm=get(p + ("post_attention_layernorm.weight" if self.gemma else "post_self_attn_layernorm.weight"),
+                                  H, present=self.sandwich),
+                mlp_out_norm=get(p + ("post_feedforward_layernorm.weight" if self.gemma else "post_mlp_layernorm.weight"),
+                                 H, present=self.sandwich),
             ))
+            if self.gemma:  # every Gemma3RMSNorm weight stands for its multiplier 1 + w
+                for key in ("in_norm", "post_norm", "q_norm", "k_norm", "attn_out_norm", "mlp_out_norm"):
+                    self.layers[-1][key] = gemma_multiplier(self.layers[-1][key])
         self.norm = get("model.norm.weight", H)
-        tied = cfg.get("tie_word_embeddings", False)
+        if self.gemma:
+            self.norm = gemma_multiplier(self.norm)
+        tied = cfg.get("tie_word_embeddings", self.gemma)
         self.lm_head = self.embed if tied else get("lm_head.weight", V, H)
         # An unread tensor means the checkpoint has something this model definition ignores.
         unused = sorted(n for n in weights if n not in used and not n.endswith("rotary_emb.inv_freq")
@@ -239,14 +274,19 @@ class Model:
         T, nh, nkv, hd = len(ids), self.nh, self.nkv, self.hd
         if T == 0 or min(ids) < 0 or max(ids) >= self.vocab:
             raise UsageError(f"prompt ids must be a non-empty list in [0, {self.vocab})")
-        angles = torch.arange(T, dtype=F64)[:, None] * self.inv_freq[None, :]
-        emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
-        cos, sin = emb.cos(), emb.sin()
+        def table(inv_freq):
+            angles = torch.arange(T, dtype=F64)[:, None] * inv_freq[None, :]
+            emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
+            return emb.cos(), emb.sin()
+        rope, local_rope = table(self.inv_freq), table(self.local_inv_freq)
         query, key = torch.arange(T)[:, None], torch.arange(T)[None, :]
         causal = torch.zeros((T, T), dtype=F64).masked_fill(key > query, -math.inf)
         windowed = causal.masked_fill(query - key >= (self.window or T), -math.inf) if self.window else causal
         h = self.embed[torch.tensor(ids)]
+        if self.gemma:  # Gemma3TextScaledWordEmbedding
+            h = h * self.embed.shape[1] ** 0.5
         for L, slides in zip(self.layers, self.slides):
+            cos, sin = local_rope if slides else rope
             x = rms_norm(h, L["in_norm"], self.eps)
             if self.phi3:
                 qkv = linear(x, L["qkv"])
@@ -272,7 +312,7 @@ class Model:
             k = k.repeat_interleave(nh // nkv, dim=1)
             v = v.repeat_interleave(nh // nkv, dim=1)
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [heads, T, hd]
-            scores = (q @ k.transpose(1, 2)) * hd ** -0.5 + (windowed if slides else causal)
+            scores = (q @ k.transpose(1, 2)) * self.scale + (windowed if slides else causal)
             attn = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
             out = linear(attn, L["o"], L["ob"])
             if self.sandwich:  # Glm4DecoderLayer: the branch output is normalised before the residual add
@@ -283,7 +323,7 @@ class Model:
                 gate, up = linear(x, L["gate_up"]).chunk(2, dim=-1)
                 mlp = up * torch.nn.functional.silu(gate)
             else:
-                mlp = torch.nn.functional.silu(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
+                mlp = self.act(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
             out = linear(mlp, L["down"], L["down_b"])
             if self.sandwich:
                 out = rms_norm(out, L["mlp_out_norm"], self.eps)

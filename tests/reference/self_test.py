@@ -1,9 +1,10 @@
 """Self-tests of the reference itself (hf_reference.py --self-test): a tiny random Llama and a tiny
 random GLM-4 are causal-consistent and resume greedy decoding identically, GLM's rope equals
-complex rotation, and a Mistral window bounds how far a token reaches."""
+complex rotation, a Mistral window bounds how far a token reaches, and Gemma 3's GELU-tanh is
+torch's."""
 import torch
 
-from hf_reference import F64, GLM4, LLAMA, MISTRAL, Model, glm_rope, greedy, rope_inv_freq
+from hf_reference import F64, GEMMA3, GLM4, LLAMA, MISTRAL, Model, gelu_tanh, glm_rope, greedy, rope_inv_freq
 
 
 def self_test():
@@ -32,7 +33,32 @@ def self_test():
     resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
     ok = worst <= 1e-12 and resumed == toks[4:]
     print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
-    return 0 if ok and glm_self_test(g) and window_self_test(g, shapes) else 1
+    return 0 if ok and glm_self_test(g) and window_self_test(g, shapes) and gemma_self_test(g) else 1
+
+
+def gemma_self_test(g):
+    """Gemma 3's activation against torch's own tanh GELU (which HF's gelu_pytorch_tanh calls), and
+    a tiny Gemma 3 (a sliding layer, then a full one) causal-consistent like the Llama one."""
+    x = torch.linspace(-12, 12, 2001, dtype=F64)
+    act_err = float((gelu_tanh(x) - torch.nn.functional.gelu(x, approximate="tanh")).abs().max())
+    H, I, V, nh, nkv, hd, layers = 32, 48, 50, 4, 2, 8, 2
+    cfg = dict(architectures=[GEMMA3], hidden_size=H, intermediate_size=I, vocab_size=V, num_hidden_layers=layers,
+               num_attention_heads=nh, num_key_value_heads=nkv, head_dim=hd, rms_norm_eps=1e-6, sliding_window=3,
+               sliding_window_pattern=2, query_pre_attn_scalar=12)
+    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    per_layer = {"input_layernorm": (H,), "post_attention_layernorm": (H,), "pre_feedforward_layernorm": (H,),
+                 "post_feedforward_layernorm": (H,), "self_attn.q_norm": (hd,), "self_attn.k_norm": (hd,),
+                 "self_attn.q_proj": (nh * hd, H), "self_attn.k_proj": (nkv * hd, H), "self_attn.v_proj": (nkv * hd, H),
+                 "self_attn.o_proj": (H, nh * hd), "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H), "mlp.down_proj": (H, I)}
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
+    weights = {n: torch.randn(s, generator=g, dtype=F64) * (0.1 if len(s) == 1 else 0.3) for n, s in shapes.items()}
+    model = Model(cfg, weights)
+    seq = torch.randint(0, V, (12,), generator=g).tolist()
+    full = model.forward(seq)
+    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+    print(f"self-test: Gemma GELU-tanh vs torch {act_err:.3e}, Gemma 3 prefix max|diff| {worst:.3e}")
+    return act_err <= 1e-12 and worst <= 1e-12
 
 
 def window_self_test(g, shapes):

@@ -2,8 +2,8 @@
 """Writes the reference grid: tiny Hugging Face checkpoints for every architecture exspec loads,
 over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
 and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
-with and without attention biases, Mistral's sliding window), each with a draft made of its first
-layer.
+with and without attention biases, Mistral's sliding window, Gemma 3's layers of two kinds), each
+with a draft made of its first layer.
 
 Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
 code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
@@ -20,11 +20,14 @@ VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
 DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
 CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM",
-           "phi3": "Phi3ForCausalLM"}
+           "phi3": "Phi3ForCausalLM", "gemma3": "Gemma3ForCausalLM"}
 # Mistral's and Phi-3's sliding window: shorter than the longest prompt, so that prefill, padded
 # batches and decoding all meet keys the window has passed. Neither has biases: their "bias"
 # rows have none. Phi-3 takes the rows' partial rotary factor (rotate-half over those dims).
 # Qwen2's and Qwen3's tied rows switch their window on for the layers from the first on.
+# Gemma 3's layer 0 slides (its local rope) and layer 1 is full (sliding_window_pattern 2), without
+# biases, its scores scaled by a query_pre_attn_scalar of 1.5 head_dim; its tied rows scale the
+# full layers' rope linearly, as Gemma 3 4B and up do.
 WINDOW = 5
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
@@ -46,7 +49,7 @@ def grid():
         for kv, hd, tied, bias, rot in SHAPES:
             glm = arch in ("glm", "glm4")
             partial = glm or arch == "phi3"
-            bias = bias and arch not in ("mistral", "phi3")
+            bias = bias and arch not in ("mistral", "phi3", "gemma3")
             name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
             if partial:
                 name += f"-rot{rot:g}"
@@ -72,6 +75,13 @@ def config(arch, kv, hd, tied, bias, rot, layers):
         c.update(use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1)
     if rot is not None:
         c["partial_rotary_factor"] = rot
+    if arch == "gemma3":
+        del c["hidden_act"]
+        c.update(model_type="gemma3_text", hidden_activation="gelu_pytorch_tanh", sliding_window=WINDOW,
+                 sliding_window_pattern=2, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                 query_pre_attn_scalar=1.5 * hd, attention_bias=False)
+        if tied:
+            c["rope_scaling"] = {"rope_type": "linear", "factor": 8.0}
     return c
 
 
@@ -84,12 +94,13 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
     qkv_bias = arch == "qwen2" or bias
     o_bias = arch in ("llama", "qwen3") and bias  # Llama / Qwen3 attention_bias covers o_proj too
     mat = lambda *s: rng.normal(0.0, 0.25, s)
-    norm = lambda n: 1.0 + rng.normal(0.0, 0.1, (n,))
+    gemma = arch == "gemma3"  # Gemma3RMSNorm multiplies by 1 + w: its weights lie around 0
+    norm = lambda n: (0.0 if gemma else 1.0) + rng.normal(0.0, 0.1, (n,))
     t = {"model.embed_tokens.weight": rng.normal(0.0, 1.0, (VOCAB, HIDDEN))}
     for i in range(layers):
         p, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
         t[p + "input_layernorm.weight"] = norm(HIDDEN)
-        t[p + "post_attention_layernorm.weight"] = norm(HIDDEN)
+        t[p + "post_attention_layernorm.weight"] = norm(HIDDEN)  # Gemma's: after attention; the others': before the MLP
         if arch == "phi3":  # Phi3Attention's one qkv_proj: q rows, then k, then v
             t[a + "qkv_proj.weight"] = mat((HEADS + 2 * kv) * hd, HIDDEN)
         for proj, rows in (("q", HEADS * hd), ("k", kv * hd), ("v", kv * hd)):
@@ -100,7 +111,7 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
         t[a + "o_proj.weight"] = mat(HIDDEN, HEADS * hd) * (1.0 if i == 0 else DAMP)
         if o_bias:
             t[a + "o_proj.bias"] = rng.normal(0.0, 0.5, (HIDDEN,))
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             t[a + "q_norm.weight"], t[a + "k_norm.weight"] = norm(hd), norm(hd)
         if glm or arch == "phi3":
             t[p + "mlp.gate_up_proj.weight"] = mat(2 * INTER, HIDDEN)
@@ -110,6 +121,9 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
         if arch == "glm4":
             t[p + "post_self_attn_layernorm.weight"] = norm(HIDDEN)
             t[p + "post_mlp_layernorm.weight"] = norm(HIDDEN)
+        if gemma:
+            t[p + "pre_feedforward_layernorm.weight"] = norm(HIDDEN)
+            t[p + "post_feedforward_layernorm.weight"] = norm(HIDDEN)
     t["model.norm.weight"] = norm(HIDDEN)
     if not tied:
         t["lm_head.weight"] = mat(VOCAB, HIDDEN)
