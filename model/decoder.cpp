@@ -23,29 +23,6 @@
 namespace exspec {
 namespace {
 
-// HF RMSNorm: normalise in float32 at least, scale in the model dtype. `fused`: one pass on the
-// CPU where it applies (model/fused_ops.h).
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
-  at::Tensor y = fused ? fused_rms_norm(x, w, eps) : at::Tensor();
-  if (y.defined()) return y;
-  const bool low = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-  at::Tensor xf = low ? x.to(at::kFloat) : x;
-  at::Tensor var = xf.pow(2).mean(-1, /*keepdim=*/true);
-  xf = xf * at::rsqrt(var + eps);
-  return w * xf.to(x.scalar_type());
-}
-
-// Gemma3RMSNorm: normalised and times the multiplier m (1 + w, float32 at least) in float32 at
-// least, rounded to x's dtype once. In float32 the fused kernel's arithmetic is this one's.
-at::Tensor gemma_norm(const at::Tensor& x, const at::Tensor& m, double eps, bool fused) {
-  at::Tensor y = fused ? fused_rms_norm(x, m, eps) : at::Tensor();
-  if (y.defined()) return y;
-  const bool low = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-  at::Tensor xf = low ? x.to(at::kFloat) : x;
-  at::Tensor var = xf.pow(2).mean(-1, /*keepdim=*/true);
-  return (xf * at::rsqrt(var + eps) * m).to(x.scalar_type());
-}
-
 // act(gate) * up of gu [N, 2 I] (gate first).
 at::Tensor gated(rowops::Gate g, const at::Tensor& gu, bool fused) {
   at::Tensor y = fused ? fused_gated_mul(g, gu) : at::Tensor();
@@ -56,10 +33,19 @@ at::Tensor gated(rowops::Gate g, const at::Tensor& gu, bool fused) {
 }
 
 // The layer's kind (model/layer_kind.h) choosing its maths: a new kind is a new case here.
+// RMSNorm, normalised in float32 at least; then Llama's (LlamaRMSNorm) scales by w in the model's
+// dtype, Gemma's (Gemma3RMSNorm) by its multiplier 1 + w (float32 at least) before one rounding.
+// `fused`: one pass on the CPU where w has x's dtype (model/fused_ops.h), where the two forms'
+// arithmetic is the same (a Gemma multiplier is float32, so only a float32 model's).
 at::Tensor layer_norm(NormForm form, const at::Tensor& x, const at::Tensor& w, double eps, bool fused) {
+  at::Tensor y = fused ? fused_rms_norm(x, w, eps) : at::Tensor();
+  if (y.defined()) return y;
+  const bool low = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
+  at::Tensor xf = low ? x.to(at::kFloat) : x;
+  xf = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   switch (form) {
-    case NormForm::Llama: return rms_norm(x, w, eps, fused);
-    case NormForm::Gemma: return gemma_norm(x, w, eps, fused);
+    case NormForm::Llama: return w * xf.to(x.scalar_type());
+    case NormForm::Gemma: return (xf * w).to(x.scalar_type());
   }
   throw std::logic_error("layer_norm: a NormForm without its maths");
 }

@@ -7,6 +7,13 @@ import torch
 from hf_reference import F64, GEMMA3, GLM4, LLAMA, MISTRAL, Model, gelu_tanh, glm_rope, greedy, rope_inv_freq
 
 
+def prefix_worst(model, seq):
+    """The largest difference between the logits of the whole sequence and of each of its prefixes:
+    0 up to rounding for a causal model."""
+    full = model.forward(seq)
+    return max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+
+
 def self_test():
     """Tiny random Llama (GQA, llama3 rope covering all three frequency bands): checks that the
     full recomputation is causal-consistent and that greedy decoding resumes identically."""
@@ -27,8 +34,7 @@ def self_test():
     weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
     model = Model(cfg, weights)
     seq = torch.randint(0, V, (20,), generator=g).tolist()
-    full = model.forward(seq)
-    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+    worst = prefix_worst(model, seq)
     toks, _, _ = greedy(model, seq[:5], 10, set())
     resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
     ok = worst <= 1e-12 and resumed == toks[4:]
@@ -53,10 +59,7 @@ def gemma_self_test(g):
     for i in range(layers):
         shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
     weights = {n: torch.randn(s, generator=g, dtype=F64) * (0.1 if len(s) == 1 else 0.3) for n, s in shapes.items()}
-    model = Model(cfg, weights)
-    seq = torch.randint(0, V, (12,), generator=g).tolist()
-    full = model.forward(seq)
-    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+    worst = prefix_worst(Model(cfg, weights), torch.randint(0, V, (12,), generator=g).tolist())
     print(f"self-test: Gemma GELU-tanh vs torch {act_err:.3e}, Gemma 3 prefix max|diff| {worst:.3e}")
     return act_err <= 1e-12 and worst <= 1e-12
 
@@ -108,10 +111,7 @@ def glm_self_test(g):
     for i in range(layers):
         shapes.update({f"model.layers.{i}.{n}": s for n, s in per_layer.items()})
     weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
-    model = Model(cfg, weights)
-    seq = torch.randint(0, V, (12,), generator=g).tolist()
-    full = model.forward(seq)
-    worst = max(float((model.forward(seq[:t]) - full[:t]).abs().max()) for t in range(1, len(seq)))
+    worst = prefix_worst(Model(cfg, weights), torch.randint(0, V, (12,), generator=g).tolist())
     print(f"self-test: GLM rope vs complex rotation {rope_err:.3e}, pass-through {'exact' if passed else 'CHANGED'}, "
           f"GLM-4 prefix max|diff| {worst:.3e}")
     return rope_err <= 1e-12 and passed and worst <= 1e-12
