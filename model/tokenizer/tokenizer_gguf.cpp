@@ -4,11 +4,14 @@
 //
 // tokenizer.ggml.pre names llama.cpp's pre-tokenizer; each name served here is the Hugging Face
 // pre-tokenizer, normalizer and merge rule of the tokenizers that llama.cpp gives that name.
-// A SentencePiece vocabulary ("llama") becomes Llama 2's tokenizer.json: merges from its scores.
+// A SentencePiece vocabulary ("llama") becomes Llama 2's tokenizer.json, merges from its scores,
+// or Gemma's where tokenizer.ggml.add_space_prefix is false.
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 #include "model/gguf/gguf_file.h"
 #include "model/tokenizer/tokenizer_impl.h"
@@ -71,14 +74,19 @@ json spm_merges(const std::vector<std::string>& tokens, const std::vector<double
     size_t split;
     int64_t piece;
   };
+  // Hashed views of the pieces: Gemma's 262144 pieces are split 1.1 million ways.
+  std::unordered_map<std::string_view, int64_t> by_text(ids.size() * 2);
+  for (const auto& [text, id] : ids) by_text.emplace(text, id);
   std::vector<Merge> merges;
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (types[id] != 1) continue;  // normal pieces only: bytes, controls and unknown are never made
-    const std::string& t = tokens[id];
+    const std::string_view t = tokens[id];
     for (size_t k = 1; k < t.size(); ++k) {
       if ((static_cast<unsigned char>(t[k]) & 0xC0) == 0x80) continue;  // inside a UTF-8 character
-      auto l = ids.find(t.substr(0, k)), r = ids.find(t.substr(k));
-      if (l != ids.end() && r != ids.end()) merges.push_back({scores[id], l->second, r->second, k, int64_t(id)});
+      auto l = by_text.find(t.substr(0, k));
+      if (l == by_text.end()) continue;
+      auto r = by_text.find(t.substr(k));
+      if (r != by_text.end()) merges.push_back({scores[id], l->second, r->second, k, int64_t(id)});
     }
   }
   std::stable_sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) {
@@ -91,17 +99,21 @@ json spm_merges(const std::vector<std::string>& tokens, const std::vector<double
   return out;
 }
 
-// Llama 2's tokenizer.json, less its vocabulary: "▁" for spaces and before the text, no
-// pre-tokenizer, bytes for characters without a piece.
-void spm_components(json& tok) {
-  tok["normalizer"] = {{"type", "Sequence"},
-                       {"normalizers", json::array({json{{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}},
-                                                    json{{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}}})}};
+// Llama 2's tokenizer.json, less its vocabulary: "▁" for spaces, no pre-tokenizer, bytes for
+// characters without a piece; with add_space_prefix (llama.cpp's default for SentencePiece) also
+// "▁" before the text and its strip on the way out. Gemma's files say add_space_prefix false:
+// its tokenizer.json replaces spaces and prepends nothing.
+void spm_components(json& tok, bool add_space_prefix) {
+  json norm = json::array(), dec = json::array();
+  if (add_space_prefix) norm.push_back({{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}});
+  norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}});
+  dec.push_back({{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}});
+  dec.push_back({{"type", "ByteFallback"}});
+  dec.push_back({{"type", "Fuse"}});
+  if (add_space_prefix) dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", std::move(norm)}};
   tok["pre_tokenizer"] = json();
-  tok["decoder"] = {{"type", "Sequence"},
-                    {"decoders", json::array({json{{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}},
-                                              json{{"type", "ByteFallback"}}, json{{"type", "Fuse"}},
-                                              json{{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}};
+  tok["decoder"] = {{"type", "Sequence"}, {"decoders", std::move(dec)}};
 }
 
 std::shared_ptr<const TokenizerImpl> load_tokenizer_gguf(const std::string& path) {
@@ -150,7 +162,7 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer_gguf(const std::string& path
            {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
            {"added_tokens", std::move(added)}};
   if (spm) {
-    spm_components(tok);
+    spm_components(tok, f->bool_or("tokenizer.ggml.add_space_prefix").value_or(true));
     if (auto unk = f->int_or("tokenizer.ggml.unknown_token_id"); unk && *unk >= 0 && *unk < int64_t(tokens.size()))
       tok["model"]["unk_token"] = tokens[*unk];
   }

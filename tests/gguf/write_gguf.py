@@ -188,33 +188,47 @@ def pre_name(tok):
     sys.exit("write_gguf.py: no llama.cpp pre-tokenizer name for this tokenizer.json (give --pre)")
 
 
-def spm_kv(tok, n):
-    """A SentencePiece-style BPE tokenizer.json (byte fallback, as Llama 2's) as tokenizer.ggml.model
-    "llama": tokens, token types and scores. A SentencePiece model's scores order its merges: here
-    each piece scores minus the rank of the first merge that makes it (below all, when none does)."""
+def looks_special(text):  # convert_hf_to_gguf.py TextModel.does_token_look_special
+    return (text in ("<pad>", "<mask>", "<2mass>", "[@BOS@]") or (text.startswith("<|") and text.endswith("|>"))
+            or (text.startswith("<\uff5c") and text.endswith("\uff5c>"))
+            or (text.startswith("<unused") and text.endswith(">")))
+
+
+def spm_kv(tok, n, tc):
+    """A SentencePiece-style BPE tokenizer.json (byte fallback, as Llama 2's and Gemma's) as
+    tokenizer.ggml.model "llama", the way the converter's _create_vocab_sentencepiece writes it:
+    tokens, scores and token types of the pieces, then the added tokens of tokenizer_config.json
+    over them (control when special or special-looking, else user-defined with "\u2581" written as
+    a space). A SentencePiece model's scores order its merges: here each piece scores minus the
+    rank of the first merge that makes it (below all, when none does). A tokenizer.json whose
+    normalizer prepends no "\u2581" is Gemma's: its converters write add_space_prefix false."""
     model = tok["model"]
-    added = {t["id"]: t for t in tok.get("added_tokens", [])}
-    ids = dict(model["vocab"])
-    for t in added.values():
-        ids[t["content"]] = t["id"]
+    added = tc.get("added_tokens_decoder") or {str(t["id"]): t for t in tok.get("added_tokens", [])}
     first = {}
     for rank, m in enumerate(model["merges"]):
         a, b = m.split(" ", 1) if isinstance(m, str) else m
         first.setdefault(a + b, rank)
-    tokens, types, scores = ["[PAD%d]" % i for i in range(n)], [UNUSED] * n, [0.0] * n
-    for text, i in ids.items():
+    tokens, types, scores = ["[PAD%d]" % i for i in range(n)], [UNUSED] * n, [-10000.0] * n
+    for text, i in model["vocab"].items():
         tokens[i] = text
         scores[i] = -float(first[text] + 1) if text in first else -float(len(model["merges"]) + 1)
         if text == model.get("unk_token"):
             types[i] = 2  # UNKNOWN
-        elif i in added:
-            types[i] = CONTROL if added[i].get("special") else USER_DEFINED
         elif len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
             types[i] = 6  # BYTE
         else:
             types[i] = NORMAL
-    return [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens),
-            ("tokenizer.ggml.scores", (ARRAY, F32), scores), ("tokenizer.ggml.token_type", (ARRAY, I32), types)]
+    for i, t in ((int(k), v) for k, v in added.items()):
+        special = t.get("special") or looks_special(t["content"])
+        tokens[i] = t["content"] if special else t["content"].replace("\u2581", " ")
+        types[i], scores[i] = (CONTROL if special else USER_DEFINED), -1000.0
+    kv = [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.pre", STRING, "default"),
+          ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens), ("tokenizer.ggml.scores", (ARRAY, F32), scores),
+          ("tokenizer.ggml.token_type", (ARRAY, I32), types)]
+    norm = tok.get("normalizer") or {}
+    if not any(step.get("type") == "Prepend" for step in norm.get("normalizers", [norm])):
+        kv.append(("tokenizer.ggml.add_space_prefix", BOOL, False))
+    return kv
 
 
 def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
@@ -234,14 +248,14 @@ def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
         tokens[i] = text
         types[i] = (CONTROL if added[i].get("special") else USER_DEFINED) if i in added else NORMAL
     merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges", [])]
+    cfg_path = os.path.join(os.path.dirname(tok_path), "tokenizer_config.json")
+    tc = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
     if spm:
-        kv = spm_kv(tok, n)
+        kv = spm_kv(tok, n, tc)
     else:
         kv = [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre or pre_name(tok)),
               ("tokenizer.ggml.tokens", (ARRAY, STRING), tokens), ("tokenizer.ggml.token_type", (ARRAY, I32), types),
               ("tokenizer.ggml.merges", (ARRAY, STRING), merges)]
-    cfg_path = os.path.join(os.path.dirname(tok_path), "tokenizer_config.json")
-    tc = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
 
     def content(v):
         return v.get("content") if isinstance(v, dict) else v

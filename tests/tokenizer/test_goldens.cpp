@@ -1,5 +1,6 @@
 // Golden ids and texts from transformers.js (and gpt-3-encoder for GPT-2) over corpus.json,
-// for the four real vocabularies: Qwen3, Llama-3, Llama-2/Mistral (SentencePiece-style), GPT-2.
+// for the five real vocabularies: Qwen3, Llama-3, Llama-2/Mistral (SentencePiece-style), Gemma 3
+// (SentencePiece-style without a space prefix) and GPT-2.
 #include <catch2/catch.hpp>
 
 #include "test_support.h"
@@ -10,7 +11,7 @@ using tokt::escape;
 
 namespace {
 
-const char* const kVocabs[] = {"qwen3", "llama3", "llama2", "gpt2"};
+const char* const kVocabs[] = {"qwen3", "llama3", "llama2", "gemma3", "gpt2"};
 
 std::string stream(const Tokenizer& tok, const std::vector<int64_t>& ids, bool skip, bool& all_valid) {
   IncrementalDecoder dec(tok, skip);
@@ -163,6 +164,19 @@ TEST_CASE("real vocabularies: sizes and special tokens from tokenizer_config.jso
     const auto with_bos = t.encode("Hi");
     CHECK(t.encode("Hi", false) == std::vector<int64_t>(with_bos.begin() + 1, with_bos.end()));
     CHECK(t.token_to_id("<0x0A>") == 13);
+  }
+  SECTION("gemma3") {
+    const Tokenizer& t = tokt::vocab_tokenizer("gemma3");
+    CHECK(t.vocab_size() == 262145);  // <image_soft_token> (262144) is an added token only
+    CHECK(t.bos_id() == 2);
+    CHECK(t.eos_ids() == std::vector<int64_t>{106});  // tokenizer_config.json: <end_of_turn>
+    CHECK(t.model_max_length() == 32768);
+    CHECK(t.token_to_id("<start_of_turn>") == 105);
+    CHECK(t.is_special(106));
+    // No "▁" before the text (unlike Llama 2): "Hi" is the piece "Hi", " Hi" the piece "▁Hi".
+    CHECK(t.encode("Hi") == std::vector<int64_t>{2, *t.token_to_id("Hi")});
+    CHECK(t.encode(" Hi", false) == std::vector<int64_t>{*t.token_to_id("\xE2\x96\x81Hi")});
+    CHECK(t.decode(t.encode(" Hi")) == "<bos> Hi");
   }
   SECTION("gpt2") {
     const Tokenizer& t = tokt::vocab_tokenizer("gpt2");

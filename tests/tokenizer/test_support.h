@@ -15,7 +15,7 @@ std::string source_dir();
 // A writable scratch directory for this test process.
 std::string scratch_dir(const std::string& name);
 
-// Path (file or directory) of a real vocabulary: qwen3, llama3, llama2, gpt2. Fails the
+// Path (file or directory) of a real vocabulary: qwen3, llama3, llama2, gemma3, gpt2. Fails the
 // current test with instructions when tests/tokenizer/fetch.sh has not been run.
 std::string vocab_path(const std::string& vocab);
 // Loaded once per process.
