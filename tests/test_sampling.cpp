@@ -320,16 +320,18 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed o
   sampling_sweep(load64(test::model_dir("mistral")), load64(test::truncated_draft("mistral")));
 }
 
-CATCH_TEST_CASE("Mistral's GGUF files (F32, Q8_0, Q4_K_M): the default mode at batch 16 equals batch-1 nonspec sampling",
-                "[sampling][oracle][int8][gguf][window]") {
-  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
-    CATCH_INFO(type);
-    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
-    auto target = test::load_as(test::kquant_gguf(type, false, "mistral"), dt);
-    auto draft = test::load_as(test::kquant_gguf(type, true, "mistral"), dt);
-    CATCH_REQUIRE(target->config().sliding_window == 16);  // read back from the file
-    default_mode_sweep(target, draft);
-  }
+// Phi-3's too: its fused attn_qkv and ffn_up in those types, its partial rope and window.
+CATCH_TEST_CASE("Mistral's and Phi-3's GGUF files (F32, Q8_0, Q4_K_M): the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][gguf][window][phi3]") {
+  for (const char* arch : {"mistral", "phi3"})
+    for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+      CATCH_INFO(arch << " " << type);
+      const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
+      auto target = test::load_as(test::kquant_gguf(type, false, arch), dt);
+      auto draft = test::load_as(test::kquant_gguf(type, true, arch), dt);
+      CATCH_REQUIRE(target->config().sliding_window == 16);  // read back from the file
+      default_mode_sweep(target, draft);
+    }
 }
 
 // Issue 71: a draft of another architecture wherever the vocabularies match: a Phi-3 target (fused
