@@ -5,10 +5,11 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl,iq4_xs]
 // q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
 // (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
-// is the path it replaces.
+// is the path it replaces. iq4_xs: IQ4_XS super-blocks on the same kernel (before it, its values
+// were quantised to Q8_0 blocks: int8 again).
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
@@ -111,18 +112,31 @@ q8::Weight q8_weight(const Shape& s, uint32_t seed) {
   return q8::quantise(f.data(), s.out, s.in, s.in);
 }
 
-// 4-bit blocks of a type whose nibbles stand for `values`: random nibbles, d = 1.0 as float16
-// (the time does not depend on the values, only on the type's table: q4_kernel.h Weight::small).
-template <const int8_t* Values>
-q4::Weight q4_weight(const Shape& s, uint32_t seed) {
+// `n` blocks of `bytes` each: d = 1.0 as float16 first, the rest random (nibbles and, for
+// IQ4_XS, its 6-bit scales: the time does not depend on the values, only on the type's table:
+// q4_kernel.h Weight::small).
+std::vector<uint8_t> random_blocks(int64_t n, int64_t bytes, uint32_t seed) {
   std::mt19937 g(seed);
-  std::vector<uint8_t> blocks(static_cast<size_t>(s.out * s.in / q4::kBlock * q4::kBlockBytes));
+  std::vector<uint8_t> blocks(static_cast<size_t>(n * bytes));
   for (size_t b = 0; b < blocks.size(); ++b) {
-    const size_t at = b % q4::kBlockBytes;
+    const size_t at = b % bytes;
     blocks[b] = at == 0 ? 0x00 : at == 1 ? 0x3C : static_cast<uint8_t>(g());
   }
+  return blocks;
+}
+
+// 4-bit blocks of 32 of a type whose nibbles stand for `values`.
+template <const int8_t* Values>
+q4::Weight q4_weight(const Shape& s, uint32_t seed) {
   q4::Weight w = q4::empty_weight(s.out, s.in, Values);
-  q4::pack_rows_into(w, blocks.data(), 0, s.out);
+  q4::pack_rows_into(w, random_blocks(s.out * s.in / q4::kBlock, q4::kBlockBytes, seed).data(), 0, s.out);
+  return w;
+}
+
+// IQ4_XS super-blocks of 256.
+q4::XsWeight xs_weight(const Shape& s, uint32_t seed) {
+  q4::XsWeight w = q4::empty_xs_weight(s.out, s.in, gguf::blocks::kIq4nlValues);
+  q4::pack_rows_into(w, random_blocks(s.out * s.in / 256, q4::kXsBlockBytes, seed).data(), 0, s.out);
   return w;
 }
 
@@ -294,6 +308,10 @@ int main(int argc, char** argv) {
   if (dtypes.find("iq4_nl") != std::string::npos) {
     Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kIq4nlValues>);
     run("iq4_nl", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("iq4_xs") != std::string::npos) {
+    Int8Model<q4::XsWeight> m(q4::multiply, q4::best_isa(), xs_weight);
+    run("iq4_xs", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;

@@ -63,7 +63,7 @@ std::shared_ptr<const Decoder> load_converted(const std::string& path) {
     at::Tensor t = w.take(name);
     if (t.dim() != 3 || t.scalar_type() != at::kByte) return t;  // tagged rows: [out, 1, type id + blocks]
     const gguf::WeightType& type = *gguf::weight_type(t[0][0][0].item<uint8_t>());
-    if (type.int8 != gguf::Int8Path::Q4) return t;
+    if (type.int8 != gguf::Int8Path::Q4 || !type.convert) return t;  // IQ4_XS: no Q8_0 form
     const at::Tensor rows = t.select(1, 0).narrow(1, 1, t.size(2) - 1).contiguous();
     const int64_t n = rows.numel() / type.block_bytes, q8_bytes = gguf::row(gguf::TensorType::Q8_0).block_bytes;
     at::Tensor out = at::empty({t.size(0), rows.size(1) / type.block_bytes * q8_bytes}, at::kByte);
@@ -267,17 +267,19 @@ CATCH_TEST_CASE("GGUF Q4_0 and IQ4_NL under int8: the packed 4-bit kernel gives 
   }
 }
 
-// Tagged Q4_0 / IQ4_NL rows as the loader hands them on: Linear takes them to the packed 4-bit
-// kernel, and columns() (a screened draft head's) gives multiply's bits; rows of two types in one
-// weight are refused.
+// Tagged Q4_0 / IQ4_NL / IQ4_XS rows as the loader hands them on: Linear takes them to the packed
+// 4-bit kernel, and columns() (a screened draft head's) gives multiply's bits; rows of two types
+// in one weight are refused.
 CATCH_TEST_CASE("Linear on tagged 4-bit rows: columns give the product's bits, mixed types are refused", "[gguf][ggml_types][int8]") {
-  const int64_t out = 40, in = 96, width = 1 + in / 32 * 18;
-  for (gguf::TensorType type : {gguf::TensorType::Q4_0, gguf::TensorType::IQ4_NL}) {
+  const int64_t out = 40, in = 512;
+  for (gguf::TensorType type : {gguf::TensorType::Q4_0, gguf::TensorType::IQ4_NL, gguf::TensorType::IQ4_XS}) {
+    const gguf::WeightType& row = gguf::row(type);
+    const int64_t width = 1 + in / row.block * row.block_bytes;
     at::Tensor w = at::randint(0, 256, {out, 1, width}, at::kByte);
     w.select(2, 0).fill_(static_cast<int64_t>(type));
-    for (int64_t b = 0; b < in / 32; ++b) {  // d = 0.01 as float16 (0x211f), so that no scale is inf or nan
-      w.select(2, 1 + b * 18).fill_(0x1f);
-      w.select(2, 2 + b * 18).fill_(0x21);
+    for (int64_t b = 0; b < in / row.block; ++b) {  // d = 0.01 as float16 (0x211f), so that no scale is inf or nan
+      w.select(2, 1 + b * row.block_bytes).fill_(0x1f);
+      w.select(2, 2 + b * row.block_bytes).fill_(0x21);
     }
     const Linear lin(w, {}, WeightPath::Int8);
     CATCH_CHECK(lin.int8());
@@ -299,8 +301,8 @@ CATCH_TEST_CASE("GGUF files of every other served type: their values under float
     auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
     CATCH_CHECK(q->int8_weights());
     CATCH_CHECK(!f->int8_weights());
-    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's and IQ4_NL's to the
-    // packed 4-bit kernel; the others to Q8_0 blocks.
+    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's, IQ4_NL's and
+    // IQ4_XS's to the packed 4-bit kernel; the others to Q8_0 blocks.
     CATCH_CHECK(q->kquant_weights() == (std::string(type) == "q3_k" || std::string(type) == "q5_k"));
     const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
     const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();

@@ -48,6 +48,8 @@ void k4_scales(const uint8_t* s, int* sc, int* m);
 int q4_k_quant(const uint8_t* b, int k);
 int q5_k_quant(const uint8_t* b, int k);
 int q6_k_quant(const uint8_t* b, int k);
+// IQ4_XS's 6-bit ls (0..63) of block ib (0..7) of 32: its scale is d · (ls − 32).
+int iq4_xs_scale(const uint8_t* b, int ib);
 
 // Exact conversions: the same values as one block of the target type.
 void q4_0_to_q8_0(const uint8_t* b, uint8_t* out);    // q − 8 with the same d

@@ -12,7 +12,9 @@
 //   products), or its values quantised to Q8_0 at load as float weights are. Q4_0 and IQ4_NL
 //   keep their 4-bit blocks on a kernel whose products are the Q8_0 kernel's on their exact
 //   conversion, bit for bit: a group that multiplies them beside Q8_0 blocks takes that
-//   conversion.
+//   conversion. IQ4_XS keeps its super-blocks on the same kernel (a block of 32's scale
+//   d · (ls − 32), exact in float32); it has no Q8_0 form, so a group that mixes it with another
+//   type is served from its values.
 // A type with no row, or a row without a dequantisation, is refused naming the type.
 //
 // Adding a type: its row below, its dequantisation (and conversion, if any) in
@@ -41,7 +43,7 @@ enum class Int8Path {
   FromValues,  // the values it stands for, quantised to Q8_0 at load as float weights are
   Q8_0,        // Q8_0 blocks on the int8 kernel (model/kernels/q8_kernel.h)
   KQuant,      // Q4_K/Q6_K blocks on the K-quant kernel (model/kernels/kquant_kernel.h)
-  Q4,          // 4-bit blocks of 32 on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
+  Q4,          // 4-bit blocks on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
 };
 
 // One block of the type -> its `block` values, in order.
@@ -58,7 +60,8 @@ struct WeightType {
   Dequantise dequantise;  // null: not served
   Int8Path int8;
   TensorType packed_as;  // Q8_0 and KQuant: the type the kernel gets (itself, or by `convert`);
-                         // Q4: Q8_0, the blocks a group that mixes it with Q8_0 blocks takes
+                         // Q4 with `convert`: Q8_0, the blocks a group that mixes it with Q8_0
+                         // blocks takes; Q4 without: itself
   Convert convert;       // null when packed_as is the type itself
   const int8_t* nibbles = nullptr;  // Q4: the 16 values its nibbles stand for (ggml_blocks.h)
   constexpr bool is_float() const { return int8 == Int8Path::Float; }
@@ -94,7 +97,7 @@ inline constexpr WeightType kWeightTypes[] = {
      blocks::kIq4nlValues},
     {TensorType::IQ3_S, "IQ3_S", 256, 110, nullptr, Int8Path::Refused, TensorType::IQ3_S, nullptr},
     {TensorType::IQ2_S, "IQ2_S", 256, 82, nullptr, Int8Path::Refused, TensorType::IQ2_S, nullptr},
-    {TensorType::IQ4_XS, "IQ4_XS", 256, 136, blocks::iq4_xs, Int8Path::FromValues, TensorType::IQ4_XS, nullptr},
+    {TensorType::IQ4_XS, "IQ4_XS", 256, 136, blocks::iq4_xs, Int8Path::Q4, TensorType::IQ4_XS, nullptr, blocks::kIq4nlValues},
     {TensorType::I8, "I8", 1, 1, nullptr, Int8Path::Refused, TensorType::I8, nullptr},
     {TensorType::I16, "I16", 1, 2, nullptr, Int8Path::Refused, TensorType::I16, nullptr},
     {TensorType::I32, "I32", 1, 4, nullptr, Int8Path::Refused, TensorType::I32, nullptr},
