@@ -5,11 +5,13 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl,iq4_xs]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16]
+//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
 // q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
 // (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
-// is the path it replaces. iq4_xs: IQ4_XS super-blocks on the same kernel (before it, its values
-// were quantised to Q8_0 blocks: int8 again).
+// is the path it replaces. iq4_xs, q4_1, q5_0, q5_1: those types' blocks on the same kernel
+// (before it, Q5_0 was converted to Q8_0 blocks, the others' values quantised to them: int8
+// again).
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
@@ -26,6 +28,7 @@
 
 #include "bench/bandwidth.h"
 #include "model/gguf/ggml_blocks.h"
+#include "model/gguf/ggml_types.h"
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/f32_kernel.h"
 #include "model/kernels/kernel_threads.h"
@@ -112,15 +115,15 @@ q8::Weight q8_weight(const Shape& s, uint32_t seed) {
   return q8::quantise(f.data(), s.out, s.in, s.in);
 }
 
-// `n` blocks of `bytes` each: d = 1.0 as float16 first, the rest random (nibbles and, for
-// IQ4_XS, its 6-bit scales: the time does not depend on the values, only on the type's table:
-// q4_kernel.h Weight::small).
-std::vector<uint8_t> random_blocks(int64_t n, int64_t bytes, uint32_t seed) {
+// `n` blocks of `bytes` each: `halves` float16s of 1.0 first (d; Q4_1's and Q5_1's m), the rest
+// random (nibbles, 5th bits, IQ4_XS's 6-bit scales): the time does not depend on the values, only
+// on the type's table (q4_kernel.h Packed::small).
+std::vector<uint8_t> random_blocks(int64_t n, int64_t bytes, uint32_t seed, int halves = 1) {
   std::mt19937 g(seed);
   std::vector<uint8_t> blocks(static_cast<size_t>(n * bytes));
   for (size_t b = 0; b < blocks.size(); ++b) {
     const size_t at = b % bytes;
-    blocks[b] = at == 0 ? 0x00 : at == 1 ? 0x3C : static_cast<uint8_t>(g());
+    blocks[b] = at < 2u * halves ? (at % 2 ? 0x3C : 0x00) : static_cast<uint8_t>(g());
   }
   return blocks;
 }
@@ -133,11 +136,16 @@ q4::Weight q4_weight(const Shape& s, uint32_t seed) {
   return w;
 }
 
-// IQ4_XS super-blocks of 256.
-q4::XsWeight xs_weight(const Shape& s, uint32_t seed) {
-  q4::XsWeight w = q4::empty_xs_weight(s.out, s.in, gguf::blocks::kIq4nlValues);
-  q4::pack_rows_into(w, random_blocks(s.out * s.in / 256, q4::kXsBlockBytes, seed).data(), 0, s.out);
-  return w;
+// Type t's blocks in their packed form W (q4::empty_for's for t).
+template <class W>
+auto typed_weight(gguf::TensorType id) {
+  return [id](const Shape& s, uint32_t seed) {
+    const gguf::WeightType& t = gguf::row(id);
+    const bool min = id == gguf::TensorType::Q4_1 || id == gguf::TensorType::Q5_1;
+    q4::AnyWeight w = q4::empty_for(t, s.out, s.in);
+    q4::pack_rows_into(w, random_blocks(s.out * s.in / t.block, t.block_bytes, seed, min ? 2 : 1).data(), 0, s.out);
+    return std::get<W>(std::move(w));
+  };
 }
 
 // The fixed-order float kernels, one traits struct each: their element, packing and product.
@@ -310,8 +318,20 @@ int main(int argc, char** argv) {
     run("iq4_nl", m, rounds, max_rows, probe);
   }
   if (dtypes.find("iq4_xs") != std::string::npos) {
-    Int8Model<q4::XsWeight> m(q4::multiply, q4::best_isa(), xs_weight);
+    Int8Model<q4::XsWeight> m(q4::multiply, q4::best_isa(), typed_weight<q4::XsWeight>(gguf::TensorType::IQ4_XS));
     run("iq4_xs", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q4_1") != std::string::npos) {
+    Int8Model<q4::Q4_1Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q4_1Weight>(gguf::TensorType::Q4_1));
+    run("q4_1", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q5_0") != std::string::npos) {
+    Int8Model<q4::Q5_0Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q5_0Weight>(gguf::TensorType::Q5_0));
+    run("q5_0", m, rounds, max_rows, probe);
+  }
+  if (dtypes.find("q5_1") != std::string::npos) {
+    Int8Model<q4::Q5_1Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q5_1Weight>(gguf::TensorType::Q5_1));
+    run("q5_1", m, rounds, max_rows, probe);
   }
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;

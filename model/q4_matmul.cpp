@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include <string>
-#include <variant>
 
 #include "model/gguf/ggml_types.h"
 #include "model/int8_matmul.h"
@@ -12,9 +11,9 @@
 
 namespace exspec {
 
-// Blocks of 32 (Q4_0, IQ4_NL) or IQ4_XS's super-blocks: the same kernel, stored by either.
+// The form of the type's blocks (q4_kernel.h): one kernel, stored by any.
 struct Q4Weight::Impl {
-  std::variant<q4::Weight, q4::XsWeight> w;
+  q4::AnyWeight w;
   template <class F>
   decltype(auto) visit(F&& f) const { return std::visit(std::forward<F>(f), w); }
 };
@@ -33,13 +32,11 @@ std::shared_ptr<const Q4Weight> Q4Weight::from_tagged(const at::Tensor& weight) 
   const int64_t out = b.size(0), width = b.size(2), in = (width - 1) / type->block_bytes * type->block;
   TORCH_CHECK(out > 0 && 1 + in / type->block * type->block_bytes == width, "Q4Weight: tagged rows of ", width, " bytes");
   auto impl = std::make_unique<Impl>();
-  // One table of values a weight; IQ4_XS's super-blocks are stored as such.
-  if (type->block == q4::kBlock) impl->w = q4::empty_weight(out, in, type->nibbles);
-  else impl->w = q4::empty_xs_weight(out, in, type->nibbles);
+  impl->w = q4::empty_for(*type, out, in);  // one type, so one table of values, a weight
   for (int64_t r = 0; r < out; ++r) {
     TORCH_CHECK(data[r * width] == data[0], "Q4Weight: row ", r, " has type ", gguf::type_name(data[r * width]), ", row 0 ",
                 type->name, ": one type a weight");
-    std::visit([&](auto& w) { q4::pack_rows_into(w, data + r * width + 1, r, r + 1); }, impl->w);
+    q4::pack_rows_into(impl->w, data + r * width + 1, r, r + 1);
   }
   return std::shared_ptr<const Q4Weight>(new Q4Weight(std::move(impl)));
 }

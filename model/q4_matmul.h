@@ -1,8 +1,7 @@
-// GGUF's 4-bit types (Q4_0, IQ4_NL, IQ4_XS) as tensors: the seam between the decoder's Linear
+// GGUF's 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS) as tensors: the seam between the decoder's Linear
 // (model/linear.h) and the torch-free packed 4-bit kernel (model/kernels/q4_kernel.h), whose
-// products are exact integer block sums in one fixed float order (for Q4_0 and IQ4_NL the Q8_0
-// kernel's on the blocks' exact conversion, bit for bit), read at the file's 4.25-4.5 bits a
-// weight. float32 in and out; each activation row is quantised alone, and the
+// products are exact integer block sums in one fixed float order (for Q4_0, Q5_0 and IQ4_NL the
+// Q8_0 kernel's on the blocks' exact conversion, bit for bit), read at the file's size. float32 in and out; each activation row is quantised alone, and the
 // output columns are split over the calling thread's OpenMP team, each computed whole by one
 // thread.
 #pragma once

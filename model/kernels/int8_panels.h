@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "model/gguf/half_float.h"
 #include "model/kernels/isa.h"
@@ -22,13 +23,24 @@ namespace exspec::int8_panels {
 constexpr int64_t kTile = 16, kGroup = 4;  // columns a tile, tiles stored together
 constexpr int64_t kBlock = 32;              // inputs a scale
 
+// Row r's Σ q of its block b: the corr the rows carry is -128 times it (exact).
+template <class Rows>
+inline int32_t block_sum(const Rows& x, int64_t r, int64_t b) {
+  return -x.corr[r * x.blocks + b] / 128;
+}
+
+struct NoMin {};  // a type without a min (plain_tiles' `min`)
+
 // The plain path, the reference the others equal bit for bit: per output, its blocks of 32 in
 // order,
 //     y = fma(float(Σ_k q·qx), d · dx, y)
+//     y = fma(float(Σ_k qx), m · dx, y)      where the type has a min m (Q4_1, Q5_1)
 // with quant(t, b, c, k) the weight's integer q of column c, input k of tile t's block b (b
-// counts blocks of 32, as the rows do), and scale(t, b, c) its d, a float32 that holds it exactly.
-template <class W, class Rows, class Quant, class Scale>
-void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, const Quant& quant, const Scale& scale) {
+// counts blocks of 32, as the rows do), scale(t, b, c) its d, and min(t, b, c) its m, float32s
+// that hold them exactly.
+template <class W, class Rows, class Quant, class Scale, class Min = NoMin>
+void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, const Quant& quant, const Scale& scale,
+                 const Min& min = {}) {
   const int64_t nb = x.blocks, ldq = nb * kBlock;
   for (int64_t r = 0; r < x.m; ++r)
     for (int64_t t = t0; t < t1; ++t)
@@ -40,6 +52,8 @@ void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, i
           for (int64_t k = 0; k < kBlock; ++k) isum += quant(t, b, c, k) * xq[k];
           const float s = scale(t, b, c) * x.d[r * nb + b];
           acc = std::fma(static_cast<float>(isum), s, acc);
+          if constexpr (!std::is_same_v<Min, NoMin>)
+            acc = std::fma(static_cast<float>(block_sum(x, r, b)), min(t, b, c) * x.d[r * nb + b], acc);
         }
         y[r * ldy + t * kTile + c] = acc;
       }
@@ -134,6 +148,28 @@ template <int R, class Rows>
 EXSPEC_VNNI_TARGET inline void vnni_combine(float (&acc)[R][kGroup][kTile], int t, const __m512i (&isum)[R], const uint16_t* d,
                                             const Rows& x, int64_t r0, int64_t b) {
   vnni_combine<R>(acc, t, isum, vnni_half_scales(d), x, r0, b);
+}
+
+// A min's term after block b's (plain_tiles' order): acc = fma(float(Σ qx), m · dx, acc), m the
+// tile's mins as float32.
+template <int R, class Rows>
+EXSPEC_AVX2 inline void avx2_add_min(float (&acc)[R][kGroup][kTile], int t, const Avx2Scales& m, const Rows& x, int64_t r0, int64_t b) {
+  for (int r = 0; r < R; ++r) {
+    const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * x.blocks + b]);
+    const __m256 sum = _mm256_set1_ps(static_cast<float>(block_sum(x, r0 + r, b)));
+    for (int h = 0; h < 2; ++h) {
+      float* a = acc[r][t] + h * 8;
+      _mm256_store_ps(a, _mm256_fmadd_ps(sum, _mm256_mul_ps(m.h[h], dx), _mm256_load_ps(a)));
+    }
+  }
+}
+template <int R, class Rows>
+EXSPEC_VNNI_TARGET inline void vnni_add_min(float (&acc)[R][kGroup][kTile], int t, __m512 m, const Rows& x, int64_t r0, int64_t b) {
+  for (int r = 0; r < R; ++r) {
+    const __m512 s = _mm512_mul_ps(m, _mm512_set1_ps(x.d[(r0 + r) * x.blocks + b]));
+    const __m512 sum = _mm512_set1_ps(static_cast<float>(block_sum(x, r0 + r, b)));
+    _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(sum, s, _mm512_load_ps(acc[r][t])));
+  }
 }
 
 // The columns of tile t that exist (a weight's last tile may be part padding).
