@@ -136,6 +136,11 @@ q4::Weight q4_weight(const Shape& s, uint32_t seed) {
   return w;
 }
 
+template <class W>
+struct Form {
+  using type = W;
+};
+
 // Type t's blocks in their packed form W (q4::empty_for's for t).
 template <class W>
 auto typed_weight(gguf::TensorType id) {
@@ -266,8 +271,8 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8" || dtype == "q4_0" || dtype == "iq4_nl" ? q8::isa_name(q8::best_isa())
-              : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+              dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+              : dtype == "int8" || dtype[0] == 'q' || dtype[0] == 'i' ? q8::isa_name(q8::best_isa())  // Q8_0 and 4-bit blocks
               : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
                                              : bf16::isa_name(bf16::best_isa()));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
@@ -317,22 +322,17 @@ int main(int argc, char** argv) {
     Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kIq4nlValues>);
     run("iq4_nl", m, rounds, max_rows, probe);
   }
-  if (dtypes.find("iq4_xs") != std::string::npos) {
-    Int8Model<q4::XsWeight> m(q4::multiply, q4::best_isa(), typed_weight<q4::XsWeight>(gguf::TensorType::IQ4_XS));
-    run("iq4_xs", m, rounds, max_rows, probe);
-  }
-  if (dtypes.find("q4_1") != std::string::npos) {
-    Int8Model<q4::Q4_1Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q4_1Weight>(gguf::TensorType::Q4_1));
-    run("q4_1", m, rounds, max_rows, probe);
-  }
-  if (dtypes.find("q5_0") != std::string::npos) {
-    Int8Model<q4::Q5_0Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q5_0Weight>(gguf::TensorType::Q5_0));
-    run("q5_0", m, rounds, max_rows, probe);
-  }
-  if (dtypes.find("q5_1") != std::string::npos) {
-    Int8Model<q4::Q5_1Weight> m(q4::multiply, q4::best_isa(), typed_weight<q4::Q5_1Weight>(gguf::TensorType::Q5_1));
-    run("q5_1", m, rounds, max_rows, probe);
-  }
+  // The 4-bit kernel's other forms (q4_kernel.h): each type's blocks as the form empty_for gives.
+  auto packed = [&](const char* name, gguf::TensorType id, auto form) {
+    using W = typename decltype(form)::type;
+    if (dtypes.find(name) == std::string::npos) return;
+    Int8Model<W> m(q4::multiply, q4::best_isa(), typed_weight<W>(id));
+    run(name, m, rounds, max_rows, probe);
+  };
+  packed("iq4_xs", gguf::TensorType::IQ4_XS, Form<q4::XsWeight>{});
+  packed("q4_1", gguf::TensorType::Q4_1, Form<q4::Q4_1Weight>{});
+  packed("q5_0", gguf::TensorType::Q5_0, Form<q4::Q5_0Weight>{});
+  packed("q5_1", gguf::TensorType::Q5_1, Form<q4::Q5_1Weight>{});
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;
     run("bfloat16", m, rounds, max_rows, probe);

@@ -2,6 +2,8 @@
 // test_q4_exact.cpp: IQ4_XS, Q4_1, Q5_1) share: random blocks of a type, its packed weight, the
 // rows and a product through one path. Torch-free.
 #pragma once
+#include <catch2/catch.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -77,6 +79,20 @@ inline int64_t tiles(const q4::AnyWeight& w) {
 
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Every row of `out` random rows of type t, packed and dequantised, is ggml's values (the
+// table's dequantisation, gguf:*gguf-py*), bit for bit.
+inline void check_dequantised_rows(const gguf::WeightType& t, int64_t out, int64_t in, uint32_t seed) {
+  CATCH_INFO(t.name);
+  const auto blocks = random_blocks(t, out, in, seed);
+  const q4::AnyWeight w = packed(t, blocks, out, in);
+  std::vector<float> got(static_cast<size_t>(in)), want(static_cast<size_t>(in));
+  for (int64_t n = 0; n < out; ++n) {
+    std::visit([&](const auto& p) { q4::dequantise_row(p, n, got.data()); }, w);
+    gguf::dequantise(t, blocks.data() + n * in / t.block * t.block_bytes, in / t.block, want.data());
+    CATCH_CHECK(same_bits(got, want));
+  }
 }
 
 }  // namespace exspec::test

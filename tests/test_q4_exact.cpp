@@ -139,17 +139,8 @@ CATCH_TEST_CASE("q4: IQ4_XS, Q4_1 and Q5_1 on every path give the bits of their 
 }
 
 CATCH_TEST_CASE("q4: a row of IQ4_XS, Q4_1 or Q5_1 dequantised is ggml's values, and part blocks are refused", "[q4][exact]") {
-  const int64_t out = 21, in = 512;
   for (const WeightType* t : q4_types(false)) {
-    CATCH_INFO(t->name);
-    const auto blocks = random_blocks(*t, out, in, 9);
-    const q4::AnyWeight w = packed(*t, blocks, out, in);
-    std::vector<float> got(static_cast<size_t>(in)), want(static_cast<size_t>(in));
-    for (int64_t n = 0; n < out; ++n) {
-      std::visit([&](const auto& p) { q4::dequantise_row(p, n, got.data()); }, w);
-      gguf::dequantise(*t, blocks.data() + n * in / t->block * t->block_bytes, in / t->block, want.data());
-      CATCH_CHECK(same_bits(got, want));
-    }
+    check_dequantised_rows(*t, 21, 512, 9);
     CATCH_CHECK_THROWS_AS(q4::empty_for(*t, 16, t->block + 16), std::invalid_argument);
   }
 }

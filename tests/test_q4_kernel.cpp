@@ -77,18 +77,7 @@ CATCH_TEST_CASE("q4: rows beyond one L2 chunk give the Q8_0 kernel's bits", "[q4
 }
 
 CATCH_TEST_CASE("q4: a dequantised row is the type's values, bit for bit", "[q4]") {
-  const int64_t out = 21, in = 96;
-  for (const WeightType* t : q4_types(true)) {
-    CATCH_INFO(t->name);
-    const auto blocks = random_blocks(*t, out, in, 7);
-    const q4::AnyWeight w = packed(*t, blocks, out, in);
-    std::vector<float> got(static_cast<size_t>(in)), want(static_cast<size_t>(in));
-    for (int64_t n = 0; n < out; ++n) {
-      std::visit([&](const auto& p) { q4::dequantise_row(p, n, got.data()); }, w);
-      gguf::dequantise(*t, blocks.data() + n * in / t->block * t->block_bytes, in / t->block, want.data());
-      CATCH_CHECK(same_bits(got, want));
-    }
-  }
+  for (const WeightType* t : q4_types(true)) check_dequantised_rows(*t, 21, 96, 7);
 }
 
 CATCH_TEST_CASE("q4: a weight of part blocks or a value of -128 is refused", "[q4]") {
