@@ -59,7 +59,8 @@ at::Tensor tagged(const at::Tensor& blocks, TensorType type, int64_t width) {
 // each takes this one and they must agree: Q8_0 blocks (a 4-bit type's converted exactly: the
 // same products; its own kernel holds one table of values a weight), K-quant blocks (Q4_K and
 // Q6_K rows may mix), or values quantised at load (float types and the rest). A 4-bit type with
-// no Q8_0 form (IQ4_XS) agrees with no other type: beside one, the group takes its values.
+// no Q8_0 form (IQ4_XS, Q4_1, Q5_1) agrees with no other type: beside one, the group takes its
+// values.
 Int8Path mixed_path(uint32_t t) {
   switch (const Int8Path p = weight_type(t)->int8) {
     case Int8Path::Q4: return weight_type(t)->convert ? Int8Path::Q8_0 : Int8Path::FromValues;
