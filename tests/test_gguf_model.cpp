@@ -297,9 +297,11 @@ CATCH_TEST_CASE("Linear on tagged 4-bit rows: columns give the product's bits, m
   }
 }
 
+// iq4_xs_mix: groups that mix IQ4_XS with Q4_1 (q, k, v) and with Q8_0 (gate, up), types with no
+// blocks in common, served from their values; the rest of the file on the packed 4-bit kernel.
 CATCH_TEST_CASE("GGUF files of every other served type: their values under float64, near them under int8", "[gguf][ggml_types]") {
   const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
-  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {
+  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs", "iq4_xs_mix"}) {
     CATCH_INFO(type);
     auto q = test::load_as(test::kquant_gguf(type), at::kChar);
     auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
