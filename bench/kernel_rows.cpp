@@ -5,10 +5,13 @@
 // as the seam splits them (model/int8_matmul.cpp). Weights are random: the time does not depend
 // on their values.
 //
-//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16] [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl]
+//   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16]
+//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
 // q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
 // (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
-// is the path it replaces.
+// is the path it replaces. iq4_xs, q4_1, q5_0, q5_1: those types' blocks on the same kernel
+// (before it, Q5_0 was converted to Q8_0 blocks, the others' values quantised to them: int8
+// again).
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
@@ -25,6 +28,7 @@
 
 #include "bench/bandwidth.h"
 #include "model/gguf/ggml_blocks.h"
+#include "model/gguf/ggml_types.h"
 #include "model/kernels/bf16_kernel.h"
 #include "model/kernels/f32_kernel.h"
 #include "model/kernels/kernel_threads.h"
@@ -111,19 +115,42 @@ q8::Weight q8_weight(const Shape& s, uint32_t seed) {
   return q8::quantise(f.data(), s.out, s.in, s.in);
 }
 
-// 4-bit blocks of a type whose nibbles stand for `values`: random nibbles, d = 1.0 as float16
-// (the time does not depend on the values, only on the type's table: q4_kernel.h Weight::small).
+// `n` blocks of `bytes` each: `halves` float16s of 1.0 first (d; Q4_1's and Q5_1's m), the rest
+// random (nibbles, 5th bits, IQ4_XS's 6-bit scales): the time does not depend on the values, only
+// on the type's table (q4_kernel.h Packed::small).
+std::vector<uint8_t> random_blocks(int64_t n, int64_t bytes, uint32_t seed, int halves = 1) {
+  std::mt19937 g(seed);
+  std::vector<uint8_t> blocks(static_cast<size_t>(n * bytes));
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const size_t at = b % bytes;
+    blocks[b] = at < 2u * halves ? (at % 2 ? 0x3C : 0x00) : static_cast<uint8_t>(g());
+  }
+  return blocks;
+}
+
+// 4-bit blocks of 32 of a type whose nibbles stand for `values`.
 template <const int8_t* Values>
 q4::Weight q4_weight(const Shape& s, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::vector<uint8_t> blocks(static_cast<size_t>(s.out * s.in / q4::kBlock * q4::kBlockBytes));
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    const size_t at = b % q4::kBlockBytes;
-    blocks[b] = at == 0 ? 0x00 : at == 1 ? 0x3C : static_cast<uint8_t>(g());
-  }
   q4::Weight w = q4::empty_weight(s.out, s.in, Values);
-  q4::pack_rows_into(w, blocks.data(), 0, s.out);
+  q4::pack_rows_into(w, random_blocks(s.out * s.in / q4::kBlock, q4::kBlockBytes, seed).data(), 0, s.out);
   return w;
+}
+
+template <class W>
+struct Form {
+  using type = W;
+};
+
+// Type t's blocks in their packed form W (q4::empty_for's for t).
+template <class W>
+auto typed_weight(gguf::TensorType id) {
+  return [id](const Shape& s, uint32_t seed) {
+    const gguf::WeightType& t = gguf::row(id);
+    const bool min = id == gguf::TensorType::Q4_1 || id == gguf::TensorType::Q5_1;
+    q4::AnyWeight w = q4::empty_for(t, s.out, s.in);
+    q4::pack_rows_into(w, random_blocks(s.out * s.in / t.block, t.block_bytes, seed, min ? 2 : 1).data(), 0, s.out);
+    return std::get<W>(std::move(w));
+  };
 }
 
 // The fixed-order float kernels, one traits struct each: their element, packing and product.
@@ -244,8 +271,8 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype == "int8" || dtype == "q4_0" || dtype == "iq4_nl" ? q8::isa_name(q8::best_isa())
-              : dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+              dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+              : dtype == "int8" || dtype[0] == 'q' || dtype[0] == 'i' ? q8::isa_name(q8::best_isa())  // Q8_0 and 4-bit blocks
               : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
                                              : bf16::isa_name(bf16::best_isa()));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
@@ -295,6 +322,17 @@ int main(int argc, char** argv) {
     Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kIq4nlValues>);
     run("iq4_nl", m, rounds, max_rows, probe);
   }
+  // The 4-bit kernel's other forms (q4_kernel.h): each type's blocks as the form empty_for gives.
+  auto packed = [&](const char* name, gguf::TensorType id, auto form) {
+    using W = typename decltype(form)::type;
+    if (dtypes.find(name) == std::string::npos) return;
+    Int8Model<W> m(q4::multiply, q4::best_isa(), typed_weight<W>(id));
+    run(name, m, rounds, max_rows, probe);
+  };
+  packed("iq4_xs", gguf::TensorType::IQ4_XS, Form<q4::XsWeight>{});
+  packed("q4_1", gguf::TensorType::Q4_1, Form<q4::Q4_1Weight>{});
+  packed("q5_0", gguf::TensorType::Q5_0, Form<q4::Q5_0Weight>{});
+  packed("q5_1", gguf::TensorType::Q5_1, Form<q4::Q5_1Weight>{});
   if (dtypes.find("bfloat16") != std::string::npos) {
     FloatModel<Bf16Kernel> m;
     run("bfloat16", m, rounds, max_rows, probe);

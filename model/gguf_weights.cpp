@@ -58,10 +58,12 @@ at::Tensor tagged(const at::Tensor& blocks, TensorType type, int64_t width) {
 // Under int8 a group multiplied as one product takes one path. Where its members' types differ,
 // each takes this one and they must agree: Q8_0 blocks (a 4-bit type's converted exactly: the
 // same products; its own kernel holds one table of values a weight), K-quant blocks (Q4_K and
-// Q6_K rows may mix), or values quantised at load (float types and the rest).
+// Q6_K rows may mix), or values quantised at load (float types and the rest). A 4-bit type with
+// no Q8_0 form (IQ4_XS, Q4_1, Q5_1) agrees with no other type: beside one, the group takes its
+// values.
 Int8Path mixed_path(uint32_t t) {
   switch (const Int8Path p = weight_type(t)->int8) {
-    case Int8Path::Q4: return Int8Path::Q8_0;
+    case Int8Path::Q4: return weight_type(t)->convert ? Int8Path::Q8_0 : Int8Path::FromValues;
     case Int8Path::Q8_0:
     case Int8Path::KQuant: return p;
     case Int8Path::Float:
@@ -69,6 +71,15 @@ Int8Path mixed_path(uint32_t t) {
     case Int8Path::Refused: break;
   }
   throw std::logic_error("gguf: a group member of type " + type_name(t) + " has no int8 path");
+}
+
+// Whether a group of types `a` and `b` is one product on one path without changing either: the
+// same type, or types whose mixed paths agree, none of them blocks kept only on a kernel of their
+// own (a 4-bit type with no Q8_0 form).
+bool group_agrees(uint32_t a, uint32_t b) {
+  auto own_kernel_only = [](uint32_t t) { return weight_type(t)->int8 == Int8Path::Q4 && !weight_type(t)->convert; };
+  if (a == b) return true;
+  return mixed_path(a) == mixed_path(b) && !own_kernel_only(a) && !own_kernel_only(b);
 }
 
 // "blk.3.attn_q.weight" -> "blk.3.attn_q": a tensor as the group message names it.
@@ -146,7 +157,7 @@ void GgufWeights::plan_groups() {
       for (const auto& g : names) {
         const uint32_t other = f.tensor(g)->type;
         if (other != first && example.empty()) example = stem(names[0]) + " " + type_name(first) + " with " + stem(g) + " " + type_name(other);
-        mixes = mixes || mixed_path(other) != mixed_path(first);
+        mixes = mixes || !group_agrees(other, first);
       }
       if (example.empty()) continue;  // one type: its own path
       std::set<std::string>& into = mixes ? from_values_ : to_q8_0_;

@@ -1,7 +1,7 @@
-// GGUF's 4-bit blocks of 32 (Q4_0, IQ4_NL) as tensors: the seam between the decoder's Linear
+// GGUF's 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS) as tensors: the seam between the decoder's Linear
 // (model/linear.h) and the torch-free packed 4-bit kernel (model/kernels/q4_kernel.h), whose
-// products are the Q8_0 kernel's on the blocks' exact conversion, bit for bit, read at 18 bytes a
-// block instead of 34. float32 in and out; each activation row is quantised alone, and the
+// products are exact integer block sums in one fixed float order (for Q4_0, Q5_0 and IQ4_NL the
+// Q8_0 kernel's on the blocks' exact conversion, bit for bit), read at the file's size. float32 in and out; each activation row is quantised alone, and the
 // output columns are split over the calling thread's OpenMP team, each computed whole by one
 // thread.
 #pragma once
@@ -15,7 +15,7 @@ namespace exspec {
 
 class Q4Weight : public PackedMatrix {
  public:
-  // weight: uint8 [out, 1, 1 + in / 32 * 18], tagged rows as GGUF's loader hands them on
+  // weight: uint8 [out, 1, 1 + in / block * block bytes], tagged rows as GGUF's loader hands them on
   // (model/gguf_weights.h): each row its ggml type id, then its blocks. Throws at rows of
   // different types or of a type whose int8 path is not Int8Path::Q4 (model/gguf/ggml_types.h).
   static std::shared_ptr<const Q4Weight> from_tagged(const at::Tensor& weight);

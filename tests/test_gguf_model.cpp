@@ -53,7 +53,7 @@ at::Tensor logits_of(const Decoder& m, const std::vector<int64_t>& prompt) {
                        at::ones({1, T}, at::kLong), c);
 }
 
-// The file under int8 with every 4-bit (Q4_0, IQ4_NL) matrix handed on as Q8_0 blocks, its
+// The file under int8 with every 4-bit (Q4_0, Q5_0, IQ4_NL) matrix handed on as Q8_0 blocks, its
 // type's exact conversion (model/gguf/ggml_types.h): the path the packed 4-bit kernel replaced.
 std::shared_ptr<const Decoder> load_converted(const std::string& path) {
   auto file = gguf::GgufFile::open(path);
@@ -63,7 +63,7 @@ std::shared_ptr<const Decoder> load_converted(const std::string& path) {
     at::Tensor t = w.take(name);
     if (t.dim() != 3 || t.scalar_type() != at::kByte) return t;  // tagged rows: [out, 1, type id + blocks]
     const gguf::WeightType& type = *gguf::weight_type(t[0][0][0].item<uint8_t>());
-    if (type.int8 != gguf::Int8Path::Q4) return t;
+    if (type.int8 != gguf::Int8Path::Q4 || !type.convert) return t;  // IQ4_XS: no Q8_0 form
     const at::Tensor rows = t.select(1, 0).narrow(1, 1, t.size(2) - 1).contiguous();
     const int64_t n = rows.numel() / type.block_bytes, q8_bytes = gguf::row(gguf::TensorType::Q8_0).block_bytes;
     at::Tensor out = at::empty({t.size(0), rows.size(1) / type.block_bytes * q8_bytes}, at::kByte);
@@ -248,19 +248,19 @@ CATCH_TEST_CASE("Q4_K, Q6_K and Q4_K_M GGUFs: their blocks on the K-quant kernel
   }
 }
 
-// Issue 70: Q4_0 and IQ4_NL keep their 18-byte blocks on the packed 4-bit kernel, whose products
-// are the Q8_0 kernel's on their exact conversion: the same logits, bit for bit, at one row (a
-// decoding step) and at several (a prompt), as the path they took before (the embedding's rows
-// among them: the file's token_embd is 4-bit too). q4_0_mix's fused groups
+// Issue 70: Q4_0, Q5_0 and IQ4_NL keep their 18- or 22-byte blocks on the packed 4-bit kernel,
+// whose products are the Q8_0 kernel's on their exact conversion: the same logits, bit for bit,
+// at one row (a decoding step) and at several (a prompt), as the path they took before (the
+// embedding's rows among them: the file's token_embd is 4-bit too). q4_0_mix's fused groups
 // mix Q4_0 with IQ4_NL (q, k, v) and with Q8_0 (gate, up): those groups go as Q8_0 blocks.
-CATCH_TEST_CASE("GGUF Q4_0 and IQ4_NL under int8: the packed 4-bit kernel gives their Q8_0 conversion's logits, bit for bit",
+CATCH_TEST_CASE("GGUF Q4_0, Q5_0 and IQ4_NL under int8: the packed 4-bit kernel gives their Q8_0 conversion's logits, bit for bit",
                 "[gguf][ggml_types][int8][isa]") {
-  for (const char* type : {"q4_0", "iq4_nl", "q4_0_mix"}) {
+  for (const char* type : {"q4_0", "q5_0", "iq4_nl", "q4_0_mix"}) {
     CATCH_INFO(type);
     auto packed = test::load_as(test::kquant_gguf(type), at::kChar);
     auto converted = load_converted(test::kquant_gguf(type));
-    // 18 bytes a block where the file's 4-bit blocks stay 4-bit, not 34 (in the mix, o and down).
-    const double kept = std::string(type) == "q4_0_mix" ? 1.0 : 0.6;
+    // 18 (22) bytes a block where the file's blocks stay as they are, not 34 (in the mix, o and down).
+    const double kept = std::string(type) == "q4_0_mix" ? 1.0 : std::string(type) == "q5_0" ? 0.7 : 0.6;
     CATCH_CHECK(static_cast<double>(packed->product_bytes()) < kept * static_cast<double>(converted->product_bytes()));
     for (const std::vector<int64_t>& prompt : {std::vector<int64_t>{5, 6, 7, 200, 13, 13, 99}, std::vector<int64_t>{42}}) {
       const at::Tensor a = logits_of(*packed, prompt), b = logits_of(*converted, prompt);
@@ -269,18 +269,24 @@ CATCH_TEST_CASE("GGUF Q4_0 and IQ4_NL under int8: the packed 4-bit kernel gives 
   }
 }
 
-// Tagged Q4_0 / IQ4_NL rows as the loader hands them on: Linear takes them to the packed 4-bit
-// kernel, and columns() (a screened draft head's) gives multiply's bits; rows of two types in one
-// weight are refused.
+// Tagged rows of each type of the packed 4-bit kernel as the loader hands them on: Linear takes
+// them to the kernel, and columns() (a screened draft head's) gives multiply's bits; rows of two
+// types in one weight are refused.
 CATCH_TEST_CASE("Linear on tagged 4-bit rows: columns give the product's bits, mixed types are refused", "[gguf][ggml_types][int8]") {
-  const int64_t out = 40, in = 96, width = 1 + in / 32 * 18;
-  for (gguf::TensorType type : {gguf::TensorType::Q4_0, gguf::TensorType::IQ4_NL}) {
+  const int64_t out = 40, in = 512;
+  for (const gguf::WeightType& row : gguf::kWeightTypes) {
+    if (row.int8 != gguf::Int8Path::Q4) continue;
+    const gguf::TensorType type = row.id;
+    CATCH_INFO(row.name);
+    const int64_t width = 1 + in / row.block * row.block_bytes;
     at::Tensor w = at::randint(0, 256, {out, 1, width}, at::kByte);
     w.select(2, 0).fill_(static_cast<int64_t>(type));
-    for (int64_t b = 0; b < in / 32; ++b) {  // d = 0.01 as float16 (0x211f), so that no scale is inf or nan
-      w.select(2, 1 + b * 18).fill_(0x1f);
-      w.select(2, 2 + b * 18).fill_(0x21);
-    }
+    const bool min = row.id == gguf::TensorType::Q4_1 || row.id == gguf::TensorType::Q5_1;
+    for (int64_t b = 0; b < in / row.block; ++b)  // d (and m) = 0.01 as float16 (0x211f), so that no scale is inf or nan
+      for (int64_t at = 0; at < (min ? 4 : 2); at += 2) {
+        w.select(2, 1 + at + b * row.block_bytes).fill_(0x1f);
+        w.select(2, 2 + at + b * row.block_bytes).fill_(0x21);
+      }
     const Linear lin(w, {}, WeightPath::Int8);
     CATCH_CHECK(lin.int8());
     CATCH_CHECK(!lin.kquant());
@@ -293,16 +299,18 @@ CATCH_TEST_CASE("Linear on tagged 4-bit rows: columns give the product's bits, m
   }
 }
 
+// iq4_xs_mix: groups that mix IQ4_XS with Q4_1 (q, k, v) and with Q8_0 (gate, up), types with no
+// blocks in common, served from their values; the rest of the file on the packed 4-bit kernel.
 CATCH_TEST_CASE("GGUF files of every other served type: their values under float64, near them under int8", "[gguf][ggml_types]") {
   const std::vector<int64_t> prompt{5, 6, 7, 200, 13, 13, 99};
-  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {
+  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs", "iq4_xs_mix"}) {
     CATCH_INFO(type);
     auto q = test::load_as(test::kquant_gguf(type), at::kChar);
     auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
     CATCH_CHECK(q->int8_weights());
     CATCH_CHECK(!f->int8_weights());
-    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's and IQ4_NL's to the
-    // packed 4-bit kernel; the others to Q8_0 blocks.
+    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's, Q4_1's, Q5_0's,
+    // Q5_1's, IQ4_NL's and IQ4_XS's to the packed 4-bit kernel; the others to Q8_0 blocks.
     CATCH_CHECK(q->kquant_weights() == (std::string(type) == "q3_k" || std::string(type) == "q5_k"));
     const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
     const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();

@@ -1,7 +1,8 @@
 // The packed 4-bit kernel (model/kernels/q4_kernel.h), torch-free: for every type the weight-type
-// table sends to it (Q4_0, IQ4_NL), every instruction-set path this CPU has gives the Q8_0
-// kernel's bits on the type's exact conversion into Q8_0 blocks (the path it replaces), at 1..16
-// rows and more, over any split of the columns; a dequantised row is the type's values.
+// table sends to it with an exact Q8_0 form (Q4_0, Q5_0, IQ4_NL), every instruction-set path this
+// CPU has gives the Q8_0 kernel's bits on the type's exact conversion into Q8_0 blocks (the path
+// it replaced), at 1..16 rows and more, over any split of the columns; a dequantised row is the
+// type's values. The types without one (IQ4_XS, Q4_1, Q5_1): test_q4_exact.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,44 +10,14 @@
 #include <random>
 #include <vector>
 
-#include "model/gguf/ggml_types.h"
-#include "model/gguf/half_float.h"
-#include "model/kernels/q4_kernel.h"
-#include "model/kernels/q8_kernel.h"
+#include "tests/q4_kernel_support.h"
 #include "tests/random_values.h"
 
 using namespace exspec;
+using namespace exspec::test;
 using gguf::WeightType;
-using test::random_values;
 
 namespace {
-
-std::vector<const WeightType*> q4_types() {
-  std::vector<const WeightType*> out;
-  for (const WeightType& t : gguf::kWeightTypes)
-    if (t.int8 == gguf::Int8Path::Q4) out.push_back(&t);
-  return out;
-}
-
-// `out` rows of `in / 32` random blocks of type t: random nibbles, float16 scales of either sign
-// (Q4_0's d is max / −8) and of magnitudes a file's have.
-std::vector<uint8_t> random_blocks(const WeightType& t, int64_t out, int64_t in, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> scale(0.0f, 0.01f);
-  std::vector<uint8_t> b(static_cast<size_t>(out * in / t.block * t.block_bytes));
-  for (size_t i = 0; i < b.size(); i += static_cast<size_t>(t.block_bytes)) {
-    const uint16_t d = float_half(scale(g));
-    std::memcpy(&b[i], &d, 2);
-    for (int64_t k = 2; k < t.block_bytes; ++k) b[i + k] = static_cast<uint8_t>(g());
-  }
-  return b;
-}
-
-q4::Weight q4_weight(const WeightType& t, const std::vector<uint8_t>& blocks, int64_t out, int64_t in) {
-  q4::Weight w = q4::empty_weight(out, in, t.nibbles);
-  q4::pack_rows_into(w, blocks.data(), 0, out);
-  return w;
-}
 
 // The path the kernel replaces: the blocks converted exactly (the row's `convert`) into Q8_0's.
 q8::Weight q8_weight(const WeightType& t, const std::vector<uint8_t>& blocks, int64_t out, int64_t in) {
@@ -58,34 +29,10 @@ q8::Weight q8_weight(const WeightType& t, const std::vector<uint8_t>& blocks, in
   return w;
 }
 
-q8::Rows quantised(const std::vector<float>& x, int64_t m, int64_t in) {
-  q8::Rows rows;
-  q8::resize_rows(rows, m, in);
-  q8::quantise_activations(x.data(), in, 0, m, rows);
-  return rows;
-}
-
-// y [m, out] of either kernel through one path, the columns split at `split` tiles (two "threads").
-template <class W, class Multiply>
-std::vector<float> product(const W& w, const q8::Rows& rows, const Multiply& multiply, int64_t split = -1) {
-  std::vector<float> y(static_cast<size_t>(rows.m * w.out), std::nanf(""));
-  if (split < 0) {
-    multiply(w, rows, y.data(), w.out, 0, w.tiles);
-  } else {
-    multiply(w, rows, y.data(), w.out, split, w.tiles);
-    multiply(w, rows, y.data(), w.out, 0, split);
-  }
-  return y;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // Every path's q4 product against the Q8_0 kernel's on the conversion, same path and plain.
 void check_against_q8(const WeightType& t, int64_t out, int64_t in, const std::vector<int64_t>& row_counts) {
   const auto blocks = random_blocks(t, out, in, static_cast<uint32_t>(out * 13 + in));
-  const q4::Weight w4 = q4_weight(t, blocks, out, in);
+  const q4::AnyWeight w4 = packed(t, blocks, out, in);
   const q8::Weight w8 = q8_weight(t, blocks, out, in);
   for (int64_t m : row_counts) {
     const q8::Rows rows = quantised(random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(m + out), 3.0f), m, in);
@@ -93,27 +40,25 @@ void check_against_q8(const WeightType& t, int64_t out, int64_t in, const std::v
     const auto want = product(w8, rows, q8_path(q8::Isa::Plain));
     for (q4::Isa isa : q4::isas_here()) {
       CATCH_INFO(t.name << ": out " << out << ", in " << in << ", m " << m << ", " << q4::isa_name(isa));
-      auto q4_path = [isa](auto&&... a) { q4::multiply(a..., isa); };
       CATCH_CHECK(same_bits(product(w8, rows, q8_path(isa)), want));  // the Q8_0 kernel's paths agree
-      CATCH_CHECK(same_bits(product(w4, rows, q4_path), want));
-      CATCH_CHECK(same_bits(product(w4, rows, q4_path, w4.tiles / 2), want));
+      CATCH_CHECK(same_bits(q4_product(w4, rows, isa), want));
+      CATCH_CHECK(same_bits(q4_product(w4, rows, isa, tiles(w4) / 2), want));
     }
   }
 }
 
 }  // namespace
 
-CATCH_TEST_CASE("q4: the weight-type table sends Q4_0 and IQ4_NL to the kernel, with their exact conversions", "[q4]") {
+CATCH_TEST_CASE("q4: the weight-type table sends Q4_0, Q5_0 and IQ4_NL to the kernel, with their exact conversions", "[q4]") {
   std::vector<std::string> names;
-  for (const WeightType* t : q4_types()) {
+  for (const WeightType* t : q4_types(true)) {
     names.push_back(t->name);
     CATCH_CHECK(t->nibbles != nullptr);
-    CATCH_CHECK(t->convert != nullptr);
     CATCH_CHECK(t->packed_as == gguf::TensorType::Q8_0);
     CATCH_CHECK(t->block == q4::kBlock);
-    CATCH_CHECK(t->block_bytes == q4::kBlockBytes);
+    CATCH_CHECK_NOTHROW(q4::empty_for(*t, 16, 64));
   }
-  CATCH_CHECK(names == std::vector<std::string>{"Q4_0", "IQ4_NL"});
+  CATCH_CHECK(names == std::vector<std::string>{"Q4_0", "Q5_0", "IQ4_NL"});
 }
 
 CATCH_TEST_CASE("q4: every path this CPU has gives the Q8_0 kernel's bits on the converted blocks", "[q4]") {
@@ -121,29 +66,18 @@ CATCH_TEST_CASE("q4: every path this CPU has gives the Q8_0 kernel's bits on the
   // 1..16 rows (a verify step is K + 1) and counts that split into several row groups; `in` not
   // a multiple of 256, `out` not of 16 (a padded tile) nor of 64 (a part group of tiles).
   const std::vector<int64_t> rows{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 25};
-  for (const WeightType* t : q4_types())
+  for (const WeightType* t : q4_types(true))
     for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {37, 288}, {300, 96}, {16, 32}, {5, 160}, {70, 800}})
       check_against_q8(*t, out, in, rows);
 }
 
 CATCH_TEST_CASE("q4: rows beyond one L2 chunk give the Q8_0 kernel's bits", "[q4]") {
   // 2048 inputs: a chunk is 32 rows (panel_loop.h chunk_rows), so 40 rows take two.
-  for (const WeightType* t : q4_types()) check_against_q8(*t, 40, 2048, {40});
+  for (const WeightType* t : q4_types(true)) check_against_q8(*t, 40, 2048, {40});
 }
 
 CATCH_TEST_CASE("q4: a dequantised row is the type's values, bit for bit", "[q4]") {
-  const int64_t out = 21, in = 96;
-  for (const WeightType* t : q4_types()) {
-    CATCH_INFO(t->name);
-    const auto blocks = random_blocks(*t, out, in, 7);
-    const q4::Weight w = q4_weight(*t, blocks, out, in);
-    std::vector<float> got(static_cast<size_t>(in)), want(static_cast<size_t>(in));
-    for (int64_t n = 0; n < out; ++n) {
-      q4::dequantise_row(w, n, got.data());
-      gguf::dequantise(*t, blocks.data() + n * in / t->block * t->block_bytes, in / t->block, want.data());
-      CATCH_CHECK(same_bits(got, want));
-    }
-  }
+  for (const WeightType* t : q4_types(true)) check_dequantised_rows(*t, 21, 96, 7);
 }
 
 CATCH_TEST_CASE("q4: a weight of part blocks or a value of -128 is refused", "[q4]") {
@@ -187,3 +121,4 @@ CATCH_TEST_CASE("q4: sums at their bounds are exact: values of ±16 (int16 sums 
     }
   }
 }
+

@@ -300,8 +300,9 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
 }
 
 // Issue 70: GGUF files of every other weight type served (model/gguf/ggml_types.h), under int8:
-// blocks converted exactly onto the Q8_0 or K-quant kernel (Q4_0, Q5_0, IQ4_NL; Q3_K), or values
-// quantised at load (the rest). The default mode at batch 16 with each file's own draft.
+// blocks on the packed 4-bit kernel (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS) or the K-quant one
+// (Q5_K; Q3_K converted exactly), or values quantised at load (the rest). The default mode at
+// batch 16 with each file's own draft.
 CATCH_TEST_CASE("GGUF files of every other served type: the default mode at batch 16 equals batch-1 nonspec sampling",
                 "[sampling][oracle][int8][gguf]") {
   for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k", "q3_k", "q5_k", "iq4_xs"}) {

@@ -156,13 +156,16 @@ void q6_k(const uint8_t* b, float* out) {
     out[k] = d * static_cast<float>(static_cast<int8_t>(b[192 + k / 16])) * static_cast<float>(q6_k_quant(b, k) - 32);
 }
 
-void iq4_xs(const uint8_t* b, float* out) {
-  const float d = f16(b);
+int iq4_xs_scale(const uint8_t* b, int ib) {
   uint16_t sh;
   std::memcpy(&sh, b + 2, 2);
+  return ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
+}
+
+void iq4_xs(const uint8_t* b, float* out) {
+  const float d = f16(b);
   for (int ib = 0; ib < 8; ++ib) {
-    const int ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
-    const float dl = d * static_cast<float>(ls - 32);
+    const float dl = d * static_cast<float>(iq4_xs_scale(b, ib) - 32);
     for (int j = 0; j < 32; ++j) out[32 * ib + j] = dl * static_cast<float>(kIq4nlValues[nibble(b + 8 + 16 * ib, j)]);
   }
 }

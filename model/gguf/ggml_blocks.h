@@ -23,8 +23,11 @@
 namespace exspec::gguf::blocks {
 
 // The values a 4-bit block of 32's nibbles stand for, before the scale d (ggml-common.h): the
-// packed 4-bit kernel's tables (model/kernels/q4_kernel.h) and the conversions' below.
+// packed 4-bit kernel's tables (model/kernels/q4_kernel.h) and the conversions' below. Q5_0's
+// and Q5_1's 5th bit adds 16 to its nibble's value.
 inline constexpr int8_t kQ4_0Values[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};  // n − 8
+inline constexpr int8_t kQ5_0Values[16] = {-16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1};  // n − 16
+inline constexpr int8_t kNibbleValues[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};  // n: Q4_1, Q5_1
 inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 void q4_0(const uint8_t* b, float* out);
@@ -48,6 +51,8 @@ void k4_scales(const uint8_t* s, int* sc, int* m);
 int q4_k_quant(const uint8_t* b, int k);
 int q5_k_quant(const uint8_t* b, int k);
 int q6_k_quant(const uint8_t* b, int k);
+// IQ4_XS's 6-bit ls (0..63) of block ib (0..7) of 32: its scale is d · (ls − 32).
+int iq4_xs_scale(const uint8_t* b, int ib);
 
 // Exact conversions: the same values as one block of the target type.
 void q4_0_to_q8_0(const uint8_t* b, uint8_t* out);    // q − 8 with the same d

@@ -12,7 +12,10 @@
 //   products), or its values quantised to Q8_0 at load as float weights are. Q4_0 and IQ4_NL
 //   keep their 4-bit blocks on a kernel whose products are the Q8_0 kernel's on their exact
 //   conversion, bit for bit: a group that multiplies them beside Q8_0 blocks takes that
-//   conversion.
+//   conversion; Q5_0 (its 5th bits) likewise. IQ4_XS keeps its super-blocks on the same kernel
+//   (a block of 32's scale d · (ls − 32), exact in float32), and Q4_1 and Q5_1 their blocks (a
+//   min's term added in its own product); none has a Q8_0 form, so a group that mixes one with
+//   another type is served from its values.
 // A type with no row, or a row without a dequantisation, is refused naming the type.
 //
 // Adding a type: its row below, its dequantisation (and conversion, if any) in
@@ -41,7 +44,7 @@ enum class Int8Path {
   FromValues,  // the values it stands for, quantised to Q8_0 at load as float weights are
   Q8_0,        // Q8_0 blocks on the int8 kernel (model/kernels/q8_kernel.h)
   KQuant,      // Q4_K/Q6_K blocks on the K-quant kernel (model/kernels/kquant_kernel.h)
-  Q4,          // 4-bit blocks of 32 on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
+  Q4,          // 4-bit blocks on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
 };
 
 // One block of the type -> its `block` values, in order.
@@ -58,9 +61,10 @@ struct WeightType {
   Dequantise dequantise;  // null: not served
   Int8Path int8;
   TensorType packed_as;  // Q8_0 and KQuant: the type the kernel gets (itself, or by `convert`);
-                         // Q4: Q8_0, the blocks a group that mixes it with Q8_0 blocks takes
+                         // Q4 with `convert`: Q8_0, the blocks a group that mixes it with Q8_0
+                         // blocks takes; Q4 without: itself
   Convert convert;       // null when packed_as is the type itself
-  const int8_t* nibbles = nullptr;  // Q4: the 16 values its nibbles stand for (ggml_blocks.h)
+  const int8_t* nibbles = nullptr;  // Q4: the 16 values its nibbles stand for (ggml_blocks.h; a 5th bit adds 16)
   constexpr bool is_float() const { return int8 == Int8Path::Float; }
   constexpr bool served() const { return int8 != Int8Path::Refused; }
   // Served under int8 as other blocks or other values than its own (said once at start-up).
@@ -75,9 +79,9 @@ inline constexpr WeightType kWeightTypes[] = {
     {TensorType::F32, "F32", 1, 4, nullptr, Int8Path::Float, TensorType::F32, nullptr},
     {TensorType::F16, "F16", 1, 2, nullptr, Int8Path::Float, TensorType::F16, nullptr},
     {TensorType::Q4_0, "Q4_0", 32, 18, blocks::q4_0, Int8Path::Q4, TensorType::Q8_0, blocks::q4_0_to_q8_0, blocks::kQ4_0Values},
-    {TensorType::Q4_1, "Q4_1", 32, 20, blocks::q4_1, Int8Path::FromValues, TensorType::Q4_1, nullptr},
-    {TensorType::Q5_0, "Q5_0", 32, 22, blocks::q5_0, Int8Path::Q8_0, TensorType::Q8_0, blocks::q5_0_to_q8_0},
-    {TensorType::Q5_1, "Q5_1", 32, 24, blocks::q5_1, Int8Path::FromValues, TensorType::Q5_1, nullptr},
+    {TensorType::Q4_1, "Q4_1", 32, 20, blocks::q4_1, Int8Path::Q4, TensorType::Q4_1, nullptr, blocks::kNibbleValues},
+    {TensorType::Q5_0, "Q5_0", 32, 22, blocks::q5_0, Int8Path::Q4, TensorType::Q8_0, blocks::q5_0_to_q8_0, blocks::kQ5_0Values},
+    {TensorType::Q5_1, "Q5_1", 32, 24, blocks::q5_1, Int8Path::Q4, TensorType::Q5_1, nullptr, blocks::kNibbleValues},
     {TensorType::Q8_0, "Q8_0", 32, 34, blocks::q8_0, Int8Path::Q8_0, TensorType::Q8_0, nullptr},
     {TensorType::Q8_1, "Q8_1", 32, 36, nullptr, Int8Path::Refused, TensorType::Q8_1, nullptr},
     {TensorType::Q2_K, "Q2_K", 256, 84, blocks::q2_k, Int8Path::FromValues, TensorType::Q2_K, nullptr},
@@ -94,7 +98,7 @@ inline constexpr WeightType kWeightTypes[] = {
      blocks::kIq4nlValues},
     {TensorType::IQ3_S, "IQ3_S", 256, 110, nullptr, Int8Path::Refused, TensorType::IQ3_S, nullptr},
     {TensorType::IQ2_S, "IQ2_S", 256, 82, nullptr, Int8Path::Refused, TensorType::IQ2_S, nullptr},
-    {TensorType::IQ4_XS, "IQ4_XS", 256, 136, blocks::iq4_xs, Int8Path::FromValues, TensorType::IQ4_XS, nullptr},
+    {TensorType::IQ4_XS, "IQ4_XS", 256, 136, blocks::iq4_xs, Int8Path::Q4, TensorType::IQ4_XS, nullptr, blocks::kIq4nlValues},
     {TensorType::I8, "I8", 1, 1, nullptr, Int8Path::Refused, TensorType::I8, nullptr},
     {TensorType::I16, "I16", 1, 2, nullptr, Int8Path::Refused, TensorType::I16, nullptr},
     {TensorType::I32, "I32", 1, 4, nullptr, Int8Path::Refused, TensorType::I32, nullptr},

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "model/gguf/half_float.h"
 #include "model/kernels/isa.h"
@@ -22,13 +23,25 @@ namespace exspec::int8_panels {
 constexpr int64_t kTile = 16, kGroup = 4;  // columns a tile, tiles stored together
 constexpr int64_t kBlock = 32;              // inputs a scale
 
-// The plain path, the reference the others equal bit for bit: per output, its blocks in order,
+// Row r's Σ q of its block b: the corr the rows carry is -128 times it (exact).
+template <class Rows>
+inline int32_t block_sum(const Rows& x, int64_t r, int64_t b) {
+  return -x.corr[r * x.blocks + b] / 128;
+}
+
+struct NoMin {};  // a type without a min (plain_tiles' `min`)
+
+// The plain path, the reference the others equal bit for bit: per output, its blocks of 32 in
+// order,
 //     y = fma(float(Σ_k q·qx), d · dx, y)
-// with quant(t, b, c, k) the weight's integer q of column c, input k of tile t's block b, and
-// w.scales(t, b)[c] its d as float16.
-template <class W, class Rows, class Quant>
-void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, const Quant& quant) {
-  const int64_t nb = w.blocks, ldq = nb * kBlock;
+//     y = fma(float(Σ_k qx), m · dx, y)      where the type has a min m (Q4_1, Q5_1)
+// with quant(t, b, c, k) the weight's integer q of column c, input k of tile t's block b (b
+// counts blocks of 32, as the rows do), scale(t, b, c) its d, and min(t, b, c) its m, float32s
+// that hold them exactly.
+template <class W, class Rows, class Quant, class Scale, class Min = NoMin>
+void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, const Quant& quant, const Scale& scale,
+                 const Min& min = {}) {
+  const int64_t nb = x.blocks, ldq = nb * kBlock;
   for (int64_t r = 0; r < x.m; ++r)
     for (int64_t t = t0; t < t1; ++t)
       for (int64_t c = 0; c < kTile && t * kTile + c < w.out; ++c) {
@@ -37,11 +50,19 @@ void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, i
           const int8_t* xq = x.q.data() + r * ldq + b * kBlock;
           int32_t isum = 0;
           for (int64_t k = 0; k < kBlock; ++k) isum += quant(t, b, c, k) * xq[k];
-          const float s = half_float(w.scales(t, b)[c]) * x.d[r * nb + b];
+          const float s = scale(t, b, c) * x.d[r * nb + b];
           acc = std::fma(static_cast<float>(isum), s, acc);
+          if constexpr (!std::is_same_v<Min, NoMin>)
+            acc = std::fma(static_cast<float>(block_sum(x, r, b)), min(t, b, c) * x.d[r * nb + b], acc);
         }
         y[r * ldy + t * kTile + c] = acc;
       }
+}
+
+// The same where d is w.scales(t, b)[c], a float16 a block of 32.
+template <class W, class Rows, class Quant>
+void plain_tiles(const W& w, const Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, const Quant& quant) {
+  plain_tiles(w, x, y, ldy, t0, t1, quant, [&](int64_t t, int64_t b, int64_t c) { return half_float(w.scales(t, b)[c]); });
 }
 
 // Bytes ahead of the weights' stream that the first row group prefetches: measured on the 150M
@@ -83,30 +104,71 @@ EXSPEC_AVX2 inline __m256i avx2_dot(__m256i sum, __m256i w, __m256i xb) {
   return _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
 
-// Block b's integer sums of R rows by tile t (8 columns a register) into their float sums, in the
-// kernels' one order: acc = fma(float(Σ), d · dx, acc), d the tile's scales.
+// A tile's 16 weight scales d as float32, 8 columns a register (AVX2) or 16 (AVX-512).
+struct Avx2Scales {
+  __m256 h[2];
+};
+EXSPEC_AVX2 inline Avx2Scales avx2_half_scales(const uint16_t* d) {
+  return {{_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))),
+           _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d + 8)))}};
+}
+EXSPEC_VNNI_TARGET inline __m512 vnni_half_scales(const uint16_t* d) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+}
+
+// Block b's (of 32) integer sums of R rows by tile t (8 columns a register) into their float
+// sums, in the kernels' one order: acc = fma(float(Σ), d · dx, acc), d the tile's scales.
 template <int R, class Rows>
-EXSPEC_AVX2 inline void avx2_combine(float (&acc)[R][kGroup][kTile], int t, const __m256i (&isum)[R][2], const uint16_t* d,
+EXSPEC_AVX2 inline void avx2_combine(float (&acc)[R][kGroup][kTile], int t, const __m256i (&isum)[R][2], const Avx2Scales& sw,
                                      const Rows& x, int64_t r0, int64_t b) {
-  const __m256 sw[2] = {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))),
-                        _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d + 8)))};
   for (int r = 0; r < R; ++r) {
     const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * x.blocks + b]);
     for (int h = 0; h < 2; ++h) {
       float* a = acc[r][t] + h * 8;
-      _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][h]), _mm256_mul_ps(sw[h], dx), _mm256_load_ps(a)));
+      _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][h]), _mm256_mul_ps(sw.h[h], dx), _mm256_load_ps(a)));
     }
   }
+}
+template <int R, class Rows>
+EXSPEC_AVX2 inline void avx2_combine(float (&acc)[R][kGroup][kTile], int t, const __m256i (&isum)[R][2], const uint16_t* d,
+                                     const Rows& x, int64_t r0, int64_t b) {
+  avx2_combine<R>(acc, t, isum, avx2_half_scales(d), x, r0, b);
 }
 
 // The same for the AVX-512 streams: 16 columns a register.
 template <int R, class Rows>
-EXSPEC_VNNI_TARGET inline void vnni_combine(float (&acc)[R][kGroup][kTile], int t, const __m512i (&isum)[R], const uint16_t* d,
+EXSPEC_VNNI_TARGET inline void vnni_combine(float (&acc)[R][kGroup][kTile], int t, const __m512i (&isum)[R], __m512 sw,
                                             const Rows& x, int64_t r0, int64_t b) {
-  const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
   for (int r = 0; r < R; ++r) {
     const __m512 s = _mm512_mul_ps(sw, _mm512_set1_ps(x.d[(r0 + r) * x.blocks + b]));
     _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), s, _mm512_load_ps(acc[r][t])));
+  }
+}
+template <int R, class Rows>
+EXSPEC_VNNI_TARGET inline void vnni_combine(float (&acc)[R][kGroup][kTile], int t, const __m512i (&isum)[R], const uint16_t* d,
+                                            const Rows& x, int64_t r0, int64_t b) {
+  vnni_combine<R>(acc, t, isum, vnni_half_scales(d), x, r0, b);
+}
+
+// A min's term after block b's (plain_tiles' order): acc = fma(float(Σ qx), m · dx, acc), m the
+// tile's mins as float32.
+template <int R, class Rows>
+EXSPEC_AVX2 inline void avx2_add_min(float (&acc)[R][kGroup][kTile], int t, const Avx2Scales& m, const Rows& x, int64_t r0, int64_t b) {
+  for (int r = 0; r < R; ++r) {
+    const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * x.blocks + b]);
+    const __m256 sum = _mm256_set1_ps(static_cast<float>(block_sum(x, r0 + r, b)));
+    for (int h = 0; h < 2; ++h) {
+      float* a = acc[r][t] + h * 8;
+      _mm256_store_ps(a, _mm256_fmadd_ps(sum, _mm256_mul_ps(m.h[h], dx), _mm256_load_ps(a)));
+    }
+  }
+}
+template <int R, class Rows>
+EXSPEC_VNNI_TARGET inline void vnni_add_min(float (&acc)[R][kGroup][kTile], int t, __m512 m, const Rows& x, int64_t r0, int64_t b) {
+  for (int r = 0; r < R; ++r) {
+    const __m512 s = _mm512_mul_ps(m, _mm512_set1_ps(x.d[(r0 + r) * x.blocks + b]));
+    const __m512 sum = _mm512_set1_ps(static_cast<float>(block_sum(x, r0 + r, b)));
+    _mm512_store_ps(acc[r][t], _mm512_fmadd_ps(sum, s, _mm512_load_ps(acc[r][t])));
   }
 }
 

@@ -1,3 +1,4 @@
+// The packed 4-bit kernel's three paths (q4_kernel.h); the weights' packing is q4_pack.cpp.
 #include "model/kernels/q4_kernel.h"
 
 #include <immintrin.h>
@@ -5,40 +6,53 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "model/gguf/half_float.h"
 #include "model/kernels/int8_panels.h"
 
 namespace exspec::q4 {
 namespace {
 
 using int8_panels::prefetch_ahead;
+using layout::kVectors;
 
-constexpr int64_t kVectors = kQuantBytes / 64;  // 64-byte vectors a tile's block: 4
-
-// Input k's nibble of column c in a tile's block (the layout in q4_kernel.h).
-int nibble(const uint8_t* quants, int64_t c, int64_t k) {
-  const uint8_t byte = quants[((k % 16) / 4) * 64 + c * 4 + k % 4];
-  return k < 16 ? byte & 0x0F : byte >> 4;
-}
-
-// The plain path: the Q8_0 kernel's on value[n], the reference the others equal.
-void plain_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  int8_panels::plain_tiles(w, x, y, ldy, t0, t1,
-                           [&](int64_t t, int64_t b, int64_t c, int64_t k) { return int32_t{w.values[nibble(w.quants(t, b), c, k)]}; });
+// The plain path: q against the rows' blocks in order, the reference the others equal.
+template <int64_t Sub, int Parts>
+void plain_tiles(const Packed<Sub, Parts>& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  auto quant = [&](int64_t t, int64_t b, int64_t c, int64_t k) { return int32_t{layout::quant(w, t, b / Sub, b % Sub, c, k)}; };
+  auto scale = [&](int64_t t, int64_t b, int64_t c) { return layout::block_scale(w, t, b / Sub, b % Sub, c); };
+  if constexpr ((Parts & kMin) != 0)
+    int8_panels::plain_tiles(w, x, y, ldy, t0, t1, quant, scale, [&](int64_t t, int64_t b, int64_t c) { return half_float(w.mins(t, b)[c]); });
+  else
+    int8_panels::plain_tiles(w, x, y, ldy, t0, t1, quant, scale);
 }
 
 // The four bytes of a row's block that vector g's low (hi = 0) or high (hi = 1) nibbles meet.
 inline int32_t four(const q8::Rows& x, int64_t r, int64_t b, int64_t g, int hi) { return int8_panels::four(x, r, b, hi * 16 + g * 4); }
 
+// Stored block b's block j of the group from tile t0 on: what the first rows prefetch.
+template <int64_t Sub, int Parts>
+void prefetch_block(const Packed<Sub, Parts>& w, int64_t t0, int64_t b, int64_t j) {
+  constexpr int64_t part = Packed<Sub, Parts>::kGroupBlock / Sub;
+  prefetch_ahead(w.quants(t0, b) + j * part, part);
+}
+
 // ---- AVX2: the nibbles through the signed table, then the Q8_0 kernel's sign trick ----
+
+// 16 where bit i of `bits` is set, for byte i of 32: a 5th bit's weight, 32 bytes at a time.
+EXSPEC_AVX2 inline __m256i avx2_sixteens(uint32_t bits) {
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)),
+                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(16));
+}
 
 // Tile block wq's integer sums for R rows, 8 columns a register (isum[r][h]: columns 8h..8h+7).
 // vpmaddubsw takes x's magnitudes (unsigned) against the values carrying x's sign, a pair of
-// products to an int16. Small (every |value| <= 16, Q4_0): a column's 8 pair sums of a block,
+// products to an int16. Small (every |q| <= 16: Q4_0, Q5_0): a column's 8 pair sums of a block,
 // each at most 2·16·127, add in int16 without overflow and one vpmaddwd widens them; otherwise
-// each is widened at once. Exact either way: the same integers as the Q8_0 kernel's.
+// each is widened at once. Exact either way: the same integers as the Q8_0 kernel's. high: the
+// block's 5th bits (kHigh), or null.
 template <int R, bool Small>
-EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
+EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, const uint8_t* high, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
                                    __m256i (&isum)[R][2]) {
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   __m256i part[R][2];  // Small: int16 sums; otherwise int32
@@ -49,6 +63,13 @@ EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, __m256i table, const q8::R
       const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq + g * 64 + h * 32));
       lo[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low));
       hi[h] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+      if (high) {
+        uint32_t bl, bh;
+        std::memcpy(&bl, high + g * 16 + h * 4, 4);
+        std::memcpy(&bh, high + g * 16 + 8 + h * 4, 4);
+        lo[h] = _mm256_add_epi8(lo[h], avx2_sixteens(bl));
+        hi[h] = _mm256_add_epi8(hi[h], avx2_sixteens(bh));
+      }
     }
     for (int r = 0; r < R; ++r) {
       const __m256i xl = _mm256_set1_epi32(four(x, r0 + r, b, g, 0)), xh = _mm256_set1_epi32(four(x, r0 + r, b, g, 1));
@@ -67,25 +88,41 @@ EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, __m256i table, const q8::R
     for (int h = 0; h < 2; ++h) isum[r][h] = Small ? _mm256_madd_epi16(part[r][h], ones) : part[r][h];
 }
 
+// Tile t's scales s of block j in stored block b, 8 columns a register: d, or d · (ls − 32).
+template <int64_t Sub, int Parts>
+EXSPEC_AVX2 inline int8_panels::Avx2Scales avx2_scales(const Packed<Sub, Parts>& w, int64_t t, int64_t b, int64_t j) {
+  int8_panels::Avx2Scales s = int8_panels::avx2_half_scales(w.scales(t, b));
+  if constexpr (Sub > 1) {
+    const __m128i ls = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.multipliers(t, b, j)));
+    s.h[0] = _mm256_mul_ps(s.h[0], _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(ls)));
+    s.h[1] = _mm256_mul_ps(s.h[1], _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(ls, 8))));
+  }
+  return s;
+}
+
 // R rows by the tn <= 4 tiles of one stored group, block by block, in the Q8_0 kernel's order
 // (q8_kernel.cpp avx2_stream): the float sums in L1, one stream read once for all R rows.
-template <int R, bool Small>
-EXSPEC_AVX2 void avx2_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+template <int R, bool Small, int64_t Sub, int Parts>
+EXSPEC_AVX2 void avx2_stream(const Packed<Sub, Parts>& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.values)));
   alignas(32) float acc[R][kGroup][kTile] = {};
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
-    for (int t = 0; t < tn; ++t) {
-      __m256i isum[R][2];
-      avx2_block<R, Small>(w.quants(t0 + t, b), table, x, r0, b, isum);
-      int8_panels::avx2_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
+  for (int64_t b = 0; b < w.blocks; ++b)
+    for (int64_t j = 0; j < Sub; ++j) {
+      if (r0 == 0) prefetch_block(w, t0, b, j);
+      for (int t = 0; t < tn; ++t) {
+        __m256i isum[R][2];
+        const uint8_t* high = (Parts & kHigh) != 0 ? w.high(t0 + t, b) : nullptr;
+        avx2_block<R, Small>(w.nibbles(t0 + t, b, j), high, table, x, r0, b * Sub + j, isum);
+        int8_panels::avx2_combine<R>(acc, t, isum, avx2_scales(w, t0 + t, b, j), x, r0, b * Sub + j);
+        if constexpr ((Parts & kMin) != 0) int8_panels::avx2_add_min<R>(acc, t, int8_panels::avx2_half_scales(w.mins(t0 + t, b)), x, r0, b * Sub + j);
+      }
     }
-  }
   int8_panels::avx2_store<R>(acc, tn, r0, t0, w.out, y, ldy);
 }
 
 // Rows in groups of at most 4, as even as they split, as the Q8_0 kernel's AVX2 path.
-void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+template <int64_t Sub, int Parts>
+void avx2_tiles(const Packed<Sub, Parts>& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
     constexpr int R = decltype(rc)::value;
     if (w.small) avx2_stream<R, true>(w, x, r, t, tn, y, ldy);
@@ -95,36 +132,58 @@ void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64
 
 // ---- AVX-512 VNNI: the nibbles through the biased table (value + 128), then vpdpbusd ----
 
-// A tile's block's vector g as two vectors of bytes value + 128: inputs 4g.. and 16 + 4g...
-EXSPEC_VNNI_TARGET inline void vnni_unpack(const uint8_t* wq, int64_t g, __m512i table, __m512i& lo, __m512i& hi) {
+// A tile's block's vector g as two vectors of bytes q + 128: inputs 4g.. and 16 + 4g... high: the
+// block's 5th bits (kHigh), or null.
+EXSPEC_VNNI_TARGET inline void vnni_unpack(const uint8_t* wq, const uint8_t* high, int64_t g, __m512i table, __m512i& lo, __m512i& hi) {
   const __m512i low = _mm512_set1_epi8(0x0F), v = _mm512_load_si512(wq + g * 64);
   lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low));
   hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+  if (high) {
+    uint64_t bl, bh;
+    std::memcpy(&bl, high + g * 16, 8);
+    std::memcpy(&bh, high + g * 16 + 8, 8);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    lo = _mm512_mask_add_epi8(lo, static_cast<__mmask64>(bl), lo, sixteen);
+    hi = _mm512_mask_add_epi8(hi, static_cast<__mmask64>(bh), hi, sixteen);
+  }
+}
+
+// Tile t's scales s of block j in stored block b: d, or d · (ls − 32).
+template <int64_t Sub, int Parts>
+EXSPEC_VNNI_TARGET inline __m512 vnni_scales(const Packed<Sub, Parts>& w, int64_t t, int64_t b, int64_t j) {
+  const __m512 d = int8_panels::vnni_half_scales(w.scales(t, b));
+  if constexpr (Sub == 1) return d;
+  const __m128i ls = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.multipliers(t, b, j)));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ls)));
 }
 
 // R rows by the tn <= 4 tiles of one stored group, block by block: each vector is unpacked once
 // for all R rows, the float sums live in L1 (q8_kernel.cpp vnni_stream).
-template <int R>
-EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
-  const int64_t nb = w.blocks;
+template <int R, int64_t Sub, int Parts>
+EXSPEC_VNNI_TARGET void vnni_stream(const Packed<Sub, Parts>& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
+  const int64_t nb = x.blocks;
   const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.biased)));
   alignas(64) float acc[R][kGroup][kTile] = {};
-  for (int64_t b = 0; b < nb; ++b) {
-    if (r0 == 0) prefetch_ahead(w.quants(t0, b), kGroupBlock);
-    for (int t = 0; t < tn; ++t) {
-      __m512i isum[R];
-      for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + b]);
-      for (int64_t g = 0; g < kVectors; ++g) {
-        __m512i lo, hi;
-        vnni_unpack(w.quants(t0 + t, b), g, table, lo, hi);
-        for (int r = 0; r < R; ++r) {
-          isum[r] = _mm512_dpbusd_epi32(isum[r], lo, _mm512_set1_epi32(four(x, r0 + r, b, g, 0)));
-          isum[r] = _mm512_dpbusd_epi32(isum[r], hi, _mm512_set1_epi32(four(x, r0 + r, b, g, 1)));
+  for (int64_t b = 0; b < w.blocks; ++b)
+    for (int64_t j = 0; j < Sub; ++j) {
+      const int64_t bx = b * Sub + j;  // the rows' block of 32
+      if (r0 == 0) prefetch_block(w, t0, b, j);
+      for (int t = 0; t < tn; ++t) {
+        __m512i isum[R];
+        for (int r = 0; r < R; ++r) isum[r] = _mm512_set1_epi32(x.corr[(r0 + r) * nb + bx]);
+        const uint8_t* high = (Parts & kHigh) != 0 ? w.high(t0 + t, b) : nullptr;
+        for (int64_t g = 0; g < kVectors; ++g) {
+          __m512i lo, hi;
+          vnni_unpack(w.nibbles(t0 + t, b, j), high, g, table, lo, hi);
+          for (int r = 0; r < R; ++r) {
+            isum[r] = _mm512_dpbusd_epi32(isum[r], lo, _mm512_set1_epi32(four(x, r0 + r, bx, g, 0)));
+            isum[r] = _mm512_dpbusd_epi32(isum[r], hi, _mm512_set1_epi32(four(x, r0 + r, bx, g, 1)));
+          }
         }
+        int8_panels::vnni_combine<R>(acc, t, isum, vnni_scales(w, t0 + t, b, j), x, r0, bx);
+        if constexpr ((Parts & kMin) != 0) int8_panels::vnni_add_min<R>(acc, t, int8_panels::vnni_half_scales(w.mins(t0 + t, b)), x, r0, bx);
       }
-      int8_panels::vnni_combine<R>(acc, t, isum, w.scales(t0 + t, b), x, r0, b);
     }
-  }
   for (int t = 0; t < tn; ++t)
     for (int r = 0; r < R; ++r) int8_panels::vnni_store(y + (r0 + r) * ldy, w.out, t0 + t, _mm512_load_ps(acc[r][t]));
 }
@@ -133,7 +192,8 @@ EXSPEC_VNNI_TARGET void vnni_stream(const Weight& w, const q8::Rows& x, int64_t 
 // once (the Q8_0 kernel's split). One row too: unlike the Q8_0 kernel's, a one-row panel with
 // the four tiles' sums in registers measured 4-6 % slower than this stream at one row
 // (kernel_rows --dtypes q4_0, 2026-11-29, Zen 5).
-void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+template <int64_t Sub, int Parts>
+void vnni_tiles(const Packed<Sub, Parts>& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   int8_panels::row_groups<8>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
     vnni_stream<decltype(rc)::value>(w, x, r, t, tn, y, ldy);
   });
@@ -145,44 +205,9 @@ Isa best_isa() { return q8::best_isa(); }  // the same registers and the same ca
 std::vector<Isa> isas_here() { return q8::isas_here(); }
 const char* isa_name(Isa isa) { return q8::isa_name(isa); }
 
-Weight empty_weight(int64_t out, int64_t in, const int8_t* values) {
-  if (out <= 0 || in <= 0 || in % kBlock) throw std::invalid_argument("q4::empty_weight: expected whole blocks of 32 inputs");
-  Weight w;
-  w.out = out, w.in = in;
-  w.blocks = in / kBlock;
-  w.tiles = (out + kTile - 1) / kTile;
-  w.small = true;
-  for (int i = 0; i < 16; ++i) {
-    if (values[i] == -128) throw std::invalid_argument("q4::empty_weight: a value of -128, outside [-127, 127]");
-    w.values[i] = values[i];
-    w.biased[i] = static_cast<uint8_t>(values[i] + 128);
-    w.small = w.small && values[i] >= -16 && values[i] <= 16;
-  }
-  w.allocate();  // nibbles 0, d 0
-  return w;
-}
-
-void pack_rows_into(Weight& w, const uint8_t* blocks, int64_t r0, int64_t r1) {
-  for (int64_t n = r0; n < r1; ++n) {
-    const int64_t t = n / kTile, c = n % kTile;
-    for (int64_t b = 0; b < w.blocks; ++b) {
-      const uint8_t* src = blocks + ((n - r0) * w.blocks + b) * kBlockBytes;
-      std::memcpy(&w.scales(t, b)[c], src, 2);
-      for (int64_t g = 0; g < kVectors; ++g) std::memcpy(w.quants(t, b) + g * 64 + c * 4, src + 2 + g * 4, 4);
-    }
-  }
-}
-
-void dequantise_row(const Weight& w, int64_t row, float* out) {
-  const int64_t t = row / kTile, c = row % kTile;
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    const float d = half_float(w.scales(t, b)[c]);
-    for (int64_t k = 0; k < kBlock; ++k) out[b * kBlock + k] = static_cast<float>(w.values[nibble(w.quants(t, b), c, k)]) * d;
-  }
-}
-
-void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
-  if (x.blocks != w.blocks) throw std::invalid_argument("q4::multiply: rows and weight differ in length");
+template <int64_t Sub, int Parts>
+void multiply(const Packed<Sub, Parts>& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
+  if (x.blocks != w.blocks32()) throw std::invalid_argument("q4::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
   switch (isa) {
     case Isa::Avx512: vnni_tiles(w, x, y, ldy, t0, t1); return;
@@ -191,5 +216,13 @@ void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t
   }
   throw std::invalid_argument("q4::multiply: unknown instruction set");
 }
+
+#define EXSPEC_Q4_FORM(W) \
+  template void multiply(const W& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa);
+EXSPEC_Q4_FORM(Weight)
+EXSPEC_Q4_FORM(XsWeight)
+EXSPEC_Q4_FORM(Q4_1Weight)
+EXSPEC_Q4_FORM(Q5_0Weight)
+EXSPEC_Q4_FORM(Q5_1Weight)
 
 }  // namespace exspec::q4

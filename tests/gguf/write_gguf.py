@@ -7,7 +7,7 @@ template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
 library, no torch, no llama.cpp.
 
-usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32|q4_k|q6_k|q4_k_m|q4_0|q4_0_mix|q4_1|q5_0|q5_1|q2_k|q3_k|q5_k|iq4_nl|iq4_xs|mxfp4] [--version 2|3] [--alignment N]
+usage: write_gguf.py HF_DIR|TOKENIZER_JSON OUT.gguf [--type f32|f16|bf16|q8_0|q8_0_as_f32|q4_k|q6_k|q4_k_m|q4_0|q4_0_mix|iq4_xs_mix|q4_1|q5_0|q5_1|q2_k|q3_k|q5_k|iq4_nl|iq4_xs|mxfp4] [--version 2|3] [--alignment N]
                      [--tokenizer TOKENIZER_JSON] [--pre NAME]
 """
 import argparse
@@ -37,6 +37,10 @@ FILE_TYPE.update({"q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k"
 # beside a Q4_0 gate (exspec serves such groups as Q8_0 blocks, model/gguf_weights.cpp).
 FILE_TYPE["q4_0_mix"] = 2
 MIX = {"attn_k.weight": "iq4_nl", "ffn_up.weight": "q8_0"}
+# An IQ4_XS file whose fused groups mix it with types it has no common blocks with: attn_v in
+# Q4_1, ffn_gate in Q8_0 (exspec serves such groups from their values, quantised at load).
+FILE_TYPE["iq4_xs_mix"] = 30
+MIX_XS = {"attn_v.weight": "q4_1", "ffn_gate.weight": "q8_0"}
 # llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
 # writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
@@ -109,6 +113,8 @@ def tensor_bytes(name, w, kind, n_layers=0, has_output=True):
         return GGML["f32"], w.astype(np.float32).tobytes()
     if kind == "q4_0_mix":
         kind = next((t for suffix, t in MIX.items() if name.endswith(suffix)), "q4_0")
+    if kind == "iq4_xs_mix":
+        kind = next((t for suffix, t in MIX_XS.items() if name.endswith(suffix)), "iq4_xs")
     if kind == "f16":
         return GGML["f16"], w.astype(np.float16).tobytes()
     if kind == "bf16":  # gguf-py: round to nearest even, as torch does
