@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "model/layer_weights.h"
+#include "model/window_pattern.h"
 
 namespace exspec::gguf {
 
@@ -56,9 +57,7 @@ std::vector<AttentionWindow> window_pattern(const GgufFile& f, const std::string
     for (const Value& b : v->items) out.push_back(b.i || b.u ? AttentionWindow::Sliding : AttentionWindow::Full);
     return out;
   }
-  if (v) n = positive(f, key);
-  for (int64_t i = 0; i < layers; ++i) out.push_back((i + 1) % n != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
-  return out;
+  return windows_but_each(layers, v ? positive(f, key) : n);
 }
 
 // Gemma 3's own keys: llama.cpp's, and its rules where the file says nothing.

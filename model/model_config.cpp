@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/io_util.h"
+#include "model/window_pattern.h"
 
 namespace exspec {
 namespace {
@@ -112,8 +113,7 @@ void parse_window(const json& j, ModelConfig& c, const std::string& where) {
     c.sliding_window = w == j.end() ? row.sliding_window_default : w->is_null() ? 0 : need_int(j, "sliding_window", where);
     auto p = j.find("sliding_window_pattern");
     const int64_t pattern = p == j.end() || p->is_null() ? row.sliding_window_pattern_default : need_int(j, "sliding_window_pattern", where);
-    for (int64_t i = 0; i < c.num_layers; ++i)
-      c.layer_windows.push_back((i + 1) % pattern != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
+    c.layer_windows = windows_but_each(c.num_layers, pattern);
   } else if (get_bool(j, "use_sliding_window", false, where)) {
     fail(where, "use_sliding_window=true is not supported for " + c.architecture + " (Mistral's, Phi-3's, Qwen2's and Qwen3's windows are)");
   }

@@ -12,6 +12,7 @@
 #include "model/io_util.h"
 #include "model/layer_weights.h"
 #include "model/safetensors.h"
+#include "model/window_pattern.h"
 
 namespace exspec {
 namespace fs = std::filesystem;
@@ -226,8 +227,7 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.head_dim = 2 * c.hidden_size / c.num_heads;
       c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
       c.sliding_window = c.max_position_embeddings / 32;
-      for (int64_t i = 0, n = c.num_layers < 6 ? 2 : 6; i < c.num_layers; ++i)
-        c.layer_windows.push_back((i + 1) % n != 0 ? AttentionWindow::Sliding : AttentionWindow::Full);
+      c.layer_windows = windows_but_each(c.num_layers, c.num_layers < 6 ? 2 : 6);
       break;
   }
   return c;
