@@ -66,6 +66,11 @@ std::string scratch_dir() {
   return s.path;
 }
 
+std::string python() {
+  const char* p = std::getenv("EXSPEC_TEST_PYTHON");
+  return p && *p ? p : "/usr/bin/python3";
+}
+
 std::string model_dir(const MakeModelOptions& o) {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
@@ -162,7 +167,7 @@ std::string kquant_gguf(const std::string& type, bool draft, const std::string& 
       dir = d;
     }
     const std::string path = scratch_dir() + "/" + key + ".gguf";
-    const std::string cmd = "/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/write_gguf.py " + dir + " " + path + " --type " + type;
+    const std::string cmd = python() + " " EXSPEC_GGUF_TOOLS "/write_gguf.py " + dir + " " + path + " --type " + type;
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("failed: " + cmd);
     out = path;
   }

@@ -23,6 +23,9 @@ at::Device device();
 
 // A fresh scratch directory for this process (removed at exit).
 std::string scratch_dir();
+// The Python that runs the test tools (numpy, torch): /usr/bin/python3, Debian's, unless
+// EXSPEC_TEST_PYTHON names another (a GPU host whose system Python lacks numpy).
+std::string python();
 // Removes a file or a directory tree, ignoring errors. Not std::filesystem::remove_all: PyTorch's
 // wheel libtorch.so exports its own copy of it, which jumps to address 0 (found on a GPU host).
 void remove_tree(const std::string& path);

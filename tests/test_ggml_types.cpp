@@ -26,7 +26,7 @@ std::string reference_dir() {
     for (const WeightType& t : kWeightTypes)
       if (t.served() && !t.is_float()) names += std::string(" ") + t.name;
     const std::string out = EXSPEC_TEST_SCRATCH "/ggml_reference";
-    const std::string cmd = "/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/ggml_reference.py " EXSPEC_LLAMA_CPP_SRC " " + out + names + " 2>&1";
+    const std::string cmd = test::python() + " " EXSPEC_GGUF_TOOLS "/ggml_reference.py " EXSPEC_LLAMA_CPP_SRC " " + out + names + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string log;
     char buf[512];

@@ -42,7 +42,7 @@ std::string to_gguf(const std::string& hf_dir, const std::string& type, const st
   const std::string out = test::scratch_dir() + "/" + std::filesystem::path(hf_dir).filename().string() + "-" + type +
                           (extra.empty() ? "" : "-" + std::to_string(std::hash<std::string>()(extra))) + ".gguf";
   if (!std::filesystem::exists(out))
-    run("/usr/bin/python3 " EXSPEC_GGUF_TOOLS "/write_gguf.py " + hf_dir + " " + out + " --type " + type + " " + extra);
+    run(test::python() + " " EXSPEC_GGUF_TOOLS "/write_gguf.py " + hf_dir + " " + out + " --type " + type + " " + extra);
   return out;
 }
 
