@@ -84,6 +84,14 @@ std::vector<ArchitectureRow> make_rows() {
   gemma3.query_pre_attn_scalar_default = 256;
   gemma3.tied_default = true;
   rows.push_back(gemma3);
+
+  // Qwen3-MoE: Qwen3's attention, and experts in place of the MLP (Qwen3MoeConfig: on every layer
+  // unless decoder_sparse_step or mlp_only_layers say otherwise; norm_topk_prob off by default).
+  ArchitectureRow qwen3moe = qwen3;
+  qwen3moe.arch = Arch::Qwen3Moe, qwen3moe.name = "qwen3moe", qwen3moe.hf_classes = {"Qwen3MoeForCausalLM"};
+  qwen3moe.gguf = "qwen3moe", qwen3moe.model_type = "qwen3_moe";
+  qwen3moe.experts = true;
+  rows.push_back(qwen3moe);
   return rows;
 }
 

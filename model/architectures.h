@@ -16,7 +16,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3, Gemma3 };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3, Gemma3, Qwen3Moe };
 
 struct ArchitectureRow {
   Arch arch;
@@ -68,6 +68,11 @@ struct ArchitectureRow {
   // (Gemma). 0: head_dim.
   int64_t query_pre_attn_scalar_default = 0;
   bool tied_default = false;                    // tie_word_embeddings when config.json leaves it out (Gemma: true)
+  // Layers of experts (Mlp::Experts) where config.json's num_experts, num_experts_per_tok,
+  // moe_intermediate_size, decoder_sparse_step and mlp_only_layers say (Qwen3-MoE); its
+  // norm_topk_prob when config.json leaves it out.
+  bool experts = false;
+  bool norm_topk_default = false;
 };
 
 const std::vector<ArchitectureRow>& architectures();

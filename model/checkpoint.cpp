@@ -16,7 +16,9 @@ namespace exspec {
 std::vector<std::pair<std::string, std::vector<int64_t>>> expected_weights(const ModelConfig& c) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> w;
   auto add = [&](const WeightName& n, int64_t layer) {
-    if (has_weight(c, n)) w.push_back({hf_weight_name(c.arch, n.id, layer), weight_shape(c, n)});
+    if (!has_weight(c, n, layer)) return;
+    if (!is_expert_weight(n)) return w.push_back({hf_weight_name(c.arch, n.id, layer), weight_shape(c, n)});
+    for (int64_t e = 0; e < c.experts.num_experts; ++e) w.push_back({hf_weight_name(c.arch, n.id, layer, e), weight_shape(c, n)});
   };
   add(weight_name(WeightId::Embed), 0);
   for (int64_t i = 0; i < c.num_layers; ++i)

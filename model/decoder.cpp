@@ -105,14 +105,15 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
 }
 
 // Layer i's weights by their rows in model/layer_weights.h: a group's present members (q, k and
-// v; GLM's one gate_up_proj, or gate and up) concatenated as one product, in table order.
+// v; GLM's one gate_up_proj, or gate and up; an expert's gate and up) concatenated as one product,
+// in table order.
 Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPath pack) const {
-  auto has = [&](WeightId id) { return has_weight(config_, weight_name(id)); };
-  auto weight = [&](WeightId id) { return get(hf_weight_name(config_.arch, id, i)); };
+  auto has = [&](WeightId id) { return has_weight(config_, weight_name(id), i); };
+  auto weight = [&](WeightId id, int64_t expert = -1) { return get(hf_weight_name(config_.arch, id, i, expert)); };
   auto norm = [&](WeightId id) { return norm_weight(weight(id)); };
-  auto group = [&](WeightGroup g, bool bias) {
+  auto group = [&](WeightGroup g, bool bias, int64_t expert = -1) {
     std::vector<at::Tensor> parts;
-    for (const WeightName* w : group_weights(config_, g, bias)) parts.push_back(weight(w->id));
+    for (const WeightName* w : group_weights(config_, g, i, bias)) parts.push_back(weight(w->id, expert));
     return parts.empty() ? at::Tensor() : parts.size() == 1 ? parts[0] : at::cat(parts);
   };
   Layer l;
@@ -125,11 +126,44 @@ Decoder::Layer Decoder::load_layer(const WeightSource& get, int64_t i, WeightPat
     at::Tensor qn = norm(WeightId::QNorm), kn = norm(WeightId::KNorm);
     l.qk_norm = at::cat({qn.expand({config_.num_heads, qn.size(0)}), kn.expand({config_.num_kv_heads, kn.size(0)})});
   }
-  l.gate_up = Linear(group(WeightGroup::GateUp, false), {}, pack);  // [gate; up] rows, as this decoder multiplies them
-  l.down = Linear(weight(WeightId::Down), {}, pack);
+  switch (l.kind.mlp) {
+    case Mlp::Dense:
+      l.gate_up = Linear(group(WeightGroup::GateUp, false), {}, pack);  // [gate; up] rows, as this decoder multiplies them
+      l.down = Linear(weight(WeightId::Down), {}, pack);
+      break;
+    case Mlp::Experts: {
+      // The router in the activations' dtype (float32 under int8): it only chooses.
+      const at::Tensor router = weight(WeightId::Router);
+      l.experts.router = Linear(pack == WeightPath::Int8 ? router.to(at::kFloat) : router, {},
+                                pack == WeightPath::Int8 ? WeightPath::Packed : pack);
+      for (int64_t e = 0; e < config_.experts.num_experts; ++e) {
+        l.experts.gate_up.emplace_back(group(WeightGroup::ExpertGateUp, false, e), at::Tensor(), pack);
+        l.experts.down.emplace_back(weight(WeightId::ExpertDown, e), at::Tensor(), pack);
+      }
+      l.experts.top_k = config_.experts.top_k;
+      l.experts.norm_topk_prob = config_.experts.norm_topk_prob;
+      break;
+    }
+  }
   if (has(WeightId::PostAttnNorm)) l.post_attn_norm = norm(WeightId::PostAttnNorm);
   if (has(WeightId::PostMlpNorm)) l.post_mlp_norm = norm(WeightId::PostMlpNorm);
   return l;
+}
+
+std::vector<const Linear*> Decoder::Layer::products() const {
+  std::vector<const Linear*> out{&qkv, &o};
+  if (!experts.active()) return out.push_back(&gate_up), out.push_back(&down), out;
+  out.push_back(&experts.router);
+  for (size_t e = 0; e < experts.gate_up.size(); ++e) out.push_back(&experts.gate_up[e]), out.push_back(&experts.down[e]);
+  return out;
+}
+
+int64_t Decoder::Layer::product_bytes(bool active) const {
+  int64_t n = 0;
+  for (const Linear* f : products()) n += f->bytes();
+  if (!active || !experts.active()) return n;
+  const int64_t all = static_cast<int64_t>(experts.gate_up.size()) * experts.expert_bytes();
+  return n - all + experts.top_k * experts.expert_bytes();
 }
 
 at::Tensor Decoder::norm_weight(const at::Tensor& w) const {
@@ -195,7 +229,7 @@ int64_t Decoder::weight_bytes() const {
               (embed_int8_.int8() ? embed_int8_.bytes() : 0);
   for (const auto& l : layers_) {
     for (const at::Tensor* t : {&l.ln1, &l.ln2, &l.qk_norm, &l.post_attn_norm, &l.post_mlp_norm}) n += storage_bytes(*t);
-    for (const Linear* f : l.products()) n += f->bytes();
+    n += l.product_bytes(false);
   }
   return n;
 }
@@ -203,8 +237,7 @@ int64_t Decoder::weight_bytes() const {
 int64_t Decoder::product_bytes() const {
   // A tied head stays whole beside a shortlist; a screen reads the int8 head's candidates' tiles alone.
   int64_t n = shortlist_.active() ? shortlist_.rows().bytes() : screen_.active() ? screen_.bytes() : lm_head_.bytes();
-  for (const auto& l : layers_)
-    for (const Linear* f : l.products()) n += f->bytes();
+  for (const auto& l : layers_) n += l.product_bytes(true);
   return n;
 }
 
@@ -226,7 +259,12 @@ at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tenso
   if (l.post_attn_norm.defined()) attn_out = layer_norm(l.kind.norm, attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
   h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
   at::Tensor x = layer_norm(l.kind.norm, h, l.ln2, config_.rms_norm_eps, onednn_);
-  at::Tensor mlp_out = l.down(activated(l.kind.activation, l.gate_up(x), onednn_));  // gate_up: [B*T, 2 I]
+  auto act = [&](const at::Tensor& gu) { return activated(l.kind.activation, gu, onednn_); };
+  at::Tensor mlp_out;
+  switch (l.kind.mlp) {
+    case Mlp::Dense: mlp_out = l.down(act(l.gate_up(x))); break;  // gate_up: [B*T, 2 I]
+    case Mlp::Experts: mlp_out = l.experts(x, act); break;
+  }
   if (l.post_mlp_norm.defined()) mlp_out = layer_norm(l.kind.norm, mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
   return h.add_(mlp_out);
 }

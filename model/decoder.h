@@ -14,6 +14,7 @@
 
 #include "model/attention.h"
 #include "model/checkpoint.h"
+#include "model/experts.h"
 #include "model/kv_store.h"
 #include "model/linear.h"
 #include "model/model_config.h"
@@ -76,7 +77,8 @@ class Decoder {
   // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.
   int64_t weight_bytes() const;
   // Bytes of the weights every new token is multiplied by, as held (the layers' products and the
-  // head, or its shortlist's rows; the embedding is only looked up): a forward's read floor.
+  // head, or its shortlist's rows; the embedding is only looked up; of a layer's experts, the top
+  // k it goes through): a forward's read floor.
   int64_t product_bytes() const;
   // Bytes one sequence position takes in a KV store of this model: every layer's key and value.
   int64_t kv_bytes_per_position() const;
@@ -93,10 +95,14 @@ class Decoder {
     at::Tensor qk_norm;  // [H + Hkv, D]: q_norm's weight for each q head, then k_norm's (Qwen3)
     Linear qkv;      // [H*D + 2*Hkv*D, hidden]: q, then k, then v
     Linear o;        // [hidden, H*D]
-    Linear gate_up;  // [2*intermediate, hidden]: gate, then up
+    Linear gate_up;  // [2*intermediate, hidden]: gate, then up (a dense layer's)
     Linear down;     // [hidden, intermediate]
+    Experts experts;  // a layer of experts' (Mlp::Experts), in place of gate_up and down
     at::Tensor post_attn_norm, post_mlp_norm;  // GLM-4-0414, Gemma 3: norms of each branch's output
-    std::array<const Linear*, 4> products() const { return {&qkv, &o, &gate_up, &down}; }
+    // Every product the layer holds; `active`: those a row is multiplied by, the experts as
+    // top_k of them (each the same size).
+    std::vector<const Linear*> products() const;
+    int64_t product_bytes(bool active) const;
   };
   Layer load_layer(const WeightSource& get, int64_t i, WeightPath pack) const;  // layer i's weights
   // The layers over h [B*T, hidden] for positions [B, T]; `kv(layer, k, v)` stores this

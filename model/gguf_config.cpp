@@ -1,6 +1,7 @@
 // GGUF metadata -> ModelConfig, and llama.cpp's tensor names -> Hugging Face's.
 #include "model/gguf_config.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,33 @@ void gemma_fields(const GgufFile& f, const std::string& p, const ArchitectureRow
       throw std::runtime_error(f.path() + ": " + p + cap + " is not served (Gemma 2's soft-capping)");
 }
 
+// Qwen3-MoE's experts (llama.cpp's qwen3moe: experts on every layer, their top-k weights always
+// renormalised, softmax gating). What it reads otherwise is refused by name.
+void expert_fields(const GgufFile& f, const std::string& p, const ArchitectureRow& row, ModelConfig& c) {
+  if (!row.experts) return;
+  ExpertsConfig& e = c.experts;
+  e.num_experts = positive(f, p + "expert_count");
+  e.top_k = positive(f, p + "expert_used_count");
+  const std::string inter = p + "expert_feed_forward_length";
+  const Value* v = f.find(inter);
+  if (v && v->type == ValueType::Array) {  // one a layer: served where all are the same
+    const std::vector<int64_t> sizes = f.get_ints(inter);
+    if (sizes.empty() || std::count(sizes.begin(), sizes.end(), sizes[0]) != static_cast<std::ptrdiff_t>(sizes.size()))
+      throw std::runtime_error(f.path() + ": " + inter + " differs between layers (not served)");
+    e.intermediate_size = sizes[0];
+  } else {
+    e.intermediate_size = v ? positive(f, inter) : c.intermediate_size / e.top_k;  // llama.cpp's fallback
+  }
+  e.norm_topk_prob = true;
+  if (e.top_k > e.num_experts) throw std::runtime_error(f.path() + ": expert_used_count exceeds expert_count");
+  if (f.int_or(p + "expert_shared_count").value_or(0) != 0)
+    throw std::runtime_error(f.path() + ": " + p + "expert_shared_count: shared experts are not served");
+  if (const double s = f.float_or(p + "expert_weights_scale").value_or(0.0); s != 0.0 && s != 1.0)
+    throw std::runtime_error(f.path() + ": " + p + "expert_weights_scale " + std::to_string(s) + " is not served");
+  if (f.int_or(p + "expert_gating_func").value_or(1) != 1)
+    throw std::runtime_error(f.path() + ": " + p + "expert_gating_func: only softmax gating (1) is served");
+}
+
 }  // namespace
 
 ModelConfig config_from_gguf(const GgufFile& f) {
@@ -132,6 +160,7 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   c.attention_bias = row->qkv_bias || f.tensor(*gguf_weight_name(WeightId::QBias, 0)) != nullptr;
   c.take_row_layout();
   gemma_fields(f, p, *row, c);
+  expert_fields(f, p, *row, c);
   c.torch_dtype = "float32";
   if (auto bos = f.int_or("tokenizer.ggml.bos_token_id")) c.bos_id = *bos;
   if (auto eos = f.int_or("tokenizer.ggml.eos_token_id")) c.eos_ids.push_back(*eos);

@@ -111,16 +111,34 @@ at::Tensor int8_blocks(const TensorInfo& t, const WeightType& wt, bool to_q8_0) 
   throw std::logic_error(std::string("gguf: type ") + wt.name + " has no int8 path");
 }
 
+// Expert e's [rows, cols] of a 3-D tensor of all a layer's experts ([experts, rows, cols]: each
+// expert's rows whole blocks, one after another).
+TensorInfo expert_view(const TensorInfo& t, int64_t e) {
+  const int64_t experts = t.shape()[0];
+  TensorInfo one = t;
+  one.dims.pop_back();
+  one.bytes = t.bytes / static_cast<uint64_t>(experts);
+  one.data = t.data + static_cast<uint64_t>(e) * one.bytes;
+  return one;
+}
+
+// Expert weights are checked as their 3-D tensor: each expert's shape after the expert count.
+std::vector<int64_t> file_shape(const ModelConfig& c, const std::string& hf, std::vector<int64_t> shape) {
+  if (expert_of(hf) >= 0) shape.insert(shape.begin(), c.experts.num_experts);
+  return shape;
+}
+
 }  // namespace
 
 GgufWeights::GgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig& c, at::ScalarType dtype,
                          at::Device device)
     : file_(std::move(file)), config_(c), dtype_(dtype), device_(device) {
   const GgufFile& f = *file_;
-  for (const auto& [hf, shape] : expected_weights(c)) {
+  for (const auto& [hf, one] : expected_weights(c)) {
     const std::string name = *gguf_name(c.arch, hf);
     const TensorInfo* t = f.tensor(name);
     if (!t) throw std::runtime_error(f.path() + ": no tensor \"" + name + "\" (" + hf + ")");
+    const std::vector<int64_t> shape = file_shape(c, hf, one);
     if (t->shape() != shape)
       throw std::runtime_error(f.path() + ": tensor \"" + name + "\" has shape " + shape_str(t->shape()) +
                                ", the metadata implies " + shape_str(shape));
@@ -148,9 +166,10 @@ void GgufWeights::plan_groups() {
   int64_t mixed = 0, converted = 0;
   std::string mixed_example, converted_example;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    for (WeightGroup group : {WeightGroup::Qkv, WeightGroup::GateUp}) {
+    for (WeightGroup group : {WeightGroup::Qkv, WeightGroup::GateUp, WeightGroup::ExpertGateUp}) {
       std::vector<std::string> names;  // the group's matrices in this file (model/layer_weights.h)
-      for (const WeightName* w : group_weights(config_, group)) names.push_back(*gguf_weight_name(w->id, i));
+      for (const WeightName* w : group_weights(config_, group, i)) names.push_back(*gguf_weight_name(w->id, i));
+      if (names.empty()) continue;  // a dense layer's experts, or the MLP of a layer of experts
       const uint32_t first = f.tensor(names[0])->type;
       std::string example;  // the first member of another type
       bool mixes = false;
@@ -180,8 +199,11 @@ void GgufWeights::plan_groups() {
 
 at::Tensor GgufWeights::take(const std::string& hf) const {
   auto name = gguf_name(config_.arch, hf);
-  const TensorInfo* t = name ? file_->tensor(*name) : nullptr;
-  if (!t) throw std::runtime_error(file_->path() + ": no weight \"" + hf + "\" is expected");
+  const TensorInfo* all = name ? file_->tensor(*name) : nullptr;
+  if (!all) throw std::runtime_error(file_->path() + ": no weight \"" + hf + "\" is expected");
+  const int64_t expert = expert_of(hf);
+  const TensorInfo one = expert >= 0 ? expert_view(*all, expert) : TensorInfo();
+  const TensorInfo* t = expert >= 0 ? &one : all;
   const std::vector<int64_t> shape = t->shape();
   const WeightType& wt = *weight_type(t->type);  // checked at open
   const bool blocks = dtype_ == at::kChar && shape.size() == 2 && !from_values_.count(*name);

@@ -1,5 +1,7 @@
 #include "model/layer_weights.h"
 
+#include <cctype>
+#include <cstring>
 #include <stdexcept>
 
 namespace exspec {
@@ -43,8 +45,13 @@ const std::vector<WeightName>& layer_weights() {
       {W::GateUp,       "mlp.gate_up_proj.weight",         "ffn_up.weight",      D::Inter2, D::Hidden, When::FusedMlp, R::Product,  G::GateUp},
       {W::Gate,         "mlp.gate_proj.weight",            "ffn_gate.weight",    D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
       {W::Up,           "mlp.up_proj.weight",              "ffn_up.weight",      D::Inter,  D::Hidden, When::SplitMlp, R::Product,  G::GateUp},
-      {W::Down,         "mlp.down_proj.weight",            "ffn_down.weight",    D::Hidden, D::Inter,  When::Always,   R::Out},
+      {W::Down,         "mlp.down_proj.weight",            "ffn_down.weight",    D::Hidden, D::Inter,  When::DenseMlp, R::Out},
       {W::PostMlpNorm,  "post_mlp_layernorm.weight",       "post_ffw_norm.weight", D::Hidden, D::None,   When::Sandwich, R::PostNorm},
+      // Qwen3-MoE's experts: Hugging Face's one tensor an expert, llama.cpp's one of all of them.
+      {W::Router,       "mlp.gate.weight",                 "ffn_gate_inp.weight",  D::Experts, D::Hidden, When::Experts, R::Router},
+      {W::ExpertGate,   "mlp.experts.*.gate_proj.weight",  "ffn_gate_exps.weight", D::ExpertInter, D::Hidden, When::Experts, R::Product, G::ExpertGateUp},
+      {W::ExpertUp,     "mlp.experts.*.up_proj.weight",    "ffn_up_exps.weight",   D::ExpertInter, D::Hidden, When::Experts, R::Product, G::ExpertGateUp},
+      {W::ExpertDown,   "mlp.experts.*.down_proj.weight",  "ffn_down_exps.weight", D::Hidden, D::ExpertInter, When::Experts, R::Out},
   };
   return rows;
 }
@@ -62,6 +69,26 @@ const char* hf_name(Arch a, const WeightName& w) {
   return w.hf;
 }
 
+namespace {
+
+// Whether `name` from `from` on is `pattern`, a '*' in it standing for an expert's number.
+bool matches(const std::string& name, size_t from, const char* pattern) {
+  size_t i = from;
+  for (const char* p = pattern; *p; ++p) {
+    if (*p != '*') {
+      if (i >= name.size() || name[i] != *p) return false;
+      ++i;
+      continue;
+    }
+    const size_t digits = i;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    if (i == digits) return false;
+  }
+  return i == name.size();
+}
+
+}  // namespace
+
 const WeightName* weight_by_hf(Arch a, const std::string& name) {
   for (const WeightName& w : model_weights())
     if (name == hf_name(a, w)) return &w;
@@ -69,7 +96,7 @@ const WeightName* weight_by_hf(Arch a, const std::string& name) {
   const size_t dot = name.rfind(layers, 0) == 0 ? name.find('.', layers.size()) : std::string::npos;
   if (dot == std::string::npos) return nullptr;
   for (const WeightName& w : layer_weights())
-    if (name.compare(dot + 1, std::string::npos, hf_name(a, w)) == 0) return &w;
+    if (matches(name, dot + 1, hf_name(a, w))) return &w;
   return nullptr;
 }
 
@@ -77,7 +104,19 @@ bool is_layer_weight(const WeightName& w) {
   return &w >= layer_weights().data() && &w < layer_weights().data() + layer_weights().size();
 }
 
-bool has_weight(const ModelConfig& c, const WeightName& w) {
+bool is_expert_weight(const WeightName& w) { return std::strchr(w.hf, '*') != nullptr; }
+
+int64_t expert_of(const std::string& hf) {
+  const std::string key = ".experts.";
+  const size_t at = hf.find(key);
+  if (at == std::string::npos) return -1;
+  size_t i = at + key.size(), digits = i;
+  while (i < hf.size() && std::isdigit(static_cast<unsigned char>(hf[i]))) ++i;
+  return i == digits || i >= hf.size() || hf[i] != '.' ? -1 : std::stoll(hf.substr(digits, i - digits));
+}
+
+bool has_weight(const ModelConfig& c, const WeightName& w, int64_t layer) {
+  const bool dense = !is_layer_weight(w) || c.layer_kind(layer).mlp == Mlp::Dense;
   switch (w.when) {
     case WeightWhen::Always: return true;
     case WeightWhen::Untied: return !c.tie_word_embeddings;
@@ -86,17 +125,19 @@ bool has_weight(const ModelConfig& c, const WeightName& w) {
     case WeightWhen::QkvBias: return c.attention_bias;
     case WeightWhen::OBias: return c.o_proj_bias();
     case WeightWhen::QkNorm: return c.qk_norm;
-    case WeightWhen::SplitMlp: return !c.fused_gate_up;
-    case WeightWhen::FusedMlp: return c.fused_gate_up;
+    case WeightWhen::SplitMlp: return dense && !c.fused_gate_up;
+    case WeightWhen::FusedMlp: return dense && c.fused_gate_up;
+    case WeightWhen::DenseMlp: return dense;
     case WeightWhen::Sandwich: return c.sandwich_norms;
+    case WeightWhen::Experts: return !dense;
   }
   return false;
 }
 
-std::vector<const WeightName*> group_weights(const ModelConfig& c, WeightGroup group, bool bias) {
+std::vector<const WeightName*> group_weights(const ModelConfig& c, WeightGroup group, int64_t layer, bool bias) {
   std::vector<const WeightName*> members;
   for (const WeightName& w : layer_weights())
-    if (w.group == group && (w.role == WeightRole::Bias) == bias && has_weight(c, w)) members.push_back(&w);
+    if (w.group == group && (w.role == WeightRole::Bias) == bias && has_weight(c, w, layer)) members.push_back(&w);
   return members;
 }
 
@@ -113,6 +154,8 @@ int64_t size(const ModelConfig& c, WeightDim d) {
     case WeightDim::KV: return c.num_kv_heads * c.head_dim;
     case WeightDim::Qkv: return (c.num_heads + 2 * c.num_kv_heads) * c.head_dim;
     case WeightDim::Head: return c.head_dim;
+    case WeightDim::Experts: return c.experts.num_experts;
+    case WeightDim::ExpertInter: return c.experts.intermediate_size;
   }
   return 0;
 }
@@ -124,9 +167,15 @@ std::vector<int64_t> weight_shape(const ModelConfig& c, const WeightName& w) {
   return {size(c, w.rows), size(c, w.cols)};
 }
 
-std::string hf_weight_name(Arch a, WeightId id, int64_t layer) {
+std::string hf_weight_name(Arch a, WeightId id, int64_t layer, int64_t expert) {
   const WeightName& w = weight_name(id);
-  return is_layer_weight(w) ? "model.layers." + std::to_string(layer) + "." + hf_name(a, w) : std::string(hf_name(a, w));
+  if (!is_layer_weight(w)) return hf_name(a, w);
+  std::string name = "model.layers." + std::to_string(layer) + "." + hf_name(a, w);
+  if (const size_t star = name.find('*'); star != std::string::npos) {
+    if (expert < 0) throw std::logic_error("hf_weight_name: an expert's weight without its number");
+    name.replace(star, 1, std::to_string(expert));
+  }
+  return name;
 }
 
 std::optional<std::string> gguf_weight_name(WeightId id, int64_t layer) {

@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -158,6 +159,31 @@ void parse_layer_maths(const json& j, ModelConfig& c, const std::string& where) 
   if (get_bool(j, "use_bidirectional_attention", false, where)) fail(where, "use_bidirectional_attention=true is not served");
 }
 
+// Qwen3MoeConfig's experts, its defaults where config.json leaves a field out: layer i has
+// experts unless it is in mlp_only_layers or decoder_sparse_step skips it ((i + 1) % step != 0).
+void parse_experts(const json& j, ModelConfig& c, const std::string& where) {
+  ExpertsConfig& e = c.experts;
+  auto int_or = [&](const char* key, int64_t dflt) { return j.contains(key) && !j[key].is_null() ? need_int(j, key, where) : dflt; };
+  e.num_experts = int_or("num_experts", 128);
+  e.top_k = int_or("num_experts_per_tok", 8);
+  e.intermediate_size = int_or("moe_intermediate_size", 768);
+  e.norm_topk_prob = get_bool(j, "norm_topk_prob", c.architecture_row().norm_topk_default, where);
+  if (e.top_k > e.num_experts)
+    fail(where, "num_experts_per_tok (" + std::to_string(e.top_k) + ") exceeds num_experts (" + std::to_string(e.num_experts) + ")");
+  const int64_t step = int_or("decoder_sparse_step", 1);
+  std::vector<int64_t> only;
+  if (auto m = j.find("mlp_only_layers"); m != j.end() && !m->is_null()) {
+    if (!m->is_array()) fail(where, "field \"mlp_only_layers\" must be a list of layer numbers");
+    for (const json& i : *m) {
+      if (!i.is_number_integer() || i.get<int64_t>() < 0 || i.get<int64_t>() >= c.num_layers)
+        fail(where, "mlp_only_layers holds " + i.dump() + " (layers are 0 .. num_hidden_layers - 1)");
+      only.push_back(i.get<int64_t>());
+    }
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    if (std::find(only.begin(), only.end(), i) != only.end() || (i + 1) % step != 0) e.dense_layers.push_back(i);
+}
+
 // The row's rope and MLP layout: GLM's partial interleaved rope (partial_rotary_factor defaults
 // to the row's; other architectures must not set it), fused MLP and sandwich norms.
 void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
@@ -170,6 +196,7 @@ void parse_row_fields(const json& j, ModelConfig& c, const std::string& where) {
   c.take_row_layout();
   parse_window(j, c, where);
   parse_layer_maths(j, c, where);
+  if (row.experts) parse_experts(j, c, where);
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1) || c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
     fail(where, "partial_rotary_factor must be in (0, 1] and give an even rotary dimension (head_dim " +
                     std::to_string(c.head_dim) + " x " + std::to_string(c.partial_rotary_factor) + ")");
@@ -281,6 +308,8 @@ LayerKind ModelConfig::layer_kind(int64_t layer) const {
   k.activation = activation;
   k.norm = architecture_row().norm;
   if (rope_local_theta > 0 && k.window == AttentionWindow::Sliding) k.rope = RopeKind::Local;
+  const auto& dense = experts.dense_layers;
+  if (experts.num_experts > 0 && std::find(dense.begin(), dense.end(), layer) == dense.end()) k.mlp = Mlp::Experts;
   return k;
 }
 
@@ -326,6 +355,14 @@ std::string ModelConfig::to_json_text() const {
   if (row.sliding_window_pattern_default > 0) j["sliding_window"] = sliding_window > 0 ? json(sliding_window) : json(nullptr);
   if (row.rope_local_default > 0) j["rope_local_base_freq"] = rope_local_theta;
   if (row.query_pre_attn_scalar_default > 0) j["query_pre_attn_scalar"] = query_pre_attn_scalar;
+  if (row.experts) {
+    j["num_experts"] = experts.num_experts;
+    j["num_experts_per_tok"] = experts.top_k;
+    j["moe_intermediate_size"] = experts.intermediate_size;
+    j["norm_topk_prob"] = experts.norm_topk_prob;
+    j["decoder_sparse_step"] = 1;
+    j["mlp_only_layers"] = experts.dense_layers;
+  }
   j["torch_dtype"] = torch_dtype;
   if (bos_id) j["bos_token_id"] = *bos_id;
   if (eos_ids.size() == 1) j["eos_token_id"] = eos_ids[0];

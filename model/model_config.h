@@ -21,6 +21,17 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 8192;
 };
 
+// A mixture of experts' shape (Qwen3MoeConfig): num_experts 0 is a dense model.
+struct ExpertsConfig {
+  int64_t num_experts = 0;
+  int64_t top_k = 0;                  // num_experts_per_tok: the experts each row goes through
+  int64_t intermediate_size = 0;      // moe_intermediate_size: each expert's gated MLP
+  bool norm_topk_prob = false;        // the top-k weights renormalised to sum to 1
+  // Which layers are dense (config.json's mlp_only_layers, and those decoder_sparse_step skips);
+  // empty: none.
+  std::vector<int64_t> dense_layers;
+};
+
 struct ModelConfig {
   Arch arch = Arch::Llama;
   std::string architecture;  // the HF class name, e.g. "LlamaForCausalLM"
@@ -64,6 +75,7 @@ struct ModelConfig {
   double norm_offset = 0;
   // Attention scores scale by query_pre_attn_scalar^-0.5 (Gemma); 0: by head_dim^-0.5.
   double query_pre_attn_scalar = 0;
+  ExpertsConfig experts;  // Qwen3-MoE; num_experts 0 elsewhere
   double attention_scale() const;
   // The embeddings' factor (sqrt(hidden_size) for Gemma, else 1), before rounding to the model's dtype.
   double embedding_scale() const;

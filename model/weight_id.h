@@ -9,6 +9,7 @@ enum class WeightId {
   Embed, FinalNorm, Head,  // the model's own
   AttnNorm, Qkv, Q, K, V, QBias, KBias, VBias, QNorm, KNorm, O, OBias, PostAttnNorm,  // a layer's attention
   MlpNorm, GateUp, Gate, Up, Down, PostMlpNorm,                                  // a layer's MLP
+  Router, ExpertGate, ExpertUp, ExpertDown,  // a layer's mixture of experts (one of each an expert)
 };
 
 }  // namespace exspec

@@ -191,7 +191,7 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
       // llama.cpp's phi3 names its fused gate and up ffn_up, as the split up: never both in a model
       if (w.gguf && w.id != WeightId::GateUp) CATCH_CHECK(gguf.insert(w.gguf).second);
       for (const ArchitectureRow& row : architectures()) {  // every row's own names find their weight
-        const std::string name = hf_weight_name(row.arch, w.id, 3);
+        const std::string name = hf_weight_name(row.arch, w.id, 3, 5);  // an expert's: expert 5's
         CATCH_CHECK(weight_by_hf(row.arch, name) == &w);
         CATCH_CHECK(gguf::gguf_name(row.arch, name) == gguf_weight_name(w.id, 3));
       }
@@ -212,7 +212,7 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
                                                      "\"head_dim\": 16, " + extra + "\"hidden_size\""), "config.json");
     std::string out;
     for (const WeightName& w : layer_weights())
-      if (has_weight(c, w)) out += std::string(out.empty() ? "" : " ") + hf_name(c.arch, w);
+      if (has_weight(c, w, 0)) out += std::string(out.empty() ? "" : " ") + hf_name(c.arch, w);
     return out;
   };
   const std::string attn = "input_layernorm.weight self_attn.q_proj.weight self_attn.k_proj.weight self_attn.v_proj.weight";
@@ -232,6 +232,18 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
                                                 " post_attention_layernorm.weight pre_feedforward_layernorm.weight" +
                                                 " mlp.gate_proj.weight mlp.up_proj.weight mlp.down_proj.weight post_feedforward_layernorm.weight");
 
+  // Qwen3-MoE: Qwen3's attention, then the router and each expert's products in place of the MLP
+  CATCH_CHECK(layer("Qwen3MoeForCausalLM") == attn + " self_attn.q_norm.weight self_attn.k_norm.weight" + o +
+                                                  " post_attention_layernorm.weight mlp.gate.weight mlp.experts.*.gate_proj.weight" +
+                                                  " mlp.experts.*.up_proj.weight mlp.experts.*.down_proj.weight");
+  CATCH_CHECK(layer("Qwen3MoeForCausalLM", "\"mlp_only_layers\": [0], ") == attn + " self_attn.q_norm.weight self_attn.k_norm.weight" + o + mlp);
+  CATCH_CHECK(hf_weight_name(Arch::Qwen3Moe, WeightId::ExpertUp, 2, 17) == "model.layers.2.mlp.experts.17.up_proj.weight");
+  CATCH_CHECK(expert_of("model.layers.2.mlp.experts.17.up_proj.weight") == 17);
+  CATCH_CHECK(expert_of("model.layers.2.mlp.up_proj.weight") == -1);
+  CATCH_CHECK(weight_by_hf(Arch::Qwen3Moe, "model.layers.2.mlp.experts.x.up_proj.weight") == nullptr);
+  CATCH_CHECK(*gguf::gguf_name(Arch::Qwen3Moe, "model.layers.2.mlp.experts.17.down_proj.weight") == "blk.2.ffn_down_exps.weight");
+  CATCH_CHECK_THROWS_AS(hf_weight_name(Arch::Qwen3Moe, WeightId::ExpertUp, 2), std::logic_error);
+
   // llama.cpp's converter permuted llama's q and k (weights and biases), over their heads
   const ModelConfig llama = ModelConfig::parse(kLlama, "config.json");
   CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(Arch::Llama, WeightId::Q, 1)) == 4);
@@ -244,7 +256,7 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
 // Issue 71: layers have kinds (model/layer_kind.h). Every class's layers are Llama's kind:
 // SiLU, Llama's RMSNorm, and full attention unless the row has a window (Mistral's default
 // here); a layer outside the model has none.
-CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with its window", "[config]") {
+CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with its window, Qwen3-MoE's with experts", "[config]") {
   using namespace exspec;
   for (const ArchitectureRow& row : architectures())
     for (const char* cls : row.hf_classes) {
@@ -252,8 +264,9 @@ CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with
       if (row.norm != NormForm::Llama) continue;  // Gemma: the test below
       const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
                                                "config.json");
-      const LayerKind llama{row.sliding_window_default > 0 ? AttentionWindow::Sliding : AttentionWindow::Full,
-                            Activation::Silu, NormForm::Llama};
+      LayerKind llama{row.sliding_window_default > 0 ? AttentionWindow::Sliding : AttentionWindow::Full,
+                      Activation::Silu, NormForm::Llama};
+      if (row.experts) llama.mlp = Mlp::Experts;  // Qwen3-MoE: experts on every layer by default
       for (int64_t i = 0; i < c.num_layers; ++i) CATCH_CHECK(c.layer_kind(i) == llama);
       CATCH_CHECK_THROWS_AS(c.layer_kind(c.num_layers), std::out_of_range);
       CATCH_CHECK_THROWS_AS(c.layer_kind(-1), std::out_of_range);

@@ -308,6 +308,15 @@ CATCH_TEST_CASE("in place, swept as the paper's modes, equals batch-1 nonspec gr
                    {Mode::InPlace});
 }
 
+// Issue 72: Qwen3-MoE, its layers of experts (8, 2 a row): a row's experts are chosen by its own
+// logits and summed in one order, so a verification of K + 1 rows gives each row plain decoding's
+// token, with a draft of its own kind and a dense Qwen3 draft.
+CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a Qwen3-MoE pair (the oracle)", "[inplace][oracle][moe]") {
+  auto target = load64(test::model_dir("qwen3moe"));
+  oracle_sweep(target, {{"layer-truncated", load64(truncated_draft("qwen3moe"))},
+                        {"dense qwen3", load64(truncated_draft("qwen3"))}});
+}
+
 CATCH_TEST_CASE("in place: a long prompt joining running sequences is prefilled in chunks between their steps",
                 "[inplace][oracle][chunked]") {
   auto target = load64(test::model_dir("llama"));

@@ -184,6 +184,11 @@ CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Gemma 3 pair, eve
   pipeline_oracle("gemma3");
 }
 
+// Qwen3-MoE: a layer of experts on every layer, each row routed by its own logits.
+CATCH_TEST_CASE("the pipeline returns the oracle's tokens on a Qwen3-MoE pair, every mode", "[pipeline][oracle][moe]") {
+  pipeline_oracle("qwen3moe");
+}
+
 CATCH_TEST_CASE("cancellation mid-generation frees the sequence and the others go on", "[pipeline]") {
   for (Mode mode : {Mode::ExSpec, Mode::EqSpec, Mode::InPlace}) {
     auto engine = Engine::start(options(mode, 4, 3, true));

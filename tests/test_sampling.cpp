@@ -379,6 +379,23 @@ CATCH_TEST_CASE("Gemma 3 in float32, int8 and bfloat16 and from its GGUF files: 
   default_mode_sweep(test::load_as(test::model_dir("gemma3", "small", 3), at::kFloat), test::load_as(test::model_dir("gemma3"), at::kFloat));
 }
 
+// Issue 72: Qwen3-MoE (8 experts, 2 a row, on every layer): every mode in float64; the default
+// mode in float32, int8 and bfloat16, whose experts multiply only the rows that chose them, and
+// with a dense draft.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed on a Qwen3-MoE pair", "[sampling][oracle][moe]") {
+  sampling_sweep(load64(test::model_dir("qwen3moe")), load64(test::truncated_draft("qwen3moe")));
+}
+
+CATCH_TEST_CASE("Qwen3-MoE in float32, int8 and bfloat16: the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][moe]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    default_mode_sweep(test::load_as(test::model_dir("qwen3moe"), dt), test::load_as(test::truncated_draft("qwen3moe"), dt));
+  }
+  CATCH_INFO("a dense Qwen3 draft");
+  default_mode_sweep(test::load_as(test::model_dir("qwen3moe"), at::kFloat), test::load_as(test::truncated_draft("qwen3"), at::kFloat));
+}
+
 // Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or
 // with its head read in 4 bits.
 CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist or screened",

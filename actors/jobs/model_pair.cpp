@@ -55,7 +55,12 @@ std::shared_ptr<KVStore> make_store(const EngineConfig& c, const Decoder* model)
   auto store = std::make_shared<KVStore>(model->new_store(c.slots, c.slot_positions, c.block_size));
   const bool cuda = model->device().is_cuda();
   const bool buckets = c.row_buckets == Toggle::On || (c.row_buckets == Toggle::Auto && cuda);
-  const bool graphs = buckets && (c.cuda_graphs == Toggle::On || (c.cuda_graphs == Toggle::Auto && cuda && cuda_graphs_built()));
+  // A layer of experts reads its routing on the host (model/experts.h), which a graph cannot hold.
+  const bool routed = model->config().experts.num_experts > 0;
+  if (routed && c.cuda_graphs == Toggle::On)
+    throw std::invalid_argument("--cuda-graphs on: a model with experts routes its rows on the host, which CUDA graphs cannot capture");
+  const bool graphs = buckets && !routed &&
+                      (c.cuda_graphs == Toggle::On || (c.cuda_graphs == Toggle::Auto && cuda && cuda_graphs_built()));
   if (!buckets) return store;
   batch_invariant_products(model->device());
   store->set_step(std::make_shared<StepState>(row_buckets_from_env(), graphs ? cuda_graph_parts(model->device()) : eager_parts()));

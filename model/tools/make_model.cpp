@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -229,6 +230,15 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.sliding_window = c.max_position_embeddings / 32;
       c.layer_windows = windows_but_each(c.num_layers, c.num_layers < 6 ? 2 : 6);
       break;
+    case Arch::Qwen3Moe:  // Qwen3's attention; 8 experts of half the MLP's width, 2 a row, on every layer
+      c.rope_theta = 1000000.0;
+      c.tie_word_embeddings = true;
+      c.head_dim = 2 * c.hidden_size / c.num_heads;
+      c.experts.num_experts = 8;
+      c.experts.top_k = 2;
+      c.experts.intermediate_size = c.intermediate_size / 2;
+      c.experts.norm_topk_prob = true;  // as Qwen3-30B-A3B's config.json says
+      break;
   }
   return c;
 }
@@ -289,6 +299,8 @@ void make_model(const MakeModelOptions& o) {
       mean = 1.0, std = 0.1;  // not all ones, so a misapplied norm weight shows in the tests
     } else if (role == WeightRole::Out) {
       if (layer_of(name) >= o.damp_from) std = damp;
+    } else if (role == WeightRole::Router) {
+      std = 2.0 / std::sqrt(static_cast<double>(c.hidden_size));  // logits of spread about 2: each row prefers its experts
     }
     if (role == WeightRole::Norm || role == WeightRole::PostNorm) mean -= c.norm_offset;  // Gemma stores w of (1 + w)
     tensors.emplace_back(name, random_tensor(shape, seed, mean, std).to(dtype));
@@ -307,6 +319,8 @@ void make_draft(const std::string& target_dir, int64_t layers, const std::string
   WeightMap w = load_weights(target_dir, c, at::kDouble, at::kCPU);
   c.num_layers = layers;
   if (!c.layer_windows.empty()) c.layer_windows.resize(static_cast<size_t>(layers));  // the target's first layers
+  auto& dense = c.experts.dense_layers;
+  dense.erase(std::remove_if(dense.begin(), dense.end(), [&](int64_t i) { return i >= layers; }), dense.end());
   fs::create_directories(out_dir);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   for (const auto& [name, shape] : expected_weights(c)) tensors.emplace_back(name, w.at(name));

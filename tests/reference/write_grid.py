@@ -2,8 +2,8 @@
 """Writes the reference grid: tiny Hugging Face checkpoints for every architecture exspec loads,
 over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
 and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
-with and without attention biases, Mistral's sliding window, Gemma 3's layers of two kinds), each
-with a draft made of its first layer.
+with and without attention biases, Mistral's sliding window, Gemma 3's layers of two kinds,
+Qwen3-MoE's layers of experts), each with a draft made of its first layer.
 
 Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
 code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
@@ -20,7 +20,7 @@ VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
 DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
 CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM",
-           "phi3": "Phi3ForCausalLM", "gemma3": "Gemma3ForCausalLM"}
+           "phi3": "Phi3ForCausalLM", "gemma3": "Gemma3ForCausalLM", "qwen3moe": "Qwen3MoeForCausalLM"}
 # Mistral's and Phi-3's sliding window: shorter than the longest prompt, so that prefill, padded
 # batches and decoding all meet keys the window has passed. Neither has biases: their "bias"
 # rows have none. Phi-3 takes the rows' partial rotary factor (rotate-half over those dims).
@@ -29,6 +29,10 @@ CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Q
 # biases, its scores scaled by a query_pre_attn_scalar of 1.5 head_dim; its tied rows scale the
 # full layers' rope linearly, as Gemma 3 4B and up do.
 WINDOW = 5
+# Qwen3-MoE (Qwen3's attention): 4 experts of EXPERT_INTER, 2 a row, on both layers, the top two
+# renormalised; and, untied, only on layer 1 (decoder_sparse_step 2) with the softmax's own
+# weights. Its first two rows only: the others add no expert case.
+EXPERTS, EXPERT_INTER = 4, 32
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
 # so each of its families meets each value at least once, and 1 kv head meets both head_dims,
@@ -46,7 +50,7 @@ def grid():
     """[(name, arch, kv, head_dim, tied, bias, rotary)] in a fixed order."""
     out = []
     for arch in CLASSES:
-        for kv, hd, tied, bias, rot in SHAPES:
+        for kv, hd, tied, bias, rot in SHAPES[:2] if arch == "qwen3moe" else SHAPES:
             glm = arch in ("glm", "glm4")
             partial = glm or arch == "phi3"
             bias = bias and arch not in ("mistral", "phi3", "gemma3")
@@ -69,6 +73,9 @@ def config(arch, kv, hd, tied, bias, rot, layers):
     }
     if arch not in ("qwen2", "mistral", "phi3"):
         c["attention_bias"] = bias
+    if arch == "qwen3moe":
+        c.update(model_type="qwen3_moe", num_experts=EXPERTS, num_experts_per_tok=2, moe_intermediate_size=EXPERT_INTER,
+                 norm_topk_prob=tied, decoder_sparse_step=1 if tied else 2, mlp_only_layers=[])
     if arch in ("mistral", "phi3"):
         c["sliding_window"] = WINDOW
     if arch in ("qwen2", "qwen3") and tied:  # a layer of each kind in one model: two masks a forward
@@ -92,7 +99,7 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
     always: verification accepts and rejects."""
     glm = arch in ("glm", "glm4")
     qkv_bias = arch == "qwen2" or bias
-    o_bias = arch in ("llama", "qwen3") and bias  # Llama / Qwen3 attention_bias covers o_proj too
+    o_bias = arch in ("llama", "qwen3", "qwen3moe") and bias  # Llama / Qwen3 attention_bias covers o_proj too
     mat = lambda *s: rng.normal(0.0, 0.25, s)
     gemma = arch == "gemma3"  # Gemma3RMSNorm multiplies by 1 + w: its weights lie around 0
     norm = lambda n: (0.0 if gemma else 1.0) + rng.normal(0.0, 0.1, (n,))
@@ -111,13 +118,20 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
         t[a + "o_proj.weight"] = mat(HIDDEN, HEADS * hd) * (1.0 if i == 0 else DAMP)
         if o_bias:
             t[a + "o_proj.bias"] = rng.normal(0.0, 0.5, (HIDDEN,))
-        if arch in ("qwen3", "gemma3"):
+        if arch in ("qwen3", "gemma3", "qwen3moe"):
             t[a + "q_norm.weight"], t[a + "k_norm.weight"] = norm(hd), norm(hd)
-        if glm or arch == "phi3":
-            t[p + "mlp.gate_up_proj.weight"] = mat(2 * INTER, HIDDEN)
+        if arch == "qwen3moe" and (tied or i % 2 == 1):  # a layer of experts (untied: layer 1 only)
+            t[p + "mlp.gate.weight"] = rng.normal(0.0, 2.0 / HIDDEN ** 0.5, (EXPERTS, HIDDEN))
+            for e in range(EXPERTS):
+                q = f"{p}mlp.experts.{e}."
+                t[q + "gate_proj.weight"], t[q + "up_proj.weight"] = mat(EXPERT_INTER, HIDDEN), mat(EXPERT_INTER, HIDDEN)
+                t[q + "down_proj.weight"] = mat(HIDDEN, EXPERT_INTER) * (1.0 if i == 0 else DAMP)
         else:
-            t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = mat(INTER, HIDDEN), mat(INTER, HIDDEN)
-        t[p + "mlp.down_proj.weight"] = mat(HIDDEN, INTER) * (1.0 if i == 0 else DAMP)
+            if glm or arch == "phi3":
+                t[p + "mlp.gate_up_proj.weight"] = mat(2 * INTER, HIDDEN)
+            else:
+                t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = mat(INTER, HIDDEN), mat(INTER, HIDDEN)
+            t[p + "mlp.down_proj.weight"] = mat(HIDDEN, INTER) * (1.0 if i == 0 else DAMP)
         if arch == "glm4":
             t[p + "post_self_attn_layernorm.weight"] = norm(HIDDEN)
             t[p + "post_mlp_layernorm.weight"] = norm(HIDDEN)
