@@ -7,7 +7,7 @@ outline, without their search for a better scale: Q4_K takes each sub-block's ra
 """
 import numpy as np
 
-Q4_K, Q6_K, Q8_0 = 12, 14, 8
+Q4_K, Q5_K, Q6_K, Q8_0 = 12, 13, 14, 8
 QK = 256
 
 
@@ -72,8 +72,12 @@ def use_more_bits(i, n):  # llama.cpp's llama-quant.cpp: the layers Q4_K_M gives
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
-def kquant_type(name, kind, n_layers, has_output):
-    """The ggml type of a 2-D tensor in a file of `kind` (q4_k, q6_k, q4_k_m)."""
+def kquant_type(name, kind, n_layers, has_output, n_expert=0):
+    """The ggml type of a 2-D tensor (or 3-D, an MoE layer's experts) in a file of `kind` (q4_k,
+    q6_k, q4_k_m). Q4_K_M as llama-quant.cpp's llama_tensor_get_type_impl chooses: the head (or the
+    tied embeddings) Q6_K; attn_v and ffn_down (ffn_down_exps too, its layer read from the name)
+    Q6_K on use_more_bits' layers; and, for a model of exactly 8 experts (its Mixtral rule),
+    attn_v and attn_k Q8_0 and attn_output Q5_K; everything else Q4_K."""
     if kind == "q6_k":
         return Q6_K
     if kind == "q4_k":
@@ -81,6 +85,12 @@ def kquant_type(name, kind, n_layers, has_output):
     if name == "output.weight" or (name == "token_embd.weight" and not has_output):
         return Q6_K
     parts = name.split(".")
-    if parts[0] == "blk" and parts[2] in ("attn_v", "ffn_down") and use_more_bits(int(parts[1]), n_layers):
+    if parts[0] != "blk":
+        return Q4_K
+    if n_expert == 8 and parts[2] in ("attn_v", "attn_k"):
+        return Q8_0
+    if n_expert == 8 and parts[2] == "attn_output":
+        return Q5_K
+    if parts[2] in ("attn_v", "ffn_down", "ffn_down_exps") and use_more_bits(int(parts[1]), n_layers):
         return Q6_K
     return Q4_K

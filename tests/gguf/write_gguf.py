@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Writes a Hugging Face checkpoint directory (as `exspec make-model` makes them) as a GGUF file,
 the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
-llama's rope, llama3 rope factors as a rope_freqs tensor, tokenizer.ggml.* metadata and the chat
-template; F32, F16, BF16 or Q8_0 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix
-(kquants.py), or one of the other types exspec serves (more_quants.py). Given a tokenizer.json instead of
+llama's rope, llama3 rope factors as a rope_freqs tensor, Qwen3-MoE's experts stacked into one 3-D
+tensor a projection, tokenizer.ggml.* metadata and the chat template; F32, F16, BF16 or Q8_0
+(quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix (kquants.py), or one of the other types exspec serves (more_quants.py). Given a tokenizer.json instead of
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
 library, no torch, no llama.cpp.
 
@@ -44,7 +44,12 @@ MIX_XS = {"attn_v.weight": "q4_1", "ffn_gate.weight": "q8_0"}
 # llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
 # writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
-        "Phi3ForCausalLM": "phi3", "Gemma3ForCausalLM": "gemma3"}
+        "Phi3ForCausalLM": "phi3", "Gemma3ForCausalLM": "gemma3", "Qwen3MoeForCausalLM": "qwen3moe"}
+# Qwen3-MoE (conversion/qwen.py Qwen2MoeModel.modify_tensors): each sparse layer's experts stacked
+# into one 3-D tensor a projection, numpy shape [expert, rows, cols] (GGUF ne [cols, rows, expert]),
+# in the converter's order; the router as ffn_gate_inp.
+EXPERT_PROJ = (("down_proj", "ffn_down_exps.weight"), ("gate_proj", "ffn_gate_exps.weight"),
+               ("up_proj", "ffn_up_exps.weight"))
 # Gemma 3 (conversion/gemma.py Gemma3Model): its norms by llama.cpp's names, each stored as the
 # multiplier 1 + w that Gemma3RMSNorm scales by
 GEMMA_NAMES = {"post_attention_layernorm.weight": "post_attention_norm.weight",
@@ -107,9 +112,12 @@ def quantize_q8_0(w):  # gguf-py quants.py Q8_0.quantize_blocks
     return np.concatenate([d.astype(np.float16).view(np.uint8), qs.astype(np.int8).view(np.uint8)], axis=-1).tobytes()
 
 
-def tensor_bytes(name, w, kind, n_layers=0, has_output=True):
-    """(ggml type, bytes) as the converter stores it: 1-D tensors stay F32 (norms, biases)."""
-    if kind == "f32" or w.ndim == 1:
+def tensor_bytes(name, w, kind, n_layers=0, has_output=True, n_expert=0):
+    """(ggml type, bytes) as the converter stores it: 1-D tensors stay F32 (norms, biases), and so
+    does an MoE router (ffn_gate_inp), which neither the converter nor llama-quantize quantises.
+    A 3-D tensor (an MoE layer's experts) is its experts' rows one after another: each expert's
+    rows quantised as a 2-D tensor of those rows would be."""
+    if kind == "f32" or w.ndim == 1 or name.endswith("ffn_gate_inp.weight"):
         return GGML["f32"], w.astype(np.float32).tobytes()
     if kind == "q4_0_mix":
         kind = next((t for suffix, t in MIX.items() if name.endswith(suffix)), "q4_0")
@@ -124,10 +132,13 @@ def tensor_bytes(name, w, kind, n_layers=0, has_output=True):
     if kind in ("q4_k", "q6_k", "q4_k_m"):
         # Rows that are not whole super-blocks of 256 fall back to Q8_0 (llama-quantize takes
         # Q5_0 for Q4_K, which exspec does not serve, and Q8_0 for Q6_K).
-        if w.shape[-1] % kquants.QK:
+        chosen = kquants.kquant_type(name, kind, n_layers, has_output, n_expert)
+        if w.shape[-1] % kquants.QK or chosen == kquants.Q8_0:
             kind = "q8_0"
-        elif kquants.kquant_type(name, kind, n_layers, has_output) == kquants.Q6_K:
+        elif chosen == kquants.Q6_K:
             return GGML["q6_k"], kquants.quantize_q6_k(w)
+        elif chosen == kquants.Q5_K:  # Q4_K_M's attn_output in a model of 8 experts
+            return kquants.Q5_K, more_quants.q5_k(w)
         else:
             return GGML["q4_k"], kquants.quantize_q4_k(w)
     if kind in more_quants.TYPES:
@@ -156,11 +167,18 @@ def gguf_tensors(cfg, weights, arch):
              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
              "mlp.down_proj.weight": "ffn_down.weight",
              # phi3 (conversion/phi.py): the fused tensors keep their layout, the gate and up as one ffn_up
-             "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight"}
-    out = []
+             "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
+             # qwen3moe: a sparse layer's router; its dense layers (mlp_only_layers, decoder_sparse_step)
+             # keep the ffn_gate/ffn_up/ffn_down above, which llama.cpp's converter does not map for
+             # qwen3moe nor its loader read (it wants ffn_gate_inp on every layer)
+             "mlp.gate.weight": "ffn_gate_inp.weight"}
+    out, experts = [], {}
     if arch == "llama" and (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
         out.append(("rope_freqs.weight", llama3_rope_factors(cfg)))
     for name, w in weights.items():
+        if ".mlp.experts." in name:
+            out += stacked_experts(cfg, experts, name, w)
+            continue
         if name == "model.embed_tokens.weight":
             g = "token_embd.weight"
         elif name == "model.norm.weight":
@@ -178,6 +196,19 @@ def gguf_tensors(cfg, weights, arch):
             w = w.astype(np.float32) + np.float32(1.0)
         out.append((g, w))
     return out
+
+
+def stacked_experts(cfg, experts, name, w):
+    """Collects model.layers.N.mlp.experts.E.PROJ.weight; once layer N has all of its experts'
+    three projections, returns them stacked (expert E at index E), as the converter does."""
+    parts = name.split(".")  # model layers N mlp experts E PROJ weight
+    layer = experts.setdefault(parts[2], {})
+    layer[(parts[6], int(parts[5]))] = w
+    n = cfg.get("num_experts", 128)  # Qwen3MoeConfig's defaults, here and in model_kv
+    if len(layer) < 3 * n:
+        return []
+    return [("blk.%s.%s" % (parts[2], g), np.stack([layer[(proj, e)] for e in range(n)]))
+            for proj, g in EXPERT_PROJ]
 
 
 def pre_name(tok):
@@ -314,6 +345,10 @@ def model_kv(cfg, arch, kind, name):
         kv.append(("phi3.rope.dimension_count", U32, int(head_dim * cfg.get("partial_rotary_factor", 1.0))))
         if cfg.get("sliding_window"):
             kv.append(("phi3.attention.sliding_window", U32, cfg["sliding_window"]))
+    if arch == "qwen3moe":  # TextModel's expert counts and Qwen2MoeModel's expert width
+        kv += [("qwen3moe.expert_count", U32, cfg.get("num_experts", 128)),
+               ("qwen3moe.expert_used_count", U32, cfg.get("num_experts_per_tok", 8)),
+               ("qwen3moe.expert_feed_forward_length", U32, cfg.get("moe_intermediate_size", 768))]
     if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
         kv.append(("general.quantization_version", U32, 2))
     return kv
@@ -375,6 +410,10 @@ def main():
     arch = ARCH.get(cfg["architectures"][0])
     if arch is None:
         sys.exit("write_gguf.py: architecture %s is not written" % cfg["architectures"][0])
+    if arch == "qwen3moe" and not cfg.get("norm_topk_prob", False):
+        # llama.cpp's qwen3moe renormalises the chosen experts' weights always (build_moe_ffn's
+        # norm_w, fixed in src/models/qwen3moe.cpp) and has no key to say otherwise
+        sys.exit("write_gguf.py: qwen3moe without norm_topk_prob is not written: a GGUF file's weights are renormalised")
     index = os.path.join(a.hf_dir, "model.safetensors.index.json")
     if os.path.exists(index):  # sharded: each shard once, in the index's order
         weights = {}
@@ -385,8 +424,9 @@ def main():
     tensors = []
     named = gguf_tensors(cfg, weights, arch)
     has_output = any(name == "output.weight" for name, _ in named)
+    n_expert = cfg.get("num_experts", 128) if arch == "qwen3moe" else 0
     for name, w in named:
-        t, blob = tensor_bytes(name, w, a.type, cfg["num_hidden_layers"], has_output)
+        t, blob = tensor_bytes(name, w, a.type, cfg["num_hidden_layers"], has_output, n_expert)
         tensors.append((name, (t, list(w.shape), blob)))
     kv = model_kv(cfg, arch, a.type, os.path.basename(os.path.normpath(a.hf_dir)))
     tok = a.tokenizer or os.path.join(a.hf_dir, "tokenizer.json")

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM,
-MistralForCausalLM, Phi3ForCausalLM, Gemma3ForCausalLM). CPU, batch size 1, no KV cache: every
-greedy step recomputes the whole sequence.
+MistralForCausalLM, Phi3ForCausalLM, Gemma3ForCausalLM, Qwen3MoeForCausalLM). CPU, batch size 1,
+no KV cache: every greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
-(inv_freq, pos*inv_freq, cos, sin), RMSNorm and the attention softmax are all float64 here; but
-Gemma3RMSNorm's multiplier 1.0 + weight.float() is made in float32 as HF makes it.
+(inv_freq, pos*inv_freq, cos, sin), RMSNorm, the attention softmax and Qwen3-MoE's router softmax
+are all float64 here; but Gemma3RMSNorm's multiplier 1.0 + weight.float() is made in float32 as HF
+makes it. Experts of equal router probability are chosen lower index first (torch.topk leaves the
+order of ties unspecified).
 
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
       --exspec-logits L.safetensors --exspec-generate G.jsonl [--tol 1e-9]
@@ -24,6 +26,7 @@ GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and 
 MISTRAL = "MistralForCausalLM"  # transformers' models/mistral
 PHI3 = "Phi3ForCausalLM"  # transformers' models/phi3
 GEMMA3 = "Gemma3ForCausalLM"  # transformers' models/gemma3, the text model (Gemma3TextConfig)
+QWEN3MOE = "Qwen3MoeForCausalLM"  # transformers' models/qwen3_moe (Qwen3MoeConfig)
 F64 = torch.float64
 
 
@@ -158,18 +161,56 @@ def glm_rope(x, cos, sin):
     return torch.cat((rot * cos + rotate_pairs(rot) * sin, rest), dim=-1)
 
 
+def route(x, router, top_k, norm_topk_prob):
+    """Qwen3MoeSparseMoeBlock's routing of tokens x [T, hidden]: (weights [T, top_k], experts
+    [T, top_k]). Softmax over the experts of each token, its top_k (ties: lower index first, by a
+    stable sort), renormalised to sum 1 when norm_topk_prob."""
+    probs = torch.softmax(linear(x, router), dim=-1)
+    top, chosen = torch.sort(probs, dim=-1, descending=True, stable=True)
+    weights, chosen = top[:, :top_k], chosen[:, :top_k]
+    if norm_topk_prob:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return weights, chosen
+
+
+def sparse_moe(x, L, top_k, norm_topk_prob, act):
+    """Qwen3MoeSparseMoeBlock.forward: each expert in index order adds its SwiGLU MLP of the tokens
+    routed to it, times their routing weights, as HF's index_add_ does."""
+    weights, chosen = route(x, L["router"], top_k, norm_topk_prob)
+    out = torch.zeros_like(x)
+    for e, (gate, up, down) in enumerate(L["experts"]):
+        rows, slot = torch.nonzero(chosen == e, as_tuple=True)
+        if len(rows):
+            h = x[rows]
+            out.index_add_(0, rows, linear(act(linear(h, gate)) * linear(h, up), down) * weights[rows, slot, None])
+    return out
+
+
+def sparse_layers(cfg):
+    """Qwen3MoeDecoderLayer: layer i's MLP is the sparse block unless mlp_only_layers lists it, when
+    there are experts and (i + 1) is a multiple of decoder_sparse_step (Qwen3MoeConfig's defaults:
+    128 experts, step 1, no dense layers)."""
+    dense, step, n_exp = cfg.get("mlp_only_layers") or [], cfg.get("decoder_sparse_step", 1), cfg.get("num_experts", 128)
+    return [i not in dense and n_exp > 0 and (i + 1) % step == 0 for i in range(cfg["num_hidden_layers"])]
+
+
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3, GEMMA3):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3, GEMMA3, QWEN3MOE):
             raise UsageError(f"unsupported architecture {arch!r}")
+        self.moe = arch == QWEN3MOE
+        self.n_experts = self.top_k = self.moe_inter = 0
+        if self.moe:
+            self.moe_config(cfg)
         self.gemma = arch == GEMMA3
         # Gemma3MLP uses hidden_activation (default gelu_pytorch_tanh); the others hidden_act.
         act = cfg.get("hidden_activation", "gelu_pytorch_tanh") if self.gemma else cfg.get("hidden_act", "silu")
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise UsageError(f"unsupported activation {act!r}")
         self.act = torch.nn.functional.silu if act == "silu" else gelu_tanh
-        H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+        H, V = cfg["hidden_size"], cfg["vocab_size"]
+        I = cfg.get("intermediate_size", 6144) if self.moe else cfg["intermediate_size"]
         self.nh = cfg["num_attention_heads"]
         self.nkv = cfg.get("num_key_value_heads") or self.nh
         self.glm = arch in (GLM, GLM4)
@@ -177,8 +218,8 @@ class Model:
         self.hd = cfg.get("head_dim") or (128 if self.glm else 256 if self.gemma else H // self.nh)
         self.eps = cfg["rms_norm_eps"]
         self.vocab = V
-        self.qk_norm = arch in (QWEN3, GEMMA3)
-        # Qwen2: q/k/v always biased, o never. Llama, Qwen3: attention_bias biases q, k, v AND o.
+        self.qk_norm = arch in (QWEN3, GEMMA3, QWEN3MOE)
+        # Qwen2: q/k/v always biased, o never. Llama, Qwen3, Qwen3-MoE: attention_bias biases q, k, v AND o.
         # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
         # Mistral: no biases anywhere, and MistralConfig's sliding_window (default 4096, null: none):
         # MistralAttention's mask hides key j from query i once i - j >= sliding_window.
@@ -206,7 +247,7 @@ class Model:
             pattern = cfg.get("sliding_window_pattern", 6)
             types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         self.slides = [bool(self.window) and t == "sliding_attention" for t in types]
-        o_bias = arch in (LLAMA, QWEN3, GEMMA3) and cfg.get("attention_bias", False)
+        o_bias = arch in (LLAMA, QWEN3, GEMMA3, QWEN3MOE) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
         self.sandwich = arch in (GLM4, GEMMA3)  # GLM-4: post_self_attn_layernorm, post_mlp_layernorm
         rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5 if self.glm else 1.0)) if self.glm or self.phi3 else self.hd
@@ -231,9 +272,12 @@ class Model:
         q_out, kv_out = self.nh * self.hd, self.nkv * self.hd
         self.embed = get("model.embed_tokens.weight", V, H)
         self.layers = []
+        sparse = sparse_layers(cfg) if self.moe else [False] * cfg["num_hidden_layers"]
         for i in range(cfg["num_hidden_layers"]):
             p = f"model.layers.{i}."
             a = p + "self_attn."
+            fused_mlp = self.glm or self.phi3
+            dense_mlp = not (fused_mlp or sparse[i])
             self.layers.append(dict(
                 in_norm=get(p + "input_layernorm.weight", H),
                 qkv=get(a + "qkv_proj.weight", q_out + 2 * kv_out, H, present=self.phi3),
@@ -244,12 +288,19 @@ class Model:
                 q_norm=get(a + "q_norm.weight", self.hd, present=self.qk_norm),
                 k_norm=get(a + "k_norm.weight", self.hd, present=self.qk_norm),
                 post_norm=get(p + ("pre_feedforward_layernorm.weight" if self.gemma else "post_attention_layernorm.weight"), H),
-                gate=get(p + "mlp.gate_proj.weight", I, H, present=not (self.glm or self.phi3)),
+                gate=get(p + "mlp.gate_proj.weight", I, H, present=dense_mlp),
                 gate_b=get(p + "mlp.gate_proj.bias", I, present=mlp_bias),
-                up=get(p + "mlp.up_proj.weight", I, H, present=not (self.glm or self.phi3)),
+                up=get(p + "mlp.up_proj.weight", I, H, present=dense_mlp),
                 up_b=get(p + "mlp.up_proj.bias", I, present=mlp_bias),
-                gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=self.glm or self.phi3),
-                down=get(p + "mlp.down_proj.weight", H, I), down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
+                gate_up=get(p + "mlp.gate_up_proj.weight", 2 * I, H, present=fused_mlp),
+                down=get(p + "mlp.down_proj.weight", H, I, present=not sparse[i]),
+                down_b=get(p + "mlp.down_proj.bias", H, present=mlp_bias),
+                # Qwen3MoeSparseMoeBlock: the router (no bias), then each expert's Qwen3MoeMLP
+                router=get(p + "mlp.gate.weight", self.n_experts, H, present=sparse[i]),
+                experts=[tuple(get(f"{p}mlp.experts.{e}.{proj}.weight", *shape) for proj, shape in
+                               (("gate_proj", (self.moe_inter, H)), ("up_proj", (self.moe_inter, H)),
+                                ("down_proj", (H, self.moe_inter))))
+                         for e in range(self.n_experts)] if sparse[i] else None,
                 attn_out_norm=get(p + ("post_attention_layernorm.weight" if self.gemma else "post_self_attn_layernorm.weight"),
                                   H, present=self.sandwich),
                 mlp_out_norm=get(p + ("post_feedforward_layernorm.weight" if self.gemma else "post_mlp_layernorm.weight"),
@@ -268,6 +319,19 @@ class Model:
                         and not (tied and n == "lm_head.weight"))
         if unused:
             raise UsageError(f"checkpoint tensors not used by {arch}: {unused[:5]}")
+
+    def moe_config(self, cfg):
+        """Qwen3MoeConfig's MoE keys and defaults; what Qwen3-MoE does not have is refused by name."""
+        self.n_experts = cfg.get("num_experts", 128)
+        self.top_k = cfg.get("num_experts_per_tok", 8)
+        self.moe_inter = cfg.get("moe_intermediate_size", 768)
+        self.norm_topk_prob = cfg.get("norm_topk_prob", False)
+        if not 0 < self.top_k <= self.n_experts and any(sparse_layers(cfg)):
+            raise UsageError(f"num_experts_per_tok {self.top_k} outside 1..num_experts ({self.n_experts})")
+        if cfg.get("shared_expert_intermediate_size"):  # Qwen2-MoE's shared expert and its gate
+            raise UsageError("shared experts (shared_expert_intermediate_size) are Qwen2-MoE's, not Qwen3-MoE's")
+        if cfg.get("use_sliding_window"):  # transformers' versions differ on which layers slide
+            raise UsageError("Qwen3-MoE with use_sliding_window is not implemented")
 
     def forward(self, ids):
         """Logits [T, vocab] at every position of token list `ids` (positions 0..T-1)."""
@@ -319,12 +383,14 @@ class Model:
                 out = rms_norm(out, L["attn_out_norm"], self.eps)
             h = h + out
             x = rms_norm(h, L["post_norm"], self.eps)
-            if self.glm or self.phi3:  # GlmMLP / Phi3MLP: gate_up_proj, chunk(2): gate first, then up; up * silu(gate)
+            if L["router"] is not None:
+                out = sparse_moe(x, L, self.top_k, self.norm_topk_prob, self.act)
+            elif self.glm or self.phi3:  # GlmMLP / Phi3MLP: gate_up_proj, chunk(2): gate first, then up; up * silu(gate)
                 gate, up = linear(x, L["gate_up"]).chunk(2, dim=-1)
-                mlp = up * torch.nn.functional.silu(gate)
+                out = linear(up * torch.nn.functional.silu(gate), L["down"], L["down_b"])
             else:
                 mlp = self.act(linear(x, L["gate"], L["gate_b"])) * linear(x, L["up"], L["up_b"])
-            out = linear(mlp, L["down"], L["down_b"])
+                out = linear(mlp, L["down"], L["down_b"])
             if self.sandwich:
                 out = rms_norm(out, L["mlp_out_norm"], self.eps)
             h = h + out

@@ -1,10 +1,12 @@
 """Self-tests of the reference itself (hf_reference.py --self-test): a tiny random Llama and a tiny
 random GLM-4 are causal-consistent and resume greedy decoding identically, GLM's rope equals
-complex rotation, a Mistral window bounds how far a token reaches, and Gemma 3's GELU-tanh is
-torch's."""
+complex rotation, a Mistral window bounds how far a token reaches, Gemma 3's GELU-tanh is
+torch's, and Qwen3-MoE's sparse block equals a dense formulation of it, its layers of the right
+kinds."""
 import torch
 
-from hf_reference import F64, GEMMA3, GLM4, LLAMA, MISTRAL, Model, gelu_tanh, glm_rope, greedy, rope_inv_freq
+from hf_reference import (F64, GEMMA3, GLM4, LLAMA, MISTRAL, QWEN3MOE, Model, UsageError, gelu_tanh, glm_rope, greedy,
+                          rope_inv_freq, route, sparse_layers, sparse_moe)
 
 
 def prefix_worst(model, seq):
@@ -39,7 +41,8 @@ def self_test():
     resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
     ok = worst <= 1e-12 and resumed == toks[4:]
     print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
-    return 0 if ok and glm_self_test(g) and window_self_test(g, shapes) and gemma_self_test(g) else 1
+    passed = [glm_self_test(g), window_self_test(g, shapes), gemma_self_test(g), moe_self_test(g)]
+    return 0 if ok and all(passed) else 1
 
 
 def gemma_self_test(g):
@@ -115,3 +118,93 @@ def glm_self_test(g):
     print(f"self-test: GLM rope vs complex rotation {rope_err:.3e}, pass-through {'exact' if passed else 'CHANGED'}, "
           f"GLM-4 prefix max|diff| {worst:.3e}")
     return rope_err <= 1e-12 and passed and worst <= 1e-12
+
+
+def dense_moe(x, router, experts, top_k, norm_topk_prob):
+    """Qwen3MoeSparseMoeBlock written another way, token by token: every expert computed, its
+    weight its router probability when among the top_k (ties to the lower index), else zero."""
+    out = torch.zeros_like(x)
+    for t in range(x.shape[0]):
+        logits = router @ x[t]
+        p = torch.exp(logits - logits.max())
+        p = p / p.sum()
+        top = sorted(range(len(p)), key=lambda e: (-float(p[e]), e))[:top_k]
+        w = torch.zeros_like(p)
+        w[top] = p[top]
+        if norm_topk_prob:
+            w = w / w.sum()
+        for e, (gate, up, down) in enumerate(experts):
+            h = torch.nn.functional.silu(gate @ x[t]) * (up @ x[t])
+            out[t] += w[e] * (down @ h)
+    return out
+
+
+def moe_weights(g, cfg):
+    """Random weights with the tensor names of Qwen3MoeForCausalLM for config `cfg`."""
+    H, I, E, Im = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_experts"], cfg["moe_intermediate_size"]
+    nh, nkv, hd, V = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["vocab_size"]
+    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    attn = {"input_layernorm.weight": (H,), "post_attention_layernorm.weight": (H,),
+            "self_attn.q_norm.weight": (hd,), "self_attn.k_norm.weight": (hd,),
+            "self_attn.q_proj.weight": (nh * hd, H), "self_attn.q_proj.bias": (nh * hd,),
+            "self_attn.k_proj.weight": (nkv * hd, H), "self_attn.k_proj.bias": (nkv * hd,),
+            "self_attn.v_proj.weight": (nkv * hd, H), "self_attn.v_proj.bias": (nkv * hd,),
+            "self_attn.o_proj.weight": (H, nh * hd), "self_attn.o_proj.bias": (H,)}
+    dense = {"mlp.gate_proj.weight": (I, H), "mlp.up_proj.weight": (I, H), "mlp.down_proj.weight": (H, I)}
+    sparse = {"mlp.gate.weight": (E, H)}
+    for e in range(E):
+        sparse.update({f"mlp.experts.{e}.gate_proj.weight": (Im, H), f"mlp.experts.{e}.up_proj.weight": (Im, H),
+                       f"mlp.experts.{e}.down_proj.weight": (H, Im)})
+    for i, is_sparse in enumerate(sparse_layers(cfg)):
+        shapes.update({f"model.layers.{i}.{n}": s for n, s in {**attn, **(sparse if is_sparse else dense)}.items()})
+    return {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
+
+
+def refused(cfg, weights):
+    try:
+        Model(cfg, weights)
+    except UsageError:
+        return True
+    return False
+
+
+def moe_self_test(g):
+    """Qwen3-MoE: the sparse block against dense_moe, with and without norm_topk_prob; equal router
+    probabilities go to the lower expert index; which layers are sparse (mlp_only_layers,
+    decoder_sparse_step, no experts); a checkpoint of other layer kinds, shared experts and the
+    window refused; a tiny Qwen3-MoE (a dense layer among sparse ones, all biases) causal-consistent."""
+    H, E = 32, 8
+    cfg = dict(architectures=[QWEN3MOE], hidden_size=H, intermediate_size=48, vocab_size=50, num_hidden_layers=4,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-6, rope_theta=10000.0,
+               attention_bias=True, num_experts=E, num_experts_per_tok=2, moe_intermediate_size=16,
+               norm_topk_prob=True, mlp_only_layers=[1], tie_word_embeddings=False)
+    weights = moe_weights(g, cfg)
+    model = Model(cfg, weights)
+    x = torch.randn((9, H), generator=g, dtype=F64)
+    L = model.layers[0]
+    block_err = 0.0  # relative to the largest output: the two orders of rounding differ by a few ulps (2^-52 each)
+    for k in (1, 2, 3):
+        for norm in (True, False):
+            want = dense_moe(x, L["router"], L["experts"], k, norm)
+            got = sparse_moe(x, L, k, norm, torch.nn.functional.silu)
+            block_err = max(block_err, float((got - want).abs().max() / want.abs().max()))
+    # x = the first unit vector: the router logits are its first column exactly, 1 and 4 tied on top
+    router = torch.randn((E, H), generator=g, dtype=F64)
+    router[:, 0] = torch.tensor([0.1, 2.0, 0.3, 0.2, 2.0, -1.0, 1.5, 0.0], dtype=F64)
+    unit = torch.zeros((1, H), dtype=F64)
+    unit[0, 0] = 1.0
+    ties = [route(unit, router, k, True)[1][0].tolist() for k in (1, 2, 3)]
+    kinds_ok = (sparse_layers(cfg) == [True, False, True, True]
+                and sparse_layers({**cfg, "mlp_only_layers": [], "decoder_sparse_step": 2}) == [False, True, False, True]
+                and sparse_layers({**cfg, "num_experts": 0}) == [False] * 4
+                and [L["router"] is not None for L in model.layers] == [True, False, True, True])
+    refusals = [refused({**cfg, "mlp_only_layers": []}, weights),  # layer 1 lacks its router
+                refused({**cfg, "mlp_only_layers": [1, 2]}, weights),  # layer 2's experts left unused
+                refused({**cfg, "shared_expert_intermediate_size": 64}, weights),
+                refused({**cfg, "use_sliding_window": True}, weights),
+                refused(cfg, {**weights, "model.layers.0.mlp.shared_expert_gate.weight": torch.zeros((1, H), dtype=F64)})]
+    worst = prefix_worst(model, torch.randint(0, 50, (12,), generator=g).tolist())
+    print(f"self-test: Qwen3-MoE sparse block vs dense, relative {block_err:.3e}, ties pick {ties}, layer kinds "
+          f"{'ok' if kinds_ok else 'WRONG'}, refusals {sum(refusals)} of {len(refusals)}, prefix max|diff| {worst:.3e}")
+    return (block_err <= 2e-15 and ties == [[1], [1, 4], [1, 4, 6]] and kinds_ok and all(refusals)
+            and worst <= 1e-12)
