@@ -263,7 +263,13 @@ at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tenso
   at::Tensor mlp_out;
   switch (l.kind.mlp) {
     case Mlp::Dense: mlp_out = l.down(act(l.gate_up(x))); break;  // gate_up: [B*T, 2 I]
-    case Mlp::Experts: mlp_out = l.experts(x, act); break;
+    case Mlp::Experts: {
+      int64_t read = 0;
+      mlp_out = l.experts(x, act, &read);
+      expert_layer_runs_.fetch_add(1, std::memory_order_relaxed);
+      experts_read_.fetch_add(read, std::memory_order_relaxed);
+      break;
+    }
   }
   if (l.post_mlp_norm.defined()) mlp_out = layer_norm(l.kind.norm, mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
   return h.add_(mlp_out);

@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -85,6 +86,13 @@ class Decoder {
   bool packed_weights() const { return head_weight().packed(); }
   int64_t head_shortlist_size() const { return shortlist_.size(); }  // 0: the whole vocabulary
   int64_t head_screen() const { return screen_.candidates(); }        // 0: no screen
+  // Layers of experts, counted since load: each run of such a layer over a forward's rows, and
+  // the distinct experts those runs read (each read once a run, however many rows chose it).
+  // What a verification of B (K + 1) rows costs beyond a plain step (bench/moe_verify.sh).
+  struct ExpertReads {
+    int64_t layer_runs = 0, experts = 0;
+  };
+  ExpertReads expert_reads() const { return {expert_layer_runs_.load(), experts_read_.load()}; }
 
  private:
   // q, k and v share one product, and so do gate and up: one weight read, one call, for what
@@ -154,6 +162,7 @@ class Decoder {
   std::vector<Layer> layers_;
   Rope rope_;
   Rope rope_local_;  // the sliding layers' (RopeKind::Local); rope_'s config where no layer has one
+  mutable std::atomic<int64_t> expert_layer_runs_{0}, experts_read_{0};  // expert_reads()
 };
 
 }  // namespace exspec

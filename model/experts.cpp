@@ -50,7 +50,8 @@ Routing route(const at::Tensor& logits, int64_t top_k, bool normalise) {
   return r;
 }
 
-at::Tensor Experts::operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& act) const {
+at::Tensor Experts::operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& act,
+                               int64_t* read) const {
   const int64_t N = x.size(0), E = static_cast<int64_t>(gate_up.size());
   const Routing r = route(router(x), top_k, norm_topk_prob);
   // Each expert's rows, and each row's weight for it, in row order.
@@ -63,6 +64,7 @@ at::Tensor Experts::operator()(const at::Tensor& x, const std::function<at::Tens
       weights[e].push_back(r.weight[n * top_k + i]);
     }
   at::Tensor out = at::zeros_like(x);
+  if (read) *read = std::count_if(rows.begin(), rows.end(), [](const std::vector<int64_t>& r) { return !r.empty(); });
   const auto index = at::TensorOptions().dtype(at::kLong);
   // Ascending expert order: each row's sum is over its experts in that order, from zero.
   for (int64_t e = 0; e < E; ++e) {

@@ -36,7 +36,9 @@ struct Experts {
   bool norm_topk_prob = false;
   bool active() const { return !gate_up.empty(); }
   // x [N, hidden] -> [N, hidden]; act: the gated activation of [n, 2 I] (gate, then up) -> [n, I].
-  at::Tensor operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& act) const;
+  // read: set to the distinct experts multiplied (each read once, whatever its rows).
+  at::Tensor operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& act,
+                        int64_t* read = nullptr) const;
   int64_t expert_bytes() const;  // one expert's gate_up and down, as held
 };
 

@@ -122,6 +122,55 @@ CATCH_TEST_CASE("auto picks the K with the best predicted rate, within its bound
   CATCH_CHECK(s.choose(one_good, 64).k == 1);
 }
 
+// Issue 72: a target of 64 experts, 8 a token. Its verify reads the experts its B (K + 1) rows
+// choose: a machine where each distinct expert a layer costs as much as the dense part's weights.
+// Priced as a dense model (the cost of K + 1 tokens as the tokens' own), the fit would call long
+// drafts nearly free at batch 1; priced by the experts read, it learns their cost and drafts less.
+CATCH_TEST_CASE("a target of experts: the verify is priced by the experts its rows read, and K follows", "[policy][choose][moe]") {
+  const ExpertsShape moe{64, 8};
+  CATCH_CHECK(moe.expected_experts(1) == Approx(8.0));
+  CATCH_CHECK(moe.expected_experts(2) == Approx(64.0 * (1 - std::pow(56.0 / 64, 2))));
+  CATCH_CHECK(moe.expected_experts(1000) == Approx(64.0));
+  CATCH_CHECK(ExpertsShape{}.expected_experts(5) == 0.0);
+  auto verify_cost = [&](int64_t rows, int64_t tokens) { return 0.002 + 0.0005 * moe.expected_experts(rows * tokens); };
+  auto teach_moe = [&](StepCostModel& m) {
+    for (int64_t rows : {1, 4, 16})
+      for (int64_t tokens : {1, 2, 4, 9})
+        for (int64_t ctx : {32, 256}) {
+          m.observe_target_forward(rows, tokens, ctx, verify_cost(rows, tokens));
+          m.observe_draft_forward(rows, tokens, ctx, 0.0002 + 0.00001 * rows * tokens);
+        }
+    m.observe_copy(8, 64, 0.0005);
+  };
+  DraftLengthSettings s;
+  s.target_experts = moe;
+  DraftLengthPolicy p(s);
+  teach_moe(p.costs());
+  verified(p);
+  // The fit recovers the experts' cost: its predictions follow the verify's real cost.
+  for (int64_t k : {0, 1, 3, 7})
+    CATCH_CHECK(p.costs().predict_verify(StepShape{1, k, 64, 0}) == Approx(verify_cost(1, k + 1)).epsilon(0.05));
+  // The choice is the best K under the real costs (the draft's too), and shorter than where
+  // each K's verify cost only its tokens.
+  auto good = rows(1, 0.7);
+  int64_t k = 0;
+  for (int i = 0; i < 12; ++i) k = p.choose(good, 64).k;
+  auto real_rate = [&](int64_t j) {
+    const double draft = j ? j * 0.00021 : 0.0;
+    return DraftLengthPolicy::expected_tokens(0.7, j, 100) / (draft + verify_cost(1, j + 1));
+  };
+  int64_t best = 0;
+  for (int64_t j = 1; j <= 8; ++j)
+    if (real_rate(j) > real_rate(best)) best = j;
+  CATCH_CHECK(std::abs(k - best) <= 1);
+  DraftLengthPolicy dense(DraftLengthSettings{});
+  teach(dense.costs(), 0.002 + 0.0005 * 8, 0.00001, 0.05);  // a plain step's cost, each further token nearly free
+  verified(dense);
+  int64_t k_dense = 0;
+  for (int i = 0; i < 12; ++i) k_dense = dense.choose(good, 64).k;
+  CATCH_CHECK(k < k_dense);
+}
+
 CATCH_TEST_CASE("rows about to finish do not earn long drafts", "[policy][choose]") {
   DraftLengthPolicy p(DraftLengthSettings{});
   teach(p.costs(), 0.010, 0.00002, 0.1);

@@ -134,9 +134,9 @@ CATCH_TEST_CASE("@huggingface/gguf reads the metadata and tensor table ours read
 }
 
 // gemma3: its norms stored as the multiplier 1 + w, its window pattern and local rope from
-// llama.cpp's keys and defaults.
+// llama.cpp's keys and defaults. qwen3moe: its experts from the 3-D tensors, an expert at a time.
 CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and its tokens", "[gguf]") {
-  for (const char* arch : {"qwen3", "qwen2", "llama", "gemma3"}) {
+  for (const char* arch : {"qwen3", "qwen2", "llama", "gemma3", "qwen3moe"}) {
     CATCH_INFO(arch);
     const std::string dir = test::model_dir(arch);
     LoadOptions lo;
@@ -160,16 +160,17 @@ CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and it
 }
 
 CATCH_TEST_CASE("F16, BF16 and Q8_0 GGUFs load into the served dtype", "[gguf]") {
-  const std::string dir = test::model_dir("qwen3");
   for (const char* type : {"f16", "bf16", "q8_0"}) {
-    CATCH_INFO(type);
-    const std::string path = to_gguf(dir, type);
-    for (at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kChar}) {
-      auto m = test::load_as(path, dtype);
-      CATCH_CHECK(m->dtype() == (dtype == at::kChar ? at::kFloat : dtype));
-      CATCH_CHECK(m->int8_weights() == (dtype == at::kChar));
-      const at::Tensor l = logits_of(*m, {1, 2, 3, 4});
-      CATCH_CHECK(l.isfinite().all().item<bool>());
+    for (const char* arch : {"qwen3", "qwen3moe"}) {  // qwen3moe: its 3-D expert tensors in each type
+      CATCH_INFO(type << ", " << arch);
+      const std::string path = to_gguf(test::model_dir(arch), type);
+      for (at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kChar}) {
+        auto m = test::load_as(path, dtype);
+        CATCH_CHECK(m->dtype() == (dtype == at::kChar ? at::kFloat : dtype));
+        CATCH_CHECK(m->int8_weights() == (dtype == at::kChar));
+        const at::Tensor l = logits_of(*m, {1, 2, 3, 4});
+        CATCH_CHECK(l.isfinite().all().item<bool>());
+      }
     }
   }
 }

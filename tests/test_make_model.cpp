@@ -9,6 +9,7 @@
 #include "model/oracle/dense_forward.h"
 #include "model/oracle/plain_decode.h"
 #include "model/io_util.h"
+#include "model/layer_weights.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -89,4 +90,24 @@ CATCH_TEST_CASE("the 1b preset is Llama-3.2-1B's body: about a billion parameter
   CATCH_CHECK(n > 950'000'000);
   CATCH_CHECK(n < 1'000'000'000);
   CATCH_CHECK(c.num_kv_heads * 4 == c.num_heads);  // GQA as in Llama 3.2
+}
+
+// Issue 72's benchmark target: about a billion parameters, about a quarter of a billion read a
+// token (the dense part and 8 of 48 experts a layer), Qwen3-30B-A3B's share of experts.
+CATCH_TEST_CASE("the moe preset of qwen3moe: 1.0B parameters, 0.23B read a token", "[make_model][moe]") {
+  const ModelConfig c = preset_config("qwen3moe", "moe");
+  int64_t all = 0, experts = 0;
+  for (const auto& [name, shape] : expected_weights(c)) {
+    int64_t k = 1;
+    for (int64_t d : shape) k *= d;
+    all += k;
+    if (expert_of(name) >= 0) experts += k;
+  }
+  const int64_t active = all - c.vocab_size * c.hidden_size - experts + experts / c.experts.num_experts * c.experts.top_k;
+  CATCH_CHECK(all > 950'000'000);
+  CATCH_CHECK(all < 1'050'000'000);
+  CATCH_CHECK(active > 200'000'000);
+  CATCH_CHECK(active < 260'000'000);
+  CATCH_CHECK(c.experts.num_experts == 48);
+  CATCH_CHECK(c.experts.top_k == 8);
 }

@@ -396,6 +396,20 @@ CATCH_TEST_CASE("Qwen3-MoE in float32, int8 and bfloat16: the default mode at ba
   default_mode_sweep(test::load_as(test::model_dir("qwen3moe"), at::kFloat), test::load_as(test::truncated_draft("qwen3"), at::kFloat));
 }
 
+// Its GGUF files (write_gguf.py as llama.cpp's converter writes qwen3moe: the experts as 3-D
+// tensors, the router in F32): the F32 one under float32, Q8_0 and Q4_K_M under int8, each expert's
+// blocks on the packed kernels.
+CATCH_TEST_CASE("Qwen3-MoE from its GGUF files: the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][gguf][moe]") {
+  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+    CATCH_INFO(type);
+    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
+    auto target = test::load_as(test::kquant_gguf(type, false, "qwen3moe"), dt);
+    CATCH_REQUIRE(target->config().layer_kind(0).mlp == Mlp::Experts);  // read back from the file
+    default_mode_sweep(target, test::load_as(test::kquant_gguf(type, true, "qwen3moe"), dt));
+  }
+}
+
 // Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or
 // with its head read in 4 bits.
 CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed, the draft's head over a shortlist or screened",

@@ -56,6 +56,7 @@ std::shared_ptr<DraftLengthPolicy> make_policy(const EngineConfig& c, const Deco
   s.k_min = c.min_draft_tokens;
   s.k_max = c.max_draft_tokens;
   s.pipelined = pipelined;
+  s.target_experts = {target.config().experts.num_experts, target.config().experts.top_k};
   auto p = std::make_shared<DraftLengthPolicy>(s);
   if (s.adaptive) {
     calibrate(p->costs(), target, draft, c.batch_size, s.k_max, mode, threads);

@@ -19,10 +19,6 @@ constexpr double kSpike = 1.5;
 // Feature scales keep the normal equations well conditioned: each column is O(1) at typical shapes.
 constexpr double kTok = 1.0 / 64, kTokCtx = 1.0 / 16384, kCtx = 1.0 / 4096;
 
-std::vector<double> verify_x(int64_t B, int64_t tokens, int64_t S) {
-  const double bt = static_cast<double>(B * tokens);
-  return {1.0, static_cast<double>(B) / 8, bt * kTok, bt * S * kTokCtx, tokens > 1 ? static_cast<double>(B) / 8 : 0.0};
-}
 // `forwards` draft forwards of one token a row, the first also feeding `lag` more tokens a row.
 // The lag's tokens have their own coefficients: fed many at a time they run at prefill speed,
 // and a catch-up of a whole prompt costs tens of single-token forwards (measured at start-up,
@@ -115,10 +111,24 @@ double OnlineFit::predict(const std::vector<double>& x) const {
   return y;
 }
 
-StepCostModel::StepCostModel()
-    : draft_({"forward", "token", "token_context", "lag_token", "lag_token_context"}, kForgetting, kRidge),
-      verify_({"forward", "row", "token", "token_context", "row_multi_token"}, kForgetting, kRidge),
+double ExpertsShape::expected_experts(int64_t rows) const {
+  if (num_experts <= 0 || rows <= 0) return 0;
+  const double miss = 1.0 - static_cast<double>(top_k) / static_cast<double>(num_experts);
+  return static_cast<double>(num_experts) * (1.0 - std::pow(miss, static_cast<double>(rows)));
+}
+
+StepCostModel::StepCostModel(ExpertsShape experts)
+    : experts_(experts),
+      draft_({"forward", "token", "token_context", "lag_token", "lag_token_context"}, kForgetting, kRidge),
+      verify_({"forward", "row", "token", "token_context", "row_multi_token", "experts"}, kForgetting, kRidge),
       align_({"step", "row", "row_context", "row_context_ragged"}, kForgetting, kRidge) {}
+
+// The experts feature is the expected distinct experts as a share of them all (O(1)).
+std::vector<double> StepCostModel::verify_x(int64_t B, int64_t tokens, int64_t S) const {
+  const double bt = static_cast<double>(B * tokens);
+  const double experts = experts_.num_experts > 0 ? experts_.expected_experts(B * tokens) / static_cast<double>(experts_.num_experts) : 0.0;
+  return {1.0, static_cast<double>(B) / 8, bt * kTok, bt * S * kTokCtx, tokens > 1 ? static_cast<double>(B) / 8 : 0.0, experts};
+}
 
 namespace {
 std::vector<double> align_x(const StepShape& s) {

@@ -9,9 +9,12 @@
 // Each phase is linear in a few features of the shape (why these: a forward pass on CPU or GPU
 // pays a fixed cost for reading the weights, a cost per token fed, and an attention cost per
 // token and context position; realignment copies rows x context positions):
-//   verify (one target forward of K+1 tokens a row):  1, B, B(K+1), B(K+1)S, B[K>0]
-//     (the last: one token a row runs the matrix-vector-like fast path; measured on OpenBLAS,
-//     going from 1 to 2 tokens a row costs more than each further token)
+//   verify (one target forward of K+1 tokens a row):  1, B, B(K+1), B(K+1)S, B[K>0], X(B(K+1))
+//     (B[K>0]: one token a row runs the matrix-vector-like fast path; measured on OpenBLAS,
+//     going from 1 to 2 tokens a row costs more than each further token. X(N): a target with
+//     layers of experts reads the experts its N rows choose, expected_experts(N) of them a
+//     layer; a dense target has none. A dense verify reads each weight once for all rows, an
+//     expert verify up to (K + 1) top-k experts a row: its cost grows with K beyond the tokens')
 //   draft  (K draft forwards, the first also feeding each row's lag L):  K, BK, BKS, BL, BLS
 //     (the lag's tokens go through at prefill speed, many a forward: their own coefficients)
 //   align  (assemble + unpad-append-repad):  1, B, BS[not reused], BS[K>0]
@@ -53,9 +56,18 @@ struct StepShape {
   bool reused = false;  // the rows are exactly the batch they were cut from: no repad copy
 };
 
+// A target's layers of experts, as the cost model prices them: num_experts 0 for a dense one.
+struct ExpertsShape {
+  int64_t num_experts = 0, top_k = 0;
+  // The distinct experts a layer reads for N rows, were each row's choice of top_k independent
+  // and uniform: E (1 - (1 - top_k / E)^N). Real rows agree more (a sequence's drafts choose
+  // alike), which the feature's learned coefficient absorbs at the shapes observed.
+  double expected_experts(int64_t rows) const;
+};
+
 class StepCostModel {
  public:
-  StepCostModel();
+  explicit StepCostModel(ExpertsShape experts = {});
   double predict_draft(const StepShape& s) const;
   double predict_verify(const StepShape& s) const;
   double predict_align(const StepShape& s) const;
@@ -75,7 +87,9 @@ class StepCostModel {
   const OnlineFit& align() const { return align_; }
 
  private:
+  ExpertsShape experts_;
   OnlineFit draft_, verify_, align_;
+  std::vector<double> verify_x(int64_t rows, int64_t tokens, int64_t context) const;
 };
 
 }  // namespace exspec

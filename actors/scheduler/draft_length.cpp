@@ -11,7 +11,7 @@ constexpr double kGlobalDecay = 0.995;
 constexpr double kRowPriorTrials = 4;
 }  // namespace
 
-DraftLengthPolicy::DraftLengthPolicy(DraftLengthSettings s) : s_(s) {
+DraftLengthPolicy::DraftLengthPolicy(DraftLengthSettings s) : s_(s), costs_(s.target_experts) {
   if (s_.k_min < 0 || s_.k_max < s_.k_min) throw std::invalid_argument("draft_tokens bounds: need 0 <= min <= max");
   if (!s_.adaptive && s_.fixed_k < 0) throw std::invalid_argument("draft_tokens must be >= 0");
   probe_interval_ = std::max<int64_t>(1, s_.probe_every);

@@ -48,6 +48,9 @@ struct DraftLengthSettings {
   // between the drafter, the verifier and the realigner). Where speculation really pays (small
   // batches) its gain is well above the margin.
   double margin = 0.2;
+  // The target's layers of experts (num_experts 0: dense): its verify's cost grows with the
+  // experts B (K + 1) rows choose (actors/scheduler/cost_model.h).
+  ExpertsShape target_experts;
 };
 
 // What /metrics and the bench show of the policy.

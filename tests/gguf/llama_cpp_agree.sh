@@ -5,7 +5,7 @@
 # 95 % of positions or more (exspec float32 on F32 files, int8 on Q8_0 and Q4_K_M: the blocks as
 # they are). Files: the trained demo target (demo/) in F32, Q8_0 and Q4_K_M (its rows of 384 are
 # not whole super-blocks: only ffn_down is Q4_K/Q6_K, the rest Q8_0), a made llama of the 150M
-# shape in Q4_K_M (every product Q4_K or Q6_K), made tiny llama, qwen2, qwen3, phi3 and gemma3 in F32.
+# shape in Q4_K_M (every product Q4_K or Q6_K), made tiny llama, qwen2, qwen3, phi3, gemma3 and qwen3moe in F32.
 # With PART "tokenizers": the corpus's ids instead (below).
 # usage: llama_cpp_agree.sh EXSPEC_BINARY WORK_DIR [models|tokenizers]
 set -euo pipefail
@@ -65,7 +65,7 @@ agree "$work/demo-q4_k_m.gguf" int8
 # activations in blocks of 256 where exspec does in 32 (exspec float32 on the same file's values
 # agreed at 180 of 192 positions, int8 at 184): 90 %.
 agree "$work/m150-q4_k_m.gguf" int8 90
-for arch in llama qwen2 qwen3 phi3 gemma3; do
+for arch in llama qwen2 qwen3 phi3 gemma3 qwen3moe; do
   # phi3: its fused attn_qkv and ffn_up and partial rope against llama.cpp's, without the
   # window, which llama.cpp turns off for phi3 (src/models/phi3.cpp: "Phi SWA is currently
   # disabled"). Not named phi3: a general.name with "phi3" makes llama.cpp look up Phi-3's own
@@ -74,7 +74,8 @@ for arch in llama qwen2 qwen3 phi3 gemma3; do
   # GELU-tanh and scaled embeddings, all against llama.cpp's. Its logits are flatter (a median
   # top-2 margin of 0.05): where they differ (9 of 192 positions, 2026-11-29) the float64
   # reference's margin was below 0.0011, and llama.cpp keeps keys and values in float16 and
-  # takes GELU from a float16 table: 90 %.
+  # takes GELU from a float16 table: 90 %. qwen3moe: its router, its 8 experts (2 a token,
+  # renormalised) from the 3-D ffn_*_exps tensors, against llama.cpp's build_moe_ffn.
   m=$work/tiny-${arch/phi3/phi-three}
   m=${m/gemma3/gem-three}
   "$exspec" make-model --arch "$arch" --preset tiny --seed 5 --out "$m" 2> /dev/null

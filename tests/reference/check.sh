@@ -55,6 +55,8 @@ run mistral-window16 --arch mistral --preset tiny --seed 3  # a window of 16: th
 run phi3-fused-partial-window --arch phi3 --preset tiny --seed 3  # fused q/k/v and gate/up, 3/4 of each head rotates
 run gemma3-two-kinds --arch gemma3 --preset tiny --seed 3  # (1 + w) sandwich norms, GELU-tanh, local and global rope
 run gemma3-bf16 --arch gemma3 --preset tiny --seed 8 --dtype bfloat16  # the (1 + w) multiplier made in float32 from bfloat16 weights
+run qwen3moe-experts --arch qwen3moe --preset tiny --seed 3  # 8 experts, 2 a token, renormalised, on every layer
+run qwen3moe-bf16 --arch qwen3moe --preset tiny --seed 9 --dtype bfloat16  # the router's softmax in float32
 # A draft of GLM-4's first layers is a GLM-4 checkpoint of its own.
 "$exspec" make-model --draft-of "$work/glm4-sandwich-norms" --layers 2 --out "$work/glm4-draft2" 2>/dev/null
 check glm4-draft2
