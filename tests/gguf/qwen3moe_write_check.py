@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""write_gguf.py's Qwen3-MoE files, read back by llama.cpp's own Python reader (gguf-py, from
+scripts/llama-cpp-source), in every --type the writer has: two tiny checkpoints (qwen3moe_model.py),
+one with rows of 256 (every K-quant applies) and one with rows of 64 and 32 (the types' fallbacks),
+each with a dense layer (mlp_only_layers) and all four attention biases.
+
+For every file: llama.cpp's tensor names and no others; the metadata of an MoE file; the router
+ffn_gate_inp in F32, bit for bit; each 3-D expert tensor ne [cols, rows, experts], its bytes each
+expert's rows as write_gguf.py writes a 2-D tensor of those rows (same type, same blocks), and
+each expert's values nearer its own matrix than any other expert's (the order kept). For Q4_K_M,
+the type of each tensor as llama-quant.cpp's rules give it (spelled out below for these
+checkpoints), and with --llama-quantize BIN the types llama-quantize v0.5.0 itself gives the F32
+file's tensors.
+
+usage: qwen3moe_write_check.py WORK_DIR [--llama-quantize BIN]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+GGUF_PY = os.path.join(here, "..", "..", "third_party", "llama.cpp-v0.5.0", "llama.cpp", "gguf-py")
+sys.path[:0] = [here, GGUF_PY]
+import write_gguf  # noqa: E402
+from safetensors_np import read_arrays  # noqa: E402  (write_gguf.py put scripts/train on the path)
+
+PY = "/usr/bin/python3"
+SHAPES = {"wide": ["--hidden", "256", "--head-dim", "64", "--moe-intermediate", "256"],
+          "narrow": ["--hidden", "64", "--head-dim", "16", "--moe-intermediate", "32"]}
+ATTN = ["attn_norm", "ffn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "attn_q_norm", "attn_k_norm"]
+BIASES = ["attn_q", "attn_k", "attn_v", "attn_output"]
+
+
+def expected_names(cfg):
+    """llama.cpp's names of every tensor a qwen3moe file of this checkpoint holds."""
+    names = {"token_embd.weight", "output.weight", "output_norm.weight"}
+    for i in range(cfg["num_hidden_layers"]):
+        ffn = (["ffn_gate", "ffn_up", "ffn_down"] if i in cfg["mlp_only_layers"] else
+               ["ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"])
+        names |= {f"blk.{i}.{n}.weight" for n in ATTN + ffn} | {f"blk.{i}.{n}.bias" for n in BIASES}
+    return names
+
+
+def check_metadata(reader, cfg):
+    want = {"general.architecture": "qwen3moe", "qwen3moe.expert_count": cfg["num_experts"],
+            "qwen3moe.expert_used_count": cfg["num_experts_per_tok"],
+            "qwen3moe.expert_feed_forward_length": cfg["moe_intermediate_size"],
+            "qwen3moe.feed_forward_length": cfg["intermediate_size"],
+            "qwen3moe.attention.key_length": cfg["head_dim"]}
+    got = {k: reader.fields[k].contents() for k in want if k in reader.fields}
+    return [f"{k}: {got.get(k)!r}, expected {v!r}" for k, v in want.items() if got.get(k) != v]
+
+
+def check_experts(t, kind, hf, layer, cfg, n_layers):
+    """A 3-D expert tensor against the checkpoint's experts."""
+    from gguf import quants
+    proj = {"ffn_gate_exps": "gate_proj", "ffn_up_exps": "up_proj", "ffn_down_exps": "down_proj"}[t.name.split(".")[2]]
+    mats = np.stack([hf[f"model.layers.{layer}.mlp.experts.{e}.{proj}.weight"] for e in range(cfg["num_experts"])])
+    errors = []
+    if list(t.shape) != [mats.shape[2], mats.shape[1], mats.shape[0]]:
+        errors.append(f"{t.name}: ne {list(t.shape)}, expected {[mats.shape[2], mats.shape[1], mats.shape[0]]}")
+    blobs = [write_gguf.tensor_bytes(t.name, m, kind, n_layers, True, cfg["num_experts"]) for m in mats]
+    if {b[0] for b in blobs} != {int(t.tensor_type)} or b"".join(b[1] for b in blobs) != t.data.tobytes():
+        errors.append(f"{t.name}: not its experts' 2-D tensors one after another")
+    values = quants.dequantize(t.data, t.tensor_type).reshape(mats.shape)
+    dist = np.array([[np.linalg.norm(values[e] - mats[f]) for f in range(len(mats))] for e in range(len(mats))])
+    if (dist.argmin(axis=1) != np.arange(len(mats))).any():
+        errors.append(f"{t.name}: expert e's values are not nearest expert e's matrix")
+    return errors
+
+
+def check_file(path, kind, cfg, hf):
+    from gguf import GGUFReader
+    reader = GGUFReader(path)
+    tensors = {t.name: t for t in reader.tensors}
+    errors = check_metadata(reader, cfg)
+    if set(tensors) != expected_names(cfg):
+        errors.append(f"names: extra {sorted(set(tensors) - expected_names(cfg))[:4]}, "
+                      f"missing {sorted(expected_names(cfg) - set(tensors))[:4]}")
+    n_layers = cfg["num_hidden_layers"]
+    for name, t in tensors.items():
+        parts = name.split(".")
+        if parts[-2] == "ffn_gate_inp":
+            router = hf[f"model.layers.{parts[1]}.mlp.gate.weight"]
+            if t.tensor_type.name != "F32" or not np.array_equal(np.asarray(t.data), router):
+                errors.append(f"{name}: {t.tensor_type.name}, not the router's float32 values")
+        elif parts[-2].endswith("_exps"):
+            errors += check_experts(t, kind, hf, int(parts[1]), cfg, n_layers)
+    return tensors, errors
+
+
+# Q4_K_M's types for these checkpoints (4 layers, 8 experts, an untied head), spelled out from
+# llama-quant.cpp's llama_tensor_get_type_impl: the head Q6_K; with exactly 8 experts attn_k and
+# attn_v Q8_0 and attn_output Q5_K; ffn_down and ffn_down_exps Q6_K on use_more_bits' layers (of
+# 4: layers 2 and 3); the router and 1-D tensors F32; the rest Q4_K. Rows that are not whole
+# super-blocks of 256 take write_gguf.py's Q8_0.
+Q4_K_M = {"output": "Q6_K", "attn_k": "Q8_0", "attn_v": "Q8_0", "attn_output": "Q5_K", "ffn_gate_inp": "F32"}
+MORE_BITS_LAYERS = {2, 3}
+
+
+def q4_k_m_type(name, t):
+    parts = name.split(".")
+    base = parts[-2]
+    if len(t.shape) == 1 or base == "ffn_gate_inp":
+        return "F32"
+    if t.shape[0] % 256:
+        return "Q8_0"
+    if base in ("ffn_down", "ffn_down_exps"):
+        return "Q6_K" if int(parts[1]) in MORE_BITS_LAYERS else "Q4_K"
+    return Q4_K_M.get(base, "Q4_K")
+
+
+def llama_quantize_types(binary, f32_path, out_path):
+    from gguf import GGUFReader
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(os.path.abspath(binary)))
+    subprocess.run([binary, f32_path, out_path, "Q4_K_M", "1"], check=True, env=env, capture_output=True)
+    return {t.name: t.tensor_type.name for t in GGUFReader(out_path).tensors}
+
+
+def check_shape(a, shape, work):
+    """Every type for one checkpoint shape; returns the errors."""
+    model = os.path.join(work, shape)
+    subprocess.run([PY, os.path.join(here, "qwen3moe_model.py"), model, "--seed", "7", "--mlp-only-layers", "1",
+                    "--attention-bias"] + SHAPES[shape], check=True)
+    cfg = write_gguf.json.load(open(os.path.join(model, "config.json")))
+    hf = {n: w.astype(np.float32) for n, w in read_arrays(os.path.join(model, "model.safetensors")).items()}
+    errors = []
+    for kind in sorted(write_gguf.FILE_TYPE):
+        path = os.path.join(work, f"{shape}-{kind}.gguf")
+        subprocess.run([PY, os.path.join(here, "write_gguf.py"), model, path, "--type", kind], check=True)
+        tensors, errs = check_file(path, kind, cfg, hf)
+        if kind == "q4_k_m":
+            errs += [f"{n}: {t.tensor_type.name}, Q4_K_M's rule {q4_k_m_type(n, t)}" for n, t in tensors.items()
+                     if t.tensor_type.name != q4_k_m_type(n, t)]
+        errors += [f"{shape} {kind}: {e}" for e in errs]
+        print(f"{shape} {kind}: {len(tensors)} tensors, {'ok' if not errs else f'{len(errs)} ERRORS'}")
+    return errors
+
+
+def check_llama_quantize(binary, work):
+    """llama-quantize's Q4_K_M of an all-sparse F32 file (its loader wants a router on every layer)
+    against ours, tensor by tensor."""
+    from gguf import GGUFReader
+    model = os.path.join(work, "sparse")
+    subprocess.run([PY, os.path.join(here, "qwen3moe_model.py"), model, "--seed", "7"] + SHAPES["wide"], check=True)
+    for kind in ("f32", "q4_k_m"):
+        subprocess.run([PY, os.path.join(here, "write_gguf.py"), model, f"{model}-{kind}.gguf", "--type", kind],
+                       check=True)
+    theirs = llama_quantize_types(binary, f"{model}-f32.gguf", f"{model}-llama-quantize.gguf")
+    ours = {t.name: t.tensor_type.name for t in GGUFReader(f"{model}-q4_k_m.gguf").tensors}
+    differ = [f"{n}: ours {ours.get(n)}, llama-quantize {theirs.get(n)}" for n in sorted(set(ours) | set(theirs))
+              if ours.get(n) != theirs.get(n)]
+    print(f"Q4_K_M: llama-quantize gives {len(theirs) - len(differ)} of {len(theirs)} tensors our type")
+    return [f"llama-quantize: {d}" for d in differ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("work")
+    ap.add_argument("--llama-quantize", help="llama.cpp's llama-quantize binary (bench/llama_cpp_build.sh)")
+    a = ap.parse_args()
+    if not os.path.isdir(GGUF_PY):
+        raise SystemExit("run tests/gguf/fetch.sh first (llama.cpp's gguf-py)")
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    errors = [e for shape in SHAPES for e in check_shape(a, shape, a.work)]
+    if a.llama_quantize:
+        errors += check_llama_quantize(a.llama_quantize, a.work)
+    for e in errors:
+        print("ERROR " + e, file=sys.stderr)
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
