@@ -18,7 +18,9 @@
 # (q4_0, q5_k, iq4_xs, ...: every tensor in that type, for one type's speed, issue 70), and
 # CLIENTS (default "1 8 16") the client counts. BEFORE (environment, optional): another exspec
 # binary (the one before a change) whose plain decoding runs as a third side in the same turns,
-# with the ratio exspec / BEFORE per round.
+# with the ratio exspec / BEFORE per round. PAIR (environment, optional): a pair of Hugging Face
+# directories PAIR and PAIR-draft in place of m150t (issue 72: a made qwen3moe target and its
+# draft, `make-model --arch qwen3moe --preset moe`), written as GGUF into WORK_DIR beside them.
 # usage: bench/llama_cpp_compare.sh EXSPEC WORK_DIR ROUNDS [N] [THREADS] [BUILD]
 # e.g.   flock /tmp/cpu.lock bench/llama_cpp_compare.sh build/exspec /tmp/lcc 3 128 2 native
 #        TYPES="q4_0 q5_k iq4_xs" CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 1 64
@@ -31,10 +33,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 server=$root/third_party/llama.cpp-v0.5.0/build-$build/bin/llama-server
 [ -x "$server" ] || { echo "build llama.cpp v0.5.0 first: bench/llama_cpp_build.sh $build"; exit 1; }
 mkdir -p "$work"
-[ -d "$work/m150t" ] || "$exspec" make-model --arch llama --preset 150m --seed 1 --damp-std 0.0001 --out "$work/m150t"
-[ -d "$work/m150t-draft" ] || "$exspec" make-model --draft-of "$work/m150t" --layers 1 --out "$work/m150t-draft"
+if [ -n "${PAIR:-}" ]; then
+  m=$(basename "$PAIR")
+  [ -e "$work/$m" ] || ln -s "$(cd "$PAIR" && pwd)" "$work/$m"
+  [ -e "$work/$m-draft" ] || ln -s "$(cd "$PAIR-draft" && pwd)" "$work/$m-draft"
+else
+  m=m150t
+  [ -d "$work/m150t" ] || "$exspec" make-model --arch llama --preset 150m --seed 1 --damp-std 0.0001 --out "$work/m150t"
+  [ -d "$work/m150t-draft" ] || "$exspec" make-model --draft-of "$work/m150t" --layers 1 --out "$work/m150t-draft"
+fi
+pair=$m
 for type in "${types[@]}"; do
-  for m in m150t m150t-draft; do
+  for m in "$pair" "$pair-draft"; do
     [ -f "$work/$m-$type.gguf" ] || /usr/bin/python3 "$root/tests/gguf/write_gguf.py" "$work/$m" "$work/$m-$type.gguf" --type $type
   done
 done
@@ -48,14 +58,14 @@ ours() {  # TYPE CLIENTS [ARGS...]: tok/s (of EXSPEC_BIN, default the EXSPEC arg
   local type=$1 c=$2 args=()
   shift 2
   for p in "${prompts[@]:0:$(count "$c")}"; do args+=(--prompt-ids "$p"); done
-  "${EXSPEC_BIN:-$exspec}" generate --model "$work/m150t-$type.gguf" "$@" --dtype int8 --batch "$c" --max-tokens "$n" --ignore-eos \
+  "${EXSPEC_BIN:-$exspec}" generate --model "$work/$pair-$type.gguf" "$@" --dtype int8 --batch "$c" --max-tokens "$n" --ignore-eos \
     --generation-config none --torch-threads "$threads" --stats "$work/stats.json" "${args[@]}" > /dev/null 2>&1
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens_per_s"])' "$work/stats.json"
 }
 theirs() {  # TYPE CLIENTS [SERVER ARGS...]: tok/s of llama-server, started for this setting alone
   local type=$1 c=$2 port=$((18000 + RANDOM % 1000))
   shift 2
-  "$server" -m "$work/m150t-$type.gguf" "$@" -t "$threads" -np "$c" -c $((c * (n + 64))) --port "$port" --no-webui \
+  "$server" -m "$work/$pair-$type.gguf" "$@" -t "$threads" -np "$c" -c $((c * (n + 64))) --port "$port" --no-webui \
     > "$work/server.log" 2>&1 &
   local pid=$!
   for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 0.1; done
@@ -63,7 +73,7 @@ theirs() {  # TYPE CLIENTS [SERVER ARGS...]: tok/s of llama-server, started for 
   kill "$pid"; wait "$pid" 2> /dev/null || true
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tok_s"])' "$work/theirs.json"
 }
-draft_args() { echo -md "$work/m150t-draft-$1.gguf" --spec-type draft-simple --spec-draft-n-max 4 --spec-draft-p-min 0; }
+draft_args() { echo -md "$work/$pair-draft-$1.gguf" --spec-type draft-simple --spec-draft-n-max 4 --spec-draft-p-min 0; }
 : > "$work/runs.tsv"
 for round in $(seq 1 "$rounds"); do
   for type in "${types[@]}"; do
@@ -79,7 +89,7 @@ for round in $(seq 1 "$rounds"); do
           echo -e "$round\t$type\t$c\tplain\tbefore\t$(EXSPEC_BIN=$BEFORE ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
         elif [ $side = exspec ]; then
           echo -e "$round\t$type\t$c\tplain\texspec\t$(ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
-          echo -e "$round\t$type\t$c\tbest\texspec\t$(ours $type "$c" --draft "$work/m150t-draft-$type.gguf")" >> "$work/runs.tsv"
+          echo -e "$round\t$type\t$c\tbest\texspec\t$(ours $type "$c" --draft "$work/$pair-draft-$type.gguf")" >> "$work/runs.tsv"
         else
           plain=$(theirs $type "$c")
           # shellcheck disable=SC2046

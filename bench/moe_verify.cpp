@@ -5,7 +5,7 @@
 // B (K + 1) rows choose, so its cost grows with K where a dense one's hardly does.
 //
 //   build/moe_verify --model DIR|FILE.gguf [--dtype int8] [--batches 1,4,8,16] [--ks 0,1,2,3,5,7]
-//                    [--context 64] [--rounds 7]
+//                    [--context 64] [--rounds 7] [--threads 2]
 //
 // Prints, per (B, K): the median ms of the verify forward over the rounds (min-max), the distinct
 // experts read a layer, the bytes read (the dense part once, the experts read, the head), the
@@ -22,6 +22,7 @@
 
 #include "actors/scheduler/cost_model.h"
 #include "model/decoder.h"
+#include "model/runtime.h"
 
 using namespace exspec;
 
@@ -42,6 +43,7 @@ struct Args {
   std::string model, dtype = "int8";
   std::vector<int64_t> batches{1, 4, 8, 16}, ks{0, 1, 2, 3, 5, 7};
   int64_t context = 64, rounds = 7;
+  int threads = 2;
 };
 
 Args parse(int argc, char** argv) {
@@ -54,6 +56,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--ks") a.ks = int_list(v);
     else if (k == "--context") a.context = std::stoll(v);
     else if (k == "--rounds") a.rounds = std::stoll(v);
+    else if (k == "--threads") a.threads = std::stoi(v);
     else throw std::invalid_argument("moe_verify: unknown flag " + k);
   }
   if (a.model.empty()) throw std::invalid_argument("moe_verify: --model DIR|FILE.gguf");
@@ -75,7 +78,7 @@ struct Sample {
 // One verify forward of B rows of K + 1 tokens after `context` tokens each: its time and experts.
 Sample verify_once(const Decoder& m, int64_t B, int64_t K, int64_t context, uint64_t seed) {
   const int64_t V = m.config().vocab_size, T = K + 1;
-  KVStore store = m.new_store(B, context + T);
+  KVStore store = m.new_store(B, (context + T + 15) / 16 * 16, 16);  // blocks of 16, as the engine's default
   at::Tensor prompt = at::randint(V, {B, context}, at::TensorOptions().dtype(at::kLong));
   std::vector<SlotSpan> rows, next;
   for (int64_t b = 0; b < B; ++b) rows.push_back({b, 0, context, {}}), next.push_back({b, context, T, {}});
@@ -96,6 +99,7 @@ Sample verify_once(const Decoder& m, int64_t B, int64_t K, int64_t context, uint
 int main(int argc, char** argv) try {
   c10::NoGradGuard no_grad;
   const Args a = parse(argc, argv);
+  configure_threads(a.threads, a.threads);  // as the server sets them (model/runtime.h)
   auto m = Decoder::load(a.model, {dtype_of(a.dtype)});
   const ExpertsConfig& e = m->config().experts;
   if (e.num_experts == 0) throw std::invalid_argument("moe_verify: " + a.model + " has no layers of experts");

@@ -2,6 +2,7 @@
 // (tests/gguf/ggml_reference.py): every row's block and bytes, and every served type's values
 // over random blocks, bit for bit; and each exact conversion into another packed type's blocks
 // gives back the same values.
+#include <cstdlib>
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -26,7 +27,8 @@ std::string reference_dir() {
     for (const WeightType& t : kWeightTypes)
       if (t.served() && !t.is_float()) names += std::string(" ") + t.name;
     const std::string out = EXSPEC_TEST_SCRATCH "/ggml_reference";
-    const std::string cmd = test::python() + " " EXSPEC_GGUF_TOOLS "/ggml_reference.py " EXSPEC_LLAMA_CPP_SRC " " + out + names + " 2>&1";
+    const char* py = std::getenv("EXSPEC_TEST_PYTHON");  // as tests/support.h's test::python()
+    const std::string cmd = std::string(py && *py ? py : "/usr/bin/python3") + " " EXSPEC_GGUF_TOOLS "/ggml_reference.py " EXSPEC_LLAMA_CPP_SRC " " + out + names + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string log;
     char buf[512];
