@@ -30,6 +30,12 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+std::string moe_config(const std::string& extra, const std::string& cls = "Qwen3MoeForCausalLM") {
+  return R"({"architectures": [")" + cls + R"("], "hidden_size": 64, "intermediate_size": 128,
+  "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+  "vocab_size": 100, "max_position_embeddings": 256, "rms_norm_eps": 1e-6)" + extra + "}";
+}
+
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   auto pos = s.find(from);
   if (pos == std::string::npos) throw std::logic_error("test setup: '" + from + "' not found");
@@ -324,4 +330,36 @@ CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, a
   const ModelConfig g = ModelConfig::parse(replace(kLlama, "\"hidden_size\"", "\"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\""), "c");
   CATCH_CHECK(g.layer_kind(0).activation == Activation::GeluTanh);
   CATCH_CHECK(g.layer_kind(0).norm == NormForm::Llama);
+}
+
+// Issue 72: Qwen3-MoE's experts as Qwen3MoeConfig reads them.
+CATCH_TEST_CASE("Qwen3-MoE's config: its experts, Qwen3MoeConfig's defaults, dense layers by step and list", "[config][moe]") {
+  using namespace exspec;
+  const ModelConfig d = ModelConfig::parse(moe_config(""), "config.json");
+  CATCH_CHECK(d.arch == Arch::Qwen3Moe);
+  CATCH_CHECK(d.experts.num_experts == 128);
+  CATCH_CHECK(d.experts.top_k == 8);
+  CATCH_CHECK(d.experts.intermediate_size == 768);
+  CATCH_CHECK(!d.experts.norm_topk_prob);
+  for (int64_t i = 0; i < 4; ++i) CATCH_CHECK(d.layer_kind(i).mlp == Mlp::Experts);
+
+  const ModelConfig c = ModelConfig::parse(moe_config(R"(, "num_experts": 8, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "norm_topk_prob": true, "decoder_sparse_step": 2, "mlp_only_layers": [3])"), "config.json");
+  CATCH_CHECK(c.experts.num_experts == 8);
+  CATCH_CHECK(c.experts.norm_topk_prob);
+  // (i + 1) % 2 != 0 skips layers 0 and 2; layer 3 is listed
+  CATCH_CHECK(c.layer_kind(0).mlp == Mlp::Dense);
+  CATCH_CHECK(c.layer_kind(1).mlp == Mlp::Experts);
+  CATCH_CHECK(c.layer_kind(2).mlp == Mlp::Dense);
+  CATCH_CHECK(c.layer_kind(3).mlp == Mlp::Dense);
+  const ModelConfig back = ModelConfig::parse(c.to_json_text(), "written");
+  CATCH_CHECK(back.experts.dense_layers == c.experts.dense_layers);
+  CATCH_CHECK(back.experts.top_k == 2);
+  CATCH_CHECK(back.experts.intermediate_size == 32);
+
+  CATCH_CHECK(error_of(moe_config(R"(, "num_experts": 4, "num_experts_per_tok": 5)")).find("exceeds num_experts") != std::string::npos);
+  CATCH_CHECK(error_of(moe_config(R"(, "mlp_only_layers": [4])")).find("mlp_only_layers holds 4") != std::string::npos);
+  CATCH_CHECK(error_of(moe_config(R"(, "num_experts": 0)")).find("\"num_experts\" must be positive") != std::string::npos);
+  // a dense architecture has no experts whatever config.json says
+  CATCH_CHECK(ModelConfig::parse(moe_config(R"(, "num_experts": 8)", "Qwen3ForCausalLM"), "config.json").experts.num_experts == 0);
 }
