@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "actors/jobs/calibration.h"
@@ -283,6 +284,19 @@ void default_mode_sweep(const std::shared_ptr<const Decoder>& target, const std:
   CATCH_CHECK(engine.stats().accepted > 0);
 }
 
+// default_mode_sweep on an architecture's GGUF files of the kquant preset (write_gguf.py): the F32
+// one under float32, Q8_0 and Q4_K_M under int8, each target and draft from files of one type.
+// read_back checks, before the sweep, that the file said what its kind needs.
+void gguf_default_mode_sweep(const char* arch, const std::function<void(const ModelConfig&)>& read_back) {
+  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+    CATCH_INFO(arch << " " << type);
+    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
+    auto target = test::load_as(test::kquant_gguf(type, false, arch), dt);
+    read_back(target->config());
+    default_mode_sweep(target, test::load_as(test::kquant_gguf(type, true, arch), dt));
+  }
+}
+
 }  // namespace
 
 CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed in float64", "[sampling][oracle]") {
@@ -325,14 +339,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed o
 CATCH_TEST_CASE("Mistral's and Phi-3's GGUF files (F32, Q8_0, Q4_K_M): the default mode at batch 16 equals batch-1 nonspec sampling",
                 "[sampling][oracle][int8][gguf][window][phi3]") {
   for (const char* arch : {"mistral", "phi3"})
-    for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
-      CATCH_INFO(arch << " " << type);
-      const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
-      auto target = test::load_as(test::kquant_gguf(type, false, arch), dt);
-      auto draft = test::load_as(test::kquant_gguf(type, true, arch), dt);
-      CATCH_REQUIRE(target->config().sliding_window == 16);  // read back from the file
-      default_mode_sweep(target, draft);
-    }
+    gguf_default_mode_sweep(arch, [](const ModelConfig& c) { CATCH_REQUIRE(c.sliding_window == 16); });
 }
 
 // Issue 71: a draft of another architecture wherever the vocabularies match: a Phi-3 target (fused
@@ -364,15 +371,10 @@ CATCH_TEST_CASE("Gemma 3 in float32, int8 and bfloat16 and from its GGUF files: 
     CATCH_INFO(dtype_name(dt));
     default_mode_sweep(test::load_as(test::model_dir("gemma3"), dt), test::load_as(test::truncated_draft("gemma3"), dt));
   }
-  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
-    CATCH_INFO(type);
-    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
-    auto target = test::load_as(test::kquant_gguf(type, false, "gemma3"), dt);
-    auto draft = test::load_as(test::kquant_gguf(type, true, "gemma3"), dt);
-    CATCH_REQUIRE(target->config().layer_kind(0).rope == RopeKind::Local);  // read back from the file
-    CATCH_REQUIRE(target->config().layer_kind(1).window == AttentionWindow::Full);
-    default_mode_sweep(target, draft);
-  }
+  gguf_default_mode_sweep("gemma3", [](const ModelConfig& c) {
+    CATCH_REQUIRE(c.layer_kind(0).rope == RopeKind::Local);
+    CATCH_REQUIRE(c.layer_kind(1).window == AttentionWindow::Full);
+  });
   // Gemma 3 270M beside 27B in small: a draft of fewer, narrower layers (tiny: 4 of width 64)
   // for a target of 8 of width 256, the same vocabulary
   CATCH_INFO("small target, tiny draft");
@@ -401,13 +403,7 @@ CATCH_TEST_CASE("Qwen3-MoE in float32, int8 and bfloat16: the default mode at ba
 // blocks on the packed kernels.
 CATCH_TEST_CASE("Qwen3-MoE from its GGUF files: the default mode at batch 16 equals batch-1 nonspec sampling",
                 "[sampling][oracle][int8][gguf][moe]") {
-  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
-    CATCH_INFO(type);
-    const at::ScalarType dt = std::string(type) == "f32" ? at::kFloat : at::kChar;
-    auto target = test::load_as(test::kquant_gguf(type, false, "qwen3moe"), dt);
-    CATCH_REQUIRE(target->config().layer_kind(0).mlp == Mlp::Experts);  // read back from the file
-    default_mode_sweep(target, test::load_as(test::kquant_gguf(type, true, "qwen3moe"), dt));
-  }
+  gguf_default_mode_sweep("qwen3moe", [](const ModelConfig& c) { CATCH_REQUIRE(c.layer_kind(0).mlp == Mlp::Experts); });
 }
 
 // Issue 62: the draft proposes from a shortlist (half the tokens plain sampling emits here), or
