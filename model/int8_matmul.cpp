@@ -53,6 +53,12 @@ std::shared_ptr<const Int8Weight> Int8Weight::quantise(const at::Tensor& weight)
   return std::shared_ptr<const Int8Weight>(new Int8Weight(std::move(impl)));
 }
 
+void quantise_rows(const float* x, int64_t ld, int64_t m, int64_t in, q8::Rows& out) {
+  q8::resize_rows(out, m, in);
+  // Each row is quantised alone, so splitting the rows over threads changes nothing in them.
+  parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(x, ld, r0, r1, out); });
+}
+
 at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
                         const std::function<void(const q8::Rows&, float*)>& product) {
   check_rows(x, in, at::kFloat, what);
@@ -64,19 +70,26 @@ at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char
   // (inside the lambdas, the thread_local's name would mean each worker's own, empty one).
   thread_local q8::Rows buffer;
   q8::Rows& rows = buffer;
-  q8::resize_rows(rows, m, in);
-  const float* src = a.data_ptr<float>();
-  // Each row is quantised alone, so splitting the rows over threads changes nothing in them.
-  parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(src, in, r0, r1, rows); });
+  quantise_rows(a.data_ptr<float>(), in, m, in, rows);
   product(rows, y.data_ptr<float>());
   return y;
 }
 
-at::Tensor Int8Weight::multiply(const at::Tensor& x) const {
-  const q8::Weight& w = impl_->w;
-  return int8_product(x, w.in, w.out, "Int8Weight::multiply", [&](const q8::Rows& rows, float* y) {
-    const q8::Isa isa = q8::best_isa();
-    over_tiles(w.tiles, q8::kGroup, [&](int64_t t0, int64_t t1) { q8::multiply(w, rows, y, w.out, t0, t1, isa); });
+at::Tensor Int8Matrix::multiply(const at::Tensor& x) const {
+  return int8_product(x, in_features(), out_features(), "Int8Matrix::multiply", [&](const q8::Rows& rows, float* y) {
+    parallel_ranges(units(), 1, [&](int64_t u0, int64_t u1) { multiply_units(rows, y, out_features(), u0, u1); });
+  });
+}
+
+void multiply_jobs(const std::vector<Int8Job>& jobs) {
+  std::vector<int64_t> first(jobs.size() + 1, 0);  // job j's units are [first[j], first[j + 1])
+  for (size_t j = 0; j < jobs.size(); ++j) first[j + 1] = first[j] + (jobs[j].x->m > 0 ? jobs[j].weight->units() : 0);
+  parallel_ranges(first.back(), 1, [&](int64_t u0, int64_t u1) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const int64_t a = std::max(u0, first[j]), b = std::min(u1, first[j + 1]);
+      const Int8Matrix& w = *jobs[j].weight;
+      if (a < b) w.multiply_units(*jobs[j].x, jobs[j].y, w.out_features(), a - first[j], b - first[j]);
+    }
   });
 }
 
@@ -134,6 +147,11 @@ at::Tensor Int8Weight::columns(const at::Tensor& x, const at::Tensor& cols) cons
                       [&](const q8::Rows& one, float* line, int64_t t) { q8::multiply(w, one, line, w.out, t, t + 1, isa); });
 }
 
+int64_t Int8Weight::units() const { return (impl_->w.tiles + q8::kGroup - 1) / q8::kGroup; }
+void Int8Weight::multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const {
+  const q8::Weight& w = impl_->w;
+  q8::multiply(w, x, y, ldy, u0 * q8::kGroup, std::min(w.tiles, u1 * q8::kGroup), q8::best_isa());
+}
 int64_t Int8Weight::out_features() const { return impl_->w.out; }
 int64_t Int8Weight::in_features() const { return impl_->w.in; }
 int64_t Int8Weight::bytes() const { return impl_->w.bytes(); }

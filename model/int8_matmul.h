@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/packed_matrix.h"
 
@@ -23,6 +24,34 @@ struct Rows;
 // thread's team: a split changes nothing in a row), then product(rows, y) fills y [M, out].
 at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
                         const std::function<void(const q8::Rows&, float*)>& product);
+// x's m rows [m, in] (float32, rows `ld` apart) quantised into `out`, each row alone (split over
+// the calling thread's team: a split changes nothing in a row).
+void quantise_rows(const float* x, int64_t ld, int64_t m, int64_t in, q8::Rows& out);
+
+// What the int8 formats share (Int8Weight, KQuantWeight, Q4Weight): float32 rows quantised alone,
+// then the product in units of output columns stored together, each unit computed whole by one
+// thread, so a unit's outputs are the same bits whichever thread takes it and beside which others.
+class Int8Matrix : public PackedMatrix {
+ public:
+  at::Tensor multiply(const at::Tensor& x) const final;  // x [M, in] float32 -> [M, out] float32
+  virtual int64_t out_features() const = 0;
+  virtual int64_t in_features() const = 0;
+  virtual int64_t units() const = 0;
+  // y [x.m, out] (rows `ldy` apart): the columns of units [u0, u1), and nothing outside them.
+  virtual void multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const = 0;
+};
+
+// Several products in one split over the calling thread's team: the units of all jobs in turn,
+// each thread a contiguous run of them. A layer of experts (model/experts.h) runs its chosen
+// experts' products so: one fork and join, and one stream through their weights, where a call
+// each would pay those a product. Every output is the bits multiply() gives it.
+struct Int8Job {
+  const Int8Matrix* weight;
+  const q8::Rows* x;  // already quantised
+  float* y;           // [x->m, weight->out_features()], contiguous
+};
+void multiply_jobs(const std::vector<Int8Job>& jobs);
+
 // Their columns (Int8Weight::columns): tile(row, line, t) writes the 16 outputs of tile t for one
 // quantised row into line [out].
 at::Tensor int8_columns(const at::Tensor& x, const at::Tensor& cols, int64_t in, int64_t out, const char* what,
@@ -32,22 +61,23 @@ at::Tensor int8_columns(const at::Tensor& x, const at::Tensor& cols, int64_t in,
 at::Tensor dequantised_rows(const at::Tensor& ids, int64_t out, int64_t in, const char* what,
                             const std::function<void(int64_t, float*)>& row);
 
-class Int8Weight : public PackedMatrix {
+class Int8Weight : public Int8Matrix {
  public:
   // weight [out, in] on CPU in any floating dtype (converted a slice at a time); null for
   // another device. A uint8 weight [out, in / 32 * 34] is GGUF Q8_0 blocks, packed as they are
   // (model/kernels/q8_kernel.h pack_q8_0_rows_into; throws at a quant of -128).
   static std::shared_ptr<const Int8Weight> quantise(const at::Tensor& weight);
 
-  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] int64 -> the rows q · d, [N, in] float32
   // Some outputs of each row: x [M, in] float32, cols [M, N] int64 -> [M, N] float32, y[r, j] =
   // multiply(x)[r, cols[r, j]], the same bits, computed for those columns' tiles of row r alone
   // (a draft head's candidates, model/screened_head.h). On the calling thread.
   at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
-  int64_t out_features() const;
-  int64_t in_features() const;
+  int64_t out_features() const override;
+  int64_t in_features() const override;
+  int64_t units() const override;  // groups of q8::kGroup tiles
+  void multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const override;
   int64_t bytes() const override;  // quants and scales as stored
 
   WeightFormat format() const override { return WeightFormat::Q8_0; }

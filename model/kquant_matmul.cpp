@@ -2,11 +2,15 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "model/int8_matmul.h"
-#include "model/kernels/kernel_threads.h"
 #include "model/kernels/kquant_kernel.h"
 
 namespace exspec {
+namespace {
+constexpr int64_t kUnit = 16;  // output columns a unit of the product: the least a thread takes
+}  // namespace
 
 struct KQuantWeight::Impl {
   kq::Weight w;
@@ -29,19 +33,16 @@ std::shared_ptr<const KQuantWeight> KQuantWeight::from_tagged(const at::Tensor& 
   return std::shared_ptr<const KQuantWeight>(new KQuantWeight(std::move(impl)));
 }
 
-at::Tensor KQuantWeight::multiply(const at::Tensor& x) const {
-  const kq::Weight& w = impl_->w;
-  return int8_product(x, w.in, w.out, "KQuantWeight::multiply", [&](const q8::Rows& rows, float* y) {
-    const kq::Isa isa = kq::best_isa();
-    parallel_ranges(w.out, 16, [&](int64_t c0, int64_t c1) { kq::multiply(w, rows, y, w.out, c0, c1, isa); });
-  });
-}
-
 at::Tensor KQuantWeight::rows(const at::Tensor& ids) const {
   const kq::Weight& w = impl_->w;
   return dequantised_rows(ids, w.out, w.in, "KQuantWeight::rows", [&](int64_t r, float* dst) { kq::dequantise_row(w, r, dst); });
 }
 
+int64_t KQuantWeight::units() const { return (impl_->w.out + kUnit - 1) / kUnit; }
+void KQuantWeight::multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const {
+  const kq::Weight& w = impl_->w;
+  kq::multiply(w, x, y, ldy, u0 * kUnit, std::min(w.out, u1 * kUnit), kq::best_isa());
+}
 int64_t KQuantWeight::out_features() const { return impl_->w.out; }
 int64_t KQuantWeight::in_features() const { return impl_->w.in; }
 int64_t KQuantWeight::bytes() const { return impl_->w.bytes(); }

@@ -8,22 +8,23 @@
 
 #include <memory>
 
-#include "model/packed_matrix.h"
+#include "model/int8_matmul.h"
 
 namespace exspec {
 
-class KQuantWeight : public PackedMatrix {
+class KQuantWeight : public Int8Matrix {
  public:
   // weight: uint8 [out, 1, kq::tagged_width(in)] (model/gguf_weights.h hands K-quant tensors on so);
   // null for anything else.
   static std::shared_ptr<const KQuantWeight> from_tagged(const at::Tensor& weight);
   static bool is_tagged(const at::Tensor& weight);
 
-  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
 
-  int64_t out_features() const;
-  int64_t in_features() const;
+  int64_t out_features() const override;
+  int64_t in_features() const override;
+  int64_t units() const override;  // tiles of 16 output columns
+  void multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const override;
   int64_t bytes() const override;  // the blocks as stored
 
   WeightFormat format() const override { return WeightFormat::KQuant; }

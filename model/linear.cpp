@@ -55,14 +55,15 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path
   if (!packed_) return;
   weight_ = at::Tensor();
   // A GGUF block weight comes as its blocks' bytes: the inputs are what its rows stand for.
-  if (const auto* q = dynamic_cast<const Int8Weight*>(packed_.get())) in_ = q->in_features();
-  if (const auto* k = dynamic_cast<const KQuantWeight*>(packed_.get())) in_ = k->in_features();
-  if (const auto* k = dynamic_cast<const Q4Weight*>(packed_.get())) in_ = k->in_features();
+  if (const auto* q = dynamic_cast<const Int8Matrix*>(packed_.get())) in_ = q->in_features();
   if (int8() && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
 }
 
 bool Linear::int8() const {
   return packed_ && (packed_->format() == WeightFormat::Q8_0 || packed_->format() == WeightFormat::Q4 || kquant());
+}
+const Int8Matrix* Linear::int8_matrix() const {
+  return bias_.defined() ? nullptr : dynamic_cast<const Int8Matrix*>(packed_.get());
 }
 bool Linear::kquant() const { return packed_ && packed_->format() == WeightFormat::KQuant; }
 

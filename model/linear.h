@@ -20,6 +20,7 @@
 namespace exspec {
 
 class PackedMatrix;
+class Int8Matrix;
 enum class WeightFormat;
 
 enum class WeightPath {
@@ -50,6 +51,9 @@ class Linear {
   bool packed() const { return packed_ != nullptr; }
   bool int8() const;    // Q8_0, 4-bit (Q4_0, IQ4_NL) or K-quant (Q4_K, Q5_K, Q6_K) blocks: float32 activations on integer kernels
   bool kquant() const;  // K-quant (Q4_K, Q5_K, Q6_K) blocks
+  // The int8 kernel of a weight without a bias, or null: for several products in one split over
+  // the threads (multiply_jobs, model/int8_matmul.h), as a layer of experts runs them.
+  const Int8Matrix* int8_matrix() const;
   // Bytes held: the packed copy (with its layout's padding) or the plain weight, and the bias.
   int64_t bytes() const;
 

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <string>
 
 #include "model/gguf/ggml_types.h"
@@ -41,15 +42,6 @@ std::shared_ptr<const Q4Weight> Q4Weight::from_tagged(const at::Tensor& weight) 
   return std::shared_ptr<const Q4Weight>(new Q4Weight(std::move(impl)));
 }
 
-at::Tensor Q4Weight::multiply(const at::Tensor& x) const {
-  return impl_->visit([&](const auto& w) {
-    return int8_product(x, w.in, w.out, "Q4Weight::multiply", [&](const q8::Rows& rows, float* y) {
-      const q4::Isa isa = q4::best_isa();
-      over_tiles(w.tiles, q4::kGroup, [&](int64_t t0, int64_t t1) { q4::multiply(w, rows, y, w.out, t0, t1, isa); });
-    });
-  });
-}
-
 at::Tensor Q4Weight::rows(const at::Tensor& ids) const {
   return impl_->visit([&](const auto& w) {
     return dequantised_rows(ids, w.out, w.in, "Q4Weight::rows", [&](int64_t r, float* dst) { q4::dequantise_row(w, r, dst); });
@@ -64,6 +56,12 @@ at::Tensor Q4Weight::columns(const at::Tensor& x, const at::Tensor& cols) const 
   });
 }
 
+int64_t Q4Weight::units() const {
+  return impl_->visit([](const auto& w) { return (w.tiles + q4::kGroup - 1) / q4::kGroup; });
+}
+void Q4Weight::multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const {
+  impl_->visit([&](const auto& w) { q4::multiply(w, x, y, ldy, u0 * q4::kGroup, std::min(w.tiles, u1 * q4::kGroup), q4::best_isa()); });
+}
 int64_t Q4Weight::out_features() const { return impl_->visit([](const auto& w) { return w.out; }); }
 int64_t Q4Weight::in_features() const { return impl_->visit([](const auto& w) { return w.in; }); }
 int64_t Q4Weight::bytes() const { return impl_->visit([](const auto& w) { return w.bytes(); }); }

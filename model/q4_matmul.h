@@ -9,25 +9,26 @@
 
 #include <memory>
 
-#include "model/packed_matrix.h"
+#include "model/int8_matmul.h"
 
 namespace exspec {
 
-class Q4Weight : public PackedMatrix {
+class Q4Weight : public Int8Matrix {
  public:
   // weight: uint8 [out, 1, 1 + in / block * block bytes], tagged rows as GGUF's loader hands them on
   // (model/gguf_weights.h): each row its ggml type id, then its blocks. Throws at rows of
   // different types or of a type whose int8 path is not Int8Path::Q4 (model/gguf/ggml_types.h).
   static std::shared_ptr<const Q4Weight> from_tagged(const at::Tensor& weight);
 
-  at::Tensor multiply(const at::Tensor& x) const override;  // x [M, in] float32 -> [M, out] float32
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
   // Some outputs of each row, the same bits as multiply's: Int8Weight::columns (a draft head's
   // candidates, model/screened_head.h).
   at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
-  int64_t out_features() const;
-  int64_t in_features() const;
+  int64_t out_features() const override;
+  int64_t in_features() const override;
+  int64_t units() const override;  // groups of q4::kGroup tiles
+  void multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const override;
   int64_t bytes() const override;  // nibbles and scales as stored
 
   WeightFormat format() const override { return WeightFormat::Q4; }

@@ -94,3 +94,29 @@ CATCH_TEST_CASE("the mixture equals every expert weighted densely, and a row's b
     CATCH_CHECK(at::equal(m(in.narrow(0, 3, 4), swiglu), all.narrow(0, 3, 4)));
   }
 }
+
+CATCH_TEST_CASE("int8 experts in one split over the threads give each expert's own product, summed in ascending order", "[moe][int8]") {
+  // k 2: experts take some rows (gathered); k 8 of 8: every expert takes every row (read in place)
+  for (int64_t k : {2, 8}) {
+    CATCH_INFO("top " << k);
+    const Experts m = random_experts(8, 64, 32, k, true, at::kFloat, WeightPath::Int8);
+    const at::Tensor h = at::randn({12, 64}, at::kFloat);
+    const Routing r = route(m.router(h), k, true);
+    // What a product an expert gives: Linear's own calls, weighted and added in ascending order.
+    at::Tensor want = at::zeros_like(h);
+    for (int64_t e = 0; e < 8; ++e) {
+      std::vector<int64_t> rows;
+      std::vector<float> w;
+      for (int64_t n = 0; n < 12; ++n)
+        for (int64_t i = 0; i < k; ++i)
+          if (r.expert[n * k + i] == e) rows.push_back(n), w.push_back(static_cast<float>(r.weight[n * k + i]));
+      if (rows.empty()) continue;
+      const at::Tensor idx = at::tensor(rows, at::kLong);
+      at::Tensor y = m.down[e](swiglu(m.gate_up[e](h.index_select(0, idx))));
+      want.index_add_(0, idx, y.mul_(at::tensor(w, at::kFloat).unsqueeze(1)));
+    }
+    int64_t read = 0;
+    CATCH_CHECK(at::equal(m(h, swiglu, &read), want));
+    CATCH_CHECK(read == static_cast<int64_t>(std::set<int64_t>(r.expert.begin(), r.expert.end()).size()));
+  }
+}

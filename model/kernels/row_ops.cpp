@@ -27,6 +27,10 @@ EXSPEC_INLINE const float* row_f32(Type t, const void* base, int64_t off, int64_
 
 }  // namespace
 
+EXSPEC_CLONES void weighted_add(const float* y, float w, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = out[i] + y[i] * w;
+}
+
 EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy,
                             int64_t H, int64_t r0, int64_t r1) {
   std::vector<float> xb(t == Type::BF16 ? H : 0), wb(xb.size());

@@ -33,6 +33,10 @@ void gated_mul(Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_
 void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y, int64_t heads,
           int64_t D, int64_t r0, int64_t r1);
 
+// out[i] = out[i] + y[i] * w for i in [0, n), float32: the product rounded, then the sum, as
+// libtorch's y.mul_(w) then out.add_(y) give them (a row's sum over its experts, model/experts.h).
+void weighted_add(const float* y, float w, float* out, int64_t n);
+
 // The index of the largest value of each of n rows of V float32 (rows ld apart), as at::argmax
 // gives it: the first of equal maxima (-0 and +0 equal), and the first NaN in a row that has one.
 // Two passes, the first in vectors: the greedy choice over a verify's K + 1 rows of logits.
