@@ -59,10 +59,10 @@ void quantise_rows(const float* x, int64_t ld, int64_t m, int64_t in, q8::Rows& 
   parallel_ranges(m, 16, [&](int64_t r0, int64_t r1) { q8::quantise_activations(x, ld, r0, r1, out); });
 }
 
-at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
-                        const std::function<void(const q8::Rows&, float*)>& product) {
-  check_rows(x, in, at::kFloat, what);
-  const int64_t m = x.size(0);
+// x [M, in] float32 on the CPU, each row quantised alone, then the units split over the team.
+at::Tensor Int8Matrix::multiply(const at::Tensor& x) const {
+  check_rows(x, in_features(), at::kFloat, "Int8Matrix::multiply");
+  const int64_t m = x.size(0), out = out_features();
   at::Tensor a = x.contiguous();
   at::Tensor y = at::empty({m, out}, a.options());
   if (m == 0) return y;
@@ -70,15 +70,10 @@ at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char
   // (inside the lambdas, the thread_local's name would mean each worker's own, empty one).
   thread_local q8::Rows buffer;
   q8::Rows& rows = buffer;
-  quantise_rows(a.data_ptr<float>(), in, m, in, rows);
-  product(rows, y.data_ptr<float>());
+  quantise_rows(a.data_ptr<float>(), in_features(), m, in_features(), rows);
+  float* dst = y.data_ptr<float>();
+  parallel_ranges(units(), 1, [&](int64_t u0, int64_t u1) { multiply_units(rows, dst, out, u0, u1); });
   return y;
-}
-
-at::Tensor Int8Matrix::multiply(const at::Tensor& x) const {
-  return int8_product(x, in_features(), out_features(), "Int8Matrix::multiply", [&](const q8::Rows& rows, float* y) {
-    parallel_ranges(units(), 1, [&](int64_t u0, int64_t u1) { multiply_units(rows, y, out_features(), u0, u1); });
-  });
 }
 
 void multiply_jobs(const std::vector<Int8Job>& jobs) {

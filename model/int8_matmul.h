@@ -19,11 +19,6 @@ namespace q8 {
 struct Rows;
 }
 
-// What every int8 format's product does around its kernel (Int8Weight, KQuantWeight, Q4Weight):
-// x [M, in] float32 on the CPU, each row quantised alone (q8_kernel.h, split over the calling
-// thread's team: a split changes nothing in a row), then product(rows, y) fills y [M, out].
-at::Tensor int8_product(const at::Tensor& x, int64_t in, int64_t out, const char* what,
-                        const std::function<void(const q8::Rows&, float*)>& product);
 // x's m rows [m, in] (float32, rows `ld` apart) quantised into `out`, each row alone (split over
 // the calling thread's team: a split changes nothing in a row).
 void quantise_rows(const float* x, int64_t ld, int64_t m, int64_t in, q8::Rows& out);

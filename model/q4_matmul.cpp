@@ -8,7 +8,6 @@
 #include "model/gguf/ggml_types.h"
 #include "model/int8_matmul.h"
 #include "model/kernels/q4_kernel.h"
-#include "model/weight_tiles.h"
 
 namespace exspec {
 
