@@ -7,8 +7,11 @@ no KV cache: every greedy step recomputes the whole sequence.
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
 (inv_freq, pos*inv_freq, cos, sin), RMSNorm, the attention softmax and Qwen3-MoE's router softmax
 are all float64 here; but Gemma3RMSNorm's multiplier 1.0 + weight.float() is made in float32 as HF
-makes it. Experts of equal router probability are chosen lower index first (torch.topk leaves the
-order of ties unspecified).
+makes it, and longrope's factors are float32 values as HF's torch.tensor(factors, float32) makes
+them. longrope (Phi-3-128k, Phi-3.5, Phi-4-mini) takes its long factors when the whole sequence is
+longer than original_max_position_embeddings (HF's seq_len, max(position_ids) + 1, of a forward
+that re-runs it all), else its short ones. Experts of equal router probability are chosen lower
+index first (torch.topk leaves the order of ties unspecified).
 
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
       --exspec-logits L.safetensors --exspec-generate G.jsonl [--tol 1e-9]
@@ -97,12 +100,50 @@ def load_weights(model_dir):
 
 
 # ---------------------------------------------------------------- model
-def rope_inv_freq(cfg, dim, default_theta=10000.0):
-    """Frequencies of the `dim` rotated dims of a head (all of it but for GLM's partial rotary)."""
-    theta = float(cfg.get("rope_theta", default_theta))
-    inv_freq = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=F64) / dim)
+def rope_kind(cfg):
     rs = cfg.get("rope_scaling") or {}
     kind = rs.get("rope_type", rs.get("type", "default"))
+    return "longrope" if kind == "su" else kind  # "su": Phi-3's first name for it (Phi3Config renames it)
+
+
+def longrope_params(cfg):
+    """(original_max_position_embeddings, attention_factor) of a longrope config, as transformers'
+    _compute_longrope_parameters: the top-level original_max_position_embeddings (Phi3Config's,
+    its default 4096 when config.json has none), else rope_scaling's; factor the ratio of
+    max_position_embeddings to it. A config with neither (not Phi-3's) keeps
+    max_position_embeddings and rope_scaling's factor. attention_factor: rope_scaling's when
+    given, else 1 for factor <= 1, else sqrt(1 + ln(factor) / ln(original))."""
+    rs = cfg["rope_scaling"]
+    original = cfg.get("original_max_position_embeddings") or rs.get("original_max_position_embeddings")
+    if original is None and (cfg.get("architectures") or [None])[0] == PHI3:
+        original = 4096
+    if original is not None:
+        factor = cfg["max_position_embeddings"] / original
+    else:
+        original, factor = cfg["max_position_embeddings"], rs.get("factor", 1.0)
+    attention_factor = rs.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    return original, float(attention_factor)
+
+
+def rope_inv_freq(cfg, dim, default_theta=10000.0, seq_len=None):
+    """Frequencies of the `dim` rotated dims of a head (all of it but for GLM's and Phi-3's partial
+    rotary). longrope's depend on the length `seq_len` of the sequence."""
+    theta = float(cfg.get("rope_theta", default_theta))
+    rs = cfg.get("rope_scaling") or {}
+    kind = rope_kind(cfg)
+    if kind == "longrope":  # transformers' _compute_longrope_parameters, in float64 but for the factors
+        if seq_len is None:
+            raise UsageError("longrope's frequencies need the sequence length")
+        original, _ = longrope_params(cfg)
+        factors = rs["long_factor"] if seq_len > original else rs["short_factor"]
+        if len(rs["long_factor"]) != dim // 2 or len(rs["short_factor"]) != dim // 2:
+            raise UsageError(f"longrope: {len(rs['short_factor'])} short and {len(rs['long_factor'])} long "
+                             f"factors, expected {dim // 2} (half the rotary dims)")
+        ext = torch.tensor(factors, dtype=torch.float32).to(F64)
+        return 1.0 / (ext * theta ** (torch.arange(0, dim, 2, dtype=F64) / dim))
+    inv_freq = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=F64) / dim)
     if kind == "default":
         return inv_freq
     if kind == "linear":
@@ -252,7 +293,12 @@ class Model:
         self.sandwich = arch in (GLM4, GEMMA3)  # GLM-4: post_self_attn_layernorm, post_mlp_layernorm
         rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5 if self.glm else 1.0)) if self.glm or self.phi3 else self.hd
         self.rotary = rotary
-        self.inv_freq = rope_inv_freq(cfg, rotary, 1_000_000.0 if self.gemma else 10000.0)
+        # longrope: the frequencies are the forward's (they depend on its length), cos and sin
+        # times the attention factor
+        self.longrope = rope_kind(cfg) == "longrope"
+        self.rope_cfg, self.attention_factor = cfg, (longrope_params(cfg)[1] if self.longrope else None)
+        self.inv_freq = rope_inv_freq(cfg, rotary, 1_000_000.0 if self.gemma else 10000.0,
+                                      seq_len=0 if self.longrope else None)  # checks the factors' count
         self.local_inv_freq = self.inv_freq
         if self.gemma:
             self.local_inv_freq = rope_inv_freq({"rope_theta": cfg.get("rope_local_base_freq", 10000.0)}, rotary)
@@ -343,6 +389,10 @@ class Model:
             emb = torch.cat((angles, angles), dim=-1)[:, None, :]  # [T, 1, rotary dims], broadcast over heads
             return emb.cos(), emb.sin()
         rope, local_rope = table(self.inv_freq), table(self.local_inv_freq)
+        if self.longrope:  # HF's rotary embedding: cos and sin times attention_scaling, on every layer
+            cos, sin = table(rope_inv_freq(self.rope_cfg, self.rotary, 1_000_000.0 if self.gemma else 10000.0, seq_len=T))
+            rope = (cos * self.attention_factor, sin * self.attention_factor)
+            local_rope = local_rope if self.gemma else rope  # Gemma 3's sliding layers: their own, unscaled
         query, key = torch.arange(T)[:, None], torch.arange(T)[None, :]
         causal = torch.zeros((T, T), dtype=F64).masked_fill(key > query, -math.inf)
         windowed = causal.masked_fill(query - key >= (self.window or T), -math.inf) if self.window else causal

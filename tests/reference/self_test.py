@@ -1,12 +1,16 @@
 """Self-tests of the reference itself (hf_reference.py --self-test): a tiny random Llama and a tiny
 random GLM-4 are causal-consistent and resume greedy decoding identically, GLM's rope equals
 complex rotation, a Mistral window bounds how far a token reaches, Gemma 3's GELU-tanh is
-torch's, and Qwen3-MoE's sparse block equals a dense formulation of it, its layers of the right
-kinds."""
+torch's, Qwen3-MoE's sparse block equals a dense formulation of it, its layers of the right
+kinds, and Phi-3's longrope switches its factors past original_max_position_embeddings, rounds
+them to float32 and scales cos and sin by its attention factor."""
+import math
+
+import numpy as np
 import torch
 
-from hf_reference import (F64, GEMMA3, GLM4, LLAMA, MISTRAL, QWEN3MOE, Model, UsageError, gelu_tanh, glm_rope, greedy,
-                          rope_inv_freq, route, sparse_layers, sparse_moe)
+from hf_reference import (F64, GEMMA3, GLM4, LLAMA, MISTRAL, PHI3, QWEN3MOE, Model, UsageError, gelu_tanh, glm_rope,
+                          greedy, longrope_params, rope_inv_freq, rope_kind, route, sparse_layers, sparse_moe)
 
 
 def prefix_worst(model, seq):
@@ -41,7 +45,8 @@ def self_test():
     resumed, _, _ = greedy(model, seq[:5] + toks[:4], 6, set())
     ok = worst <= 1e-12 and resumed == toks[4:]
     print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
-    passed = [glm_self_test(g), window_self_test(g, shapes), gemma_self_test(g), moe_self_test(g)]
+    passed = [glm_self_test(g), window_self_test(g, shapes), gemma_self_test(g), moe_self_test(g),
+              longrope_self_test(g)]
     return 0 if ok and all(passed) else 1
 
 
@@ -208,3 +213,76 @@ def moe_self_test(g):
           f"{'ok' if kinds_ok else 'WRONG'}, refusals {sum(refusals)} of {len(refusals)}, prefix max|diff| {worst:.3e}")
     return (block_err <= 2e-15 and ties == [[1], [1, 4], [1, 4, 6]] and kinds_ok and all(refusals)
             and worst <= 1e-12)
+
+
+def f32(x):
+    """The float32 value nearest x, as a Python float."""
+    return float(np.float32(x))
+
+
+def longrope_self_test(g):
+    """Phi-3 longrope. Its parameters: the attention factor sqrt(1 + ln 4 / ln 8) for 8 positions of
+    32, rope_scaling's own attention_factor, 1 unscaled, the "su" name, Phi3Config's default 4096;
+    each factor of rope_inv_freq with its own frequency, as float32 values; a count that is not half
+    the rotary dims refused. Then a tiny Phi-3 with constant factors (short 1.1, long 2.7, neither a
+    float32 value) against the same model with linear scaling by float32(factor) and its query rows
+    times attention_factor^2 (cos and sin times a on both q and k scale the scores by a^2): equal
+    at T = 8 = original to the short one and at T = 9 to the long one. So a switch at T >= original,
+    a missing attention factor or unrounded factors each fail it (the last by ~1e-7, shown)."""
+    hd, original, max_pos = 8, 8, 32
+    base = dict(architectures=[PHI3], max_position_embeddings=max_pos, original_max_position_embeddings=original,
+                rope_theta=10000.0, rope_scaling=dict(rope_type="longrope", short_factor=[1.1] * (hd // 2),
+                                                      long_factor=[2.7] * (hd // 2)))
+    rs = base["rope_scaling"]
+    af = longrope_params(base)[1]
+    params_ok = (abs(af - math.sqrt(5.0 / 3.0)) <= 1e-15
+                 and longrope_params({**base, "rope_scaling": {**rs, "attention_factor": 0.75}}) == (original, 0.75)
+                 and longrope_params({**base, "max_position_embeddings": original}) == (original, 1.0)
+                 and rope_kind({"rope_scaling": {"type": "su"}}) == "longrope"
+                 and longrope_params({k: v for k, v in base.items() if k != "original_max_position_embeddings"})[0] == 4096)
+    # distinct factors over 6 rotary dims: factor i goes with frequency theta^(-2i/6), as a float32 value
+    factors = [1.0, 1.37, 5.9]
+    three = {**base, "rope_scaling": dict(rope_type="longrope", short_factor=factors, long_factor=[2.0] * 3)}
+    want = [1.0 / (f32(f) * 10000.0 ** (2 * i / 6)) for i, f in enumerate(factors)]
+    got = rope_inv_freq(three, 6, seq_len=original).tolist()
+    freq_err = max(abs(a - b) / b for a, b in zip(got, want))
+    long_got = rope_inv_freq(three, 6, seq_len=original + 1).tolist()
+    freq_ok = (freq_err <= 1e-15 and long_got == [1.0 / (2.0 * 10000.0 ** (2 * i / 6)) for i in range(3)]
+               and got != [1.0 / (f * 10000.0 ** (2 * i / 6)) for i, f in enumerate(factors)])
+    try:
+        rope_inv_freq(three, 8, seq_len=1)
+        freq_ok = False
+    except UsageError:
+        pass
+
+    H, I, V, nh, nkv, layers = 32, 48, 50, 4, 2, 2
+    cfg = dict(base, hidden_size=H, intermediate_size=I, vocab_size=V, num_hidden_layers=layers,
+               num_attention_heads=nh, num_key_value_heads=nkv, head_dim=hd, rms_norm_eps=1e-5,
+               partial_rotary_factor=1.0)
+    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    per_layer = {"input_layernorm.weight": (H,), "post_attention_layernorm.weight": (H,),
+                 "self_attn.qkv_proj.weight": ((nh + 2 * nkv) * hd, H), "self_attn.o_proj.weight": (H, nh * hd),
+                 "mlp.gate_up_proj.weight": (2 * I, H), "mlp.down_proj.weight": (H, I)}
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{n}": s for n, s in per_layer.items()})
+    weights = {n: torch.randn(s, generator=g, dtype=F64) * (1.0 if len(s) == 1 else 0.3) for n, s in shapes.items()}
+    scaled = dict(weights)
+    for i in range(layers):
+        name = f"model.layers.{i}.self_attn.qkv_proj.weight"
+        scaled[name] = torch.cat((weights[name][: nh * hd] * (af * af), weights[name][nh * hd:]))
+    model = Model(cfg, weights)
+    linear = lambda factor, w: Model({**cfg, "rope_scaling": dict(rope_type="linear", factor=factor)}, w)
+    seq = torch.randint(0, V, (original + 1,), generator=g).tolist()
+    short_err = float((model.forward(seq[:-1]) - linear(f32(1.1), scaled).forward(seq[:-1])).abs().max())
+    long_err = float((model.forward(seq) - linear(f32(2.7), scaled).forward(seq)).abs().max())
+    # what each fault would give: the other factors at T = original, no attention factor, unrounded factors
+    faults = [float((model.forward(seq[:-1]) - linear(f32(2.7), scaled).forward(seq[:-1])).abs().max()),
+              float((model.forward(seq) - linear(f32(2.7), weights).forward(seq)).abs().max()),
+              float((model.forward(seq[:-1]) - linear(1.1, scaled).forward(seq[:-1])).abs().max())]
+    worst = prefix_worst(model, seq[:-1])  # every prefix of the short regime
+    ok = params_ok and freq_ok and short_err <= 1e-12 and long_err <= 1e-12 and min(faults) > 1e-9 and worst <= 1e-12
+    print(f"self-test: longrope parameters {'ok' if params_ok else 'WRONG'}, frequencies "
+          f"{'ok' if freq_ok else 'WRONG'} ({freq_err:.1e}); vs linear x float32(factor) with q x attention_factor^2: "
+          f"T={original} short {short_err:.3e}, T={original + 1} long {long_err:.3e} (faults: >= switch "
+          f"{faults[0]:.1e}, no attention factor {faults[1]:.1e}, unrounded {faults[2]:.1e}); prefix max|diff| {worst:.3e}")
+    return ok
