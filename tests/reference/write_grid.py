@@ -3,7 +3,7 @@
 over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
 and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
 with and without attention biases, Mistral's sliding window, Gemma 3's layers of two kinds,
-Qwen3-MoE's layers of experts), each with a draft made of its first layer.
+Qwen3-MoE's layers of experts, Phi-3's longrope), each with a draft made of its first layer.
 
 Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
 code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
@@ -33,6 +33,14 @@ WINDOW = 5
 # renormalised; and, untied, only on layer 1 (decoder_sparse_step 2) with the softmax's own
 # weights. Its first two rows only: the others add no expert case.
 EXPERTS, EXPERT_INTER = 4, 32
+# Phi-3's longrope (Phi-3-128k, Phi-3.5, Phi-4-mini), one extra row on its second shape (partial
+# rotary 0.5: 8 rotary dims, 4 factors a list): pretrained on 64 positions of 256 (attention
+# factor sqrt(1 + ln 4 / ln 64)), so the grid's sequences (17 + 24 at most) stay within the
+# original context and take the short factors, as exspec's default --longrope short serves them.
+# Neither list's factors are float32 values: the reference rounds them as HF does.
+LONGROPE = {"original_max_position_embeddings": 64,
+            "rope_scaling": {"rope_type": "longrope", "short_factor": [1.0, 1.19, 1.53, 2.41],
+                             "long_factor": [1.0, 2.3, 5.7, 11.9]}}
 
 # (kv heads, head_dim, tied, bias, GLM partial_rotary_factor): each architecture takes every row,
 # so each of its families meets each value at least once, and 1 kv head meets both head_dims,
@@ -47,7 +55,16 @@ SHAPES = [
 
 
 def grid():
-    """[(name, arch, kv, head_dim, tied, bias, rotary)] in a fixed order."""
+    """[(name, arch, kv, head_dim, tied, bias, rotary, longrope)] in a fixed order: every
+    architecture's rows, then Phi-3's longrope row (last, so the others keep their seeds)."""
+    out = [row + (False,) for row in plain_grid()]
+    row = next(r for r in out if r[1] == "phi3" and r[2:5] == SHAPES[1][:3])
+    out.append((row[0] + "-longrope",) + row[1:7] + (True,))
+    return out
+
+
+def plain_grid():
+    """[(name, arch, kv, head_dim, tied, bias, rotary)]: every architecture on its shapes."""
     out = []
     for arch in CLASSES:
         for kv, hd, tied, bias, rot in SHAPES[:2] if arch == "qwen3moe" else SHAPES:
@@ -63,7 +80,7 @@ def grid():
     return out
 
 
-def config(arch, kv, hd, tied, bias, rot, layers):
+def config(arch, kv, hd, tied, bias, rot, layers, longrope=False):
     c = {
         "architectures": [CLASSES[arch]], "model_type": arch, "hidden_size": HIDDEN,
         "intermediate_size": INTER, "num_hidden_layers": layers, "num_attention_heads": HEADS,
@@ -89,6 +106,8 @@ def config(arch, kv, hd, tied, bias, rot, layers):
                  query_pre_attn_scalar=1.5 * hd, attention_bias=False)
         if tied:
             c["rope_scaling"] = {"rope_type": "linear", "factor": 8.0}
+    if longrope:
+        c.update(json.loads(json.dumps(LONGROPE)))
     return c
 
 
@@ -179,12 +198,12 @@ def main():
     ap.add_argument("--only", help="write this grid entry alone")
     args = ap.parse_args()
     names = []
-    for seed, (name, arch, kv, hd, tied, bias, rot) in enumerate(grid()):
+    for seed, (name, arch, kv, hd, tied, bias, rot, longrope) in enumerate(grid()):
         if args.only and name != args.only:
             continue
         arrays = tensors(np.random.default_rng(1000 + seed), arch, kv, hd, tied, bias, LAYERS)
-        write_model(os.path.join(args.out, name), config(arch, kv, hd, tied, bias, rot, LAYERS), arrays)
-        write_model(os.path.join(args.out, name + "-draft"), config(arch, kv, hd, tied, bias, rot, 1),
+        write_model(os.path.join(args.out, name), config(arch, kv, hd, tied, bias, rot, LAYERS, longrope), arrays)
+        write_model(os.path.join(args.out, name + "-draft"), config(arch, kv, hd, tied, bias, rot, 1, longrope),
                     first_layers(arrays, 1))
         names.append(name)
     if not names:
