@@ -12,6 +12,12 @@ the type of each tensor as llama-quant.cpp's rules give it (spelled out below fo
 checkpoints), and with --llama-quantize BIN the types llama-quantize v0.5.0 itself gives the F32
 file's tensors.
 
+Also a Phi-3 longrope checkpoint (write_grid.py's longrope row): in F32 and Q4_K_M, the keys
+phi3.rope.scaling.original_context_length (U32) and phi3.rope.scaling.attn_factor (F32, the
+converter's sqrt(1 + ln(max / original) / ln(original))), and rope_factors_long /
+rope_factors_short F32 [rotary dims / 2] holding the factors' float32 values, first of the
+tensors as the converter's generate_extra_tensors puts them.
+
 usage: qwen3moe_write_check.py WORK_DIR [--llama-quantize BIN]
 """
 import argparse
@@ -158,6 +164,49 @@ def check_llama_quantize(binary, work):
     return [f"llama-quantize: {d}" for d in differ]
 
 
+def check_phi3_longrope(work):
+    """write_gguf.py's Phi-3 longrope keys and factor tensors (see the module's docstring)."""
+    import json
+    import math
+    from gguf import GGUFReader, GGUFValueType
+    sys.path.insert(0, os.path.join(here, "..", "reference"))
+    import write_grid
+    name, arch, kv, hd, tied, bias, rot, longrope = next(r for r in write_grid.grid() if r[7])
+    model = os.path.join(work, name)
+    cfg = write_grid.config(arch, kv, hd, tied, bias, rot, 2, longrope)
+    arrays = write_grid.tensors(np.random.default_rng(7), arch, kv, hd, tied, bias, 2)
+    write_grid.write_model(model, cfg, arrays)
+    tokenizer = os.path.join(here, "..", "..", "demo", "target", "tokenizer.json")
+    rs, original = cfg["rope_scaling"], cfg["original_max_position_embeddings"]
+    scale = cfg["max_position_embeddings"] / original
+    want_kv = {"phi3.rope.scaling.original_context_length": (GGUFValueType.UINT32, original),
+               "phi3.rope.scaling.attn_factor": (GGUFValueType.FLOAT32,
+                                                 float(np.float32(math.sqrt(1 + math.log(scale) / math.log(original)))))}
+    errors = []
+    for kind in ("f32", "q4_k_m"):
+        path = os.path.join(work, f"{name}-{kind}.gguf")
+        subprocess.run([PY, os.path.join(here, "write_gguf.py"), model, path, "--type", kind, "--tokenizer", tokenizer],
+                       check=True)
+        reader = GGUFReader(path)
+        errs = []
+        for key, (vtype, value) in want_kv.items():
+            f = reader.fields.get(key)
+            if f is None or f.types != [vtype] or f.contents() != value:
+                errs.append(f"{key}: {None if f is None else (f.types, f.contents())}, expected {vtype.name} {value!r}")
+        tensors = {t.name: t for t in reader.tensors}
+        for tname, factors in (("rope_factors_long.weight", rs["long_factor"]),
+                               ("rope_factors_short.weight", rs["short_factor"])):
+            t, want = tensors.get(tname), np.array(factors, dtype=np.float32)
+            if t is None or t.tensor_type.name != "F32" or list(t.shape) != [len(want)] or \
+                    not np.array_equal(np.asarray(t.data), want):
+                errs.append(f"{tname}: not F32 [{len(want)}] of the factors' float32 values")
+        if [t.name for t in reader.tensors][:2] != ["rope_factors_long.weight", "rope_factors_short.weight"]:
+            errs.append("the rope factors are not the first two tensors")
+        errors += [f"phi3 longrope {kind}: {e}" for e in errs]
+        print(f"phi3 longrope {kind}: {len(tensors)} tensors, {'ok' if not errs else f'{len(errs)} ERRORS'}")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("work")
@@ -168,6 +217,7 @@ def main():
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     errors = [e for shape in SHAPES for e in check_shape(a, shape, a.work)]
+    errors += check_phi3_longrope(a.work)
     if a.llama_quantize:
         errors += check_llama_quantize(a.llama_quantize, a.work)
     for e in errors:

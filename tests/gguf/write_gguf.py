@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes a Hugging Face checkpoint directory (as `exspec make-model` makes them) as a GGUF file,
 the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
-llama's rope, llama3 rope factors as a rope_freqs tensor, Qwen3-MoE's experts stacked into one 3-D
+llama's rope, llama3 rope factors as a rope_freqs tensor, Phi-3's longrope factors as
+rope_factors_long / rope_factors_short with their original context length and attn_factor, Qwen3-MoE's experts stacked into one 3-D
 tensor a projection, tokenizer.ggml.* metadata and the chat template; F32, F16, BF16 or Q8_0
 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix (kquants.py), or one of the other types exspec serves (more_quants.py). Given a tokenizer.json instead of
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
@@ -96,6 +97,34 @@ def llama3_rope_factors(cfg):  # convert_hf_to_gguf.py LlamaModel.generate_extra
     return np.array(out, dtype=np.float32)
 
 
+def phi3_longrope(cfg):
+    """llama.cpp's Phi3 converter (conversion/phi.py Phi3MiniModel) for a config with longrope
+    factors: (original context length, attn_factor, long factors, short factors), the factors as
+    float32 arrays of half the rotary dims; None for a config without long factors. The original
+    length rope_scaling's original_max_position_embeddings, else the top-level one (the converter
+    mirrors the top-level key into its rope parameters only when they lack it); attn_factor the
+    converter's own sqrt(1 + ln(scale) / ln(original)) for scale = max_position_embeddings /
+    original > 1, else 1 (it does not read rope_scaling's attention_factor)."""
+    rs = cfg.get("rope_scaling") or {}
+    if not rs.get("long_factor"):
+        return None
+    kind = (rs.get("rope_type") or rs.get("type") or "").lower()
+    if kind not in ("longrope", "su"):
+        sys.exit("write_gguf.py: phi3 rope factors of rope type %r are not written" % kind)
+    original = rs.get("original_max_position_embeddings") or cfg.get("original_max_position_embeddings")
+    if original is None:
+        sys.exit("write_gguf.py: phi3 longrope without original_max_position_embeddings")
+    scale = cfg["max_position_embeddings"] / original
+    attn_factor = math.sqrt(1 + math.log(scale) / math.log(original)) if scale > 1.0 else 1.0
+    heads = cfg["num_attention_heads"]
+    rot = int((cfg.get("head_dim") or cfg["hidden_size"] // heads) * cfg.get("partial_rotary_factor", 1.0))
+    long_f, short_f = (np.array(rs.get(k) or [], dtype=np.float32) for k in ("long_factor", "short_factor"))
+    if len(long_f) != rot // 2 or len(short_f) != rot // 2:
+        sys.exit("write_gguf.py: phi3 longrope factors: %d long, %d short, expected %d (half the rotary dims)"
+                 % (len(long_f), len(short_f), rot // 2))
+    return original, attn_factor, long_f, short_f
+
+
 def np_roundf(n):  # gguf-py quants.py: round half away from zero
     a = np.abs(n)
     floored = np.floor(a)
@@ -175,6 +204,9 @@ def gguf_tensors(cfg, weights, arch):
     out, experts = [], {}
     if arch == "llama" and (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
         out.append(("rope_freqs.weight", llama3_rope_factors(cfg)))
+    longrope = phi3_longrope(cfg) if arch == "phi3" else None
+    if longrope:  # the converter's generate_extra_tensors: long, then short, 1-D (F32 in every type)
+        out += [("rope_factors_long.weight", longrope[2]), ("rope_factors_short.weight", longrope[3])]
     for name, w in weights.items():
         if ".mlp.experts." in name:
             out += stacked_experts(cfg, experts, name, w)
@@ -345,6 +377,15 @@ def model_kv(cfg, arch, kind, name):
         kv.append(("phi3.rope.dimension_count", U32, int(head_dim * cfg.get("partial_rotary_factor", 1.0))))
         if cfg.get("sliding_window"):
             kv.append(("phi3.attention.sliding_window", U32, cfg["sliding_window"]))
+        # the pretrained context (the converter's always; here when the config has it) and, with
+        # longrope factors, their attention factor
+        original = (cfg.get("rope_scaling") or {}).get("original_max_position_embeddings") or \
+            cfg.get("original_max_position_embeddings")
+        if original is not None:
+            kv.append(("phi3.rope.scaling.original_context_length", U32, original))
+        longrope = phi3_longrope(cfg)
+        if longrope:
+            kv.append(("phi3.rope.scaling.attn_factor", F32, longrope[1]))
     if arch == "qwen3moe":  # TextModel's expert counts and Qwen2MoeModel's expert width
         kv += [("qwen3moe.expert_count", U32, cfg.get("num_experts", 128)),
                ("qwen3moe.expert_used_count", U32, cfg.get("num_experts_per_tok", 8)),
