@@ -68,6 +68,17 @@ void log_matmul_path(const Decoder& m) {
   std::cerr << "exspec: CPU matmul: " << how << " (kernels: " << isa::describe() << ")" << std::endl;
 }
 
+// A longrope model serves one set of factors (choose_longrope): say which, and the context it gives.
+void log_longrope(const Decoder& m) {
+  const RopeScaling& r = m.config().rope_scaling;
+  if (r.type != "longrope") return;
+  std::cerr << "exspec: longrope: the " << (r.long_context ? "long" : "short") << " factors for every sequence, up to "
+            << m.config().max_position_embeddings << " tokens"
+            << (r.long_context ? " (Hugging Face uses the short ones while a sequence fits the original "
+                               : " (--longrope long serves past the original ")
+            << r.original_max_position_embeddings << ")" << std::endl;
+}
+
 // The OpenMP count a model's forwards get on the initial thread: every core where oneDNN runs its
 // products; 1 where OpenBLAS does (its own threads take the cores, and OpenMP workers spinning
 // beside them slow its forwards down: docs/performance.md#threads); --torch-threads when given
@@ -135,12 +146,14 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   LoadOptions lo;
   lo.dtype = parse_dtype(o.dtype);
   lo.device = parse_device(o.device);
+  lo.long_context = parse_longrope(o.longrope);
   // Whether there is a draft is the options' draft_dir: without one, in place runs plain steps.
   EngineConfig& d = impl->options.decoding;
   d.draft = d.mode != Mode::NonSpec && !o.draft_dir.empty();
   validate(d);
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
+  log_longrope(*impl->target);
   const int target_threads = forward_threads(o, *impl->target);
   set_initial_thread_threads(target_threads);  // for the calibration below
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, draft_load_options(o, lo, *impl->target));

@@ -25,6 +25,7 @@ struct EngineOptions {
   int64_t draft_screen = 0;
   std::string dtype = "float32";
   std::string device = "cpu";
+  std::string longrope = "short";  // short | long (LoadOptions::long_context)
   EngineConfig decoding;
   bool overlap = true;         // draft batch t+1 while batch t is verified
   size_t max_queue = 1024;     // sequences waiting for the window; beyond it submit() fails fast

@@ -45,6 +45,9 @@ std::string describe(const ModelConfig& c) {
     s << ", sliding window " << c.sliding_window << " on " << sliding << " of " << c.num_layers << " layers";
     if (c.rope_local_theta > 0) s << " (their rope base " << c.rope_local_theta << ")";
   }
+  if (const RopeScaling& r = c.rope_scaling; r.type == "longrope")
+    s << ", longrope: " << (r.long_context ? "long" : "short") << " factors, attention factor " << r.attention_factor
+      << ", context " << c.max_position_embeddings << " (original " << r.original_max_position_embeddings << ")";
   if (c.activation == Activation::GeluTanh) s << ", GELU-tanh";
   if (c.architecture_row().norm == NormForm::Gemma) s << ", (1 + w) norms";
   if (c.query_pre_attn_scalar > 0) s << ", query_pre_attn_scalar " << c.query_pre_attn_scalar;
@@ -59,7 +62,7 @@ std::string describe(const ModelConfig& c) {
 
 void usage() {
   std::cout << "exspec check --model DIR|FILE.gguf [--dtype float64|float32|bfloat16|float16|int8] [--device cpu|cuda]\n"
-               "             [--max-tokens N] [--prefill-chunk N] [--verify-width N]\n"
+               "             [--longrope short|long] [--max-tokens N] [--prefill-chunk N] [--verify-width N]\n"
                "             [--prompt \"text\" ... | --prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl]\n"
                "Decodes the prompts greedily along each serving path's tensor code (KV cache at batch 1 and\n"
                "padded; the in-place slots, one row and rows together, chunked prefill; verification-shaped\n"
@@ -82,7 +85,7 @@ int cmd_check(int argc, char** argv, int first) {
   if (first < argc && gguf::is_gguf_path(argv[first])) positional = argv[first], args.erase(args.begin() + first);
   argc = static_cast<int>(args.size()), argv = args.data();
   Args a(argc, argv, first,
-         {"model", "dtype", "device", "max-tokens", "prefill-chunk", "verify-width", "prompt", "prompt-ids",
+         {"model", "dtype", "device", "longrope", "max-tokens", "prefill-chunk", "verify-width", "prompt", "prompt-ids",
           "prompts-file", "threads", "torch-threads"},
          {"help"});
   if (a.has("help")) {
@@ -93,6 +96,7 @@ int cmd_check(int argc, char** argv, int first) {
   LoadOptions lo;
   lo.dtype = parse_dtype(a.get("dtype", "float64"));
   lo.device = parse_device(a.get("device", "cpu"));
+  lo.long_context = parse_longrope(a.get("longrope", "short"));
   const std::string dir = positional.empty() ? a.need("model") : positional;
   if (gguf::is_gguf_path(dir))
     for (const std::string& line : gguf::describe_file(*gguf::GgufFile::open(dir))) std::cout << "gguf: " << line << "\n";

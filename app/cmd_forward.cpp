@@ -16,10 +16,10 @@ namespace exspec {
 // One batched, left-padded prefill of all prompts; each row's logits at its content positions
 // are written as "logits.{i}" [T_i, vocab] float64, for comparison with an independent reference.
 int cmd_forward(int argc, char** argv, int first) {
-  Args a(argc, argv, first, {"model", "dtype", "device", "prompt-ids", "prompts-file", "out", "threads", "torch-threads"}, {"help"});
+  Args a(argc, argv, first, {"model", "dtype", "device", "longrope", "prompt-ids", "prompts-file", "out", "threads", "torch-threads"}, {"help"});
   if (a.has("help")) {
     std::cout << "exspec forward --model DIR --out LOGITS.safetensors [--dtype float64|float32|...]\n"
-                 "               (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl)\n"
+                 "               (--prompt-ids \"1,2,3\" ... | --prompts-file F.jsonl) [--longrope short|long]\n"
                  "One left-padded prefill; logits.{i} [T_i, vocab] per prompt, for the reference tests\n"
                  "(docs/testing.md). To check a checkpoint's decoding, run exspec check (docs/models.md).\n";
     return 0;
@@ -28,6 +28,7 @@ int cmd_forward(int argc, char** argv, int first) {
   LoadOptions lo;
   lo.dtype = parse_dtype(a.get("dtype", "float64"));
   lo.device = parse_device(a.get("device", "cpu"));
+  lo.long_context = parse_longrope(a.get("longrope", "short"));
   const auto prompts = read_prompt_ids(a.all("prompt-ids"), a.all("prompts-file"));
   if (prompts.empty()) throw std::invalid_argument("no prompts: give --prompt-ids or --prompts-file");
   const std::string out = a.need("out");

@@ -158,6 +158,7 @@ Outcome run_oracle(const CommandLine& cl, const Run& run) {
   LoadOptions lo;
   lo.dtype = parse_dtype(run.eo.dtype);
   lo.device = parse_device(run.eo.device);
+  lo.long_context = parse_longrope(run.eo.longrope);
   auto model = Decoder::load(run.eo.model_dir, lo);
   Outcome out;
   const auto t0 = std::chrono::steady_clock::now();

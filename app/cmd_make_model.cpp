@@ -9,11 +9,11 @@ namespace exspec {
 
 int cmd_make_model(int argc, char** argv, int first) {
   Args a(argc, argv, first,
-         {"arch", "preset", "seed", "out", "dtype", "shards", "damp-from", "damp-std", "draft-of", "layers"}, {"help", "attention-bias"});
+         {"arch", "preset", "seed", "out", "dtype", "shards", "damp-from", "damp-std", "draft-of", "layers"}, {"help", "attention-bias", "longrope"});
   if (a.has("help")) {
     std::cout << "exspec make-model --arch " << architecture_names("|") << " --preset tiny|small|kquant|demo|1b|150m --seed N --out DIR\n"
                  "                  [--dtype float32|float64|float16|bfloat16] [--shards N]\n"
-                 "                  [--damp-from L] [--damp-std S] [--attention-bias]\n"
+                 "                  [--damp-from L] [--damp-std S] [--attention-bias] [--longrope (phi3)]\n"
                  "exspec make-model --draft-of TARGET_DIR --layers N --out DIR\n"
                  "See docs/models.md.\n";
     return 0;
@@ -32,6 +32,7 @@ int cmd_make_model(int argc, char** argv, int first) {
   o.dtype = a.get("dtype", o.dtype);
   o.shards = static_cast<int>(a.get_int("shards", 1));
   o.attention_bias = a.has("attention-bias");
+  o.longrope = a.has("longrope");
   o.damp_from = a.get_int("damp-from", o.damp_from);
   if (a.has("damp-std")) o.damp_std = std::stod(a.get("damp-std", ""));
   make_model(o);

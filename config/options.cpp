@@ -215,6 +215,10 @@ const std::vector<Option>& option_table() {
       text("dtype", "dtype", "float32|float64|bfloat16|float16|int8",
            "float64 equals the oracle token for token; int8: Q8_0 weights quantised at load").in(kAll).to(&E::dtype),
       text("device", "device", "cpu|cuda", "cuda needs a CUDA build of libtorch").in(kAll).to(&E::device),
+      text("longrope", "longrope", "short|long", "short",
+           "models with longrope scaling (Phi-3.5, Phi-4-mini): short: its short factors, sequences up to the original "
+           "context, as Hugging Face answers them; long: the long factors for every sequence, up to the whole context")
+          .in(kAll).to(&E::longrope),
 
       // "engine"
       text("mode", "engine.mode", "inplace|exspec|eqspec|nonspec", "", "empty: inplace (KV slots, continuous batching); the others are the paper's baselines")

@@ -59,6 +59,7 @@ std::vector<ArchitectureRow> make_rows() {
   phi3.fused_gate_up = true;
   phi3.partial_rotary_default = 1.0;
   phi3.sliding_window_all = true;
+  phi3.longrope_original_default = 4096;
   rows.push_back(phi3);
 
   // Gemma 3 text (Gemma3TextConfig): q/k norms and sandwich norms of the (1 + w) form, GELU-tanh,

@@ -56,6 +56,9 @@ struct ArchitectureRow {
   // Sliding layers turn by a rope of their own: rope_local_base_freq (default this), unscaled
   // (Gemma 3). 0: one rope for all layers.
   double rope_local_default = 0;
+  // longrope's original context when config.json states none (Phi3Config: 4096); 0: the whole
+  // context, with rope_scaling's own factor (model/rope_scaling.cpp).
+  int64_t longrope_original_default = 0;
   // Names where Hugging Face's class differs from the table's (model/layer_weights.h): Gemma's
   // post_attention_layernorm is the norm after attention, the table's is Llama's before the MLP.
   std::vector<std::pair<WeightId, const char*>> hf_names;

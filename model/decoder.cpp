@@ -79,7 +79,7 @@ Decoder::Decoder(ModelConfig config, const WeightMap& weights, const LoadOptions
               }), opts) {}
 
 Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions& opts)
-    : config_(std::move(config)), onednn_(opts.pack_weights), dtype_(compute_dtype(opts.dtype)), device_(opts.device),
+    : config_(choose_longrope(std::move(config), opts.long_context)), onednn_(opts.pack_weights), dtype_(compute_dtype(opts.dtype)), device_(opts.device),
       rope_(config_, opts.device), rope_local_(local_rope_config(config_), opts.device) {
   const bool int8 = opts.dtype == at::kChar;
   if (int8 && !device_.is_cpu()) throw std::invalid_argument("int8 weights run on the CPU only (--device cpu)");

@@ -40,6 +40,10 @@ struct LoadOptions {
   // float32 and bfloat16 products on oneDNN, as before the fixed-order kernels: a row's result
   // then depends on its batch. For the benchmarks' comparison only.
   bool onednn_bf16 = false;
+  // longrope (Phi-3-128k, Phi-3.5, Phi-4-mini): the long factors for every sequence, up to
+  // max_position_embeddings; false: the short ones, sequences up to the original context
+  // (choose_longrope, model/model_config.h). No effect on other models.
+  bool long_context = false;
   // A draft's head over these tokens only (ascending, model/shortlist_head.h): the logits of the
   // rest are -inf. Empty: the whole vocabulary. Never for a target: it must choose from all.
   std::vector<int64_t> head_shortlist;

@@ -31,19 +31,38 @@ int64_t positive(const GgufFile& f, const std::string& key) {
   return v;
 }
 
-std::vector<double> rope_factors(const GgufFile& f, int64_t half) {
-  const TensorInfo* t = f.tensor("rope_freqs.weight");
+std::vector<double> rope_factors(const GgufFile& f, const std::string& name, int64_t half) {
+  const TensorInfo* t = f.tensor(name);
+  if (!t) throw std::runtime_error(f.path() + ": no tensor \"" + name + "\"");
   if (t->type != uint32_t(TensorType::F32) || t->dims.size() != 1 || t->dims[0] != half)
-    throw std::runtime_error(f.path() + ": tensor \"rope_freqs.weight\" must be F32 [" + std::to_string(half) + "], is " +
+    throw std::runtime_error(f.path() + ": tensor \"" + name + "\" must be F32 [" + std::to_string(half) + "], is " +
                              type_name(t->type) + " with " + std::to_string(t->elements()) + " elements");
   std::vector<double> out;
   for (int64_t i = 0; i < half; ++i) {
     float v;
     std::memcpy(&v, t->data + 4 * i, 4);
-    if (!(v > 0)) throw std::runtime_error(f.path() + ": rope_freqs.weight holds " + std::to_string(v) + " (factors must be positive)");
+    if (!(v > 0)) throw std::runtime_error(f.path() + ": " + name + " holds " + std::to_string(v) + " (factors must be positive)");
     out.push_back(v);
   }
   return out;
+}
+
+// Phi-3's longrope as llama.cpp's converter writes it: both factor sets, the original context and
+// the attention factor, which is stored in float32 (absent: 1, as llama.cpp reads it): where it is
+// the float32 of HF's formula, the formula's float64 value is taken, so that an F32 file equals
+// its directory.
+void longrope_fields(const GgufFile& f, const std::string& p, ModelConfig& c) {
+  RopeScaling& rs = c.rope_scaling;
+  rs.type = "longrope";
+  rs.long_factors = rope_factors(f, "rope_factors_long.weight", c.rotary_dim() / 2);
+  rs.short_factors = rope_factors(f, "rope_factors_short.weight", c.rotary_dim() / 2);
+  // Absent: the whole context, as llama.cpp's n_ctx_orig_yarn.
+  rs.original_max_position_embeddings = f.int_or(p + "rope.scaling.original_context_length") ? positive(f, p + "rope.scaling.original_context_length")
+                                                                                          : c.max_position_embeddings;
+  rs.factor = static_cast<double>(c.max_position_embeddings) / static_cast<double>(rs.original_max_position_embeddings);
+  const double formula = longrope_attention_factor(rs.factor, rs.original_max_position_embeddings);
+  const auto stored = f.float_or(p + "rope.scaling.attn_factor");
+  rs.attention_factor = !stored ? 1.0 : static_cast<float>(formula) == static_cast<float>(*stored) ? formula : *stored;
 }
 
 // Which layers slide (llama.cpp's load_swa_pattern): attention.sliding_window_pattern as one
@@ -154,8 +173,9 @@ ModelConfig config_from_gguf(const GgufFile& f) {
   }
   if (f.tensor("rope_freqs.weight")) {
     c.rope_scaling.type = "factors";
-    c.rope_scaling.factors = rope_factors(f, c.head_dim / 2);
+    c.rope_scaling.factors = rope_factors(f, "rope_freqs.weight", c.head_dim / 2);
   }
+  if (f.tensor("rope_factors_long.weight") || f.tensor("rope_factors_short.weight")) longrope_fields(f, p, c);
   c.tie_word_embeddings = f.tensor(*gguf_weight_name(WeightId::Head)) == nullptr;
   c.attention_bias = row->qkv_bias || f.tensor(*gguf_weight_name(WeightId::QBias, 0)) != nullptr;
   c.take_row_layout();

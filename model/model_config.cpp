@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/config_json.h"
 #include "model/io_util.h"
 #include "model/window_pattern.h"
 
@@ -14,33 +15,7 @@ namespace exspec {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw std::runtime_error(where + ": " + what);
-}
-
-int64_t need_int(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) fail(where, std::string("missing field \"") + key + "\"");
-  if (!it->is_number_integer()) fail(where, std::string("field \"") + key + "\" must be an integer");
-  int64_t v = it->get<int64_t>();
-  if (v <= 0) fail(where, std::string("field \"") + key + "\" must be positive, got " + std::to_string(v));
-  return v;
-}
-
-double get_double(const json& j, const char* key, double dflt, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return dflt;
-  if (!it->is_number()) fail(where, std::string("field \"") + key + "\" must be a number");
-  return it->get<double>();
-}
-
-bool get_bool(const json& j, const char* key, bool dflt, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return dflt;
-  if (!it->is_boolean()) fail(where, std::string("field \"") + key + "\" must be a boolean");
-  return it->get<bool>();
-}
+using namespace config_json;
 
 // eos_token_id / bos_token_id may be an int, a list of ints or null.
 std::vector<int64_t> id_list(const json& j, const char* key, const std::string& where) {
@@ -58,34 +33,6 @@ std::vector<int64_t> id_list(const json& j, const char* key, const std::string& 
     fail(where, std::string("field \"") + key + "\" must be an integer or a list of integers");
   }
   return out;
-}
-
-RopeScaling parse_rope_scaling(const json& j, const std::string& where) {
-  RopeScaling rs;
-  auto it = j.find("rope_scaling");
-  if (it == j.end() || it->is_null()) return rs;
-  if (!it->is_object()) fail(where, "field \"rope_scaling\" must be an object or null");
-  const json& r = *it;
-  std::string type = r.value("rope_type", r.value("type", std::string("default")));
-  const std::string sub = where + " rope_scaling";
-  if (type == "default") return rs;
-  rs.type = type;
-  if (type == "linear") {
-    rs.factor = get_double(r, "factor", 0.0, sub);
-    if (rs.factor <= 0) fail(sub, "linear scaling needs a positive \"factor\"");
-  } else if (type == "llama3") {
-    for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
-      if (!r.contains(k)) fail(sub, std::string("llama3 scaling needs \"") + k + "\"");
-    rs.factor = get_double(r, "factor", 0, sub);
-    rs.low_freq_factor = get_double(r, "low_freq_factor", 0, sub);
-    rs.high_freq_factor = get_double(r, "high_freq_factor", 0, sub);
-    rs.original_max_position_embeddings = need_int(r, "original_max_position_embeddings", sub);
-    if (rs.factor <= 0 || rs.low_freq_factor <= 0 || rs.high_freq_factor <= rs.low_freq_factor)
-      fail(sub, "llama3 scaling needs factor > 0 and high_freq_factor > low_freq_factor > 0");
-  } else {
-    fail(sub, "unsupported rope_type \"" + type + "\" (supported: default, linear, llama3)");
-  }
-  return rs;
 }
 
 Arch arch_of(const std::string& architecture, const std::string& where) {
@@ -237,10 +184,17 @@ ModelConfig ModelConfig::parse(const std::string& text, const std::string& where
   if (!j.contains("rms_norm_eps")) fail(where, "missing field \"rms_norm_eps\"");
   c.rms_norm_eps = get_double(j, "rms_norm_eps", 1e-6, where);
   c.rope_theta = get_double(j, "rope_theta", 10000.0, where);
-  c.rope_scaling = parse_rope_scaling(j, where);
+  c.rope_scaling = parse_rope_scaling(j, row, where);
   c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", row.tied_default, where);
   c.attention_bias = row.qkv_bias || get_bool(j, "attention_bias", row.attention_bias_default, where);
   parse_row_fields(j, c, where);
+  const RopeScaling& rs = c.rope_scaling;
+  if (rs.type == "longrope" &&
+      (static_cast<int64_t>(rs.short_factors.size()) != c.rotary_dim() / 2 ||
+       static_cast<int64_t>(rs.long_factors.size()) != c.rotary_dim() / 2))
+    fail(where, "longrope's short_factor and long_factor need " + std::to_string(c.rotary_dim() / 2) +
+                    " values each (half the rotary dims), have " + std::to_string(rs.short_factors.size()) + " and " +
+                    std::to_string(rs.long_factors.size()));
 
   if (c.num_heads % c.num_kv_heads != 0)
     fail(where, "num_attention_heads (" + std::to_string(c.num_heads) +
@@ -327,17 +281,7 @@ std::string ModelConfig::to_json_text() const {
   j["max_position_embeddings"] = max_position_embeddings;
   j["rms_norm_eps"] = rms_norm_eps;
   j["rope_theta"] = rope_theta;
-  if (rope_scaling.type == "default") {
-    j["rope_scaling"] = nullptr;
-  } else {
-    json r{{"rope_type", rope_scaling.type}, {"factor", rope_scaling.factor}};
-    if (rope_scaling.type == "llama3") {
-      r["low_freq_factor"] = rope_scaling.low_freq_factor;
-      r["high_freq_factor"] = rope_scaling.high_freq_factor;
-      r["original_max_position_embeddings"] = rope_scaling.original_max_position_embeddings;
-    }
-    j["rope_scaling"] = r;
-  }
+  rope_scaling_json(*this, j);
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (arch == Arch::Llama || arch == Arch::Glm || arch == Arch::Glm4) j["attention_bias"] = attention_bias;
   if (architecture_row().partial_rotary_default > 0) j["partial_rotary_factor"] = partial_rotary_factor;

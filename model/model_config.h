@@ -11,7 +11,7 @@
 namespace exspec {
 
 struct RopeScaling {
-  std::string type = "default";  // default | linear | llama3 | factors
+  std::string type = "default";  // default | linear | llama3 | factors | longrope
   // "factors": a GGUF file's rope_freqs (llama.cpp's form of llama3 scaling): frequency i is
   // divided by factors[i].
   std::vector<double> factors;
@@ -19,6 +19,13 @@ struct RopeScaling {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
+  // "longrope" (Phi-3-128k, Phi-3.5, Phi-4-mini): frequency i is divided by short_factors[i], or
+  // by long_factors[i] when long_context (the float32 values HF holds), and cos and sin are
+  // scaled by attention_factor. HF switches by the forward's length, so its answer depends on
+  // how a sequence was run; a load serves one set (choose_longrope, model/rope.h).
+  std::vector<double> short_factors, long_factors;
+  double attention_factor = 1.0;
+  bool long_context = false;
 };
 
 // A mixture of experts' shape (Qwen3MoeConfig): num_experts 0 is a dense model.
@@ -96,5 +103,13 @@ struct ModelConfig {
   // config.json text that parse() reads back (used by make-model).
   std::string to_json_text() const;
 };
+
+// HF's longrope attention factor: sqrt(1 + ln factor / ln original), 1 for factor <= 1.
+double longrope_attention_factor(double factor, int64_t original);
+// The set of longrope factors a load serves (LoadOptions::long_context): the short ones, with the
+// context capped at the original (HF's answer for every sequence that fits), or the long ones for
+// every sequence (llama.cpp's choice for a context past the original; HF's answer once a prompt is
+// longer than the original). Other scalings are returned as they are.
+ModelConfig choose_longrope(ModelConfig c, bool long_context);
 
 }  // namespace exspec

@@ -20,6 +20,11 @@ Rope::Rope(const ModelConfig& c, at::Device device) : interleaved_(c.rope_interl
     TORCH_CHECK(static_cast<int64_t>(rs.factors.size()) == half, "rope: ", rs.factors.size(), " factors for ", half,
                 " frequencies");
     inv = inv / at::tensor(rs.factors, at::TensorOptions().dtype(at::kDouble));
+  } else if (rs.type == "longrope") {  // HF's order: 1 / (factor * base^(2i/dim))
+    TORCH_CHECK(static_cast<int64_t>(rs.factors.size()) == half, "rope: longrope has ", rs.factors.size(),
+                " factors for ", half, " frequencies (choose_longrope sets them)");
+    inv = 1.0 / (at::tensor(rs.factors, at::TensorOptions().dtype(at::kDouble)) * at::pow(c.rope_theta, idx / static_cast<double>(dim)));
+    attention_factor_ = rs.attention_factor;
   } else if (rs.type == "llama3") {
     // Meta's Llama 3.1 frequency-dependent scaling: long wavelengths are slowed by `factor`,
     // short ones kept, and the band between them interpolated smoothly.
@@ -47,6 +52,7 @@ std::pair<at::Tensor, at::Tensor> Rope::tables(const at::Tensor& position_ids, a
   // rotate-half pairs dim i with i + R/2; interleaved pairs 2i with 2i + 1: each layout needs
   // frequency i at both members of its pair.
   at::Tensor emb = (interleaved_ ? angles.repeat_interleave(2, -1) : at::cat({angles, angles}, -1)).unsqueeze(1);
+  if (attention_factor_ != 1.0) return {(emb.cos() * attention_factor_).to(dtype), (emb.sin() * attention_factor_).to(dtype)};
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 

@@ -1,4 +1,4 @@
-// Rotary position embeddings, with linear and llama3 scaling. Two layouts: HF's "rotate_half"
+// Rotary position embeddings, with linear, llama3 and longrope scaling. Two layouts: HF's "rotate_half"
 // (Llama, Qwen; Phi-3 over the first rotary_dim dims of a head only), and GLM's partial rotary,
 // where the first rotary_dim dims rotate as interleaved (even, odd) pairs. Past rotary_dim, the
 // dims pass through.
@@ -23,6 +23,7 @@ class Rope {
 
  private:
   at::Tensor inv_freq_;  // [rotary_dim / 2], float64
+  double attention_factor_ = 1.0;  // longrope: cos and sin scaled by it (HF's attention_scaling)
   bool interleaved_ = false;
 };
 

@@ -86,6 +86,11 @@ const char* dtype_name(at::ScalarType t) {
   }
 }
 
+bool parse_longrope(const std::string& n) {
+  if (n != "short" && n != "long") throw std::invalid_argument("unknown longrope \"" + n + "\" (short, long)");
+  return n == "long";
+}
+
 at::Device parse_device(const std::string& n) {
   try {
     at::Device d(n);

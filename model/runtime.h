@@ -25,5 +25,6 @@ bool check_blas();
 at::ScalarType parse_dtype(const std::string& name);
 const char* dtype_name(at::ScalarType t);
 at::Device parse_device(const std::string& name);     // cpu | cuda | cuda:N
+bool parse_longrope(const std::string& name);        // short | long: LoadOptions::long_context
 
 }  // namespace exspec

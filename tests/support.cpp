@@ -76,7 +76,7 @@ std::string model_dir(const MakeModelOptions& o) {
   static std::map<std::string, std::string> made;
   const std::string key = o.arch + "-" + o.preset + "-s" + std::to_string(o.seed) + "-" + o.dtype + "-x" +
                           std::to_string(o.shards) + "-d" + std::to_string(o.damp_from) + "-" +
-                          std::to_string(o.damp_std);
+                          std::to_string(o.damp_std) + (o.attention_bias ? "-bias" : "") + (o.longrope ? "-longrope" : "");
   std::lock_guard<std::mutex> lock(mu);
   auto it = made.find(key);
   if (it != made.end()) return it->second;

@@ -17,6 +17,7 @@
 #include "model/oracle/plain_decode.h"
 #include "model/runtime.h"
 #include "model/sampling.h"
+#include "model/tools/make_model.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -340,6 +341,27 @@ CATCH_TEST_CASE("Mistral's and Phi-3's GGUF files (F32, Q8_0, Q4_K_M): the defau
                 "[sampling][oracle][int8][gguf][window][phi3]") {
   for (const char* arch : {"mistral", "phi3"})
     gguf_default_mode_sweep(arch, [](const ModelConfig& c) { CATCH_REQUIRE(c.sliding_window == 16); });
+}
+
+// Issue 71: Phi-3.5's longrope, on each set of factors a load can serve (the tiny preset's
+// original context is 128, beyond the sweep's sequences, so its own short factors apply; the long
+// ones are a load's choice), with a draft of the same scaling.
+CATCH_TEST_CASE("a Phi-3 with longrope: every mode equals batch-1 nonspec sampling, short and long factors",
+                "[sampling][oracle][phi3][longrope]") {
+  MakeModelOptions o;
+  o.arch = "phi3";
+  o.seed = 1;
+  o.longrope = true;
+  const std::string dir = test::model_dir(o), draft = test::scratch_dir() + "/phi3-longrope-draft";
+  make_draft(dir, 1, draft);
+  for (bool long_context : {false, true}) {
+    CATCH_INFO((long_context ? "long" : "short") << " factors");
+    LoadOptions lo{at::kDouble, test::device()};
+    lo.long_context = long_context;
+    const auto target = Decoder::load(dir, lo);
+    CATCH_REQUIRE(target->config().rope_scaling.long_context == long_context);
+    sampling_sweep(target, Decoder::load(draft, lo));
+  }
 }
 
 // Issue 71: a draft of another architecture wherever the vocabularies match: a Phi-3 target (fused

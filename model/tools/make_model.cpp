@@ -281,9 +281,27 @@ void write_byte_tokenizer(const std::string& dir, int64_t max_length, bool glm) 
   write_text_file(dir + "/tokenizer_config.json", cfg.dump(2) + "\n");
 }
 
+ModelConfig with_longrope(ModelConfig c) {
+  if (c.arch != Arch::Phi3) throw std::invalid_argument("make-model --longrope is for --arch phi3");
+  RopeScaling& rs = c.rope_scaling;
+  rs = RopeScaling{};
+  rs.type = "longrope";
+  rs.original_max_position_embeddings = c.max_position_embeddings / 4;
+  rs.factor = 4.0;
+  rs.attention_factor = longrope_attention_factor(rs.factor, rs.original_max_position_embeddings);
+  const int64_t n = c.rotary_dim() / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = n > 1 ? static_cast<double>(i) / static_cast<double>(n - 1) : 1.0;
+    rs.short_factors.push_back(static_cast<float>(1.0 + 0.1 * t));  // float32, as HF holds them
+    rs.long_factors.push_back(static_cast<float>(std::pow(rs.factor, t)));
+  }
+  return c;
+}
+
 void make_model(const MakeModelOptions& o) {
   if (o.out.empty()) throw std::invalid_argument("make-model needs --out DIR");
   ModelConfig c = preset_config(o.arch, o.preset);
+  if (o.longrope) c = with_longrope(std::move(c));
   const at::ScalarType dtype = storage_dtype(o.dtype);
   c.torch_dtype = o.dtype;
   if (o.attention_bias) c.attention_bias = true;

@@ -16,6 +16,8 @@ struct MakeModelOptions {
   std::string dtype = "float32";  // storage dtype: float32 | float64 | float16 | bfloat16
   int shards = 1;                 // > 1 writes model-0000i-of-0000n.safetensors + index
   bool attention_bias = false;    // llama/qwen3: biases on q/k/v/o (qwen2 always has q/k/v biases)
+  // phi3: longrope scaling as Phi-3.5 and Phi-4-mini have it (with_longrope).
+  bool longrope = false;
   // Residual shaping: layers >= damp_from get o_proj/down_proj drawn with damp_std, so the
   // first layers dominate and a draft made of them agrees with the target often.
   int64_t damp_from = 1;
@@ -25,6 +27,9 @@ struct MakeModelOptions {
 
 // The config a preset gives for an architecture (exposed for tests).
 ModelConfig preset_config(const std::string& arch, const std::string& preset);
+// c with Phi-3.5's kind of longrope: the original context a quarter of the whole, short factors
+// just above 1, long ones rising geometrically to the context's ratio. phi3 only.
+ModelConfig with_longrope(ModelConfig c);
 
 void make_model(const MakeModelOptions& opts);
 

@@ -14,9 +14,12 @@ rm -rf "$work"
 mkdir -p "$work"
 # mistral and phi3: a window of 16, which the prompts and answers outgrow; phi3: fused products,
 # partial rope; gemma3: the window on layers 0 and 2 with their own rope, (1 + w) norms stored as
-# the multiplier
-for arch in llama qwen2 qwen3 mistral phi3 gemma3; do
-  "$exspec" make-model --arch "$arch" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
+# the multiplier; phi3-longrope: Phi-3.5's longrope (rope_factors_long/short, attn_factor), its short
+# factors in float32 and its long ones (--longrope long) in int8
+for arch in llama qwen2 qwen3 mistral phi3 phi3-longrope gemma3; do
+  made=(--arch "${arch%-longrope}")
+  [ "$arch" = phi3-longrope ] && made+=(--longrope)
+  "$exspec" make-model "${made[@]}" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
   "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
   if [ "$arch" = qwen3 ]; then
     /usr/bin/python3 - "$work/$arch/generation_config.json" <<'PY'
@@ -32,6 +35,7 @@ PY
       for sampling in "" "--temperature 0.8 --seed 11"; do
         args=(--prompt "hello world" --prompt "the quick brown fox jumps" --prompt-ids 5,9,200,3
               --max-tokens 24 --dtype "$dtype" $mode $sampling)
+        [ "$arch" = phi3-longrope ] && [ "$dtype" = int8 ] && args+=(--longrope long)
         draft=(--draft "$work/$arch-draft")
         draft_gguf=(--draft "$work/$arch-draft.gguf")
         [ -n "$mode" ] && draft=() && draft_gguf=()
@@ -58,6 +62,12 @@ echo "check: $(grep -c '^gguf:' "$work/check.txt") lines about the file"
 "$exspec" check "$work/mistral.gguf" --dtype float32 --max-tokens 4 > "$work/check-mistral.txt"
 grep -q "mistral, 4 layers, .*, sliding window 16" "$work/check-mistral.txt" ||
   { echo "check of the Mistral file lacks its window:"; cat "$work/check-mistral.txt"; exit 1; }
+for lr in short long; do
+  "$exspec" check "$work/phi3-longrope.gguf" --dtype float32 --max-tokens 4 --longrope $lr > "$work/check-longrope.txt"
+  context=$([ $lr = long ] && echo 512 || echo 128)
+  grep -q "longrope: $lr factors, attention factor 1.1[0-9]*, context $context (original 128)" "$work/check-longrope.txt" ||
+    { echo "check of the longrope file lacks its $lr factors:"; cat "$work/check-longrope.txt"; exit 1; }
+done
 "$exspec" check "$work/gemma3.gguf" --dtype float32 --max-tokens 4 > "$work/check-gemma3.txt"
 grep -q "gemma3, 4 layers, .*, sliding window 16 on 2 of 4 layers (their rope base 10000), GELU-tanh, (1 + w) norms" "$work/check-gemma3.txt" ||
   { echo "check of the Gemma 3 file lacks its kinds:"; cat "$work/check-gemma3.txt"; exit 1; }

@@ -25,13 +25,14 @@ cat > "$prompts" <<'JSONL'
 {"prompt_ids": [255, 0, 128, 64, 32]}
 JSONL
 
-check() {  # name: compares the model in $work/NAME
-  local m=$work/$1
-  "$exspec" forward --model "$m" --dtype float64 --prompts-file "$prompts" --out "$m/logits.safetensors" 2>/dev/null
-  "$exspec" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$prompts" \
+check() {  # name [prompts file [exspec flags...]]: compares the model in $work/NAME
+  local m=$work/$1 p=${2:-$prompts}
+  shift $(( $# < 2 ? $# : 2 ))
+  "$exspec" forward --model "$m" --dtype float64 --prompts-file "$p" --out "$m/logits.safetensors" "$@" 2>/dev/null
+  "$exspec" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$p" "$@" \
     > "$m/generate.jsonl" 2>/dev/null
-  echo "== $1"
-  $py "$here/hf_reference.py" --model "$m" --prompts "$prompts" --max-tokens 24 \
+  echo "== $(basename "$m") $*"
+  $py "$here/hf_reference.py" --model "$m" --prompts "$p" --max-tokens 24 \
     --exspec-logits "$m/logits.safetensors" --exspec-generate "$m/generate.jsonl"
 }
 
@@ -53,6 +54,15 @@ run glm4-sandwich-norms --arch glm4 --preset tiny --seed 3
 run glm4-bf16-sharded --arch glm4 --preset tiny --seed 7 --dtype bfloat16 --shards 3
 run mistral-window16 --arch mistral --preset tiny --seed 3  # a window of 16: the longest prompt outgrows it
 run phi3-fused-partial-window --arch phi3 --preset tiny --seed 3  # fused q/k/v and gate/up, 3/4 of each head rotates
+run phi3-longrope --arch phi3 --preset tiny --seed 3 --longrope  # Phi-3.5's longrope, its short factors (original context 128)
+# Its long factors (--longrope long) on prompts longer than the original, where HF takes them too.
+$py - "$work/long-prompts.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for n, a in ((129, 3), (150, 7)):
+        f.write(json.dumps({"prompt_ids": [(a * i + 1) % 256 for i in range(n)]}) + "\n")
+PY
+check phi3-longrope "$work/long-prompts.jsonl" --longrope long
 run gemma3-two-kinds --arch gemma3 --preset tiny --seed 3  # (1 + w) sandwich norms, GELU-tanh, local and global rope
 run gemma3-bf16 --arch gemma3 --preset tiny --seed 8 --dtype bfloat16  # the (1 + w) multiplier made in float32 from bfloat16 weights
 run qwen3moe-experts --arch qwen3moe --preset tiny --seed 3  # 8 experts, 2 a token, renormalised, on every layer
