@@ -216,8 +216,14 @@ at::Tensor GgufWeights::take(const std::string& hf) const {
   }
   if (int64_t heads = permuted_heads(config_, hf)) w = unpermute(w, heads);
   if (w.scalar_type() == at::kByte) return w;
-  // int8 quantises the products from float32; every other dtype takes the weights as served.
-  return w.to(device_, dtype_ == at::kChar ? at::kFloat : dtype_);
+  // int8 quantises the products from float32; every other dtype takes the weights as served,
+  // but for the norms: in float32 (float64 for the oracle), as the file holds them. The Decoder
+  // rounds Llama's to the activations' dtype itself and keeps Gemma's multiplier (1 + w, the
+  // converter's sum) in float32, as llama.cpp does.
+  const WeightRole role = weight_by_hf(config_.arch, hf)->role;
+  const bool norm = role == WeightRole::Norm || role == WeightRole::PostNorm;
+  const at::ScalarType to = dtype_ == at::kChar || (norm && dtype_ != at::kDouble) ? at::kFloat : dtype_;
+  return w.to(device_, to);
 }
 
 }  // namespace exspec::gguf

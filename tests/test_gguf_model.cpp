@@ -159,6 +159,25 @@ CATCH_TEST_CASE("an F32 GGUF of a checkpoint gives its logits bit for bit and it
   }
 }
 
+// Issue 71: llama.cpp keeps a file's norms in F32 whatever the other tensors' type; so does the
+// loader, under bfloat16 too (Gemma's multiplier 1 + w has bits bfloat16 would lose).
+CATCH_TEST_CASE("a GGUF file's norms stay float32 under bfloat16, the products take the dtype", "[gguf][gemma3]") {
+  auto file = gguf::GgufFile::open(to_gguf(test::model_dir("gemma3"), "f32"));
+  const ModelConfig c = gguf::config_from_gguf(*file);
+  const gguf::GgufWeights bf(file, c, at::kBFloat16, at::kCPU), f32(file, c, at::kFloat, at::kCPU);
+  int lossy = 0;
+  for (const char* name : {"model.norm.weight", "model.layers.0.input_layernorm.weight", "model.layers.0.self_attn.q_norm.weight",
+                           "model.layers.1.post_feedforward_layernorm.weight"}) {
+    CATCH_INFO(name);
+    const at::Tensor a = bf.take(name);
+    CATCH_CHECK(a.scalar_type() == at::kFloat);
+    CATCH_CHECK(at::equal(a, f32.take(name)));
+    lossy += !at::equal(a, a.to(at::kBFloat16).to(at::kFloat));
+  }
+  CATCH_CHECK(lossy > 0);  // the check can tell
+  CATCH_CHECK(bf.take("model.layers.0.mlp.down_proj.weight").scalar_type() == at::kBFloat16);
+}
+
 CATCH_TEST_CASE("F16, BF16 and Q8_0 GGUFs load into the served dtype", "[gguf]") {
   for (const char* type : {"f16", "bf16", "q8_0"}) {
     for (const char* arch : {"qwen3", "qwen3moe"}) {  // qwen3moe: its 3-D expert tensors in each type
