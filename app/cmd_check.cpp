@@ -52,6 +52,8 @@ std::string describe(const ModelConfig& c) {
   if (c.architecture_row().norm == NormForm::Gemma) s << ", (1 + w) norms";
   if (c.query_pre_attn_scalar > 0) s << ", query_pre_attn_scalar " << c.query_pre_attn_scalar;
   if (c.embedding_scale() != 1.0) s << ", embeddings times " << c.embedding_scale();
+  if (c.attn_logit_softcapping > 0) s << ", scores capped at " << c.attn_logit_softcapping;
+  if (c.final_logit_softcapping > 0) s << ", logits capped at " << c.final_logit_softcapping;
   if (const ExpertsConfig& e = c.experts; e.num_experts > 0) {
     const int64_t dense = static_cast<int64_t>(e.dense_layers.size());
     s << ", " << e.num_experts << " experts of " << e.intermediate_size << ", " << e.top_k << " a token"

@@ -84,6 +84,21 @@ std::vector<ArchitectureRow> make_rows() {
   gemma3.embedding_scaled = true;
   gemma3.query_pre_attn_scalar_default = 256;
   gemma3.tied_default = true;
+  gemma3.gguf_hidden_scale_layers = 62;
+  gemma3.softcapping = true;
+
+  // Gemma 2 (Gemma2Config): Gemma 3's layers without its q/k norms and local rope, each 2nd layer
+  // full, and the scores and the final logits soft-capped (cap * tanh(x / cap)).
+  ArchitectureRow gemma2 = gemma3;
+  gemma2.arch = Arch::Gemma2, gemma2.name = "gemma2", gemma2.hf_classes = {"Gemma2ForCausalLM"};
+  gemma2.gguf = "gemma2", gemma2.model_type = nullptr;
+  gemma2.qk_norm = false;
+  gemma2.rope_local_default = 0;
+  gemma2.sliding_window_pattern_default = 2;
+  gemma2.attn_softcap_default = 50.0;
+  gemma2.final_softcap_default = 30.0;
+  gemma2.gguf_hidden_scale_layers = 46;
+  rows.push_back(gemma2);
   rows.push_back(gemma3);
 
   // Qwen3-MoE: Qwen3's attention, and experts in place of the MLP (Qwen3MoeConfig: on every layer

@@ -16,7 +16,7 @@
 
 namespace exspec {
 
-enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3, Gemma3, Qwen3Moe };
+enum class Arch { Llama, Qwen2, Qwen3, Glm, Glm4, Mistral, Phi3, Gemma2, Gemma3, Qwen3Moe };
 
 struct ArchitectureRow {
   Arch arch;
@@ -59,6 +59,14 @@ struct ArchitectureRow {
   // longrope's original context when config.json states none (Phi3Config: 4096); 0: the whole
   // context, with rope_scaling's own factor (model/rope_scaling.cpp).
   int64_t longrope_original_default = 0;
+  // Soft-capping of the scores and the final logits (cap * tanh(x / cap)): config.json's
+  // attn_logit_softcapping and final_logit_softcapping may ask for it (null: off; absent: these
+  // defaults, 0 none). Gemma 2 (on by default), Gemma 3 (off by default).
+  bool softcapping = false;
+  double attn_softcap_default = 0, final_softcap_default = 0;
+  // GGUF has no query_pre_attn_scalar: llama.cpp takes hidden / heads for the model of this many
+  // layers (Gemma 3 27B: 62, Gemma 2 27B: 46), and the head size for the others.
+  int64_t gguf_hidden_scale_layers = 0;
   // Names where Hugging Face's class differs from the table's (model/layer_weights.h): Gemma's
   // post_attention_layernorm is the norm after attention, the table's is Llama's before the MLP.
   std::vector<std::pair<WeightId, const char*>> hf_names;

@@ -32,12 +32,13 @@ at::Tensor unit_d(const at::Tensor& t) { return t.stride(3) == 1 ? t : t.contigu
 // The fixed-order kernel over every query, split over the calling thread's team (each query
 // whole on one thread). The output is [B, T, H, D] underneath, as the caller reshapes it to rows.
 at::Tensor cpu_attention(const at::Tensor& q0, const at::Tensor& k0, const at::Tensor& v0, const at::Tensor& blocked,
-                         double scale) {
+                         double scale, double softcap) {
   const at::Tensor q = unit_d(q0), k = unit_d(k0), v = unit_d(v0);
   attn::Shape s;
   s.B = q.size(0), s.H = q.size(1), s.T = q.size(2), s.D = q.size(3), s.Hkv = k.size(1), s.S = k.size(2);
   s.bf16 = q.scalar_type() == at::kBFloat16;
   s.scale = static_cast<float>(scale);
+  s.softcap = static_cast<float>(softcap);
   at::Tensor out = at::empty({s.B, s.T, s.H, s.D}, q.options()).transpose(1, 2);  // [B, H, T, D]
   at::Tensor mask = blocked.defined() ? blocked.to(at::kBool).contiguous() : at::Tensor();
   const bool* open = mask.defined() ? mask.data_ptr<bool>() : nullptr;
@@ -83,11 +84,11 @@ AttentionMasks attention_masks(const at::Tensor& full, const at::Tensor& key_pos
 at::Tensor key_positions(const at::Tensor& mask) { return mask.to(at::kLong).cumsum(1) - 1; }
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
-                     double scale, bool onednn) {
+                     double scale, bool onednn, double softcap) {
   const at::ScalarType t = q.scalar_type();
   if (onednn && q.device().is_cpu() && (t == at::kFloat || t == at::kBFloat16) && k.scalar_type() == t &&
       v.scalar_type() == t)
-    return cpu_attention(q, k, v, blocked, scale);
+    return cpu_attention(q, k, v, blocked, scale, softcap);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), S = k.size(2), G = H / Hkv;
   // Group the query heads that share a kv head instead of repeating k and v (no copy of the cache).
@@ -95,6 +96,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).view({B, Hkv, G, T, S});
   // In place: the scores are this call's own, and a long context makes each pass over them cost.
   scores.mul_(scale);
+  if (softcap > 0) scores.div_(softcap).tanh_().mul_(softcap);  // Gemma 2: before the mask
   if (blocked.defined()) scores.masked_fill_(blocked.view({B, 1, 1, T, S}), lowest(scores.scalar_type()));
   const bool low = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
   at::Tensor probs = low ? at::softmax(scores, -1, at::kFloat).to(q.scalar_type()) : at::softmax(scores, -1);

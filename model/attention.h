@@ -10,13 +10,14 @@ namespace exspec {
 // q [B, H, T, D]; k, v [B, Hkv, S, D] with H a multiple of Hkv (grouped-query attention);
 // blocked [B, T, S] bool, true where a query may not look (padding and causality folded in), or
 // undefined when nothing is blocked. Scores are scaled by `scale` (ModelConfig::attention_scale:
-// D^-0.5, or Gemma's query_pre_attn_scalar^-0.5). Returns [B, H, T, D].
+// D^-0.5, or Gemma's query_pre_attn_scalar^-0.5), then, where softcap > 0, capped to
+// softcap * tanh(score / softcap) before the mask (Gemma 2's attn_logit_softcapping). Returns [B, H, T, D].
 // `onednn` (the decoder's "own CPU kernels" switch; the name is older than them): on the CPU in
 // float32 and bfloat16, the kernel that computes each query alone in one fixed order
 // (model/kernels/attention_kernel.h: a row's result does not depend on its batch). Elsewhere, and
 // with false (the tests' reference), at::matmul.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
-                     double scale, bool onednn = true);
+                     double scale, bool onednn = true, double softcap = 0);
 
 // blocked[b, t, s] = !(mask[b, s] && s <= cached + t), for a forward over T new positions after
 // `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding). Computed once per

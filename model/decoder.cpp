@@ -314,7 +314,8 @@ at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v,
   if (content.defined())  // padding queries read zeros; their outputs are dropped below
     q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({-1, H, D})).view({B, T, H, D});
   auto [keys, values] = kv(i, qk.narrow(2, H, Hkv), v);
-  at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, config_.attention_scale(), onednn_)
+  at::Tensor a = attention(q.transpose(1, 2), keys, values, blocked, config_.attention_scale(), onednn_,
+                           config_.attn_logit_softcapping)
                      .transpose(1, 2)
                      .reshape({B * T, H * D});
   return content.defined() ? a.index_select(0, content) : a;
@@ -369,7 +370,8 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
 }
 
 at::Tensor Decoder::head(const at::Tensor& h) const {
-  return shortlist_.active() ? shortlist_(h) : screen_.active() ? screen_(h, lm_head_) : lm_head_(h);
+  const at::Tensor l = shortlist_.active() ? shortlist_(h) : screen_.active() ? screen_(h, lm_head_) : lm_head_(h);
+  return config_.final_logit_softcapping > 0 ? softcap_logits(l, config_.final_logit_softcapping) : l;
 }
 
 }  // namespace exspec

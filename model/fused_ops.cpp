@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <type_traits>
+
 #include "model/kernels/row_ops.h"
 #include "model/kernels/kernel_threads.h"
 
@@ -17,7 +20,35 @@ rowops::Type type_of(const at::Tensor& t) { return t.scalar_type() == at::kBFloa
 // Rows over the calling thread's team, a row whole on one thread; a few rows stay on this one.
 void over_rows(int64_t n, const std::function<void(int64_t, int64_t)>& f) { parallel_ranges(n, 16, f); }
 
+// x = cap * tanh(x / cap) in T, each step rounded to T; -inf kept.
+template <class T>
+void cap_all(T* x, int64_t n, double cap) {
+  using M = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const M c = static_cast<M>(cap);
+  for (int64_t i = 0; i < n; ++i) {
+    const M v = static_cast<M>(x[i]);
+    if (std::isinf(v) && v < 0) continue;
+    const T scaled = static_cast<T>(v / c);
+    const T t = static_cast<T>(std::tanh(static_cast<M>(scaled)));
+    x[i] = static_cast<T>(static_cast<M>(t) * c);
+  }
+}
+
 }  // namespace
+
+at::Tensor softcap_logits(const at::Tensor& x, double cap) {
+  if (!x.device().is_cpu()) return at::where(x.isneginf(), x, x.div(cap).tanh().mul(cap));
+  at::Tensor y = x.contiguous().clone();
+  const int64_t n = y.numel();
+  switch (y.scalar_type()) {
+    case at::kDouble: cap_all(y.data_ptr<double>(), n, cap); break;
+    case at::kFloat: cap_all(y.data_ptr<float>(), n, cap); break;
+    case at::kBFloat16: cap_all(y.data_ptr<at::BFloat16>(), n, cap); break;
+    case at::kHalf: cap_all(y.data_ptr<at::Half>(), n, cap); break;
+    default: throw std::invalid_argument("softcap_logits: logits of an unexpected dtype");
+  }
+  return y;
+}
 
 at::Tensor fused_rms_norm(const at::Tensor& x0, const at::Tensor& w0, double eps) {
   if (!applies(x0) || w0.scalar_type() != x0.scalar_type() || w0.dim() != 1) return {};

@@ -16,5 +16,10 @@ at::Tensor fused_gated_mul(rowops::Gate gate, const at::Tensor& gu);
 // Rotate-half rope of x [Bx, Tx, heads, D] (its Bx * Tx rows equally spaced, heads D apart, unit
 // stride in D) with cos and sin [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+// Gemma 2's final soft-capping of logits x: cap * tanh(x / cap) in x's dtype (each of the three
+// steps rounded to it, as Hugging Face's ops are), -inf (a shortlisted head's other tokens) kept.
+// On the CPU one scalar tanh an element: libtorch's vectorised tanh and its scalar tail give
+// other bits, so an element's result would depend on where the batch put it. Always defined.
+at::Tensor softcap_logits(const at::Tensor& x, double cap);
 
 }  // namespace exspec

@@ -80,20 +80,28 @@ std::vector<AttentionWindow> window_pattern(const GgufFile& f, const std::string
   return windows_but_each(layers, v ? positive(f, key) : n);
 }
 
-// Gemma 3's own keys: llama.cpp's, and its rules where the file says nothing.
+// Gemma 2 and 3's own keys: llama.cpp's, and its rules where the file says nothing.
 void gemma_fields(const GgufFile& f, const std::string& p, const ArchitectureRow& row, ModelConfig& c) {
   c.norm_offset = 0;  // the converter stored the multiplier 1 + w
   if (row.sliding_window_pattern_default > 0 && c.sliding_window > 0)
     c.layer_windows = window_pattern(f, p + "attention.sliding_window_pattern", c.num_layers, row.sliding_window_pattern_default);
   if (row.rope_local_default > 0)
     c.rope_local_theta = shortest_decimal(f.float_or(p + "rope.freq_base_swa").value_or(row.rope_local_default));
-  // No key holds query_pre_attn_scalar: llama.cpp takes hidden / heads for the 62-layer Gemma 3
-  // (27B, whose config.json says 168) and the head size otherwise.
+  // No key holds query_pre_attn_scalar: llama.cpp takes hidden / heads for the 27B models (62-layer
+  // Gemma 3, whose config.json says 168; 46-layer Gemma 2, 144) and the head size otherwise.
   if (row.query_pre_attn_scalar_default > 0)
-    c.query_pre_attn_scalar = static_cast<double>(c.num_layers == 62 ? c.hidden_size / c.num_heads : c.head_dim);
+    c.query_pre_attn_scalar =
+        static_cast<double>(c.num_layers == row.gguf_hidden_scale_layers ? c.hidden_size / c.num_heads : c.head_dim);
+  // Gemma 2's caps, its defaults where the file has none (llama.cpp's gemma2 always caps);
+  // llama.cpp's gemma3 reads none, so a gemma3 file that carries one is refused.
+  if (row.attn_softcap_default > 0) {
+    c.attn_logit_softcapping = shortest_decimal(f.float_or(p + "attn_logit_softcapping").value_or(row.attn_softcap_default));
+    c.final_logit_softcapping = shortest_decimal(f.float_or(p + "final_logit_softcapping").value_or(row.final_softcap_default));
+    return;
+  }
   for (const char* cap : {"final_logit_softcapping", "attn_logit_softcapping"})
     if (f.float_or(p + cap).value_or(0.0) != 0.0)
-      throw std::runtime_error(f.path() + ": " + p + cap + " is not served (Gemma 2's soft-capping)");
+      throw std::runtime_error(f.path() + ": " + p + cap + " is not served for " + p.substr(0, p.size() - 1) + " (gemma2's is)");
 }
 
 // Qwen3-MoE's experts (llama.cpp's qwen3moe: experts on every layer, their top-k weights always

@@ -87,7 +87,7 @@ const char* activation_name(Activation a) {
 }
 
 // Gemma's layer maths that config.json states: the MLP's activation, the local rope's base, the
-// attention scale; and the soft-capping and bidirectional attention that no kind serves yet.
+// attention scale, the soft-capping; and the bidirectional attention that no kind serves yet.
 void parse_layer_maths(const json& j, ModelConfig& c, const std::string& where) {
   const ArchitectureRow& row = c.architecture_row();
   const std::string act = j.contains(row.activation_key) && j[row.activation_key].is_string()
@@ -101,8 +101,17 @@ void parse_layer_maths(const json& j, ModelConfig& c, const std::string& where) 
     c.query_pre_attn_scalar = get_double(j, "query_pre_attn_scalar", static_cast<double>(row.query_pre_attn_scalar_default), where);
     if (!(c.query_pre_attn_scalar > 0)) fail(where, "field \"query_pre_attn_scalar\" must be positive");
   }
-  for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (j.contains(cap) && !j[cap].is_null()) fail(where, std::string(cap) + " is not served (Gemma 2's soft-capping; Gemma 3 has none)");
+  auto cap = [&](const char* key, double dflt) {
+    auto it = j.find(key);
+    if (it == j.end()) return dflt;
+    if (it->is_null()) return 0.0;
+    if (!row.softcapping) fail(where, std::string(key) + " is not served for " + c.architecture + " (Gemma 2's and Gemma 3's are)");
+    const double v = get_double(j, key, 0.0, where);
+    if (!(v > 0)) fail(where, std::string("field \"") + key + "\" must be positive or null");
+    return v;
+  };
+  c.attn_logit_softcapping = cap("attn_logit_softcapping", row.attn_softcap_default);
+  c.final_logit_softcapping = cap("final_logit_softcapping", row.final_softcap_default);
   if (get_bool(j, "use_bidirectional_attention", false, where)) fail(where, "use_bidirectional_attention=true is not served");
 }
 
@@ -242,6 +251,8 @@ void ModelConfig::take_row_layout() {
   norm_offset = row.norm == NormForm::Gemma ? 1.0 : 0.0;  // Hugging Face's files; GGUF's say 0
   rope_local_theta = row.rope_local_default;
   query_pre_attn_scalar = static_cast<double>(row.query_pre_attn_scalar_default);
+  attn_logit_softcapping = row.attn_softcap_default;
+  final_logit_softcapping = row.final_softcap_default;
 }
 
 double ModelConfig::attention_scale() const {
@@ -299,6 +310,10 @@ std::string ModelConfig::to_json_text() const {
   if (row.sliding_window_pattern_default > 0) j["sliding_window"] = sliding_window > 0 ? json(sliding_window) : json(nullptr);
   if (row.rope_local_default > 0) j["rope_local_base_freq"] = rope_local_theta;
   if (row.query_pre_attn_scalar_default > 0) j["query_pre_attn_scalar"] = query_pre_attn_scalar;
+  if (row.softcapping) {
+    j["attn_logit_softcapping"] = attn_logit_softcapping > 0 ? json(attn_logit_softcapping) : json(nullptr);
+    j["final_logit_softcapping"] = final_logit_softcapping > 0 ? json(final_logit_softcapping) : json(nullptr);
+  }
   if (row.experts) {
     j["num_experts"] = experts.num_experts;
     j["num_experts_per_tok"] = experts.top_k;

@@ -82,6 +82,9 @@ struct ModelConfig {
   double norm_offset = 0;
   // Attention scores scale by query_pre_attn_scalar^-0.5 (Gemma); 0: by head_dim^-0.5.
   double query_pre_attn_scalar = 0;
+  // Gemma 2: each score capped to cap * tanh(score / cap) after its scale, before the mask; the
+  // final logits likewise (HF's attn_logit_softcapping, final_logit_softcapping). 0: none.
+  double attn_logit_softcapping = 0, final_logit_softcapping = 0;
   ExpertsConfig experts;  // Qwen3-MoE; num_experts 0 elsewhere
   double attention_scale() const;
   // The embeddings' factor (sqrt(hidden_size) for Gemma, else 1), before rounding to the model's dtype.

@@ -58,10 +58,10 @@ Data make(const Case& c, uint32_t seed) {
 
 // Items [begin, end) in steps of `step`: step 1 runs every t alone (below the lanes' minimum for
 // the G used here), a whole range runs by lanes.
-std::vector<uint8_t> run(const Case& c, Data& d, int64_t step) {
+std::vector<uint8_t> run(const Case& c, Data& d, int64_t step, float softcap = 0.0f) {
   const int64_t e = c.bf16 ? 2 : 4;
   std::vector<uint8_t> out(static_cast<size_t>(c.B * c.H * c.T * c.D * e), 0xff);
-  attn::Shape s{c.B, c.H, c.Hkv, c.T, c.S, c.D, c.bf16, 1.0f / std::sqrt(static_cast<float>(c.D))};
+  attn::Shape s{c.B, c.H, c.Hkv, c.T, c.S, c.D, c.bf16, 1.0f / std::sqrt(static_cast<float>(c.D)), softcap};
   attn::View qv{d.q.data(), c.H * c.T * c.D, c.T * c.D, c.D}, kv{d.k.data(), c.Hkv * c.S * c.D, c.S * c.D, c.D},
       vv{d.v.data(), c.Hkv * c.S * c.D, c.S * c.D, c.D}, ov{out.data(), c.H * c.T * c.D, c.T * c.D, c.D};
   const int64_t n = c.B * c.Hkv * c.T;
@@ -108,4 +108,24 @@ CATCH_TEST_CASE("attention by lanes: a query's bits do not depend on the queries
           CATCH_CHECK(std::memcmp(out.data() + off, want.data() + off * 4, c.D * 4) == 0);
         }
     }
+}
+
+// Gemma 2's soft-capping (Shape::softcap): both paths cap each score alike, so a query's bits
+// stay the same alone and by lanes; and the cap changes the result.
+CATCH_TEST_CASE("soft-capped attention: each query the same bits alone and by lanes, and the cap bites", "[attention]") {
+  const Case cases[] = {{1, 12, 4, 7, 45, 64, false}, {2, 8, 2, 2, 19, 40, true}, {2, 4, 2, 9, 33, 40, false}};
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    Data d = make(c, seed += 10);
+    const std::vector<uint8_t> alone = run(c, d, 1, 0.5f), lanes = run(c, d, c.B * c.Hkv * c.T, 0.5f);
+    CATCH_CHECK(std::memcmp(alone.data(), lanes.data(), alone.size()) == 0);
+    const std::vector<uint8_t> uncapped = run(c, d, 1);
+    CATCH_CHECK(std::memcmp(alone.data(), uncapped.data(), alone.size()) != 0);
+  }
+}
+
+CATCH_TEST_CASE("a soft-capped score is cap * tanh(score / cap)", "[attention]") {
+  CATCH_CHECK(attn::capped(3.0f, 0.0f) == 3.0f);  // no cap
+  CATCH_CHECK(attn::capped(3.0f, 2.0f) == 2.0f * tanhf(1.5f));
+  CATCH_CHECK(attn::capped(-1e30f, 50.0f) == -50.0f);
 }

@@ -106,7 +106,7 @@ at::Tensor left_padded(const Decoder& m, const std::vector<int64_t>& tokens, int
 
 CATCH_TEST_CASE("a row's logits are the same bits alone, in a prefill chunk and inside any batch",
                 "[invariance][int8]") {
-  for (const char* arch : {"llama", "qwen3", "glm4", "mistral", "gemma3", "qwen3moe"}) {
+  for (const char* arch : {"llama", "qwen3", "glm4", "mistral", "gemma2", "gemma3", "qwen3moe"}) {
     for (at::ScalarType dt : test::invariant_dtypes()) {
       auto m = test::load_as(test::model_dir(arch), dt);
       const auto tokens = test::mixed_prompts(1, 17, 17, m->config().vocab_size, 5)[0];

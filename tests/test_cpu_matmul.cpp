@@ -98,7 +98,7 @@ CATCH_TEST_CASE("the packed products keep a bounded number of primitives, whatev
 }
 
 CATCH_TEST_CASE("decoder with packed weights: logits within float32 rounding, greedy ids identical", "[cpu_matmul]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma3", "qwen3moe"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma2", "gemma3", "qwen3moe"}) {
     CATCH_SECTION(arch) {
       const std::string dir = test::model_dir(arch, "small", 5);
       auto packed = Decoder::load(dir, {at::kFloat, at::kCPU, true});

@@ -25,7 +25,7 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs()
 }  // namespace
 
 CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64)", "[decoder]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma3", "qwen3moe"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma2", "gemma3", "qwen3moe"}) {
     CATCH_SECTION(arch) {
       auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       // Up to 20 tokens: Mistral's window of 16 counts content positions, not padded columns.
@@ -46,7 +46,7 @@ CATCH_TEST_CASE("batched left-padded forward equals each sequence alone (float64
 }
 
 CATCH_TEST_CASE("KV-cached incremental decoding equals full recomputation (float64)", "[decoder]") {
-  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma3", "qwen3moe"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "glm", "glm4", "mistral", "phi3", "gemma2", "gemma3", "qwen3moe"}) {
     CATCH_SECTION(arch) {
       auto m = Decoder::load(test::model_dir(arch), {at::kDouble, test::device()});
       auto prompts = test::mixed_prompts(3, 4, 20, m->config().vocab_size, 11);

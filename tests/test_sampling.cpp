@@ -403,6 +403,28 @@ CATCH_TEST_CASE("Gemma 3 in float32, int8 and bfloat16 and from its GGUF files: 
   default_mode_sweep(test::load_as(test::model_dir("gemma3", "small", 3), at::kFloat), test::load_as(test::model_dir("gemma3"), at::kFloat));
 }
 
+// Issue 71: Gemma 2 (scores and logits soft-capped, each 2nd layer sliding under the model's one
+// rope; window 16, which the sequences outgrow): every mode in float64; the default mode in
+// float32, int8 and bfloat16 (the capped scores in the fixed-order attention kernel, the capped
+// logits element by element), and from its GGUF files.
+CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed on a Gemma 2 pair", "[sampling][oracle][gemma2]") {
+  sampling_sweep(load64(test::model_dir("gemma2")), load64(test::truncated_draft("gemma2")));
+}
+
+CATCH_TEST_CASE("Gemma 2 in float32, int8 and bfloat16 and from its GGUF files: the default mode at batch 16 equals batch-1 nonspec sampling",
+                "[sampling][oracle][int8][gguf][gemma2]") {
+  for (at::ScalarType dt : test::invariant_dtypes()) {
+    CATCH_INFO(dtype_name(dt));
+    default_mode_sweep(test::load_as(test::model_dir("gemma2"), dt), test::load_as(test::truncated_draft("gemma2"), dt));
+  }
+  gguf_default_mode_sweep("gemma2", [](const ModelConfig& c) {
+    CATCH_REQUIRE(c.attn_logit_softcapping > 0);
+    CATCH_REQUIRE(c.final_logit_softcapping > 0);
+    CATCH_REQUIRE(c.layer_kind(0).window == AttentionWindow::Sliding);
+    CATCH_REQUIRE(c.layer_kind(1).window == AttentionWindow::Full);
+  });
+}
+
 // Issue 72: Qwen3-MoE (8 experts, 2 a row, on every layer): every mode in float64; the default
 // mode in float32, int8 and bfloat16, whose experts multiply only the rows that chose them, and
 // with a dense draft.

@@ -47,7 +47,7 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   for (int64_t j = 0; j < S; ++j) {
     if (closed && closed[j]) continue;
     const float* kr = row(k, s.bf16, b, kvh, j, D, w.krow.data());
-    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = fixed_order_dot(w.q.data() + g * D, kr, D) * s.scale;
+    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = capped(fixed_order_dot(w.q.data() + g * D, kr, D) * s.scale, s.softcap);
     w.seen[n++] = j;
   }
   for (int64_t g = 0; g < G; ++g) {

@@ -5,12 +5,14 @@
 // shifts a key's lane in a vectorised sum), with keys read as a view or as a gathered copy. Here
 // each query (b, head, t) is computed alone, over its visible keys only, in order:
 //   s_j = (Σ_d q_d k_jd) · scale          16 fixed lanes over d, summed by a fixed tree
+//   s_j = cap · tanh(s_j / cap)            Gemma 2's soft-capping, where softcap > 0 (tanhf)
 //   p_j = exp(s_j - max_j s_j)            sum = Σ_j p_j in order of j (model/kernels/fast_exp.h)
 //   o_d = (Σ_j p_j v_jd) / sum            in order of j
 // in float32 from float32 or bfloat16 inputs, the output rounded once to the input's dtype. The
 // same bits whatever the other rows, the padding, the strides, the threads, and the instruction
 // set (compiled without contraction: every clone does the same multiplies and adds).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace exspec::attn {
@@ -25,7 +27,11 @@ struct Shape {
   int64_t B = 0, H = 0, Hkv = 0, T = 0, S = 0, D = 0;
   bool bf16 = false;  // q, k, v and out in bfloat16 (else float32)
   float scale = 1.0f;
+  float softcap = 0.0f;  // > 0: each score capped, s = softcap * tanhf(s / softcap)
 };
+
+// A score's cap (Shape::softcap): one scalar tanhf, so that both paths and every clone agree.
+inline float capped(float s, float cap) { return cap > 0.0f ? cap * tanhf(s / cap) : s; }
 
 // Items [begin, end) of the B * Hkv * T in order (b, kv head, t): for each query head h of the
 // kv head (h / (H / Hkv) == kv head), out (b, h, t, :) from q (b, h, t, :) and the keys and values

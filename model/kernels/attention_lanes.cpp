@@ -121,7 +121,8 @@ EXSPEC_INLINE void gather_lanes(const Shape& s, const View& q, const bool* block
   }
 }
 
-// p[j]: each lane's score of key j (fixed_order_dot's lanes and tree, then the scale); returns
+// p[j]: each lane's score of key j (fixed_order_dot's lanes and tree, then the scale and the
+// cap, lane by lane as the per-query path does them); returns
 // each lane's maximum over the keys it sees, in order of j.
 template <class F, class I>
 EXSPEC_INLINE F scores(const Shape& s, const F* qt, const I* open, const Rows& keys, const Rows& values, F* p) {
@@ -153,6 +154,8 @@ EXSPEC_INLINE F scores(const Shape& s, const F* qt, const I* open, const Rows& k
       for (int l = 0; l < h; ++l) a[l] += a[l + h];
     }
     p[j] = a[0] * s.scale;
+    if (s.softcap > 0.0f)
+      for (int l = 0; l < static_cast<int>(sizeof(F) / 4); ++l) p[j][l] = capped(p[j][l], s.softcap);
     top = (open[j] & (top < p[j])) ? p[j] : top;
   }
   return top;

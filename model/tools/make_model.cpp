@@ -134,6 +134,8 @@ std::string byte_symbol(int b) {
 double default_damp_std(const std::string& preset) { return preset == "demo" || preset == "1b" ? 0.0003 : 0.0005; }
 
 // Post-norm weights of damped GLM-4 layers: damp_std times this.
+// gemma2's caps: low enough that drawn weights' scores and logits reach into tanh's bend.
+constexpr double kGemma2AttnCap = 1.0, kGemma2FinalCap = 2.0;
 constexpr double kPostNormDamp = 80.0;  // chosen so that a one-layer draft agrees often, not always
 
 // The presets' shapes, one row each.
@@ -232,6 +234,18 @@ ModelConfig preset_config(const std::string& arch, const std::string& preset) {
       c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
       c.sliding_window = c.max_position_embeddings / 32;
       c.layer_windows = windows_but_each(c.num_layers, c.num_layers < 6 ? 2 : 6);
+      break;
+    case Arch::Gemma2:  // Gemma 3's tied head and head_dim, one rope, each 2nd layer full, and caps low
+      // enough to bite on drawn weights (Gemma 2's own 50 and 30 would leave these scores and
+      // logits as they are)
+      c.rope_theta = 10000.0;
+      c.tie_word_embeddings = true;
+      c.head_dim = 2 * c.hidden_size / c.num_heads;
+      c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
+      c.sliding_window = c.max_position_embeddings / 32;
+      c.layer_windows = windows_but_each(c.num_layers, 2);
+      c.attn_logit_softcapping = kGemma2AttnCap;
+      c.final_logit_softcapping = kGemma2FinalCap;
       break;
     case Arch::Qwen3Moe: {  // Qwen3's attention; 8 experts of half the MLP's width, 2 a row, on every layer
       c.rope_theta = 1000000.0;

@@ -15,8 +15,9 @@ mkdir -p "$work"
 # mistral and phi3: a window of 16, which the prompts and answers outgrow; phi3: fused products,
 # partial rope; gemma3: the window on layers 0 and 2 with their own rope, (1 + w) norms stored as
 # the multiplier; phi3-longrope: Phi-3.5's longrope (rope_factors_long/short, attn_factor), its short
-# factors in float32 and its long ones (--longrope long) in int8
-for arch in llama qwen2 qwen3 mistral phi3 phi3-longrope gemma3; do
+# factors in float32 and its long ones (--longrope long) in int8; gemma2: its caps
+# (gemma2.attn_logit_softcapping, .final_logit_softcapping) and each 2nd layer sliding
+for arch in llama qwen2 qwen3 mistral phi3 phi3-longrope gemma2 gemma3; do
   made=(--arch "${arch%-longrope}")
   [ "$arch" = phi3-longrope ] && made+=(--longrope)
   "$exspec" make-model "${made[@]}" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
@@ -68,6 +69,9 @@ for lr in short long; do
   grep -q "longrope: $lr factors, attention factor 1.1[0-9]*, context $context (original 128)" "$work/check-longrope.txt" ||
     { echo "check of the longrope file lacks its $lr factors:"; cat "$work/check-longrope.txt"; exit 1; }
 done
+"$exspec" check "$work/gemma2.gguf" --dtype float32 --max-tokens 4 > "$work/check-gemma2.txt"
+grep -q "gemma2, 4 layers, .*, sliding window 16 on 2 of 4 layers, GELU-tanh, (1 + w) norms, .*scores capped at 1, logits capped at 2" "$work/check-gemma2.txt" ||
+  { echo "check of the Gemma 2 file lacks its kinds:"; cat "$work/check-gemma2.txt"; exit 1; }
 "$exspec" check "$work/gemma3.gguf" --dtype float32 --max-tokens 4 > "$work/check-gemma3.txt"
 grep -q "gemma3, 4 layers, .*, sliding window 16 on 2 of 4 layers (their rope base 10000), GELU-tanh, (1 + w) norms" "$work/check-gemma3.txt" ||
   { echo "check of the Gemma 3 file lacks its kinds:"; cat "$work/check-gemma3.txt"; exit 1; }

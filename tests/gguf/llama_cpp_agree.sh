@@ -65,7 +65,7 @@ agree "$work/demo-q4_k_m.gguf" int8
 # activations in blocks of 256 where exspec does in 32 (exspec float32 on the same file's values
 # agreed at 180 of 192 positions, int8 at 184): 90 %.
 agree "$work/m150-q4_k_m.gguf" int8 90
-for arch in llama qwen2 qwen3 phi3 gemma3 qwen3moe; do
+for arch in llama qwen2 qwen3 phi3 gemma2 gemma3 qwen3moe; do
   # phi3: its fused attn_qkv and ffn_up and partial rope against llama.cpp's, without the
   # window, which llama.cpp turns off for phi3 (src/models/phi3.cpp: "Phi SWA is currently
   # disabled"). Not named phi3: a general.name with "phi3" makes llama.cpp look up Phi-3's own
@@ -75,13 +75,16 @@ for arch in llama qwen2 qwen3 phi3 gemma3 qwen3moe; do
   # top-2 margin of 0.05): where they differ (9 of 192 positions, 2026-11-29) the float64
   # reference's margin was below 0.0011, and llama.cpp keeps keys and values in float16 and
   # takes GELU from a float16 table: 90 %. qwen3moe: its router, its 8 experts (2 a token,
-  # renormalised) from the 3-D ffn_*_exps tensors, against llama.cpp's build_moe_ffn.
+  # renormalised) from the 3-D ffn_*_exps tensors, against llama.cpp's build_moe_ffn. gemma2:
+  # its scores and logits soft-capped, each 2nd layer sliding, against llama.cpp's gemma2; 90 %
+  # as gemma3 (the same float16 keys and GELU table).
   m=$work/tiny-${arch/phi3/phi-three}
   m=${m/gemma3/gem-three}
+  m=${m/gemma2/gem-two}
   "$exspec" make-model --arch "$arch" --preset tiny --seed 5 --out "$m" 2> /dev/null
   [ "$arch" = phi3 ] && sed -i 's/"sliding_window": [0-9]*/"sliding_window": null/' "$m/config.json"
   /usr/bin/python3 "$here/write_gguf.py" "$m" "$m-f32.gguf"
-  agree "$m-f32.gguf" float32 "$([ "$arch" = gemma3 ] && echo 90 || echo 95)"
+  agree "$m-f32.gguf" float32 "$([[ "$arch" = gemma* ]] && echo 90 || echo 95)"
 done
 exit 0
 fi

@@ -63,6 +63,7 @@ with open(sys.argv[1], "w") as f:
         f.write(json.dumps({"prompt_ids": [(a * i + 1) % 256 for i in range(n)]}) + "\n")
 PY
 check phi3-longrope "$work/long-prompts.jsonl" --longrope long
+run gemma2-softcaps --arch gemma2 --preset tiny --seed 3  # scores and logits soft-capped, each 2nd layer sliding
 run gemma3-two-kinds --arch gemma3 --preset tiny --seed 3  # (1 + w) sandwich norms, GELU-tanh, local and global rope
 run gemma3-bf16 --arch gemma3 --preset tiny --seed 8 --dtype bfloat16  # the (1 + w) multiplier made in float32 from bfloat16 weights
 run qwen3moe-experts --arch qwen3moe --preset tiny --seed 3  # 8 experts, 2 a token, renormalised, on every layer

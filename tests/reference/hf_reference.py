@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """Independent float64 reference for exspec, written from the Hugging Face modelling definitions
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM,
-MistralForCausalLM, Phi3ForCausalLM, Gemma3ForCausalLM, Qwen3MoeForCausalLM). CPU, batch size 1,
-no KV cache: every greedy step recomputes the whole sequence.
+MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Qwen3MoeForCausalLM).
+CPU, batch size 1, no KV cache: every greedy step recomputes the whole sequence.
 
 Deliberate conventions (HF computes these in float32 even for a float64 model): the rope tables
 (inv_freq, pos*inv_freq, cos, sin), RMSNorm, the attention softmax and Qwen3-MoE's router softmax
-are all float64 here; but Gemma3RMSNorm's multiplier 1.0 + weight.float() is made in float32 as HF
-makes it, and longrope's factors are float32 values as HF's torch.tensor(factors, float32) makes
-them. longrope (Phi-3-128k, Phi-3.5, Phi-4-mini) takes its long factors when the whole sequence is
-longer than original_max_position_embeddings (HF's seq_len, max(position_ids) + 1, of a forward
-that re-runs it all), else its short ones. Experts of equal router probability are chosen lower
+are all float64 here; but Gemma2RMSNorm's and Gemma3RMSNorm's multiplier 1.0 + weight.float() is
+made in float32 as HF makes it, and longrope's factors are float32 values as HF's
+torch.tensor(factors, float32) makes them. Gemma 2's soft-capping is HF's: tanh(x / cap) * cap of
+the scaled attention scores before the mask is added, and of the final logits. longrope
+(Phi-3-128k, Phi-3.5, Phi-4-mini) takes its long factors when the whole sequence is longer than
+original_max_position_embeddings (HF's seq_len, max(position_ids) + 1, of a forward that re-runs
+it all), else its short ones. Experts of equal router probability are chosen lower
 index first (torch.topk leaves the order of ties unspecified).
 
   hf_reference.py --model DIR --prompts P.jsonl --max-tokens N \\
@@ -29,6 +31,7 @@ GLM, GLM4 = "GlmForCausalLM", "Glm4ForCausalLM"  # transformers' models/glm and 
 MISTRAL = "MistralForCausalLM"  # transformers' models/mistral
 PHI3 = "Phi3ForCausalLM"  # transformers' models/phi3
 GEMMA3 = "Gemma3ForCausalLM"  # transformers' models/gemma3, the text model (Gemma3TextConfig)
+GEMMA2 = "Gemma2ForCausalLM"  # transformers' models/gemma2 (Gemma2Config)
 QWEN3MOE = "Qwen3MoeForCausalLM"  # transformers' models/qwen3_moe (Qwen3MoeConfig)
 F64 = torch.float64
 
@@ -166,8 +169,16 @@ def rms_norm(x, weight, eps):
 
 
 def gemma_multiplier(weight):
-    """Gemma3RMSNorm scales by (1.0 + self.weight.float()): a float32 sum, whatever the model's dtype."""
+    """Gemma2RMSNorm and Gemma3RMSNorm scale by (1.0 + self.weight.float()): a float32 sum, whatever
+    the model's dtype."""
     return (1.0 + weight.to(torch.float32)).to(F64)
+
+
+def softcap(x, cap):
+    """Gemma 2's logit soft-capping, in HF's order: x / cap, tanh, times cap (no capping for None)."""
+    if cap is None:
+        return x
+    return torch.tanh(x / cap) * cap
 
 
 def gelu_tanh(x):
@@ -238,14 +249,18 @@ def sparse_layers(cfg):
 class Model:
     def __init__(self, cfg, weights):
         arch = (cfg.get("architectures") or [None])[0]
-        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3, GEMMA3, QWEN3MOE):
+        if arch not in (LLAMA, QWEN2, QWEN3, GLM, GLM4, MISTRAL, PHI3, GEMMA2, GEMMA3, QWEN3MOE):
             raise UsageError(f"unsupported architecture {arch!r}")
         self.moe = arch == QWEN3MOE
         self.n_experts = self.top_k = self.moe_inter = 0
         if self.moe:
             self.moe_config(cfg)
-        self.gemma = arch == GEMMA3
-        # Gemma3MLP uses hidden_activation (default gelu_pytorch_tanh); the others hidden_act.
+        self.gemma = arch in (GEMMA2, GEMMA3)
+        # Gemma2Config: attention scores, after their scaling and before the mask, and the final
+        # logits soft-capped (defaults 50 and 30; null: no capping); Gemma 3 has neither.
+        self.attn_cap = cfg.get("attn_logit_softcapping", 50.0) if arch == GEMMA2 else None
+        self.final_cap = cfg.get("final_logit_softcapping", 30.0) if arch == GEMMA2 else None
+        # Gemma2MLP / Gemma3MLP use hidden_activation (default gelu_pytorch_tanh); the others hidden_act.
         act = cfg.get("hidden_activation", "gelu_pytorch_tanh") if self.gemma else cfg.get("hidden_act", "silu")
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise UsageError(f"unsupported activation {act!r}")
@@ -259,7 +274,7 @@ class Model:
         self.hd = cfg.get("head_dim") or (128 if self.glm else 256 if self.gemma else H // self.nh)
         self.eps = cfg["rms_norm_eps"]
         self.vocab = V
-        self.qk_norm = arch in (QWEN3, GEMMA3, QWEN3MOE)
+        self.qk_norm = arch in (QWEN3, GEMMA3, QWEN3MOE)  # not Gemma 2's
         # Qwen2: q/k/v always biased, o never. Llama, Qwen3, Qwen3-MoE: attention_bias biases q, k, v AND o.
         # GLM: attention_bias (default on) biases q, k, v; o_proj never has a bias.
         # Mistral: no biases anywhere, and MistralConfig's sliding_window (default 4096, null: none):
@@ -283,24 +298,28 @@ class Model:
         n = cfg["num_hidden_layers"]
         first = cfg.get("max_window_layers", 28) if arch in (QWEN2, QWEN3) else 0
         types = cfg.get("layer_types") or ["sliding_attention" if i >= first else "full_attention" for i in range(n)]
-        if self.gemma:
+        if self.gemma:  # Gemma2Config: window 4096 on layers 0, 2, 4, ... unless layer_types says otherwise
             self.window = cfg.get("sliding_window", 4096)
-            pattern = cfg.get("sliding_window_pattern", 6)
+            pattern = cfg.get("sliding_window_pattern", 6) if arch == GEMMA3 else 2
             types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         self.slides = [bool(self.window) and t == "sliding_attention" for t in types]
-        o_bias = arch in (LLAMA, QWEN3, GEMMA3, QWEN3MOE) and cfg.get("attention_bias", False)
+        o_bias = arch in (LLAMA, QWEN3, GEMMA2, GEMMA3, QWEN3MOE) and cfg.get("attention_bias", False)
         mlp_bias = arch == LLAMA and cfg.get("mlp_bias", False)
-        self.sandwich = arch in (GLM4, GEMMA3)  # GLM-4: post_self_attn_layernorm, post_mlp_layernorm
+        self.sandwich = arch in (GLM4, GEMMA2, GEMMA3)  # GLM-4: post_self_attn_layernorm, post_mlp_layernorm
         rotary = int(self.hd * cfg.get("partial_rotary_factor", 0.5 if self.glm else 1.0)) if self.glm or self.phi3 else self.hd
         self.rotary = rotary
         # longrope: the frequencies are the forward's (they depend on its length), cos and sin
         # times the attention factor
         self.longrope = rope_kind(cfg) == "longrope"
         self.rope_cfg, self.attention_factor = cfg, (longrope_params(cfg)[1] if self.longrope else None)
-        self.inv_freq = rope_inv_freq(cfg, rotary, 1_000_000.0 if self.gemma else 10000.0,
+        # Gemma 3's default rope_theta is 1e6 and its sliding layers turn by their own rope; Gemma 2
+        # has one rope (default 10000) for all layers.
+        self.gemma3 = arch == GEMMA3
+        self.default_theta = 1_000_000.0 if self.gemma3 else 10000.0
+        self.inv_freq = rope_inv_freq(cfg, rotary, self.default_theta,
                                       seq_len=0 if self.longrope else None)  # checks the factors' count
         self.local_inv_freq = self.inv_freq
-        if self.gemma:
+        if self.gemma3:
             self.local_inv_freq = rope_inv_freq({"rope_theta": cfg.get("rope_local_base_freq", 10000.0)}, rotary)
         self.scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5 if self.gemma else self.hd ** -0.5
         used = set()
@@ -390,14 +409,14 @@ class Model:
             return emb.cos(), emb.sin()
         rope, local_rope = table(self.inv_freq), table(self.local_inv_freq)
         if self.longrope:  # HF's rotary embedding: cos and sin times attention_scaling, on every layer
-            cos, sin = table(rope_inv_freq(self.rope_cfg, self.rotary, 1_000_000.0 if self.gemma else 10000.0, seq_len=T))
+            cos, sin = table(rope_inv_freq(self.rope_cfg, self.rotary, self.default_theta, seq_len=T))
             rope = (cos * self.attention_factor, sin * self.attention_factor)
-            local_rope = local_rope if self.gemma else rope  # Gemma 3's sliding layers: their own, unscaled
+            local_rope = local_rope if self.gemma3 else rope  # Gemma 3's sliding layers: their own, unscaled
         query, key = torch.arange(T)[:, None], torch.arange(T)[None, :]
         causal = torch.zeros((T, T), dtype=F64).masked_fill(key > query, -math.inf)
         windowed = causal.masked_fill(query - key >= (self.window or T), -math.inf) if self.window else causal
         h = self.embed[torch.tensor(ids)]
-        if self.gemma:  # Gemma3TextScaledWordEmbedding
+        if self.gemma:  # Gemma2Model's normalizer, Gemma3TextScaledWordEmbedding
             h = h * self.embed.shape[1] ** 0.5
         for L, slides in zip(self.layers, self.slides):
             cos, sin = local_rope if slides else rope
@@ -426,7 +445,8 @@ class Model:
             k = k.repeat_interleave(nh // nkv, dim=1)
             v = v.repeat_interleave(nh // nkv, dim=1)
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [heads, T, hd]
-            scores = (q @ k.transpose(1, 2)) * self.scale + (windowed if slides else causal)
+            # Gemma 2: the scaled scores soft-capped, then the mask added (masked keys stay -inf)
+            scores = softcap((q @ k.transpose(1, 2)) * self.scale, self.attn_cap) + (windowed if slides else causal)
             attn = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
             out = linear(attn, L["o"], L["ob"])
             if self.sandwich:  # Glm4DecoderLayer: the branch output is normalised before the residual add
@@ -444,7 +464,7 @@ class Model:
             if self.sandwich:
                 out = rms_norm(out, L["mlp_out_norm"], self.eps)
             h = h + out
-        return linear(rms_norm(h, self.norm, self.eps), self.lm_head)
+        return softcap(linear(rms_norm(h, self.norm, self.eps), self.lm_head), self.final_cap)
 
 
 def greedy(model, prompt, max_tokens, eos_ids, first_logits=None):

@@ -2,15 +2,17 @@
 random GLM-4 are causal-consistent and resume greedy decoding identically, GLM's rope equals
 complex rotation, a Mistral window bounds how far a token reaches, Gemma 3's GELU-tanh is
 torch's, Qwen3-MoE's sparse block equals a dense formulation of it, its layers of the right
-kinds, and Phi-3's longrope switches its factors past original_max_position_embeddings, rounds
-them to float32 and scales cos and sin by its attention factor."""
+kinds, Phi-3's longrope switches its factors past original_max_position_embeddings, rounds
+them to float32 and scales cos and sin by its attention factor, and a tiny Gemma 2 equals a
+token-by-token formulation of it with its soft-capping."""
 import math
 
 import numpy as np
 import torch
 
-from hf_reference import (F64, GEMMA3, GLM4, LLAMA, MISTRAL, PHI3, QWEN3MOE, Model, UsageError, gelu_tanh, glm_rope,
-                          greedy, longrope_params, rope_inv_freq, rope_kind, route, sparse_layers, sparse_moe)
+from hf_reference import (F64, GEMMA2, GEMMA3, GLM4, LLAMA, MISTRAL, PHI3, QWEN3MOE, Model, UsageError, gelu_tanh,
+                          glm_rope, greedy, longrope_params, rope_inv_freq, rope_kind, route, sparse_layers,
+                          sparse_moe)
 
 
 def prefix_worst(model, seq):
@@ -46,7 +48,7 @@ def self_test():
     ok = worst <= 1e-12 and resumed == toks[4:]
     print(f"self-test: prefix max|diff| {worst:.3e}, greedy resume {'ok' if resumed == toks[4:] else 'DIFFERS'}")
     passed = [glm_self_test(g), window_self_test(g, shapes), gemma_self_test(g), moe_self_test(g),
-              longrope_self_test(g)]
+              longrope_self_test(g), gemma2_self_test(g)]
     return 0 if ok and all(passed) else 1
 
 
@@ -285,4 +287,93 @@ def longrope_self_test(g):
           f"{'ok' if freq_ok else 'WRONG'} ({freq_err:.1e}); vs linear x float32(factor) with q x attention_factor^2: "
           f"T={original} short {short_err:.3e}, T={original + 1} long {long_err:.3e} (faults: >= switch "
           f"{faults[0]:.1e}, no attention factor {faults[1]:.1e}, unrounded {faults[2]:.1e}); prefix max|diff| {worst:.3e}")
+    return ok
+
+
+def gemma2_by_hand(cfg, w, ids):
+    """Gemma2ForCausalLM written another way, a query and a head at a time: Gemma2Config's defaults
+    (caps 50 and 30, layers 0, 2, 4, ... sliding, rope_theta 10000, tied head); rope as a complex
+    rotation of (x_k, x_k+hd/2); each query's softmax over the keys it may see only (the causal
+    mask and the window), of cap * tanh(scale * q.k / cap); the final logits capped likewise."""
+    H, nh, nkv, hd, eps = (cfg[k] for k in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+                                             "rms_norm_eps"))
+    acap, fcap = cfg.get("attn_logit_softcapping", 50.0), cfg.get("final_logit_softcapping", 30.0)
+    scale, window, half, T = cfg["query_pre_attn_scalar"] ** -0.5, cfg["sliding_window"], hd // 2, len(ids)
+    theta = cfg.get("rope_theta", 10000.0)
+    cap = lambda x, c: x if c is None else c * torch.tanh(x / c)
+
+    def norm(x, name):  # (1 + w) made in float32, as Gemma2RMSNorm makes it
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * (w[name].to(torch.float32) + 1).to(F64)
+
+    def rope(x, pos):  # x [heads, hd]
+        angle = pos * theta ** (-2.0 * torch.arange(half, dtype=F64) / hd)
+        z = torch.complex(x[:, :half], x[:, half:]) * torch.polar(torch.ones_like(angle), angle)
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    embed = w["model.embed_tokens.weight"]
+    h = torch.stack([embed[t] * math.sqrt(H) for t in ids])
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        x = norm(h, p + "input_layernorm.weight")
+        q = [rope((w[p + "self_attn.q_proj.weight"] @ x[t]).view(nh, hd), t) for t in range(T)]
+        k = [rope((w[p + "self_attn.k_proj.weight"] @ x[t]).view(nkv, hd), t) for t in range(T)]
+        v = [(w[p + "self_attn.v_proj.weight"] @ x[t]).view(nkv, hd) for t in range(T)]
+        rows = []
+        for i in range(T):
+            seen = [j for j in range(i + 1) if layer % 2 == 1 or i - j < window]
+            heads = []
+            for a in range(nh):
+                kv = a // (nh // nkv)
+                s = cap(torch.stack([q[i][a] @ k[j][kv] * scale for j in seen]), acap)
+                e = torch.exp(s - s.max())
+                heads.append(sum(pj * v[j][kv] for pj, j in zip(e / e.sum(), seen)))
+            rows.append(torch.cat(heads))
+        h = h + norm(torch.stack(rows) @ w[p + "self_attn.o_proj.weight"].T, p + "post_attention_layernorm.weight")
+        x = norm(h, p + "pre_feedforward_layernorm.weight")
+        gate, up = x @ w[p + "mlp.gate_proj.weight"].T, x @ w[p + "mlp.up_proj.weight"].T
+        mlp = (torch.nn.functional.gelu(gate, approximate="tanh") * up) @ w[p + "mlp.down_proj.weight"].T
+        h = h + norm(mlp, p + "post_feedforward_layernorm.weight")
+    return cap(norm(h, "model.norm.weight") @ embed.T, fcap)
+
+
+def gemma2_self_test(g):
+    """A tiny Gemma 2 (3 layers: sliding, full, sliding; window 3 over 12 tokens) against
+    gemma2_by_hand: with caps that bite (attention 2, final 3), with both null (no capping) and
+    with both absent (Gemma2Config's 50 and 30). The scores are large enough that capping them
+    changes the logits by far more than the tolerance, so capping after the mask (masked keys
+    would weigh exp(-cap), not 0), a missing final cap, or another order of / cap, tanh and * cap
+    each fail it; capping after the mask also breaks the prefix check. The default layer kinds and
+    layer_types; Gemma 3's q/k norm weights refused (Gemma 2 has none)."""
+    H, I, V, nh, nkv, hd, layers = 32, 48, 50, 4, 2, 8, 3
+    cfg = dict(architectures=[GEMMA2], hidden_size=H, intermediate_size=I, vocab_size=V, num_hidden_layers=layers,
+               num_attention_heads=nh, num_key_value_heads=nkv, head_dim=hd, rms_norm_eps=1e-6, sliding_window=3,
+               query_pre_attn_scalar=12, attn_logit_softcapping=2.0, final_logit_softcapping=3.0)
+    shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    per_layer = {"input_layernorm": (H,), "post_attention_layernorm": (H,), "pre_feedforward_layernorm": (H,),
+                 "post_feedforward_layernorm": (H,), "self_attn.q_proj": (nh * hd, H), "self_attn.k_proj": (nkv * hd, H),
+                 "self_attn.v_proj": (nkv * hd, H), "self_attn.o_proj": (H, nh * hd), "mlp.gate_proj": (I, H),
+                 "mlp.up_proj": (I, H), "mlp.down_proj": (H, I)}
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
+    weights = {n: torch.randn(s, generator=g, dtype=F64) * (0.1 if len(s) == 1 else 0.5) for n, s in shapes.items()}
+    seq = torch.randint(0, V, (12,), generator=g).tolist()
+    nulls = {**cfg, "attn_logit_softcapping": None, "final_logit_softcapping": None}
+    absent = {k: v for k, v in cfg.items() if not k.endswith("softcapping")}
+    errs, hands = [], []
+    for c in (cfg, nulls, absent):
+        hands.append(gemma2_by_hand(c, weights, seq))
+        errs.append(float((Model(c, weights).forward(seq) - hands[-1]).abs().max()))
+    # how far the capping moves the logits: the attention's alone (final cap kept), and the final's
+    bite = [float((gemma2_by_hand({**cfg, "attn_logit_softcapping": None}, weights, seq) - hands[0]).abs().max()),
+            float((gemma2_by_hand({**cfg, "final_logit_softcapping": None}, weights, seq) - hands[0]).abs().max())]
+    model = Model(cfg, weights)
+    worst = prefix_worst(model, seq)
+    kinds_ok = (model.slides == [True, False, True]
+                and Model({**cfg, "layer_types": ["full_attention", "sliding_attention", "full_attention"]},
+                          weights).slides == [False, True, False])
+    q_norm = {**weights, "model.layers.0.self_attn.q_norm.weight": torch.zeros(hd, dtype=F64)}
+    ok = max(errs) <= 1e-12 and min(bite) > 1e-2 and worst <= 1e-12 and kinds_ok and refused(cfg, q_norm)
+    print(f"self-test: Gemma 2 vs by hand: caps 2/3 {errs[0]:.3e}, null {errs[1]:.3e}, default {errs[2]:.3e} "
+          f"(capping moves logits: attention {bite[0]:.2e}, final {bite[1]:.2e}); prefix max|diff| {worst:.3e}, "
+          f"layer kinds {'ok' if kinds_ok else 'WRONG'}, q_norm {'refused' if refused(cfg, q_norm) else 'ACCEPTED'}")
     return ok
