@@ -371,9 +371,10 @@ class Model:
                 mlp_out_norm=get(p + ("post_feedforward_layernorm.weight" if self.gemma else "post_mlp_layernorm.weight"),
                                  H, present=self.sandwich),
             ))
-            if self.gemma:  # every Gemma3RMSNorm weight stands for its multiplier 1 + w
+            if self.gemma:  # every Gemma RMSNorm weight stands for its multiplier 1 + w (Gemma 2: no q/k norms)
                 for key in ("in_norm", "post_norm", "q_norm", "k_norm", "attn_out_norm", "mlp_out_norm"):
-                    self.layers[-1][key] = gemma_multiplier(self.layers[-1][key])
+                    if self.layers[-1][key] is not None:
+                        self.layers[-1][key] = gemma_multiplier(self.layers[-1][key])
         self.norm = get("model.norm.weight", H)
         if self.gemma:
             self.norm = gemma_multiplier(self.norm)

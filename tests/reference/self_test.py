@@ -339,11 +339,12 @@ def gemma2_by_hand(cfg, w, ids):
 def gemma2_self_test(g):
     """A tiny Gemma 2 (3 layers: sliding, full, sliding; window 3 over 12 tokens) against
     gemma2_by_hand: with caps that bite (attention 2, final 3), with both null (no capping) and
-    with both absent (Gemma2Config's 50 and 30). The scores are large enough that capping them
-    changes the logits by far more than the tolerance, so capping after the mask (masked keys
-    would weigh exp(-cap), not 0), a missing final cap, or another order of / cap, tanh and * cap
-    each fail it; capping after the mask also breaks the prefix check. The default layer kinds and
-    layer_types; Gemma 3's q/k norm weights refused (Gemma 2 has none)."""
+    with both absent (Gemma2Config's 50 and 30), and rope_theta absent (10000) and given (on every
+    layer: no local rope). The scores are large enough that capping them changes the logits by far
+    more than the tolerance, so capping after the mask (masked keys would weigh exp(-cap), not 0),
+    a missing final cap, or another order of / cap, tanh and * cap each fail it; capping after the
+    mask also breaks the prefix check. The default layer kinds and layer_types; Gemma 3's q/k norm
+    weights refused (Gemma 2 has none)."""
     H, I, V, nh, nkv, hd, layers = 32, 48, 50, 4, 2, 8, 3
     cfg = dict(architectures=[GEMMA2], hidden_size=H, intermediate_size=I, vocab_size=V, num_hidden_layers=layers,
                num_attention_heads=nh, num_key_value_heads=nkv, head_dim=hd, rms_norm_eps=1e-6, sliding_window=3,
@@ -357,7 +358,8 @@ def gemma2_self_test(g):
         shapes.update({f"model.layers.{i}.{n}.weight": s for n, s in per_layer.items()})
     weights = {n: torch.randn(s, generator=g, dtype=F64) * (0.1 if len(s) == 1 else 0.5) for n, s in shapes.items()}
     seq = torch.randint(0, V, (12,), generator=g).tolist()
-    nulls = {**cfg, "attn_logit_softcapping": None, "final_logit_softcapping": None}
+    # null caps, and a rope_theta of its own: every layer turns by it (Gemma 2 has no local rope)
+    nulls = {**cfg, "attn_logit_softcapping": None, "final_logit_softcapping": None, "rope_theta": 1000.0}
     absent = {k: v for k, v in cfg.items() if not k.endswith("softcapping")}
     errs, hands = [], []
     for c in (cfg, nulls, absent):

@@ -3,7 +3,8 @@
 over the shape families where decoders go wrong (1 / 2 / all key-value heads, head_dim equal to
 and different from hidden / heads, GLM's partial rotary 0.5 and 1.0, tied and untied embeddings,
 with and without attention biases, Mistral's sliding window, Gemma 3's layers of two kinds,
-Qwen3-MoE's layers of experts, Phi-3's longrope), each with a draft made of its first layer.
+Qwen3-MoE's layers of experts, Phi-3's longrope, Gemma 2's soft-capping), each with a draft made
+of its first layer.
 
 Written here from the Hugging Face config keys and tensor names alone, with numpy: it shares no
 code with `exspec make-model`, so a fault in how exspec writes or reads a checkpoint cannot hide
@@ -20,7 +21,8 @@ VOCAB, HIDDEN, HEADS, INTER, LAYERS = 300, 48, 4, 64, 2
 DAMP = 0.2  # layers after the first: a one-layer draft then agrees on roughly half the tokens
 CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM", "mistral": "MistralForCausalLM",
-           "phi3": "Phi3ForCausalLM", "gemma3": "Gemma3ForCausalLM", "qwen3moe": "Qwen3MoeForCausalLM"}
+           "phi3": "Phi3ForCausalLM", "gemma3": "Gemma3ForCausalLM", "qwen3moe": "Qwen3MoeForCausalLM",
+           "gemma2": "Gemma2ForCausalLM"}
 # Mistral's and Phi-3's sliding window: shorter than the longest prompt, so that prefill, padded
 # batches and decoding all meet keys the window has passed. Neither has biases: their "bias"
 # rows have none. Phi-3 takes the rows' partial rotary factor (rotate-half over those dims).
@@ -52,30 +54,48 @@ SHAPES = [
     (HEADS, 16, False, True, 1.0),
     (1, 16, True, False, 1.0),
 ]
+# Gemma 2 (Gemma2Config: Gemma 3's layers without q/k norms, one rope, layer 0 sliding and layer 1
+# full), two rows after all the others (so they keep their seeds), without biases, embeddings of
+# a real Gemma's small spread. Tied: both soft-cappings at values that bite on these weights
+# (attention 3: greedy ids differ from the uncapped model's on all 4 grid prompts; final 2 bends
+# logits of up to ~1 but, monotonic, leaves greedy ids as they are), window 5 and
+# query_pre_attn_scalar 1.5 head_dim. Untied, multi-query: attn_logit_softcapping null (none) and
+# no final_logit_softcapping key (Gemma2Config's 30.0, which moves these logits by ~0.1), window 9
+# (the 9-token prompt's last token still sees the first, the next does not; ids differ from no
+# window on all 4 prompts) and query_pre_attn_scalar head_dim.
+GEMMA2_SHAPES = [SHAPES[1], SHAPES[0]]
+GEMMA2_CAPS = {True: {"attn_logit_softcapping": 3.0, "final_logit_softcapping": 2.0, "sliding_window": WINDOW},
+               False: {"attn_logit_softcapping": None, "sliding_window": 9}}
 
 
 def grid():
     """[(name, arch, kv, head_dim, tied, bias, rotary, longrope)] in a fixed order: every
-    architecture's rows, then Phi-3's longrope row (last, so the others keep their seeds)."""
+    architecture's rows, then Phi-3's longrope row, then Gemma 2's (each added last, so that the
+    others keep their seeds)."""
     out = [row + (False,) for row in plain_grid()]
     row = next(r for r in out if r[1] == "phi3" and r[2:5] == SHAPES[1][:3])
     out.append((row[0] + "-longrope",) + row[1:7] + (True,))
+    out += [row + (False,) for row in plain_grid(["gemma2"])]
     return out
 
 
-def plain_grid():
-    """[(name, arch, kv, head_dim, tied, bias, rotary)]: every architecture on its shapes."""
+def plain_grid(arches=None):
+    """[(name, arch, kv, head_dim, tied, bias, rotary)]: each architecture (all but Gemma 2 unless
+    named) on its shapes."""
     out = []
-    for arch in CLASSES:
-        for kv, hd, tied, bias, rot in SHAPES[:2] if arch == "qwen3moe" else SHAPES:
+    for arch in arches or [a for a in CLASSES if a != "gemma2"]:
+        shapes = SHAPES[:2] if arch == "qwen3moe" else GEMMA2_SHAPES if arch == "gemma2" else SHAPES
+        for kv, hd, tied, bias, rot in shapes:
             glm = arch in ("glm", "glm4")
             partial = glm or arch == "phi3"
-            bias = bias and arch not in ("mistral", "phi3", "gemma3")
+            bias = bias and arch not in ("mistral", "phi3", "gemma3", "gemma2")
             name = f"{arch}-kv{kv}-hd{hd}-{'tied' if tied else 'untied'}-{'bias' if bias else 'nobias'}"
             if partial:
                 name += f"-rot{rot:g}"
             if arch in ("qwen2", "qwen3") and tied:
                 name += "-swa"  # Qwen2's and Qwen3's switch: layer 0 full, layer 1 sliding
+            if arch == "gemma2":
+                name += "-softcap" if GEMMA2_CAPS[tied].get("attn_logit_softcapping") else "-noattncap"
             out.append((name, arch, kv, hd, tied, bias, rot if partial else None))
     return out
 
@@ -106,6 +126,10 @@ def config(arch, kv, hd, tied, bias, rot, layers, longrope=False):
                  query_pre_attn_scalar=1.5 * hd, attention_bias=False)
         if tied:
             c["rope_scaling"] = {"rope_type": "linear", "factor": 8.0}
+    if arch == "gemma2":
+        del c["hidden_act"]
+        c.update(model_type="gemma2", hidden_activation="gelu_pytorch_tanh", attention_bias=False,
+                 query_pre_attn_scalar=1.5 * hd if tied else hd, **GEMMA2_CAPS[tied])
     if longrope:
         c.update(json.loads(json.dumps(LONGROPE)))
     return c
@@ -120,9 +144,12 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
     qkv_bias = arch == "qwen2" or bias
     o_bias = arch in ("llama", "qwen3", "qwen3moe") and bias  # Llama / Qwen3 attention_bias covers o_proj too
     mat = lambda *s: rng.normal(0.0, 0.25, s)
-    gemma = arch == "gemma3"  # Gemma3RMSNorm multiplies by 1 + w: its weights lie around 0
+    gemma = arch in ("gemma3", "gemma2")  # Gemma's RMSNorm multiplies by 1 + w: its weights lie around 0
     norm = lambda n: (0.0 if gemma else 1.0) + rng.normal(0.0, 0.1, (n,))
-    t = {"model.embed_tokens.weight": rng.normal(0.0, 1.0, (VOCAB, HIDDEN))}
+    # Gemma 2's embeddings small, as a real Gemma's: times sqrt(hidden) they weigh less than a
+    # (normalised) layer's output; at 1 they drown it, and a tied head repeats the last token
+    embed_std = 0.3 * HIDDEN ** -0.5 if arch == "gemma2" else 1.0
+    t = {"model.embed_tokens.weight": rng.normal(0.0, embed_std, (VOCAB, HIDDEN))}
     for i in range(layers):
         p, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
         t[p + "input_layernorm.weight"] = norm(HIDDEN)
