@@ -18,6 +18,13 @@ converter's sqrt(1 + ln(max / original) / ln(original))), and rope_factors_long 
 rope_factors_short F32 [rotary dims / 2] holding the factors' float32 values, first of the
 tensors as the converter's generate_extra_tensors puts them.
 
+And Gemma 2 (write_grid.py's soft-capping row): in F32 and Q4_K_M, the keys of llama.cpp's Gemma2
+converter (gemma2.attn_logit_softcapping and final_logit_softcapping F32, attention.sliding_window
+U32, key_length and value_length), no rope.freq_base, no output.weight, llama.cpp's tensor names
+(post_attention_norm, ffn_norm, post_ffw_norm) and every norm stored as float32(w) + 1; absent caps
+written as Gemma2Config's 50 and 30; a null cap, an untied head refused; llama.cpp's own keys for
+non-default layer_types and rope_theta.
+
 usage: qwen3moe_write_check.py WORK_DIR [--llama-quantize BIN]
 """
 import argparse
@@ -207,6 +214,103 @@ def check_phi3_longrope(work):
     return errors
 
 
+def check_gemma2(work):
+    """write_gguf.py's gemma2 files (see the module's docstring)."""
+    import json
+    from gguf import GGUFReader, GGUFValueType
+    sys.path.insert(0, os.path.join(here, "..", "reference"))
+    import write_grid
+    name, arch, kv, hd, tied, bias, rot, longrope = next(r for r in write_grid.grid() if r[0].endswith("-softcap"))
+    model = os.path.join(work, name)
+    cfg = write_grid.config(arch, kv, hd, tied, bias, rot, 2, longrope)
+    arrays = write_grid.tensors(np.random.default_rng(7), arch, kv, hd, tied, bias, 2)
+    write_grid.write_model(model, cfg, arrays)
+    tokenizer = os.path.join(here, "..", "..", "demo", "target", "tokenizer.json")
+    F, U = GGUFValueType.FLOAT32, GGUFValueType.UINT32
+
+    refusals = []
+
+    def write(cfg_changes, kind="f32", tag="x", tensors=arrays):
+        """write_gguf.py's file of the row with config changes (None: key removed, "null": null), or
+        None when refused (its message kept in refusals)."""
+        c = {k: v for k, v in {**cfg, **cfg_changes}.items() if not (k in cfg_changes and cfg_changes[k] is None)}
+        c.update({k: None for k, v in cfg_changes.items() if v == "null"})
+        d = os.path.join(work, f"{name}-{tag}")
+        write_grid.write_model(d, c, tensors)
+        path = d + f"-{kind}.gguf"
+        r = subprocess.run([PY, os.path.join(here, "write_gguf.py"), d, path, "--type", kind, "--tokenizer", tokenizer],
+                           capture_output=True, text=True)
+        if r.returncode:
+            refusals.append(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "")
+        return GGUFReader(path) if r.returncode == 0 else None
+
+    def kv_errors(reader, want):
+        errs = []
+        for key, value in want.items():
+            f = reader.fields.get(key)
+            if value is None:
+                if f is not None:
+                    errs.append(f"{key}: present ({f.contents()!r}), expected absent")
+            elif f is None or f.types != [value[0]] or f.contents() != value[1]:
+                errs.append(f"{key}: {None if f is None else (f.types, f.contents())}, expected {value[0].name} {value[1]!r}")
+        return errs
+
+    layer = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "post_attention_norm", "ffn_norm", "ffn_gate",
+             "ffn_up", "ffn_down", "post_ffw_norm"]
+    names = {"token_embd.weight", "output_norm.weight"} | {f"blk.{i}.{n}.weight" for i in range(2) for n in layer}
+    hf_norm = {"attn_norm": "input_layernorm", "post_attention_norm": "post_attention_layernorm",
+               "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
+    want = {"general.architecture": (GGUFValueType.STRING, "gemma2"), "gemma2.attn_logit_softcapping": (F, 3.0),
+            "gemma2.final_logit_softcapping": (F, 2.0), "gemma2.attention.sliding_window": (U, 5),
+            "gemma2.attention.key_length": (U, hd), "gemma2.attention.value_length": (U, hd),
+            "gemma2.block_count": (U, 2), "gemma2.rope.freq_base": None, "gemma2.attention.sliding_window_pattern": None,
+            "gemma2.rope.dimension_count": None}
+    errors = []
+    for kind in ("f32", "q4_k_m"):
+        reader = write({}, kind, "caps")
+        if reader is None:
+            errors.append(f"gemma2 {kind}: refused")
+            continue
+        tensors = {t.name: t for t in reader.tensors}
+        errs = kv_errors(reader, want)
+        if set(tensors) != names:
+            errs.append(f"names: extra {sorted(set(tensors) - names)}, missing {sorted(names - set(tensors))}")
+        for tname, t in tensors.items():
+            parts = tname.split(".")
+            hf = "model.norm.weight" if tname == "output_norm.weight" else \
+                f"model.layers.{parts[1]}.{hf_norm[parts[2]]}.weight" if len(parts) == 4 and parts[2] in hf_norm else None
+            if hf and (t.tensor_type.name != "F32" or
+                       not np.array_equal(np.asarray(t.data), arrays[hf].astype(np.float32) + np.float32(1))):
+                errs.append(f"{tname}: not F32 float32({hf}) + 1")
+        errors += [f"gemma2 {kind}: {e}" for e in errs]
+        print(f"gemma2 {kind}: {len(tensors)} tensors, {'ok' if not errs else f'{len(errs)} ERRORS'}")
+    # defaults, llama.cpp's own keys, refusals (F32 files)
+    absent = write({"attn_logit_softcapping": None, "final_logit_softcapping": None, "sliding_window": None}, tag="absent")
+    errs = ["absent keys: refused"] if absent is None else kv_errors(absent, {
+        "gemma2.attn_logit_softcapping": (F, 50.0), "gemma2.final_logit_softcapping": (F, 30.0),
+        "gemma2.attention.sliding_window": (U, 4096)})
+    swapped = write({"layer_types": ["full_attention", "sliding_attention"], "rope_theta": 20000.0}, tag="types")
+    pattern = None if swapped is None else swapped.fields.get("gemma2.attention.sliding_window_pattern")
+    if swapped is None or pattern is None or pattern.contents() != [False, True] or \
+            kv_errors(swapped, {"gemma2.rope.freq_base": (F, 20000.0)}):
+        errs.append("layer_types full, sliding and rope_theta 20000: not written as llama.cpp's keys")
+    same = write({"layer_types": ["sliding_attention", "full_attention"]}, tag="default-types")
+    if same is None or "gemma2.attention.sliding_window_pattern" in same.fields:
+        errs.append("default layer_types: a pattern key written")
+    # a tied checkpoint that also holds lm_head.weight (the converter skips it)
+    headed = write({}, tag="lm-head", tensors={**arrays, "lm_head.weight": arrays["model.embed_tokens.weight"]})
+    if headed is None or any(t.name == "output.weight" for t in headed.tensors):
+        errs.append("a tied checkpoint's lm_head.weight: written (or refused), expected skipped")
+    for change in ({"attn_logit_softcapping": "null"}, {"final_logit_softcapping": "null"},
+                   {"tie_word_embeddings": False}):
+        del refusals[:]
+        if write(change, tag="refused") is not None or "is not written" not in refusals[0]:
+            errs.append(f"{change}: {'written' if not refusals else refusals[0]!r}, expected refused by name")
+    errors += [f"gemma2: {e}" for e in errs]
+    print(f"gemma2 defaults, keys, refusals: {'ok' if not errs else f'{len(errs)} ERRORS'}")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("work")
@@ -218,6 +322,7 @@ def main():
     os.makedirs(a.work)
     errors = [e for shape in SHAPES for e in check_shape(a, shape, a.work)]
     errors += check_phi3_longrope(a.work)
+    errors += check_gemma2(a.work)
     if a.llama_quantize:
         errors += check_llama_quantize(a.llama_quantize, a.work)
     for e in errors:

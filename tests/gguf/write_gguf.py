@@ -3,7 +3,7 @@
 the way llama.cpp's convert_hf_to_gguf.py does: its tensor names, the Q/K row permutation of
 llama's rope, llama3 rope factors as a rope_freqs tensor, Phi-3's longrope factors as
 rope_factors_long / rope_factors_short with their original context length and attn_factor, Qwen3-MoE's experts stacked into one 3-D
-tensor a projection, tokenizer.ggml.* metadata and the chat template; F32, F16, BF16 or Q8_0
+tensor a projection, Gemma 2's soft-capping keys, tokenizer.ggml.* metadata and the chat template; F32, F16, BF16 or Q8_0
 (quantised as gguf-py does), Q4_K, Q6_K or Q4_K_M's mix (kquants.py), or one of the other types exspec serves (more_quants.py). Given a tokenizer.json instead of
 a directory, writes its tokenizer metadata alone (with tokenizer_config.json beside it). Test-only: numpy and the standard
 library, no torch, no llama.cpp.
@@ -45,17 +45,24 @@ MIX_XS = {"attn_v.weight": "q4_1", "ffn_gate.weight": "q8_0"}
 # llama.cpp's converter writes Mistral as llama (conversion/__init__.py) and no window; this
 # writer adds llama.cpp's own key for one (as its converters do for Gemma, Cohere and others).
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
-        "Phi3ForCausalLM": "phi3", "Gemma3ForCausalLM": "gemma3", "Qwen3MoeForCausalLM": "qwen3moe"}
+        "Phi3ForCausalLM": "phi3", "Gemma3ForCausalLM": "gemma3", "Qwen3MoeForCausalLM": "qwen3moe",
+        "Gemma2ForCausalLM": "gemma2"}
 # Qwen3-MoE (conversion/qwen.py Qwen2MoeModel.modify_tensors): each sparse layer's experts stacked
 # into one 3-D tensor a projection, numpy shape [expert, rows, cols] (GGUF ne [cols, rows, expert]),
 # in the converter's order; the router as ffn_gate_inp.
 EXPERT_PROJ = (("down_proj", "ffn_down_exps.weight"), ("gate_proj", "ffn_gate_exps.weight"),
                ("up_proj", "ffn_up_exps.weight"))
-# Gemma 3 (conversion/gemma.py Gemma3Model): its norms by llama.cpp's names, each stored as the
-# multiplier 1 + w that Gemma3RMSNorm scales by
+# Gemma 3 (conversion/gemma.py Gemma3Model) and Gemma 2 (Gemma2Model): their norms by llama.cpp's
+# names (gguf-py's ATTN_POST_NORM, FFN_PRE_NORM, FFN_POST_NORM), each stored as the multiplier
+# 1 + w that Gemma3RMSNorm / Gemma2RMSNorm scale by
 GEMMA_NAMES = {"post_attention_layernorm.weight": "post_attention_norm.weight",
                "pre_feedforward_layernorm.weight": "ffn_norm.weight",
                "post_feedforward_layernorm.weight": "post_ffw_norm.weight"}
+# Gemma 2 (conversion/gemma.py Gemma2Model.set_gguf_parameters, which writes no rope key: llama.cpp
+# takes rope.freq_base 10000 then): Gemma2Config's defaults for what config.json leaves out, as the
+# converter reads its hparams through transformers' AutoConfig
+GEMMA2_DEFAULTS = {"attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4096,
+                   "head_dim": 256, "rope_theta": 10000.0}
 # token types (llama.cpp's llama_token_type)
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
 
@@ -216,15 +223,18 @@ def gguf_tensors(cfg, weights, arch):
         elif name == "model.norm.weight":
             g = "output_norm.weight"
         elif name == "lm_head.weight":
+            if arch == "gemma2":  # Gemma2Model.filter_tensors skips it: llama.cpp's gemma2 reads token_embd
+                continue
             g = "output.weight"
         else:
             parts = name.split(".")
             assert parts[:2] == ["model", "layers"], name
             rest = ".".join(parts[3:])
-            g = "blk.%s.%s" % (parts[2], GEMMA_NAMES.get(rest, names.get(rest)) if arch == "gemma3" else names[rest])
+            g = "blk.%s.%s" % (parts[2], GEMMA_NAMES.get(rest, names.get(rest)) if arch in ("gemma3", "gemma2")
+                               else names[rest])
             if arch == "llama" and parts[-2] in ("q_proj", "k_proj"):
                 w = permute(w, n_head, n_head if parts[-2] == "q_proj" else n_kv)
-        if arch == "gemma3" and name.endswith("norm.weight"):
+        if arch in ("gemma3", "gemma2") and name.endswith("norm.weight"):
             w = w.astype(np.float32) + np.float32(1.0)
         out.append((g, w))
     return out
@@ -345,6 +355,8 @@ def tokenizer_kv(hf_dir, tok_path, pre, vocab_size):
 
 
 def model_kv(cfg, arch, kind, name):
+    if arch == "gemma2":
+        return gemma2_kv(cfg, kind, name)
     heads = cfg["num_attention_heads"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
     kv = [("general.architecture", STRING, arch), ("general.type", STRING, "model"), ("general.name", STRING, name),
@@ -390,6 +402,58 @@ def model_kv(cfg, arch, kind, name):
         kv += [("qwen3moe.expert_count", U32, cfg.get("num_experts", 128)),
                ("qwen3moe.expert_used_count", U32, cfg.get("num_experts_per_tok", 8)),
                ("qwen3moe.expert_feed_forward_length", U32, cfg.get("moe_intermediate_size", 768))]
+    if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
+        kv.append(("general.quantization_version", U32, 2))
+    return kv
+
+
+def gemma2_check(cfg):
+    """What a gemma2 file cannot hold, refused: llama.cpp's gemma2 always soft-caps both scores and
+    logits (a key left out is its default, 50 and 30) and always windows its sliding layers (4096
+    when left out), so a null cap or window cannot be written (the converter itself fails on one:
+    struct.pack of None); no rope scaling; no head of its own (the converter drops lm_head.weight,
+    llama.cpp reads token_embd)."""
+    for key in ("attn_logit_softcapping", "final_logit_softcapping", "sliding_window"):
+        if key in cfg and cfg[key] is None:
+            sys.exit("write_gguf.py: gemma2 with %s null is not written: llama.cpp's gemma2 has no way to "
+                     "switch it off (a file without the key takes its default %g)" % (key, GEMMA2_DEFAULTS[key]))
+    if cfg.get("rope_scaling"):
+        sys.exit("write_gguf.py: gemma2 with rope_scaling is not written: the converter writes no rope key")
+    if not cfg.get("tie_word_embeddings", True):
+        sys.exit("write_gguf.py: an untied gemma2 is not written: the converter drops lm_head.weight and "
+                 "llama.cpp's gemma2 reads token_embd as its head")
+
+
+def gemma2_kv(cfg, kind, name):
+    """conversion/gemma.py Gemma2Model.set_gguf_parameters, in its order (it calls no parent's, so
+    writes no rope.freq_base, rope.dimension_count or vocab_size): the caps F32, the window U32.
+    A rope_theta other than llama.cpp's default 10000, or layer_types other than Gemma2Config's
+    default (layers 0, 2, 4, ... sliding), are added by llama.cpp's own keys (rope.freq_base, and
+    attention.sliding_window_pattern as one bool a layer, which its load_swa_pattern reads);
+    the converter would lose them. No key holds query_pre_attn_scalar: llama.cpp scales the
+    scores by head_dim^-0.5, (hidden / heads)^-0.5 for 46 layers (Gemma 2 27B)."""
+    gemma2_check(cfg)
+    get = lambda key: cfg.get(key, GEMMA2_DEFAULTS[key])
+    heads, n = cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    kv = [("general.architecture", STRING, "gemma2"), ("general.type", STRING, "model"), ("general.name", STRING, name),
+          ("gemma2.context_length", U32, cfg["max_position_embeddings"]),
+          ("gemma2.embedding_length", U32, cfg["hidden_size"]),
+          ("gemma2.block_count", U32, n),
+          ("gemma2.feed_forward_length", U32, cfg["intermediate_size"]),
+          ("gemma2.attention.head_count", U32, heads),
+          ("gemma2.attention.head_count_kv", U32, cfg.get("num_key_value_heads") or heads),
+          ("gemma2.attention.layer_norm_rms_epsilon", F32, cfg["rms_norm_eps"]),
+          ("gemma2.attention.key_length", U32, get("head_dim")),
+          ("gemma2.attention.value_length", U32, get("head_dim")),
+          ("general.file_type", U32, FILE_TYPE[kind]),
+          ("gemma2.attn_logit_softcapping", F32, get("attn_logit_softcapping")),
+          ("gemma2.final_logit_softcapping", F32, get("final_logit_softcapping")),
+          ("gemma2.attention.sliding_window", U32, get("sliding_window"))]
+    if float(get("rope_theta")) != 10000.0:
+        kv.append(("gemma2.rope.freq_base", F32, get("rope_theta")))
+    types = cfg.get("layer_types")
+    if types and types != ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]:
+        kv.append(("gemma2.attention.sliding_window_pattern", (ARRAY, BOOL), [t == "sliding_attention" for t in types]))
     if kind in ("q8_0", "q4_k", "q6_k", "q4_k_m"):
         kv.append(("general.quantization_version", U32, 2))
     return kv
@@ -451,6 +515,8 @@ def main():
     arch = ARCH.get(cfg["architectures"][0])
     if arch is None:
         sys.exit("write_gguf.py: architecture %s is not written" % cfg["architectures"][0])
+    if arch == "gemma2":
+        gemma2_check(cfg)
     if arch == "qwen3moe" and not cfg.get("norm_topk_prob", False):
         # llama.cpp's qwen3moe renormalises the chosen experts' weights always (build_moe_ffn's
         # norm_w, fixed in src/models/qwen3moe.cpp) and has no key to say otherwise
