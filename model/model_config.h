@@ -1,6 +1,7 @@
 // The decoder's shape, read from a Hugging Face config.json (plus generation_config.json for EOS).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,11 @@ struct ModelConfig {
   std::string to_json_text() const;
 };
 
+// rope_scaling of config.json `j` (default, linear, llama3, longrope) for a class of `row`;
+// `where` names the file. model/rope_scaling.cpp, as are the three below.
+RopeScaling parse_rope_scaling(const nlohmann::json& j, const ArchitectureRow& row, const std::string& where);
+// c's rope_scaling written into config.json `j`, as parse_rope_scaling reads it back.
+void rope_scaling_json(const ModelConfig& c, nlohmann::json& j);
 // HF's longrope attention factor: sqrt(1 + ln factor / ln original), 1 for factor <= 1.
 double longrope_attention_factor(double factor, int64_t original);
 // The set of longrope factors a load serves (LoadOptions::long_context): the short ones, with the

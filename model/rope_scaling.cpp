@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/config_json.h"
+#include "model/model_config.h"
 
 namespace exspec {
 
