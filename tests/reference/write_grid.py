@@ -146,9 +146,9 @@ def tensors(rng, arch, kv, hd, tied, bias, layers):
     mat = lambda *s: rng.normal(0.0, 0.25, s)
     gemma = arch in ("gemma3", "gemma2")  # Gemma's RMSNorm multiplies by 1 + w: its weights lie around 0
     norm = lambda n: (0.0 if gemma else 1.0) + rng.normal(0.0, 0.1, (n,))
-    # Gemma 2's embeddings small, as a real Gemma's: times sqrt(hidden) they weigh less than a
+    # Gemma's embeddings small, as a real Gemma's: times sqrt(hidden) they weigh less than a
     # (normalised) layer's output; at 1 they drown it, and a tied head repeats the last token
-    embed_std = 0.3 * HIDDEN ** -0.5 if arch == "gemma2" else 1.0
+    embed_std = 0.3 * HIDDEN ** -0.5 if gemma else 1.0
     t = {"model.embed_tokens.weight": rng.normal(0.0, embed_std, (VOCAB, HIDDEN))}
     for i in range(layers):
         p, a = f"model.layers.{i}.", f"model.layers.{i}.self_attn."
