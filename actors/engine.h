@@ -51,6 +51,8 @@ struct SubmitResult {
 struct ModelInfo {
   std::string model_dir, draft_dir, architecture, dtype, device;
   int64_t vocab_size = 0, max_position_embeddings = 0, num_parameters = 0, draft_parameters = 0;
+  // A longrope model on its short factors: the context --longrope long would give (0: none).
+  int64_t longrope_positions = 0;
   std::vector<int64_t> eos_ids;
 };
 

@@ -56,6 +56,7 @@ std::unique_ptr<Backend> load_backend(const Settings& cfg, const std::string& wh
   f.context = d.mode == Mode::InPlace && d.context > 0 ? std::min(d.context, info.max_position_embeddings)
                                                        : info.max_position_embeddings;
   f.vocab = info.vocab_size;
+  f.longrope_positions = info.longrope_positions;
   f.limits = cfg.limits;
   f.split_special_tokens = cfg.split_special_tokens;
   f.defaults = std::move(defaults);

@@ -28,6 +28,9 @@ struct ModelFacts {
   const chat::ChatTemplate* chat = nullptr;    // null: chat_error says why
   std::string chat_error;
   int64_t context = 0;  // max_position_embeddings
+  // A longrope model on its short factors: the context --longrope long would give (0: none), said
+  // in context errors.
+  int64_t longrope_positions = 0;
   int64_t vocab = 0;
   std::vector<std::string> model_names;  // names a request's "model" may use
   Limits limits;

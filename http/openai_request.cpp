@@ -102,6 +102,13 @@ void check_common(const ordered_json& body, const ModelFacts& m, GenRequest& g) 
 }
 
 // max_tokens against the limits and the context; `dflt` < 0 means "as much as the context allows".
+// What a context error adds for a longrope model served on its short factors.
+std::string longrope_note(const ModelFacts& m) {
+  if (m.longrope_positions <= m.context) return "";
+  return " (the context of this model's longrope short factors; a server started with --longrope long serves up to " +
+         std::to_string(m.longrope_positions) + " tokens)";
+}
+
 void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest& g, int64_t dflt, const char* name) {
   std::optional<int64_t> mt = get_int(body, name);
   if (!mt && std::string(name) == "max_completion_tokens") {
@@ -118,7 +125,7 @@ void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest
     if (static_cast<int64_t>(p.ids.size()) > max_prompt)
       throw bad_param(g.chat ? "messages" : "prompt",
                       "the prompt has " + std::to_string(p.ids.size()) + " tokens; the limit is " +
-                          std::to_string(max_prompt), "context_length_exceeded");
+                          std::to_string(max_prompt) + longrope_note(m), "context_length_exceeded");
     longest = std::max(longest, p.ids.size());
   }
   const int64_t room = m.context - static_cast<int64_t>(longest);
@@ -139,7 +146,7 @@ void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest
     throw bad_param(mt ? name : "messages",
                     "This model's maximum context length is " + std::to_string(m.context) + " tokens. However, you "
                     "requested " + std::to_string(longest + g.max_tokens) + " tokens (" + std::to_string(longest) +
-                    " in the prompt, " + std::to_string(g.max_tokens) + " for the completion).",
+                    " in the prompt, " + std::to_string(g.max_tokens) + " for the completion)." + longrope_note(m),
                     "context_length_exceeded");
   if (g.min_tokens > g.max_tokens)
     throw bad_param("min_tokens", "'min_tokens' (" + std::to_string(g.min_tokens) + ") must not exceed the " +

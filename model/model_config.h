@@ -27,6 +27,7 @@ struct RopeScaling {
   std::vector<double> short_factors, long_factors;
   double attention_factor = 1.0;
   bool long_context = false;
+  int64_t long_positions = 0;  // on the short factors: the context the long ones would serve
 };
 
 // A mixture of experts' shape (Qwen3MoeConfig): num_experts 0 is a dense model.

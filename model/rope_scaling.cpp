@@ -112,6 +112,7 @@ ModelConfig choose_longrope(ModelConfig c, bool long_context) {
   rs.long_context = long_context;
   rs.factors = long_context ? rs.long_factors : rs.short_factors;
   // Short: every sequence it serves is one HF runs on the short factors too.
+  rs.long_positions = c.max_position_embeddings;
   if (!long_context) c.max_position_embeddings = std::min(c.max_position_embeddings, rs.original_max_position_embeddings);
   return c;
 }

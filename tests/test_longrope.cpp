@@ -8,6 +8,7 @@
 
 #include "model/model_config.h"
 #include "model/rope.h"
+#include "model/seq_request.h"
 #include "model/tools/make_model.h"
 
 using namespace exspec;
@@ -93,6 +94,16 @@ CATCH_TEST_CASE("a load serves one set of longrope factors: short within the ori
   CATCH_CHECK(l.rope_scaling.factors == c.rope_scaling.long_factors);
   CATCH_CHECK(l.max_position_embeddings == 131072);
   CATCH_CHECK(l.rope_scaling.long_context);
+  // A request past the short factors' context says where the long ones go.
+  SeqRequest r{std::vector<int64_t>(4000, 1), 200, {}};
+  try {
+    validate_request(s, r);
+    CATCH_FAIL("a request past 4096 tokens was taken");
+  } catch (const std::invalid_argument& e) {
+    CATCH_CHECK_THAT(e.what(), Catch::Contains("exceeds the model's context of 4096 tokens") &&
+                                   Catch::Contains("--longrope long serves up to 131072"));
+  }
+  CATCH_CHECK_NOTHROW(validate_request(l, r));
   const ModelConfig llama = preset_config("llama", "tiny");
   CATCH_CHECK(choose_longrope(llama, false).max_position_embeddings == llama.max_position_embeddings);
   CATCH_CHECK(choose_longrope(llama, true).rope_scaling.factors.empty());

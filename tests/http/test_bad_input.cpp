@@ -130,3 +130,26 @@ TEST_CASE("bad input table: right status, OpenAI error object, server keeps serv
   CHECK(ok.status == 200);
   CHECK(request(port, "GET", "/health").status == 200);
 }
+
+// Issue 71: a longrope model (Phi-3.5's kind) is served on its short factors, its context capped
+// at the original (128 in the tiny preset): a longer request gets 400 saying that --longrope long
+// serves more; a server started with it takes the request.
+TEST_CASE("a longrope model: a request past its short factors' context gets 400 naming --longrope long") {
+  const std::string m = make_pair("--arch phi3 --longrope --preset tiny --seed 3", "phi3-longrope");
+  json prompt = json::array();
+  for (int i = 0; i < 130; ++i) prompt.push_back(i % 250);
+  const json body{{"prompt", prompt}, {"max_tokens", 4}};
+  {
+    ServerProcess s({"--model", m, "--draft", m + "-draft"});
+    HttpResult r = post(s.port(), "/v1/completions", body);
+    INFO(r.body);
+    CHECK(r.status == 400);
+    const json e = r.json_body()["error"];
+    CHECK(e["code"] == "context_length_exceeded");
+    CHECK(e["message"].get<std::string>().find("--longrope long serves up to 512 tokens") != std::string::npos);
+  }
+  ServerProcess l({"--model", m, "--draft", m + "-draft", "--longrope", "long"});
+  HttpResult r = post(l.port(), "/v1/completions", body);
+  INFO(r.body);
+  CHECK(r.status == 200);
+}
