@@ -167,8 +167,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   info.device = lo.device.str();
   info.vocab_size = impl->target->config().vocab_size;
   info.max_position_embeddings = impl->target->config().max_position_embeddings;
-  if (const RopeScaling& rs = impl->target->config().rope_scaling; rs.type == "longrope" && !rs.long_context)
-    info.longrope_positions = rs.long_positions;
+  info.longrope_positions = impl->target->config().rope_scaling.longer_context();
   info.num_parameters = impl->target->num_parameters();
   info.draft_parameters = impl->draft ? impl->draft->num_parameters() : 0;
   info.eos_ids = impl->target->config().eos_ids;

@@ -101,7 +101,6 @@ void check_common(const ordered_json& body, const ModelFacts& m, GenRequest& g) 
   }
 }
 
-// max_tokens against the limits and the context; `dflt` < 0 means "as much as the context allows".
 // What a context error adds for a longrope model served on its short factors.
 std::string longrope_note(const ModelFacts& m) {
   if (m.longrope_positions <= m.context) return "";
@@ -109,6 +108,7 @@ std::string longrope_note(const ModelFacts& m) {
          std::to_string(m.longrope_positions) + " tokens)";
 }
 
+// max_tokens against the limits and the context; `dflt` < 0 means "as much as the context allows".
 void settle_max_tokens(const ordered_json& body, const ModelFacts& m, GenRequest& g, int64_t dflt, const char* name) {
   std::optional<int64_t> mt = get_int(body, name);
   if (!mt && std::string(name) == "max_completion_tokens") {

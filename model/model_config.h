@@ -27,7 +27,9 @@ struct RopeScaling {
   std::vector<double> short_factors, long_factors;
   double attention_factor = 1.0;
   bool long_context = false;
-  int64_t long_positions = 0;  // on the short factors: the context the long ones would serve
+  int64_t long_positions = 0;  // the config's context, which the long factors serve (choose_longrope)
+  // A longrope load on its short factors: the context --longrope long would serve; else 0.
+  int64_t longer_context() const { return type == "longrope" && !long_context ? long_positions : 0; }
 };
 
 // A mixture of experts' shape (Qwen3MoeConfig): num_experts 0 is a dense model.

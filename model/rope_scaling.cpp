@@ -40,10 +40,9 @@ void parse_longrope(const json& j, const json& r, int64_t original_default, Rope
     rs.original_max_position_embeddings = max_pos;
     rs.factor = get_double(r, "factor", 1.0, sub);
   }
-  const double factor = rs.factor;
   rs.attention_factor = r.contains("attention_factor") && !r["attention_factor"].is_null()
                             ? get_double(r, "attention_factor", 1.0, sub)
-                            : longrope_attention_factor(factor, rs.original_max_position_embeddings);
+                            : longrope_attention_factor(rs.factor, rs.original_max_position_embeddings);
   if (!(rs.attention_factor > 0)) fail(sub, "longrope's attention_factor must be positive");
 }
 

@@ -28,14 +28,14 @@ void validate_request(const ModelConfig& c, const SeqRequest& r) {
     if (id < 0 || id >= c.vocab_size) throw std::invalid_argument("logit_bias token id " + std::to_string(id) + " is outside the vocabulary");
   const int64_t total = static_cast<int64_t>(r.prompt.size()) + r.max_tokens;
   if (total > c.max_position_embeddings) {
-    const RopeScaling& rs = c.rope_scaling;
-    const bool longer = rs.type == "longrope" && !rs.long_context && rs.long_positions > c.max_position_embeddings;
+    const int64_t longer = c.rope_scaling.longer_context();
     throw std::invalid_argument("prompt (" + std::to_string(r.prompt.size()) + " tokens) + max_tokens (" +
                                 std::to_string(r.max_tokens) + ") exceeds the model's context of " +
                                 std::to_string(c.max_position_embeddings) + " tokens" +
-                                (longer ? " (its longrope short factors' context; the server's --longrope long serves up to " +
-                                              std::to_string(rs.long_positions) + ")"
-                                        : ""));
+                                (longer > c.max_position_embeddings
+                                     ? " (its longrope short factors' context; the server's --longrope long serves up to " +
+                                           std::to_string(longer) + ")"
+                                     : ""));
   }
 }
 

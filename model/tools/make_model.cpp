@@ -133,9 +133,10 @@ std::string byte_symbol(int b) {
 // pairs do (README has the acceptance measured for each).
 double default_damp_std(const std::string& preset) { return preset == "demo" || preset == "1b" ? 0.0003 : 0.0005; }
 
-// Post-norm weights of damped GLM-4 layers: damp_std times this.
 // gemma2's caps: low enough that drawn weights' scores and logits reach into tanh's bend.
 constexpr double kGemma2AttnCap = 1.0, kGemma2FinalCap = 2.0;
+
+// Post-norm weights of damped GLM-4 layers: damp_std times this.
 constexpr double kPostNormDamp = 80.0;  // chosen so that a one-layer draft agrees often, not always
 
 // The presets' shapes, one row each.
