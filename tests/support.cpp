@@ -207,4 +207,19 @@ StoppingCase stopping_requests(const Decoder& target) {
   return c;
 }
 
+std::string config_error(const std::string& json_text) {
+  try {
+    ModelConfig::parse(json_text, "config.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  if (pos == std::string::npos) throw std::logic_error("test setup: '" + from + "' not found");
+  return s.replace(pos, from.size(), to);
+}
+
 }  // namespace exspec::test

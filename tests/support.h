@@ -31,6 +31,10 @@ std::string python();
 void remove_tree(const std::string& path);
 // The directory of a generated model with these options (made on first use, then reused).
 std::string model_dir(const MakeModelOptions& opts);
+// ModelConfig::parse's error for config.json text, or "" when it parses (the config tests' refusals).
+std::string config_error(const std::string& json_text);
+// s with its first `from` replaced by `to`; std::logic_error when s has none (a test's own fault).
+std::string replace_once(std::string s, const std::string& from, const std::string& to);
 std::string model_dir(const std::string& arch, const std::string& preset = "tiny", uint64_t seed = 1);
 
 // A model loaded in float64 on the test device: the oracle's dtype.

@@ -8,8 +8,11 @@
 #include "model/gguf_config.h"
 #include "model/layer_weights.h"
 #include "model/model_config.h"
+#include "tests/support.h"
 
 using exspec::ModelConfig;
+using exspec::test::config_error;
+using exspec::test::replace_once;
 
 namespace {
 
@@ -21,25 +24,10 @@ const char* kLlama = R"({
   "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                    "high_freq_factor": 4.0, "original_max_position_embeddings": 64}})";
 
-std::string error_of(const std::string& text) {
-  try {
-    ModelConfig::parse(text, "config.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string moe_config(const std::string& extra, const std::string& cls = "Qwen3MoeForCausalLM") {
   return R"({"architectures": [")" + cls + R"("], "hidden_size": 64, "intermediate_size": 128,
   "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
   "vocab_size": 100, "max_position_embeddings": 256, "rms_norm_eps": 1e-6)" + extra + "}";
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  auto pos = s.find(from);
-  if (pos == std::string::npos) throw std::logic_error("test setup: '" + from + "' not found");
-  return s.replace(pos, from.size(), to);
 }
 
 }  // namespace
@@ -60,33 +48,33 @@ CATCH_TEST_CASE("config.json of a Llama 3 model parses every field", "[config]")
 }
 
 CATCH_TEST_CASE("Qwen2 implies q/k/v biases, Qwen3 q/k norm and an explicit head_dim", "[config]") {
-  auto q2 = ModelConfig::parse(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "c");
+  auto q2 = ModelConfig::parse(replace_once(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "c");
   CATCH_CHECK(q2.attention_bias);
   CATCH_CHECK_FALSE(q2.qk_norm);
   auto q3 = ModelConfig::parse(
-      replace(replace(kLlama, "LlamaForCausalLM", "Qwen3ForCausalLM"), "\"vocab_size\"", "\"head_dim\": 32, \"vocab_size\""),
+      replace_once(replace_once(kLlama, "LlamaForCausalLM", "Qwen3ForCausalLM"), "\"vocab_size\"", "\"head_dim\": 32, \"vocab_size\""),
       "c");
   CATCH_CHECK(q3.qk_norm);
   CATCH_CHECK(q3.head_dim == 32);
-  auto single_eos = ModelConfig::parse(replace(kLlama, "[7, 9]", "2"), "c");
+  auto single_eos = ModelConfig::parse(replace_once(kLlama, "[7, 9]", "2"), "c");
   CATCH_CHECK(single_eos.eos_ids == std::vector<int64_t>{2});
 }
 
 CATCH_TEST_CASE("config errors name the problem", "[config]") {
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "LlamaForCausalLM", "GPTNeoXForCausalLM")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "LlamaForCausalLM", "GPTNeoXForCausalLM")),
                    Catch::Contains("unknown architecture \"GPTNeoXForCausalLM\""));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"hidden_size\": 64,", "")), Catch::Contains("missing field \"hidden_size\""));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"rms_norm_eps\": 1e-5,", "")), Catch::Contains("rms_norm_eps"));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"hidden_size\": 64,", "")), Catch::Contains("missing field \"hidden_size\""));
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"rms_norm_eps\": 1e-5,", "")), Catch::Contains("rms_norm_eps"));
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")),
                    Catch::Contains("multiple of num_key_value_heads"));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"llama3\"", "\"yarn\"")), Catch::Contains("unsupported rope_type \"yarn\""));
-  CATCH_CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\": 100", "\"vocab_size\": \"100\"")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"llama3\"", "\"yarn\"")), Catch::Contains("unsupported rope_type \"yarn\""));
+  CATCH_CHECK_THAT(config_error("{not json"), Catch::Contains("not valid JSON"));
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"vocab_size\": 100", "\"vocab_size\": \"100\"")),
                    Catch::Contains("\"vocab_size\" must be an integer"));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"hidden_act\": \"gelu\", \"vocab_size\"")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"vocab_size\"", "\"hidden_act\": \"gelu\", \"vocab_size\"")),
                    Catch::Contains("hidden_act"));
   // A window switch on a class without a window (Qwen2's, Mistral's and Phi-3's are served).
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"use_sliding_window\": true, \"vocab_size\"")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"vocab_size\"", "\"use_sliding_window\": true, \"vocab_size\"")),
                    Catch::Contains("use_sliding_window=true is not supported for LlamaForCausalLM"));
 }
 
@@ -125,9 +113,9 @@ CATCH_TEST_CASE("GLM-4 configs: partial interleaved rope, fused MLP, q/k/v biase
 
   // GLM-4-9B-chat-hf (GlmForCausalLM): no sandwich norms. GlmConfig's defaults fill what is left out:
   // attention_bias on, partial_rotary_factor 0.5, head_dim 128 (not hidden / heads).
-  std::string glm = replace(replace(kGlm4, "Glm4ForCausalLM", "GlmForCausalLM"), "\"head_dim\": 128, ", "");
-  glm = replace(replace(glm, "\"attention_bias\": true, ", ""), "\"partial_rotary_factor\": 0.5, ", "");
-  glm = replace(glm, "\"hidden_size\": 4096", "\"hidden_size\": 2048");
+  std::string glm = replace_once(replace_once(kGlm4, "Glm4ForCausalLM", "GlmForCausalLM"), "\"head_dim\": 128, ", "");
+  glm = replace_once(replace_once(glm, "\"attention_bias\": true, ", ""), "\"partial_rotary_factor\": 0.5, ", "");
+  glm = replace_once(glm, "\"hidden_size\": 4096", "\"hidden_size\": 2048");
   ModelConfig g = ModelConfig::parse(glm, "config.json");
   CATCH_CHECK(g.arch == exspec::Arch::Glm);
   CATCH_CHECK(g.head_dim == 128);
@@ -141,12 +129,12 @@ CATCH_TEST_CASE("GLM-4 configs: partial interleaved rope, fused MLP, q/k/v biase
   CATCH_CHECK(back.sandwich_norms);
   CATCH_CHECK(back.partial_rotary_factor == 0.5);
 
-  CATCH_CHECK_THAT(error_of(replace(kGlm4, "\"partial_rotary_factor\": 0.5", "\"partial_rotary_factor\": 0.01")),
+  CATCH_CHECK_THAT(config_error(replace_once(kGlm4, "\"partial_rotary_factor\": 0.5", "\"partial_rotary_factor\": 0.01")),
                    Catch::Contains("partial_rotary_factor"));
-  CATCH_CHECK_THAT(error_of(replace(kLlama, "\"vocab_size\"", "\"partial_rotary_factor\": 0.5, \"vocab_size\"")),
+  CATCH_CHECK_THAT(config_error(replace_once(kLlama, "\"vocab_size\"", "\"partial_rotary_factor\": 0.5, \"vocab_size\"")),
                    Catch::Contains("partial_rotary_factor is only supported for GLM"));
   // Llama / Qwen3 with attention_bias bias o_proj too; GLM never does.
-  CATCH_CHECK(ModelConfig::parse(replace(kLlama, "\"vocab_size\"", "\"attention_bias\": true, \"vocab_size\""), "c")
+  CATCH_CHECK(ModelConfig::parse(replace_once(kLlama, "\"vocab_size\"", "\"attention_bias\": true, \"vocab_size\""), "c")
                   .o_proj_bias());
 }
 
@@ -166,7 +154,7 @@ CATCH_TEST_CASE("every architecture row's classes and names find it, and its lay
     for (const char* cls : row.hf_classes) {
       CATCH_CHECK(architecture_by_class(cls) == &row);
       // kLlama's fields with this class (head_dim given, so GLM's default of 128 does not apply)
-      const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
+      const ModelConfig c = ModelConfig::parse(replace_once(replace_once(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
                                                "config.json");
       CATCH_CHECK(c.arch == row.arch);
       CATCH_CHECK(c.qk_norm == row.qk_norm);
@@ -180,7 +168,7 @@ CATCH_TEST_CASE("every architecture row's classes and names find it, and its lay
     }
   }
   CATCH_CHECK(architecture_by_gguf("glm4") == nullptr);  // GLM is not served from GGUF
-  const std::string err = error_of(replace(kLlama, "LlamaForCausalLM", "GemmaForCausalLM"));
+  const std::string err = config_error(replace_once(kLlama, "LlamaForCausalLM", "GemmaForCausalLM"));
   CATCH_CHECK(err.find("unknown architecture \"GemmaForCausalLM\" (supported: " + architecture_classes() + ")") != std::string::npos);
 }
 
@@ -214,7 +202,7 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
   CATCH_CHECK(*gguf::gguf_name(Arch::Gemma3, "model.layers.2.post_feedforward_layernorm.weight") == "blk.2.post_ffw_norm.weight");
 
   auto layer = [](const char* cls, const std::string& extra = "") {
-    const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"",
+    const ModelConfig c = ModelConfig::parse(replace_once(replace_once(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"",
                                                      "\"head_dim\": 16, " + extra + "\"hidden_size\""), "config.json");
     std::string out;
     for (const WeightName& w : layer_weights())
@@ -255,7 +243,7 @@ CATCH_TEST_CASE("every weight row is found by its names, and a layer's tensors f
   CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(Arch::Llama, WeightId::Q, 1)) == 4);
   CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(Arch::Llama, WeightId::KBias, 1)) == 2);
   CATCH_CHECK(gguf::permuted_heads(llama, hf_weight_name(Arch::Llama, WeightId::V, 1)) == 0);
-  CATCH_CHECK(gguf::permuted_heads(ModelConfig::parse(replace(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "config.json"),
+  CATCH_CHECK(gguf::permuted_heads(ModelConfig::parse(replace_once(kLlama, "LlamaForCausalLM", "Qwen2ForCausalLM"), "config.json"),
                                    hf_weight_name(Arch::Qwen2, WeightId::Q, 1)) == 0);
 }
 
@@ -268,7 +256,7 @@ CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with
     for (const char* cls : row.hf_classes) {
       CATCH_INFO(cls);
       if (row.norm != NormForm::Llama) continue;  // Gemma: the test below
-      const ModelConfig c = ModelConfig::parse(replace(replace(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
+      const ModelConfig c = ModelConfig::parse(replace_once(replace_once(kLlama, "LlamaForCausalLM", cls), "\"hidden_size\"", "\"head_dim\": 16, \"hidden_size\""),
                                                "config.json");
       LayerKind llama{row.sliding_window_default > 0 ? AttentionWindow::Sliding : AttentionWindow::Full,
                       Activation::Silu, NormForm::Llama};
@@ -283,7 +271,7 @@ CATCH_TEST_CASE("every architecture's layers are of Llama's kind, Mistral's with
 // each full one, GELU-tanh, the (1 + w) norm; and what config.json may change of that.
 CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, attention scale and tied head", "[config]") {
   using namespace exspec;
-  const std::string gemma = replace(replace(kLlama, "LlamaForCausalLM", "Gemma3ForCausalLM"), "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 7");
+  const std::string gemma = replace_once(replace_once(kLlama, "LlamaForCausalLM", "Gemma3ForCausalLM"), "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 7");
   const ModelConfig c = ModelConfig::parse(gemma, "config.json");
   CATCH_CHECK(c.head_dim == 256);  // Gemma3TextConfig's defaults
   CATCH_CHECK(c.sliding_window == 4096);
@@ -302,7 +290,7 @@ CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, a
                          full ? RopeKind::Global : RopeKind::Local};
     CATCH_CHECK(c.layer_kind(i) == want);
   }
-  const ModelConfig p = ModelConfig::parse(replace(gemma, "\"hidden_size\"", "\"sliding_window_pattern\": 2, \"sliding_window\": 8, "
+  const ModelConfig p = ModelConfig::parse(replace_once(gemma, "\"hidden_size\"", "\"sliding_window_pattern\": 2, \"sliding_window\": 8, "
                                                    "\"query_pre_attn_scalar\": 24, \"rope_local_base_freq\": 500.0, \"hidden_size\""), "c");
   CATCH_CHECK(p.sliding_window == 8);
   CATCH_CHECK(p.layer_kind(0).window == AttentionWindow::Sliding);
@@ -311,7 +299,7 @@ CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, a
   CATCH_CHECK(p.attention_scale() == 1.0 / std::sqrt(24.0));
   const std::string types = "\"layer_types\": [\"full_attention\", \"sliding_attention\", \"full_attention\", \"full_attention\", "
                             "\"full_attention\", \"full_attention\", \"sliding_attention\"], \"hidden_size\"";
-  const ModelConfig t = ModelConfig::parse(replace(gemma, "\"hidden_size\"", types), "c");
+  const ModelConfig t = ModelConfig::parse(replace_once(gemma, "\"hidden_size\"", types), "c");
   CATCH_CHECK(t.layer_kind(0).rope == RopeKind::Global);
   CATCH_CHECK(t.layer_kind(1).rope == RopeKind::Local);
   CATCH_CHECK(t.layer_kind(6).window == AttentionWindow::Sliding);
@@ -325,11 +313,11 @@ CATCH_TEST_CASE("Gemma 3's config: its window pattern, local rope, activation, a
   // unknown activation, bidirectional attention
   CATCH_CHECK(c.attn_logit_softcapping == 0);
   CATCH_CHECK(c.final_logit_softcapping == 0);
-  CATCH_CHECK(ModelConfig::parse(replace(gemma, "\"hidden_size\"", "\"final_logit_softcapping\": 30.0, \"hidden_size\""), "c").final_logit_softcapping == 30.0);
-  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"hidden_activation\": \"gelu\", \"hidden_size\"")).find("hidden_activation \"gelu\"") != std::string::npos);
-  CATCH_CHECK(error_of(replace(gemma, "\"hidden_size\"", "\"use_bidirectional_attention\": true, \"hidden_size\"")).find("bidirectional") != std::string::npos);
+  CATCH_CHECK(ModelConfig::parse(replace_once(gemma, "\"hidden_size\"", "\"final_logit_softcapping\": 30.0, \"hidden_size\""), "c").final_logit_softcapping == 30.0);
+  CATCH_CHECK(config_error(replace_once(gemma, "\"hidden_size\"", "\"hidden_activation\": \"gelu\", \"hidden_size\"")).find("hidden_activation \"gelu\"") != std::string::npos);
+  CATCH_CHECK(config_error(replace_once(gemma, "\"hidden_size\"", "\"use_bidirectional_attention\": true, \"hidden_size\"")).find("bidirectional") != std::string::npos);
   // a Llama with Gemma's activation is served: the kinds are not the row's alone
-  const ModelConfig g = ModelConfig::parse(replace(kLlama, "\"hidden_size\"", "\"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\""), "c");
+  const ModelConfig g = ModelConfig::parse(replace_once(kLlama, "\"hidden_size\"", "\"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_size\""), "c");
   CATCH_CHECK(g.layer_kind(0).activation == Activation::GeluTanh);
   CATCH_CHECK(g.layer_kind(0).norm == NormForm::Llama);
 }
@@ -359,9 +347,9 @@ CATCH_TEST_CASE("Qwen3-MoE's config: its experts, Qwen3MoeConfig's defaults, den
   CATCH_CHECK(back.experts.top_k == 2);
   CATCH_CHECK(back.experts.intermediate_size == 32);
 
-  CATCH_CHECK(error_of(moe_config(R"(, "num_experts": 4, "num_experts_per_tok": 5)")).find("exceeds num_experts") != std::string::npos);
-  CATCH_CHECK(error_of(moe_config(R"(, "mlp_only_layers": [4])")).find("mlp_only_layers holds 4") != std::string::npos);
-  CATCH_CHECK(error_of(moe_config(R"(, "num_experts": 0)")).find("\"num_experts\" must be positive") != std::string::npos);
+  CATCH_CHECK(config_error(moe_config(R"(, "num_experts": 4, "num_experts_per_tok": 5)")).find("exceeds num_experts") != std::string::npos);
+  CATCH_CHECK(config_error(moe_config(R"(, "mlp_only_layers": [4])")).find("mlp_only_layers holds 4") != std::string::npos);
+  CATCH_CHECK(config_error(moe_config(R"(, "num_experts": 0)")).find("\"num_experts\" must be positive") != std::string::npos);
   // a dense architecture has no experts whatever config.json says
   CATCH_CHECK(ModelConfig::parse(moe_config(R"(, "num_experts": 8)", "Qwen3ForCausalLM"), "config.json").experts.num_experts == 0);
 }

@@ -9,8 +9,10 @@
 
 #include "model/fused_ops.h"
 #include "model/model_config.h"
+#include "tests/support.h"
 
 using namespace exspec;
+using test::config_error;
 
 namespace {
 
@@ -19,15 +21,6 @@ const std::string kGemma2 = R"({"architectures": ["Gemma2ForCausalLM"], "hidden_
   "max_position_embeddings": 256, "rms_norm_eps": 1e-6)";
 
 ModelConfig parse(const std::string& extra) { return ModelConfig::parse(kGemma2 + extra + "}", "config.json"); }
-
-std::string error_of(const std::string& text) {
-  try {
-    ModelConfig::parse(text, "config.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -55,11 +48,11 @@ CATCH_TEST_CASE("Gemma 2's config: Gemma2Config's defaults, its caps, each 2nd l
   const ModelConfig back = ModelConfig::parse(off.to_json_text(), "written");
   CATCH_CHECK(back.attn_logit_softcapping == 0);
   CATCH_CHECK(back.final_logit_softcapping == 12.5);
-  CATCH_CHECK_THAT(error_of(kGemma2 + R"(, "attn_logit_softcapping": -1.0})"), Catch::Contains("positive or null"));
+  CATCH_CHECK_THAT(config_error(kGemma2 + R"(, "attn_logit_softcapping": -1.0})"), Catch::Contains("positive or null"));
   const std::string llama = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
   "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 256, "rms_norm_eps": 1e-6,
   "final_logit_softcapping": 30.0})";
-  CATCH_CHECK_THAT(error_of(llama), Catch::Contains("final_logit_softcapping is not served for LlamaForCausalLM"));
+  CATCH_CHECK_THAT(config_error(llama), Catch::Contains("final_logit_softcapping is not served for LlamaForCausalLM"));
 }
 
 CATCH_TEST_CASE("final soft-capping: cap * tanh(x / cap) element by element, -inf kept, bits independent of the batch",

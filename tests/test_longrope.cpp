@@ -10,8 +10,11 @@
 #include "model/rope.h"
 #include "model/seq_request.h"
 #include "model/tools/make_model.h"
+#include "tests/support.h"
 
 using namespace exspec;
+using test::config_error;
+using test::replace_once;
 
 namespace {
 
@@ -28,19 +31,6 @@ const char* kLong = "[1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 40.1]";
 
 std::string longrope(const std::string& extra = "", const char* type = "longrope") {
   return std::string(R"({"type": ")") + type + R"(", "short_factor": )" + kShort + R"(, "long_factor": )" + kLong + extra + "}";
-}
-
-std::string replace_first(std::string s, const std::string& from, const std::string& to) {
-  return s.replace(s.find(from), from.size(), to);
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    ModelConfig::parse(text, "config.json");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -68,21 +58,21 @@ CATCH_TEST_CASE("longrope's config: factors as float32, the original at the top,
   CATCH_CHECK(dflt.original_max_position_embeddings == 4096);
   CATCH_CHECK(dflt.attention_factor == rs.attention_factor);
   // A class with no original of its own: the whole context, and rope_scaling's factor (default 1).
-  std::string llama = replace_first(phi3(longrope(R"(, "factor": 4.0)"), ""), "Phi3ForCausalLM", "LlamaForCausalLM");
+  std::string llama = replace_once(phi3(longrope(R"(, "factor": 4.0)"), ""), "Phi3ForCausalLM", "LlamaForCausalLM");
   const RopeScaling l = ModelConfig::parse(llama, "c").rope_scaling;
   CATCH_CHECK(l.original_max_position_embeddings == 131072);
   CATCH_CHECK(l.attention_factor == std::sqrt(1.0 + std::log(4.0) / std::log(131072.0)));
-  llama = replace_first(phi3(longrope(), ""), "Phi3ForCausalLM", "LlamaForCausalLM");
+  llama = replace_once(phi3(longrope(), ""), "Phi3ForCausalLM", "LlamaForCausalLM");
   CATCH_CHECK(ModelConfig::parse(llama, "c").rope_scaling.attention_factor == 1.0);
 }
 
 CATCH_TEST_CASE("longrope config errors name the problem", "[config][longrope]") {
-  CATCH_CHECK_THAT(error_of(phi3(R"({"type": "longrope", "short_factor": [1.0]})")), Catch::Contains("long_factor"));
-  CATCH_CHECK_THAT(error_of(phi3(R"({"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]})")),
+  CATCH_CHECK_THAT(config_error(phi3(R"({"type": "longrope", "short_factor": [1.0]})")), Catch::Contains("long_factor"));
+  CATCH_CHECK_THAT(config_error(phi3(R"({"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]})")),
                    Catch::Contains("need 8 values each"));
-  CATCH_CHECK_THAT(error_of(phi3(R"({"type": "longrope", "short_factor": [1, 1, 1, 1, 1, 1, 1, 0], "long_factor": [1, 1, 1, 1, 1, 1, 1, 1]})")),
+  CATCH_CHECK_THAT(config_error(phi3(R"({"type": "longrope", "short_factor": [1, 1, 1, 1, 1, 1, 1, 0], "long_factor": [1, 1, 1, 1, 1, 1, 1, 1]})")),
                    Catch::Contains("positive"));
-  CATCH_CHECK_THAT(error_of(phi3(R"({"type": "yarn", "factor": 4.0})")), Catch::Contains("supported: default, linear, llama3, longrope"));
+  CATCH_CHECK_THAT(config_error(phi3(R"({"type": "yarn", "factor": 4.0})")), Catch::Contains("supported: default, linear, llama3, longrope"));
 }
 
 CATCH_TEST_CASE("a load serves one set of longrope factors: short within the original context, or long", "[config][longrope]") {
