@@ -6,7 +6,7 @@
 // on their values.
 //
 //   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16]
-//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
+//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q2_k,q3_k,q6_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
 // q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
 // (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
 // is the path it replaces. iq4_xs, q4_1, q5_0, q5_1: those types' blocks on the same kernel
@@ -211,17 +211,17 @@ struct FloatModel : Model {
 };
 
 // A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
-// choice for output.weight), or (q4_k) in Q4_K as well. Random blocks with float16 scales of 1.0: the time does not
-// depend on the values.
+// choice for output.weight), or (q4_k, q2_k, q3_k, q6_k) every product in one type. Random
+// blocks with float16 scales of 1.0: the time does not depend on the values.
 struct KQuantModel : Model {
   std::vector<kq::Weight> w;
   std::vector<float> x, y;
   q8::Rows rows;
-  explicit KQuantModel(uint8_t head_type) {
+  KQuantModel(uint8_t layer_type, uint8_t head_type) {
     std::mt19937 g(11);
     for (const Shape& s : kShapes)
       for (int64_t i = 0; i < s.times; ++i) {
-        const uint8_t type = s.out == 32000 ? head_type : kq::kQ4_K;
+        const uint8_t type = s.out == 32000 ? head_type : layer_type;
         const int64_t width = kq::tagged_width(s.in), bb = kq::block_bytes(type);
         std::vector<uint8_t> tagged(static_cast<size_t>(s.out * width), 0);
         for (int64_t r = 0; r < s.out; ++r) {
@@ -230,9 +230,8 @@ struct KQuantModel : Model {
           for (int64_t b = 1; b <= s.in / kq::kSuper * bb; ++b) row[b] = static_cast<uint8_t>(g());
           for (int64_t sb = 0; sb < s.in / kq::kSuper; ++sb) {  // d (and dmin) = 1.0 as float16
             uint8_t* blk = row + 1 + sb * bb;
-            const int64_t at = type == kq::kQ4_K ? 0 : 208;
-            blk[at] = 0x00, blk[at + 1] = 0x3C;
-            if (type == kq::kQ4_K) blk[2] = 0x00, blk[3] = 0x3C;
+            for (const int64_t at : {kq::d_offset(type), kq::dmin_offset(type)})
+              if (at >= 0) blk[at] = 0x00, blk[at + 1] = 0x3C;
           }
         }
         w.push_back(kq::from_tagged(tagged.data(), s.out, s.in));
@@ -271,7 +270,7 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype.rfind("q4_k", 0) == 0 ? kq::isa_name(kq::best_isa())
+              dtype.size() == 4 && dtype[2] == '_' && dtype[3] == 'k' || dtype == "q4_k_m" ? kq::isa_name(kq::best_isa())
               : dtype == "int8" || dtype[0] == 'q' || dtype[0] == 'i' ? q8::isa_name(q8::best_isa())  // Q8_0 and 4-bit blocks
               : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
                                              : bf16::isa_name(bf16::best_isa()));
@@ -307,12 +306,18 @@ int main(int argc, char** argv) {
     run("int8", m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_k_m") != std::string::npos) {
-    KQuantModel m(kq::kQ6_K);
+    KQuantModel m(kq::kQ4_K, kq::kQ6_K);
     run("q4_k_m", m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_k,") != std::string::npos || dtypes.size() >= 4 && dtypes.compare(dtypes.size() - 4, 4, "q4_k") == 0) {
-    KQuantModel m(kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
+    KQuantModel m(kq::kQ4_K, kq::kQ4_K);  // the head in Q4_K too: the Q4_K path alone
     run("q4_k", m, rounds, max_rows, probe);
+  }
+  // Every product in one of the other K types (q6_k: what Q3_K was read as before its own path).
+  for (auto [name, type] : {std::pair<const char*, uint8_t>{"q2_k", kq::kQ2_K}, {"q3_k", kq::kQ3_K}, {"q6_k", kq::kQ6_K}}) {
+    if (("," + dtypes + ",").find(std::string(",") + name + ",") == std::string::npos) continue;
+    KQuantModel m(type, type);
+    run(name, m, rounds, max_rows, probe);
   }
   if (dtypes.find("q4_0") != std::string::npos) {
     Int8Model<q4::Weight> m(q4::multiply, q4::best_isa(), q4_weight<gguf::blocks::kQ4_0Values>);

@@ -76,7 +76,7 @@ class Decoder {
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }  // of the activations and the KV cache
   bool int8_weights() const { return head_weight().int8(); }
-  bool kquant_weights() const;  // any product on a GGUF file's K-quant (Q4_K, Q5_K, Q6_K) blocks (int8 only)
+  bool kquant_weights() const;  // any product on a GGUF file's K-quant (Q2_K to Q6_K) blocks (int8 only)
   at::Device device() const { return device_; }
   int64_t num_parameters() const;
   // Bytes the weights hold in memory: every kept tensor's storage and every packed copy.

@@ -1,4 +1,4 @@
-// GGUF's K-quant weights (Q4_K, Q5_K, Q6_K) as tensors: the seam between the decoder's Linear (model/linear.h)
+// GGUF's K-quant weights (Q2_K to Q6_K) as tensors: the seam between the decoder's Linear (model/linear.h)
 // and the torch-free kernel (model/kernels/kquant_kernel.h). The blocks keep their contents (rows
 // of one type interleaved 8 at a time, model/kernels/kquant_groups.h); each activation row is quantised with its own block scales (as the int8 kernels do), so
 // nothing of a row depends on another. float32 in and out; the output columns are split over the

@@ -7,8 +7,8 @@
 //   (model/f32_weight.h, model/bf16_weight.h) on AVX-512, AVX2 or plain C++, so a row's result
 //   depends neither on its batch nor on the columns asked for, on any x86 CPU;
 // - int8: quantised as Q8_0 blocks from any float dtype (model/int8_matmul.h); float32 in and out.
-//   A GGUF file's K-quant (Q4_K, Q5_K, Q6_K) weight (tagged rows, model/kquant_matmul.h) keeps its blocks,
-//   and its Q4_0 or IQ4_NL weight (tagged rows, model/q4_matmul.h) its 4-bit blocks;
+//   A GGUF file's K-quant (Q2_K to Q6_K) weight (tagged rows, model/kquant_matmul.h) keeps its blocks,
+//   and its Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL or IQ4_XS weight (tagged rows, model/q4_matmul.h) its blocks;
 // - oneDNN's blocked layout (model/onednn_matmul.h) only when asked for: the benchmarks'
 //   comparison, whose sums change with the row count.
 // Everywhere else (float64, the oracle; float16; CUDA) it is at::linear.
@@ -49,8 +49,8 @@ class Linear {
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
   bool packed() const { return packed_ != nullptr; }
-  bool int8() const;    // Q8_0, 4-bit (Q4_0, IQ4_NL) or K-quant (Q4_K, Q5_K, Q6_K) blocks: float32 activations on integer kernels
-  bool kquant() const;  // K-quant (Q4_K, Q5_K, Q6_K) blocks
+  bool int8() const;    // Q8_0, 4- and 5-bit (Q4_0 .. IQ4_XS) or K-quant (Q2_K to Q6_K) blocks: float32 activations on integer kernels
+  bool kquant() const;  // K-quant (Q2_K to Q6_K) blocks
   // The int8 kernel of a weight without a bias, or null: for several products in one split over
   // the threads (multiply_jobs, model/int8_matmul.h), as a layer of experts runs them.
   const Int8Matrix* int8_matrix() const;

@@ -12,7 +12,7 @@ enum class WeightFormat {
   F32,     // float32, fixed order (model/f32_weight.h)
   Bf16,    // bfloat16, fixed order (model/bf16_weight.h)
   Q8_0,    // int8 blocks of 32 (model/int8_matmul.h)
-  KQuant,  // a GGUF file's K-quant (Q4_K, Q5_K, Q6_K) blocks (model/kquant_matmul.h)
+  KQuant,  // a GGUF file's K-quant (Q2_K to Q6_K) blocks (model/kquant_matmul.h)
   Q4,      // a GGUF file's 4-bit blocks of 32 (Q4_0, IQ4_NL) (model/q4_matmul.h)
   OneDnn,  // oneDNN's blocked layout: the benchmarks' comparison only (model/onednn_matmul.h)
 };

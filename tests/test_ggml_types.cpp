@@ -126,7 +126,14 @@ CATCH_TEST_CASE("an exact conversion into another packed type's blocks stands fo
         for (int k = 0; k < 32; ++k) CATCH_REQUIRE(static_cast<int8_t>(out[b * 34 + 2 + k]) != -128);
     ++converted;
   }
-  CATCH_CHECK(converted == 4);
+  CATCH_CHECK(converted == 3);
+  // Q3_K keeps its own blocks on the K-quant kernel, whose products are those of this
+  // conversion's, bit for bit (kernel:*Q3_K*): the conversion must stand for Q3_K's values.
+  const WeightType& q3 = row(TensorType::Q3_K);
+  const Reference ref = reference(q3);
+  std::vector<uint8_t> out(static_cast<size_t>(ref.n * row(TensorType::Q6_K).block_bytes));
+  for (int64_t b = 0; b < ref.n; ++b) blocks::q3_k_to_q6_k(ref.blocks.data() + b * q3.block_bytes, out.data() + b * row(TensorType::Q6_K).block_bytes);
+  check_values(row(TensorType::Q6_K), out.data(), ref);
 }
 
 CATCH_TEST_CASE("a type not served is refused by dequantise, naming it", "[ggml_types]") {

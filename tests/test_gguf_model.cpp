@@ -329,9 +329,10 @@ CATCH_TEST_CASE("GGUF files of every other served type: their values under float
     auto f = test::load_as(test::kquant_gguf(type), at::kDouble);  // the dequantised values, in float64
     CATCH_CHECK(q->int8_weights());
     CATCH_CHECK(!f->int8_weights());
-    // Q5_K's blocks go to the K-quant kernel, and Q3_K's as Q6_K's; Q4_0's, Q4_1's, Q5_0's,
-    // Q5_1's, IQ4_NL's and IQ4_XS's to the packed 4-bit kernel; the others to Q8_0 blocks.
-    CATCH_CHECK(q->kquant_weights() == (std::string(type) == "q3_k" || std::string(type) == "q5_k"));
+    // Q2_K's, Q3_K's and Q5_K's blocks go to the K-quant kernel; Q4_0's, Q4_1's, Q5_0's,
+    // Q5_1's, IQ4_NL's and IQ4_XS's to the packed 4-bit kernel; MXFP4's values to Q8_0 blocks.
+    const std::string t = type;
+    CATCH_CHECK(q->kquant_weights() == (t == "q2_k" || t == "q3_k" || t == "q5_k"));
     const at::Tensor lq = logits_of(*q, prompt).to(at::kDouble), lf = logits_of(*f, prompt);
     const double range = (lf.max() - lf.min()).item<double>(), diff = (lq - lf).abs().max().item<double>();
     CATCH_INFO("max |int8 - float64| " << diff << " of a range of " << range);

@@ -1,4 +1,4 @@
-// The K-quant kernel (Q4_K, Q5_K, Q6_K: model/kernels/kquant_kernel.h), torch-free. Dequantisation is checked
+// The K-quant kernel (Q2_K to Q6_K: model/kernels/kquant_kernel.h), torch-free. Dequantisation is checked
 // against the format's published definition on super-blocks this test packs by hand (its own
 // packing of 6-bit scales and mins, nibbles and high bits, written from the format, not from the
 // kernel); the product against the float64 product of the dequantised weights and quantised
@@ -59,14 +59,16 @@ std::vector<uint8_t> q6k_block(float d, const int* sc, const int* q) {
   return b;
 }
 
-// Row (or run of `run` rows) k's type: Q6_K every third, Q5_K at k = 4, 19, 34, ...,
-// Q4_K elsewhere.
-uint8_t type_of(int64_t k) { return k % 3 == 2 ? kq::kQ6_K : k % 5 == 4 ? kq::kQ5_K : kq::kQ4_K; }
+// Row (or run of `run` rows) k's type: Q6_K every third, Q5_K at k = 4, 19, 34, ..., Q3_K at
+// k = 6, 13, 27, ..., Q2_K at k = 10, 43, ..., Q4_K elsewhere.
+uint8_t type_of(int64_t k) {
+  return k % 3 == 2 ? kq::kQ6_K : k % 5 == 4 ? kq::kQ5_K : k % 7 == 6 ? kq::kQ3_K : k % 11 == 10 ? kq::kQ2_K : kq::kQ4_K;
+}
 
 // A weight of random blocks, its rows' types alternating (type_of), or in runs of 8 or 16
-// rows, so that whole groups of Q4_K and Q6_K rows are interleaved (kquant_groups.h) beside rows
-// kept one by one (Q5_K's always are).
-kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, int64_t run = 1) {
+// rows, so that whole groups of each type are interleaved (kquant_groups.h) beside rows kept
+// one by one. `type` (optional) gives each row's type in place of type_of.
+kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, int64_t run = 1, uint8_t (*type)(int64_t) = type_of) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
@@ -74,13 +76,13 @@ kq::Weight random_weight(int64_t out, int64_t in, uint32_t seed, int64_t run = 1
   std::vector<uint8_t> tagged(static_cast<size_t>(out * width), 0);
   for (int64_t r = 0; r < out; ++r) {
     uint8_t* row = tagged.data() + r * width;
-    row[0] = type_of(r / run);
+    row[0] = type(r / run);
     for (int64_t s = 0; s < in / kq::kSuper; ++s) {
       uint8_t* b = row + 1 + s * kq::block_bytes(row[0]);
       for (int64_t k = 0; k < kq::block_bytes(row[0]); ++k) b[k] = static_cast<uint8_t>(byte(rng));
       const uint16_t d = float_half(scale(rng)), dmin = float_half(scale(rng));
-      std::memcpy(row[0] != kq::kQ6_K ? b : b + 208, &d, 2);
-      if (row[0] != kq::kQ6_K) std::memcpy(b + 2, &dmin, 2);
+      std::memcpy(b + kq::d_offset(row[0]), &d, 2);
+      if (kq::dmin_offset(row[0]) >= 0) std::memcpy(b + kq::dmin_offset(row[0]), &dmin, 2);
     }
   }
   return kq::from_tagged(tagged.data(), out, in);
@@ -135,9 +137,9 @@ CATCH_TEST_CASE("kquant: a hand-packed Q6_K block is d·sc·(q − 32)", "[kquan
 CATCH_TEST_CASE("kquant: every path this CPU has gives the plain path's bits", "[kquant]") {
   const auto isas = kq::isas_here();
   CATCH_INFO("paths here: " << isas.size() << ", best " << kq::isa_name(kq::best_isa()));
-  // Runs of 16 give pairs of groups of each type (96 rows: Q4_K, Q4_K, Q6_K, Q4_K, Q5_K, Q6_K), which
-  // AVX-512 multiplies two at a time.
-  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}, {96, 256}})
+  // Runs of 16 give pairs of groups of each type (224 rows: Q4_K, Q4_K, Q6_K, Q4_K, Q5_K, Q6_K,
+  // Q3_K, Q4_K, Q6_K, Q5_K, Q2_K, ...), which AVX-512 multiplies two at a time.
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{7, 256}, {40, 512}, {19, 768}, {96, 256}, {224, 256}})
    for (int64_t run : {1, 8, 16}) {
     const kq::Weight w = random_weight(out, in, static_cast<uint32_t>(out * 3 + in), run);
     for (int64_t m : {1, 2, 3, 7, 8, 9, 16, 17}) {
@@ -181,7 +183,7 @@ CATCH_TEST_CASE("kquant: 8 rows of one type interleaved as a group give back eac
   CATCH_CHECK(w5.types[32] == kq::kQ5_K);
   CATCH_CHECK(w5.groups[4] >= 0);
   std::mt19937 rng(4);
-  for (uint8_t type : {kq::kQ4_K, kq::kQ5_K, kq::kQ6_K}) {
+  for (uint8_t type : {kq::kQ2_K, kq::kQ3_K, kq::kQ4_K, kq::kQ5_K, kq::kQ6_K}) {
     CATCH_INFO("type " << int(type));
     std::vector<std::vector<uint8_t>> blocks(8, std::vector<uint8_t>(static_cast<size_t>(kq::block_bytes(type))));
     const uint8_t* ptrs[8];
@@ -190,7 +192,7 @@ CATCH_TEST_CASE("kquant: 8 rows of one type interleaved as a group give back eac
       ptrs[c] = blocks[c].data();
     }
     std::vector<uint8_t> group(static_cast<size_t>(kq::group_block_bytes(type)));
-    CATCH_CHECK(group.size() <= blocks[0].size() * 8 * 1.03);
+    CATCH_CHECK(group.size() <= blocks[0].size() * 8 * 1.04);  // Q3_K's scales as bytes: 3.6 % more
     kq::interleave(type, ptrs, group.data());
     for (int c = 0; c < 8; ++c) {
       std::vector<uint8_t> back(blocks[c].size());
@@ -205,7 +207,7 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
   // Each output is 2 · supers fused multiply-adds into each of 8 sums and 7 adds, every product
   // of exact integers and one rounded scale d·dx: each step rounds by at most 2^-24 of the
   // magnitudes summed so far, bounded by the sum of |terms| (Q4_K's scale and min parts apart).
-  const int64_t out = 30, in = 1024, m = 5;
+  const int64_t out = 88, in = 1024, m = 5;  // runs of 8: a group of each type (Q3_K at 48, Q2_K at 80)
   for (int64_t run : {1, 8, 16}) {
   CATCH_INFO("runs of " << run);
   const kq::Weight w = random_weight(out, in, 9, run);
@@ -222,7 +224,7 @@ CATCH_TEST_CASE("kquant: the product is the float64 product of the dequantised w
       for (int64_t k = 0; k < in; ++k) {
         const double xv = double(rows.q[r * in + k]) * double(rows.d[r * (in / 32) + k / 32]);
         want += double(wrow[k]) * xv;
-        magnitude += std::fabs(double(wrow[k]) * xv) + (w.types[c] != kq::kQ6_K ? 2 * std::fabs(xv) * 0.004 * 63 : 0.0);
+        magnitude += std::fabs(double(wrow[k]) * xv) + (kq::dmin_offset(w.types[c]) >= 0 ? 2 * std::fabs(xv) * 0.004 * 63 : 0.0);
       }
       CATCH_INFO("row " << r << ", column " << c);
       const double bound = (2.0 * w.supers + 8) * std::ldexp(1.0, -23) * magnitude;
@@ -240,4 +242,34 @@ CATCH_TEST_CASE("kquant: tagged rows keep each row's type and blocks, other type
   bad[0] = 8;  // Q8_0
   CATCH_CHECK_THROWS_WITH(kq::from_tagged(bad.data(), 1, 256), Catch::Contains("type id 8"));
   CATCH_CHECK_THROWS_WITH(kq::from_tagged(bad.data(), 1, 100), Catch::Contains("not whole super-blocks"));
+}
+
+namespace {
+uint8_t all_q3k(int64_t) { return kq::kQ3_K; }
+}  // namespace
+
+CATCH_TEST_CASE("kquant: Q3_K's products are the bits of its exact conversion to Q6_K, on every path", "[kquant]") {
+  // Q3_K was served as that conversion (gguf::blocks::q3_k_to_q6_k: scale sc − 32, quant q + 32)
+  // until it had its own blocks on the kernel; the integer sums are the same, so the outputs are.
+  const int64_t in = 512;
+  for (int64_t out : {int64_t{7}, int64_t{16}, int64_t{40}}) {
+    const kq::Weight w3 = random_weight(out, in, static_cast<uint32_t>(out), 1, all_q3k);
+    const int64_t width = kq::tagged_width(in);
+    std::vector<uint8_t> tagged(static_cast<size_t>(out * width), 0);
+    uint8_t scratch[kq::kMaxBlockBytes];
+    for (int64_t r = 0; r < out; ++r) {
+      tagged[r * width] = kq::kQ6_K;
+      for (int64_t s = 0; s < w3.supers; ++s)
+        gguf::blocks::q3_k_to_q6_k(w3.block(r, s, scratch), tagged.data() + r * width + 1 + s * kq::kQ6_KBytes);
+    }
+    const kq::Weight w6 = kq::from_tagged(tagged.data(), out, in);
+    CATCH_REQUIRE(w6.types[0] == kq::kQ6_K);
+    for (int64_t m : {1, 2, 7, 9}) {
+      const auto x = test::random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(m * 7 + out), 3.0f);
+      for (kq::Isa isa : kq::isas_here()) {
+        CATCH_INFO("out " << out << ", m " << m << ", " << kq::isa_name(isa));
+        CATCH_CHECK(same_bits(product(w3, x, m, isa).data(), product(w6, x, m, isa).data(), static_cast<size_t>(m * out)));
+      }
+    }
+  }
 }

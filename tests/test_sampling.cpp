@@ -316,7 +316,7 @@ CATCH_TEST_CASE("every mode equals batch-1 nonspec sampling with the same seed i
 
 // Issue 70: GGUF files of every other weight type served (model/gguf/ggml_types.h), under int8:
 // blocks on the packed 4-bit kernel (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS) or the K-quant one
-// (Q5_K; Q3_K converted exactly), or values quantised at load (the rest). The default mode at
+// (Q2_K, Q3_K, Q5_K), or values quantised at load (MXFP4). The default mode at
 // batch 16 with each file's own draft.
 CATCH_TEST_CASE("GGUF files of every other served type: the default mode at batch 16 equals batch-1 nonspec sampling",
                 "[sampling][oracle][int8][gguf]") {

@@ -33,6 +33,12 @@ int nibble(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 0xF : qs[j - 16] 
 // Q5_0/Q5_1's 5-bit quant j: the nibble and bit j of qh.
 int quant5(const uint8_t* qs, uint32_t qh, int j) { return nibble(qs, j) | static_cast<int>(((qh >> j) & 1u) << 4); }
 
+void put_q8_0(const uint8_t* d, const int* q, uint8_t* out) {
+  std::memcpy(out, d, 2);
+  for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(q[j]));
+}
+
+}  // namespace
 
 // Q3_K's 16 scales (6 bits, 0..63; the −32 is the caller's) from their 12 bytes: the low
 // nibbles of bytes 0..7 are scales 0..7, their high nibbles 8..15, and bytes 8..11 hold the top
@@ -53,14 +59,6 @@ int q3_k_quant(const uint8_t* b, int k) {
 }
 
 int q2_k_quant(const uint8_t* qs, int k) { return (qs[32 * (k / 128) + k % 32] >> (2 * ((k % 128) / 32))) & 3; }
-
-
-void put_q8_0(const uint8_t* d, const int* q, uint8_t* out) {
-  std::memcpy(out, d, 2);
-  for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(q[j]));
-}
-
-}  // namespace
 
 void k4_scales(const uint8_t* s, int* sc, int* m) {
   for (int j = 0; j < 4; ++j) sc[j] = s[j] & 63, m[j] = s[j + 4] & 63;

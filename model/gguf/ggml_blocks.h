@@ -51,6 +51,11 @@ void k4_scales(const uint8_t* s, int* sc, int* m);
 int q4_k_quant(const uint8_t* b, int k);
 int q5_k_quant(const uint8_t* b, int k);
 int q6_k_quant(const uint8_t* b, int k);
+// Q3_K's 16 scales (0..63, before their −32) from its 12 bytes; its quant k as −4..3; Q2_K's
+// quant k (0..3) from its 64 bytes of quants.
+void q3_k_scales(const uint8_t* s, int* out);
+int q3_k_quant(const uint8_t* b, int k);
+int q2_k_quant(const uint8_t* qs, int k);
 // IQ4_XS's 6-bit ls (0..63) of block ib (0..7) of 32: its scale is d · (ls − 32).
 int iq4_xs_scale(const uint8_t* b, int ib);
 

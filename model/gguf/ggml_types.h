@@ -15,7 +15,8 @@
 //   conversion; Q5_0 (its 5th bits) likewise. IQ4_XS keeps its super-blocks on the same kernel
 //   (a block of 32's scale d · (ls − 32), exact in float32), and Q4_1 and Q5_1 their blocks (a
 //   min's term added in its own product); none has a Q8_0 form, so a group that mixes one with
-//   another type is served from its values.
+//   another type is served from its values. Q2_K to Q6_K keep their super-blocks on the K-quant
+//   kernel, which takes rows of any of them in one product. MXFP4 is served from its values.
 // A type with no row, or a row without a dequantisation, is refused naming the type.
 //
 // Adding a type: its row below, its dequantisation (and conversion, if any) in
@@ -43,7 +44,7 @@ enum class Int8Path {
   Float,       // F32, F16, BF16: quantised to Q8_0 at load (model/int8_matmul.h)
   FromValues,  // the values it stands for, quantised to Q8_0 at load as float weights are
   Q8_0,        // Q8_0 blocks on the int8 kernel (model/kernels/q8_kernel.h)
-  KQuant,      // Q4_K/Q6_K blocks on the K-quant kernel (model/kernels/kquant_kernel.h)
+  KQuant,      // Q2_K..Q6_K blocks on the K-quant kernel (model/kernels/kquant_kernel.h)
   Q4,          // 4-bit blocks on the packed 4-bit kernel (model/kernels/q4_kernel.h), `nibbles` their values
 };
 
@@ -84,8 +85,8 @@ inline constexpr WeightType kWeightTypes[] = {
     {TensorType::Q5_1, "Q5_1", 32, 24, blocks::q5_1, Int8Path::Q4, TensorType::Q5_1, nullptr, blocks::kNibbleValues},
     {TensorType::Q8_0, "Q8_0", 32, 34, blocks::q8_0, Int8Path::Q8_0, TensorType::Q8_0, nullptr},
     {TensorType::Q8_1, "Q8_1", 32, 36, nullptr, Int8Path::Refused, TensorType::Q8_1, nullptr},
-    {TensorType::Q2_K, "Q2_K", 256, 84, blocks::q2_k, Int8Path::FromValues, TensorType::Q2_K, nullptr},
-    {TensorType::Q3_K, "Q3_K", 256, 110, blocks::q3_k, Int8Path::KQuant, TensorType::Q6_K, blocks::q3_k_to_q6_k},
+    {TensorType::Q2_K, "Q2_K", 256, 84, blocks::q2_k, Int8Path::KQuant, TensorType::Q2_K, nullptr},
+    {TensorType::Q3_K, "Q3_K", 256, 110, blocks::q3_k, Int8Path::KQuant, TensorType::Q3_K, nullptr},
     {TensorType::Q4_K, "Q4_K", 256, 144, blocks::q4_k, Int8Path::KQuant, TensorType::Q4_K, nullptr},
     {TensorType::Q5_K, "Q5_K", 256, 176, blocks::q5_k, Int8Path::KQuant, TensorType::Q5_K, nullptr},
     {TensorType::Q6_K, "Q6_K", 256, 210, blocks::q6_k, Int8Path::KQuant, TensorType::Q6_K, nullptr},

@@ -81,14 +81,81 @@ void gather_q5k(const uint8_t* g, int64_t c, uint8_t* b) {
   for (int64_t t = 0; t < 8; ++t) std::memcpy(b + 16 + 4 * t, g + kQh5 + (t * kGroupCols + c) * 4, 4);
 }
 
+// Q3_K's 12 bytes of scales back from its 16 six-bit values (ggml_blocks' q3_k_scales, inverted:
+// every bit of the 12 is one scale's).
+void q3k_pack_scales(const int* v, uint8_t* s) {
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<uint8_t>((v[i] & 0xF) | ((v[i + 8] & 0xF) << 4));
+  for (int r = 0; r < 4; ++r) {
+    s[8 + r] = 0;
+    for (int q = 0; q < 4; ++q) s[8 + r] = static_cast<uint8_t>(s[8 + r] | (((v[4 * q + r] >> 4) & 3) << (2 * q)));
+  }
+}
+
+// A 2-bit run (Q2_K's and Q3_K's qs: two runs of 32 bytes) between a block and a group block.
+void runs_in(const uint8_t* qs, uint8_t* g, int64_t c) {
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(g + ((n * 8 + t) * kGroupCols + c) * 4, qs + 32 * n + 4 * t, 4);
+}
+void runs_out(const uint8_t* g, int64_t c, uint8_t* qs) {
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(qs + 32 * n + 4 * t, g + ((n * 8 + t) * kGroupCols + c) * 4, 4);
+}
+
+void interleave_q3k(const uint8_t* const* blocks, uint8_t* g) {
+  for (int64_t c = 0; c < kGroupCols; ++c) {
+    const uint8_t* b = blocks[c];
+    std::memcpy(g + 2 * c, b + 108, 2);
+    int sc[16];
+    gguf::blocks::q3_k_scales(b + 96, sc);
+    for (int i = 0; i < 16; ++i) g[kSc3 + 8 * i + c] = static_cast<uint8_t>(static_cast<int8_t>(sc[i] - 32));
+    runs_in(b + 32, g + kQs3, c);
+    for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kHm3 + (t * kGroupCols + c) * 4, b + 4 * t, 4);
+  }
+}
+
+void gather_q3k(const uint8_t* g, int64_t c, uint8_t* b) {
+  std::memcpy(b + 108, g + 2 * c, 2);
+  int sc[16];
+  for (int i = 0; i < 16; ++i) sc[i] = static_cast<int8_t>(g[kSc3 + 8 * i + c]) + 32;
+  q3k_pack_scales(sc, b + 96);
+  runs_out(g + kQs3, c, b + 32);
+  for (int64_t t = 0; t < 8; ++t) std::memcpy(b + 4 * t, g + kHm3 + (t * kGroupCols + c) * 4, 4);
+}
+
+void interleave_q2k(const uint8_t* const* blocks, uint8_t* g) {
+  for (int64_t c = 0; c < kGroupCols; ++c) {
+    const uint8_t* b = blocks[c];
+    std::memcpy(g + kD + 2 * c, b + 80, 2);
+    std::memcpy(g + kDmin + 2 * c, b + 82, 2);
+    for (int i = 0; i < 16; ++i) g[kSc2 + 8 * i + c] = b[i];
+    runs_in(b + 16, g + kQs2, c);
+  }
+}
+
+void gather_q2k(const uint8_t* g, int64_t c, uint8_t* b) {
+  std::memcpy(b + 80, g + kD + 2 * c, 2);
+  std::memcpy(b + 82, g + kDmin + 2 * c, 2);
+  for (int i = 0; i < 16; ++i) b[i] = g[kSc2 + 8 * i + c];
+  runs_out(g + kQs2, c, b + 16);
+}
+
 }  // namespace
 
 int64_t group_block_bytes(uint8_t type) {
-  return type == kQ4_K ? kQ4Bytes : type == kQ5_K ? kQ5Bytes : type == kQ6_K ? kQ6Bytes : 0;
+  switch (type) {
+    case kQ2_K: return kQ2Bytes;
+    case kQ3_K: return kQ3Bytes;
+    case kQ4_K: return kQ4Bytes;
+    case kQ5_K: return kQ5Bytes;
+    case kQ6_K: return kQ6Bytes;
+  }
+  return 0;
 }
 
 void interleave(uint8_t type, const uint8_t* const* blocks, uint8_t* group_block) {
   switch (type) {
+    case kQ2_K: return interleave_q2k(blocks, group_block);
+    case kQ3_K: return interleave_q3k(blocks, group_block);
     case kQ4_K: return interleave_q4k(blocks, group_block);
     case kQ5_K: return interleave_q5k(blocks, group_block);
     case kQ6_K: return interleave_q6k(blocks, group_block);
@@ -98,6 +165,8 @@ void interleave(uint8_t type, const uint8_t* const* blocks, uint8_t* group_block
 
 void gather(uint8_t type, const uint8_t* group_block, int64_t c, uint8_t* block) {
   switch (type) {
+    case kQ2_K: return gather_q2k(group_block, c, block);
+    case kQ3_K: return gather_q3k(group_block, c, block);
     case kQ4_K: return gather_q4k(group_block, c, block);
     case kQ5_K: return gather_q5k(group_block, c, block);
     case kQ6_K: return gather_q6k(group_block, c, block);

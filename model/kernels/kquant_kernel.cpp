@@ -23,11 +23,6 @@ uint16_t read16(const uint8_t* p) {
   return v;
 }
 
-using gguf::blocks::k4_scales;
-using gguf::blocks::q4_k_quant;
-using gguf::blocks::q5_k_quant;
-using gguf::blocks::q6_k_quant;
-
 float reduce8(const float* a) {  // the order the vector path's lanes fold in
   const float t0 = a[0] + a[4], t1 = a[1] + a[5], t2 = a[2] + a[6], t3 = a[3] + a[7];
   return (t0 + t2) + (t1 + t3);
@@ -35,35 +30,62 @@ float reduce8(const float* a) {  // the order the vector path's lanes fold in
 
 // ---- plain C++: the reference the vector path equals, bit for bit ----
 
+// One super-block as the definition (kquant_kernel.h) reads it: per 16 inputs i a scale and a
+// min (0 for the types without), each quant as the signed value the scale multiplies, d, dmin.
+struct PlainBlock {
+  int sc[16] = {}, m[16] = {}, q[kSuper] = {};
+  float d = 0, dmin = 0;
+};
+
+void plain_block(uint8_t type, const uint8_t* b, PlainBlock& p) {
+  namespace blocks = gguf::blocks;
+  p.d = half_float(read16(b + d_offset(type)));
+  if (dmin_offset(type) >= 0) p.dmin = half_float(read16(b + dmin_offset(type)));
+  switch (type) {
+    case kQ2_K:
+      for (int i = 0; i < 16; ++i) p.sc[i] = b[i] & 0xF, p.m[i] = b[i] >> 4;
+      for (int k = 0; k < kSuper; ++k) p.q[k] = blocks::q2_k_quant(b + 16, k);
+      return;
+    case kQ3_K:
+      blocks::q3_k_scales(b + 96, p.sc);
+      for (int i = 0; i < 16; ++i) p.sc[i] -= 32;
+      for (int k = 0; k < kSuper; ++k) p.q[k] = blocks::q3_k_quant(b, k);
+      return;
+    case kQ4_K:
+    case kQ5_K: {
+      int sc[kSubs], m[kSubs];
+      blocks::k4_scales(b + 4, sc, m);
+      for (int i = 0; i < 16; ++i) p.sc[i] = sc[i / 2], p.m[i] = m[i / 2];
+      for (int k = 0; k < kSuper; ++k) p.q[k] = type == kQ4_K ? blocks::q4_k_quant(b, k) : blocks::q5_k_quant(b, k);
+      return;
+    }
+    case kQ6_K:
+      for (int i = 0; i < 16; ++i) p.sc[i] = static_cast<int8_t>(b[192 + i]);
+      for (int k = 0; k < kSuper; ++k) p.q[k] = blocks::q6_k_quant(b, k) - 32;
+      return;
+  }
+  throw std::logic_error("kquant: type id " + std::to_string(type) + " has no plain path");
+}
+
 void plain_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t c, float* out) {
   const uint8_t type = w.types[c];
+  const bool mins = dmin_offset(type) >= 0;
   float acc[kSubs] = {};
-  uint8_t scratch[kQ6_KBytes];
+  uint8_t scratch[kMaxBlockBytes];
+  PlainBlock p;
   for (int64_t s = 0; s < w.supers; ++s) {
-    const uint8_t* b = w.block(c, s, scratch);
+    plain_block(type, w.block(c, s, scratch), p);
     const int8_t* xq = x.q.data() + r * x.blocks * kSub + s * kSuper;
     const float* dx = x.d.data() + r * x.blocks + s * kSubs;
-    const int32_t* corr = x.corr.data() + r * x.blocks + s * kSubs;
-    int sc[kSubs], m[kSubs];
-    const bool mins = type != kQ6_K;  // Q4_K and Q5_K: a scale and a min per sub-block
-    if (mins) k4_scales(b + 4, sc, m);
-    const float d = half_float(read16(mins ? b : b + 208)), dmin = half_float(read16(b + 2));
     for (int64_t j = 0; j < kSubs; ++j) {
-      int32_t a = 0;
-      if (mins) {
-        int32_t dot = 0;
-        for (int64_t k = 0; k < kSub; ++k)
-          dot += (type == kQ4_K ? q4_k_quant(b, int(j * kSub + k)) : q5_k_quant(b, int(j * kSub + k))) * xq[j * kSub + k];
-        a = sc[j] * dot;
-      } else {
-        for (int64_t h = 0; h < 2; ++h) {
-          int32_t dot = 0;
-          for (int64_t k = h * 16; k < h * 16 + 16; ++k) dot += (q6_k_quant(b, int(j * kSub + k)) - 32) * xq[j * kSub + k];
-          a += static_cast<int8_t>(b[192 + 2 * j + h]) * dot;
-        }
+      int32_t a = 0, b = 0;  // Σ sc · Σ q·qx and Σ m · Σ qx over the sub-block's two sixteens: exact
+      for (int64_t i = 2 * j; i < 2 * j + 2; ++i) {
+        int32_t dot = 0, sum = 0;
+        for (int64_t k = 16 * i; k < 16 * i + 16; ++k) dot += p.q[k] * xq[k], sum += xq[k];
+        a += p.sc[i] * dot, b += p.m[i] * sum;
       }
-      acc[j] = std::fma(static_cast<float>(a), d * dx[j], acc[j]);
-      if (mins) acc[j] = std::fma(static_cast<float>(-(m[j] * (-corr[j] / 128))), dmin * dx[j], acc[j]);
+      acc[j] = std::fma(static_cast<float>(a), p.d * dx[j], acc[j]);
+      if (mins) acc[j] = std::fma(static_cast<float>(-b), p.dmin * dx[j], acc[j]);
     }
   }
   *out = reduce8(acc);
@@ -100,13 +122,20 @@ bool pair_whole(const Weight& w, int64_t g, int64_t c, int64_t c1) {
 
 }  // namespace
 
-bool is_kquant(uint32_t t) { return t == kQ4_K || t == kQ5_K || t == kQ6_K; }
+bool is_kquant(uint32_t t) { return t < 256 && block_bytes(static_cast<uint8_t>(t)) > 0; }
 
 int64_t block_bytes(uint8_t type) {
-  return type == kQ4_K ? kQ4_KBytes : type == kQ5_K ? kQ5_KBytes : type == kQ6_K ? kQ6_KBytes : 0;
+  switch (type) {
+    case kQ2_K: return kQ2_KBytes;
+    case kQ3_K: return kQ3_KBytes;
+    case kQ4_K: return kQ4_KBytes;
+    case kQ5_K: return kQ5_KBytes;
+    case kQ6_K: return kQ6_KBytes;
+  }
+  return 0;
 }
 
-int64_t tagged_width(int64_t in) { return 1 + in / kSuper * kQ6_KBytes; }
+int64_t tagged_width(int64_t in) { return 1 + in / kSuper * kMaxBlockBytes; }
 
 const uint8_t* Weight::block(int64_t r, int64_t s, uint8_t* scratch) const {
   const int64_t g = r / kGroupCols;
@@ -122,7 +151,7 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
   const int64_t width = tagged_width(in);
   for (int64_t r = 0; r < out; ++r) {
     const uint8_t t = tagged[r * width];
-    if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not Q4_K, Q5_K or Q6_K");
+    if (!block_bytes(t)) throw std::invalid_argument("K-quant row " + std::to_string(r) + " has type id " + std::to_string(t) + ", not a K-quant type (Q2_K to Q6_K)");
     w.types.push_back(t);
   }
   // Whole groups of 8 rows of one type are interleaved; every other row is kept as in the file.
@@ -152,7 +181,7 @@ Weight from_tagged(const uint8_t* tagged, int64_t out, int64_t in) {
 }
 
 void dequantise_row(const Weight& w, int64_t row, float* out) {
-  uint8_t scratch[kQ6_KBytes];
+  uint8_t scratch[kMaxBlockBytes];
   const gguf::WeightType& t = *gguf::weight_type(w.types[row]);  // from_tagged took only this kernel's types
   for (int64_t s = 0; s < w.supers; ++s) gguf::dequantise(t, w.block(row, s, scratch), 1, out + s * kSuper);
 }

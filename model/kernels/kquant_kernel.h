@@ -1,8 +1,11 @@
-// GGUF's K-quant weights (Q4_K, Q5_K, Q6_K; Q3_K comes converted exactly to Q6_K at load,
-// model/gguf/ggml_types.h), kept as their blocks, multiplied with rows that cannot see each
-// other (torch-free; model/kquant_matmul.h is the tensor seam).
+// GGUF's K-quant weights (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), kept as their blocks, multiplied with
+// rows that cannot see each other (torch-free; model/kquant_matmul.h is the tensor seam).
 //
 // A row of the weight is a run of super-blocks of 256 inputs, each of 8 sub-blocks of 32:
+//   Q2_K (84 bytes): 16 scale bytes (sc_i in the low nibble, m_i in the high, one per 16
+//        inputs), 64 bytes of 2-bit quants q, d, dmin (float16): w = d·sc_i·q − dmin·m_i;
+//   Q3_K (110 bytes): hmask[32] (sub-block j's high bits in bit j), 64 bytes of 2-bit quants, 12
+//        bytes of 6-bit scales (one per 16 inputs), d: w = d·(sc_i − 32)·(q − 4·!hbit);
 //   Q4_K (144 bytes): d, dmin (float16), 12 bytes of 6-bit scales sc[8] and mins m[8], 128 bytes
 //        of 4-bit quants q: w = d·sc_j·q − dmin·m_j;
 //   Q5_K (176 bytes): Q4_K's, with qh[32] (the 5th bits: sub-block j's in bit j) before the
@@ -10,14 +13,18 @@
 //   Q6_K (210 bytes): ql[128] (low 4 bits), qh[64] (high 2 bits), 16 int8 scales (one per 16
 //        inputs), d (float16): w = d·sc_i·(q − 32).
 // Rows of these types may be mixed in one weight (a Q4_K_M file's attn_v is Q6_K where q and k
-// are Q4_K, and the decoder multiplies the three as one).
+// are Q4_K, and the decoder multiplies the three as one). Q3_K's A_j is the integer its exact
+// conversion to Q6_K (ggml_blocks.h) gives, so it is that conversion's output, bit for bit.
 //
 // Each activation row is quantised as the int8 kernels' (model/q8_kernel.h q8::Rows: per block of
 // 32, int8 q and a float32 scale dx), which line up with the sub-blocks. Per sub-block j of
 // super-block s the integer parts are exact:
-//   Q4_K, Q5_K: A_j = sc_j · Σ q·qx,  B_j = m_j · Σ qx;    Q6_K: A_j = Σ_{two halves of 16} sc_i · Σ (q − 32)·qx
+//   Q4_K, Q5_K: A_j = sc_j · Σ q·qx,  B_j = m_j · Σ qx;
+//   Q6_K, Q3_K: A_j = Σ_{two halves i of 16} sc_i · Σ w_q·qx, w_q the quant's signed value (q − 32,
+//               q − 4·!hbit);
+//   Q2_K:       A_j = Σ_{halves i} sc_i · Σ q·qx,  B_j = Σ_{halves i} m_i · Σ qx
 // and are combined in float32 into eight sums, one per sub-block position j, in super-block order:
-//   acc_j = fma(float(A_j), d·dx, acc_j);  Q4_K and Q5_K then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
+//   acc_j = fma(float(A_j), d·dx, acc_j);  the types with mins then  acc_j = fma(float(−B_j), dmin·dx, acc_j)
 // and y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7)).
 // Whole groups of 8 rows of one type are interleaved (kquant_groups.h), with the same
 // arithmetic; AVX-512 multiplies two adjacent groups of one type at once in 512-bit registers
