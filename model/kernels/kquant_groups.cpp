@@ -44,8 +44,8 @@ void interleave_q6k(const uint8_t* const* blocks, uint8_t* g) {
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t t = 0; t < 8; ++t) {
         for (int64_t pp = 0; pp < 2; ++pp)
-          std::memcpy(g + kQl6 + (((h * 2 + pp) * 8 + t) * kGroupCols + c) * 4, b + 64 * h + 32 * pp + 4 * t, 4);
-        std::memcpy(g + kQh6 + ((h * 8 + t) * kGroupCols + c) * 4, b + 128 + 32 * h + 4 * t, 4);
+          std::memcpy(g + kQ6 + (h * 8 + t) * 96 + pp * 32 + c * 4, b + 64 * h + 32 * pp + 4 * t, 4);
+        std::memcpy(g + kQ6 + (h * 8 + t) * 96 + 64 + c * 4, b + 128 + 32 * h + 4 * t, 4);
       }
   }
 }
@@ -56,8 +56,8 @@ void gather_q6k(const uint8_t* g, int64_t c, uint8_t* b) {
   for (int64_t h = 0; h < 2; ++h)
     for (int64_t t = 0; t < 8; ++t) {
       for (int64_t pp = 0; pp < 2; ++pp)
-        std::memcpy(b + 64 * h + 32 * pp + 4 * t, g + kQl6 + (((h * 2 + pp) * 8 + t) * kGroupCols + c) * 4, 4);
-      std::memcpy(b + 128 + 32 * h + 4 * t, g + kQh6 + ((h * 8 + t) * kGroupCols + c) * 4, 4);
+        std::memcpy(b + 64 * h + 32 * pp + 4 * t, g + kQ6 + (h * 8 + t) * 96 + pp * 32 + c * 4, 4);
+      std::memcpy(b + 128 + 32 * h + 4 * t, g + kQ6 + (h * 8 + t) * 96 + 64 + c * 4, 4);
     }
 }
 

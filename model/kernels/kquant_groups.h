@@ -13,9 +13,10 @@
 //        (sub-blocks 2p in the low nibbles, 2p + 1 in the high).
 //   Q5_K (1,440 for 8 of 176, 2.3 % more): Q4_K's layout (its nibbles), then qh[t][c][4] of its
 //        5th bits.
-//   Q6_K (1,680, the same bytes): d[c]; sc[i][c] the 16 int8 scales; ql[h][pp][t][c][4] of its
-//        low-bit run 64h + 32pp; qh[h][t][c][4] of its high-bit run 32h. Its offset of 32 is
-//        taken off each 16 inputs' sum before the scale, as per column.
+//   Q6_K (1,680, the same bytes): d[c]; sc[i][c] the 16 int8 scales; then for each h and t, in
+//        one stream, ql[c][4] of its low-bit runs 64h and 64h + 32 and qh[c][4] of its high-bit
+//        run 32h (three streams, one per run, read one row 1.3x more slowly: docs/performance.md).
+//        Its offset of 32 is taken off each 16 inputs' sum before the scale, as per column.
 //   Q3_K (912 for 8 of 110, 3.6 % more): d[c]; sc[i][c] its 16 scales as int8 (sc − 32);
 //        qs[n][t][c][4] of its 2-bit run n; hm[t][c][4] of its high-bit mask. Its quants are
 //        read as 0..7 (q + 4), and 4 · Σ qx is taken off as Q6_K's 32 · Σ qx is.
@@ -33,7 +34,7 @@ constexpr int64_t kGroupCols = 8;
 namespace group_layout {
 constexpr int64_t kD = 0, kDmin = 16, kSc = 32, kM = 96, kQ = 160, kQ4Bytes = 1184;  // Q4_K
 constexpr int64_t kQh5 = 1184, kQ5Bytes = 1440;                                        // Q5_K: Q4_K's, then qh
-constexpr int64_t kSc6 = 16, kQl6 = 144, kQh6 = 1168, kQ6Bytes = 1680;                 // Q6_K: d at 0
+constexpr int64_t kSc6 = 16, kQ6 = 144, kQ6Bytes = 1680;                              // Q6_K: d at 0
 constexpr int64_t kSc3 = 16, kQs3 = 144, kHm3 = 656, kQ3Bytes = 912;                   // Q3_K: d at 0
 constexpr int64_t kSc2 = 32, kQs2 = 160, kQ2Bytes = 672;                               // Q2_K: d at 0, dmin at 16
 }  // namespace group_layout
