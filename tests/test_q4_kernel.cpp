@@ -88,9 +88,9 @@ CATCH_TEST_CASE("q4: a weight of part blocks or a value of -128 is refused", "[q
   CATCH_CHECK_THROWS_AS(q4::empty_weight(16, 64, values), std::invalid_argument);
 }
 
-CATCH_TEST_CASE("q4: sums at their bounds are exact: values of ±16 (int16 sums on AVX2) and ±127 against rows at ±127", "[q4]") {
+CATCH_TEST_CASE("q4: sums at their bounds are exact: values of ±16 and ±32 (int16 sums on AVX2 over 4 and 2 vectors) and ±127 against rows at ±127", "[q4]") {
   const int64_t out = 32, in = 256, m = 3;
-  for (int8_t top : {int8_t{16}, int8_t{127}}) {
+  for (int8_t top : {int8_t{16}, int8_t{32}, int8_t{127}}) {
     int8_t values[16];
     for (int i = 0; i < 16; ++i) values[i] = static_cast<int8_t>(i % 2 ? -top : top);
     // Every nibble even (value +top) in one row, odd (−top) in another, mixed in the rest; d = 1.

@@ -47,16 +47,16 @@ EXSPEC_AVX2 inline __m256i avx2_sixteens(uint32_t bits) {
 
 // Tile block wq's integer sums for R rows, 8 columns a register (isum[r][h]: columns 8h..8h+7).
 // vpmaddubsw takes x's magnitudes (unsigned) against the values carrying x's sign, a pair of
-// products to an int16. Small (every |q| <= 16: Q4_0, Q5_0): a column's 8 pair sums of a block,
-// each at most 2·16·127, add in int16 without overflow and one vpmaddwd widens them; otherwise
-// each is widened at once. Exact either way: the same integers as the Q8_0 kernel's. high: the
-// block's 5th bits (kHigh), or null.
-template <int R, bool Small>
+// products to an int16. Run (Packed::run) vectors' pair sums of a column, each at most 2·|q|·127,
+// add in int16 without overflow (4 at |q| <= 16: Q4_0, Q4_1, Q5_0; 2 at |q| <= 32: Q5_1) and
+// one vpmaddwd widens them; at Run 0 each is widened at once. Exact either way: the same
+// integers as the Q8_0 kernel's. high: the block's 5th bits (kHigh), or null.
+template <int R, int Run>
 EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, const uint8_t* high, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
                                    __m256i (&isum)[R][2]) {
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-  __m256i part[R][2];  // Small: int16 sums; otherwise int32
-  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = _mm256_setzero_si256();
+  __m256i part[R][2], sum[R][2];  // int16 sums over a run of vectors; int32 sums
+  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = sum[r][0] = sum[r][1] = _mm256_setzero_si256();
   for (int64_t g = 0; g < kVectors; ++g) {
     __m256i lo[2], hi[2];
     for (int h = 0; h < 2; ++h) {
@@ -77,15 +77,17 @@ EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, const uint8_t* high, __m25
       for (int h = 0; h < 2; ++h) {
         const __m256i pl = _mm256_maddubs_epi16(al, _mm256_sign_epi8(lo[h], xl));
         const __m256i ph = _mm256_maddubs_epi16(ah, _mm256_sign_epi8(hi[h], xh));
-        if constexpr (Small)
-          part[r][h] = _mm256_add_epi16(part[r][h], _mm256_add_epi16(pl, ph));
-        else
-          part[r][h] = _mm256_add_epi32(part[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        if constexpr (Run > 0) {
+          part[r][h] = g % Run ? _mm256_add_epi16(part[r][h], _mm256_add_epi16(pl, ph)) : _mm256_add_epi16(pl, ph);
+          if (g % Run == Run - 1) sum[r][h] = _mm256_add_epi32(sum[r][h], _mm256_madd_epi16(part[r][h], ones));
+        } else {
+          sum[r][h] = _mm256_add_epi32(sum[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        }
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h) isum[r][h] = Small ? _mm256_madd_epi16(part[r][h], ones) : part[r][h];
+    for (int h = 0; h < 2; ++h) isum[r][h] = sum[r][h];
 }
 
 // Tile t's scales s of block j in stored block b, 8 columns a register: d, or d · (ls − 32).
@@ -102,7 +104,7 @@ EXSPEC_AVX2 inline int8_panels::Avx2Scales avx2_scales(const Packed<Sub, Parts>&
 
 // R rows by the tn <= 4 tiles of one stored group, block by block, in the Q8_0 kernel's order
 // (q8_kernel.cpp avx2_stream): the float sums in L1, one stream read once for all R rows.
-template <int R, bool Small, int64_t Sub, int Parts>
+template <int R, int Run, int64_t Sub, int Parts>
 EXSPEC_AVX2 void avx2_stream(const Packed<Sub, Parts>& w, const q8::Rows& x, int64_t r0, int64_t t0, int tn, float* y, int64_t ldy) {
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.values)));
   alignas(32) float acc[R][kGroup][kTile] = {};
@@ -112,7 +114,7 @@ EXSPEC_AVX2 void avx2_stream(const Packed<Sub, Parts>& w, const q8::Rows& x, int
       for (int t = 0; t < tn; ++t) {
         __m256i isum[R][2];
         const uint8_t* high = (Parts & kHigh) != 0 ? w.high(t0 + t, b) : nullptr;
-        avx2_block<R, Small>(w.nibbles(t0 + t, b, j), high, table, x, r0, b * Sub + j, isum);
+        avx2_block<R, Run>(w.nibbles(t0 + t, b, j), high, table, x, r0, b * Sub + j, isum);
         int8_panels::avx2_combine<R>(acc, t, isum, avx2_scales(w, t0 + t, b, j), x, r0, b * Sub + j);
         if constexpr ((Parts & kMin) != 0) int8_panels::avx2_add_min<R>(acc, t, int8_panels::avx2_half_scales(w.mins(t0 + t, b)), x, r0, b * Sub + j);
       }
@@ -125,8 +127,9 @@ template <int64_t Sub, int Parts>
 void avx2_tiles(const Packed<Sub, Parts>& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   int8_panels::row_groups<4>(x, t0, t1, [&](auto rc, int64_t r, int64_t t, int tn) {
     constexpr int R = decltype(rc)::value;
-    if (w.small) avx2_stream<R, true>(w, x, r, t, tn, y, ldy);
-    else avx2_stream<R, false>(w, x, r, t, tn, y, ldy);
+    if (w.run == 4) avx2_stream<R, 4>(w, x, r, t, tn, y, ldy);
+    else if (w.run == 2) avx2_stream<R, 2>(w, x, r, t, tn, y, ldy);
+    else avx2_stream<R, 0>(w, x, r, t, tn, y, ldy);
   });
 }
 

@@ -74,7 +74,9 @@ struct Packed : TileGroups<kStoredBytes<Sub, Parts>, (Parts & kMin ? 4 : 2) * kT
   static constexpr int kParts = Parts;
   int8_t values[16] = {};   // the type's value of each nibble (before a 5th bit's 16)
   uint8_t biased[16] = {};  // value + 128: vpdpbusd's unsigned operand (the rows' corr takes it back)
-  bool small = false;       // every |q| <= 16 (Q4_0, Q5_0): AVX2 sums a block's products in int16
+  // How many of a block's 4 vectors AVX2 sums in int16 before widening: 4 where every |q| <= 16
+  // (Q4_0, Q4_1, Q5_0), 2 where every |q| <= 32 (Q5_1), 0 otherwise (each product widened).
+  int run = 0;
   // Tile t's nibbles of block j (of 32) in stored block b; (Sub > 1) its columns' ls − 32;
   // (kHigh) its 5th bits; (kMin) its columns' mins.
   uint8_t* nibbles(int64_t t, int64_t b, int64_t j) { return this->quants(t, b) + j * kQuantBytes; }

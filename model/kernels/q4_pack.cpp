@@ -1,5 +1,6 @@
 // The packed 4-bit kernel's weights (q4_kernel.h): empty ones, the file's blocks packed into them
 // as they are, and their rows dequantised. The kernels are q4_kernel.cpp.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -64,14 +65,17 @@ Packed<Sub, Parts> empty_packed(int64_t out, int64_t in, const int8_t* values) {
   w.out = out, w.in = in;
   w.blocks = in / (kBlock * Sub);
   w.tiles = (out + kTile - 1) / kTile;
-  w.small = true;
   constexpr int top = (Parts & kHigh) != 0 ? 16 : 0;  // what a 5th bit adds
+  int largest = 0;  // the largest |q|
   for (int i = 0; i < 16; ++i) {
     if (values[i] == -128 || values[i] + top > 127) throw std::invalid_argument("q4::empty_weight: a value outside [-127, 127]");
     w.values[i] = values[i];
     w.biased[i] = static_cast<uint8_t>(values[i] + 128);
-    w.small = w.small && values[i] >= -16 && values[i] + top <= 16;
+    largest = std::max({largest, -int{values[i]}, values[i] + top});
   }
+  // AVX2's pair sums (vpmaddubsw, |x| <= 127) reach 2 · 127 · |q|, two a vector's column lane:
+  // int16 holds 4 vectors' at |q| <= 16 and 2 vectors' at |q| <= 32 (32,512 either way).
+  w.run = largest <= 16 ? 4 : largest <= 32 ? 2 : 0;
   w.allocate();  // nibbles 0, d 0
   return w;
 }
