@@ -14,26 +14,39 @@
 namespace exspec {
 namespace {
 
+// One row's working space, made once for all of a call's rows.
+template <class T>
+struct RouteScratch {
+  std::vector<T> p;
+  std::vector<int64_t> order;
+  std::vector<std::pair<int64_t, T>> chosen;
+  RouteScratch(int64_t E, int64_t k) : p(static_cast<size_t>(E)), order(static_cast<size_t>(E)), chosen(static_cast<size_t>(k)) {}
+};
+
 // One row's softmax in a fixed order (the maximum, then the exponentials and their sum in expert
 // order), top k by probability with ties to the lower expert, renormalised in rank order.
 template <class T>
-void route_row(const T* logit, int64_t E, int64_t k, bool normalise, int64_t* expert, double* weight) {
+void route_row(const T* logit, int64_t E, int64_t k, bool normalise, RouteScratch<T>& s, int64_t* expert, double* weight) {
+  std::vector<T>& p = s.p;
   T max = logit[0];
   for (int64_t e = 1; e < E; ++e) max = std::max(max, logit[e]);
-  std::vector<T> p(static_cast<size_t>(E));
   T sum = 0;
   for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(logit[e] - max));
   for (int64_t e = 0; e < E; ++e) p[e] /= sum;
-  std::vector<int64_t> order(static_cast<size_t>(E));
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+  std::iota(s.order.begin(), s.order.end(), 0);
+  std::partial_sort(s.order.begin(), s.order.begin() + k, s.order.end(),
                     [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
   T kept = 0;
-  for (int64_t i = 0; i < k; ++i) kept += p[order[i]];
-  std::vector<std::pair<int64_t, T>> chosen;
-  for (int64_t i = 0; i < k; ++i) chosen.push_back({order[i], normalise ? p[order[i]] / kept : p[order[i]]});
-  std::sort(chosen.begin(), chosen.end());  // ascending expert order, the order of the sum
-  for (int64_t i = 0; i < k; ++i) expert[i] = chosen[i].first, weight[i] = static_cast<double>(chosen[i].second);
+  for (int64_t i = 0; i < k; ++i) kept += p[s.order[i]];
+  for (int64_t i = 0; i < k; ++i) s.chosen[i] = {s.order[i], normalise ? p[s.order[i]] / kept : p[s.order[i]]};
+  std::sort(s.chosen.begin(), s.chosen.end());  // ascending expert order, the order of the sum
+  for (int64_t i = 0; i < k; ++i) expert[i] = s.chosen[i].first, weight[i] = static_cast<double>(s.chosen[i].second);
+}
+
+template <class T>
+void route_rows(const T* logits, int64_t N, int64_t E, int64_t k, bool normalise, Routing& r) {
+  RouteScratch<T> scratch(E, k);
+  for (int64_t n = 0; n < N; ++n) route_row(logits + n * E, E, k, normalise, scratch, &r.expert[n * k], &r.weight[n * k]);
 }
 
 }  // namespace
@@ -47,10 +60,8 @@ Routing route(const at::Tensor& logits, int64_t top_k, bool normalise) {
   r.weight.resize(static_cast<size_t>(N * top_k));
   const bool f64 = logits.scalar_type() == at::kDouble;
   const at::Tensor l = logits.to(at::kCPU, f64 ? at::kDouble : at::kFloat).contiguous();
-  for (int64_t n = 0; n < N; ++n) {
-    if (f64) route_row(l.data_ptr<double>() + n * E, E, top_k, normalise, &r.expert[n * top_k], &r.weight[n * top_k]);
-    else route_row(l.data_ptr<float>() + n * E, E, top_k, normalise, &r.expert[n * top_k], &r.weight[n * top_k]);
-  }
+  if (f64) route_rows(l.data_ptr<double>(), N, E, top_k, normalise, r);
+  else route_rows(l.data_ptr<float>(), N, E, top_k, normalise, r);
   return r;
 }
 

@@ -54,17 +54,14 @@ Linear::Linear(const at::Tensor& weight, const at::Tensor& bias, WeightPath path
   packed_ = pack(weight, path);
   if (!packed_) return;
   weight_ = at::Tensor();
+  int8_ = dynamic_cast<const Int8Matrix*>(packed_.get());  // once: a layer of experts asks on every call
   // A GGUF block weight comes as its blocks' bytes: the inputs are what its rows stand for.
-  if (const auto* q = dynamic_cast<const Int8Matrix*>(packed_.get())) in_ = q->in_features();
-  if (int8() && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
+  if (int8_) in_ = int8_->in_features();
+  if (int8_ && bias_.defined()) bias_ = bias_.to(at::kFloat);  // the product's dtype
 }
 
-bool Linear::int8() const {
-  return packed_ && (packed_->format() == WeightFormat::Q8_0 || packed_->format() == WeightFormat::Q4 || kquant());
-}
-const Int8Matrix* Linear::int8_matrix() const {
-  return bias_.defined() ? nullptr : dynamic_cast<const Int8Matrix*>(packed_.get());
-}
+bool Linear::int8() const { return packed_ && int8_; }
+const Int8Matrix* Linear::int8_matrix() const { return packed_ && !bias_.defined() ? int8_ : nullptr; }
 bool Linear::kquant() const { return packed_ && packed_->format() == WeightFormat::KQuant; }
 
 int64_t Linear::bytes() const {

@@ -61,6 +61,7 @@ class Linear {
   at::Tensor weight_, bias_;  // weight_ is undefined once packed: the packed copy is the only one
   int64_t out_ = 0, in_ = 0;
   std::shared_ptr<const PackedMatrix> packed_;  // null: at::linear on weight_
+  const Int8Matrix* int8_ = nullptr;            // packed_ when it is one of the integer kernels' (Q8_0, 4-bit, K-quant)
 };
 
 }  // namespace exspec
