@@ -25,7 +25,7 @@ bool KQuantWeight::is_tagged(const at::Tensor& w) {
 
 std::shared_ptr<const KQuantWeight> KQuantWeight::from_tagged(const at::Tensor& weight) {
   if (!is_tagged(weight)) return nullptr;
-  const int64_t width = weight.size(2), in = (width - 1) / kq::kQ6_KBytes * kq::kSuper;
+  const int64_t width = weight.size(2), in = (width - 1) / kq::kMaxBlockBytes * kq::kSuper;
   TORCH_CHECK(kq::tagged_width(in) == width, "KQuantWeight: tagged rows of ", width, " bytes");
   const at::Tensor b = weight.contiguous();
   auto impl = std::make_unique<Impl>();
