@@ -39,7 +39,7 @@ void interleave_q5k(const uint8_t* const* blocks, uint8_t* g) {
 void interleave_q6k(const uint8_t* const* blocks, uint8_t* g) {
   for (int64_t c = 0; c < kGroupCols; ++c) {
     const uint8_t* b = blocks[c];
-    std::memcpy(g + 2 * c, b + 208, 2);
+    std::memcpy(g + 2 * c, b + d_offset(kQ6_K), 2);
     for (int64_t i = 0; i < 16; ++i) g[kSc6 + 8 * i + c] = b[192 + i];
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t t = 0; t < 8; ++t) {
@@ -51,7 +51,7 @@ void interleave_q6k(const uint8_t* const* blocks, uint8_t* g) {
 }
 
 void gather_q6k(const uint8_t* g, int64_t c, uint8_t* b) {
-  std::memcpy(b + 208, g + 2 * c, 2);
+  std::memcpy(b + d_offset(kQ6_K), g + 2 * c, 2);
   for (int64_t i = 0; i < 16; ++i) b[192 + i] = g[kSc6 + 8 * i + c];
   for (int64_t h = 0; h < 2; ++h)
     for (int64_t t = 0; t < 8; ++t) {
@@ -104,17 +104,17 @@ void runs_out(const uint8_t* g, int64_t c, uint8_t* qs) {
 void interleave_q3k(const uint8_t* const* blocks, uint8_t* g) {
   for (int64_t c = 0; c < kGroupCols; ++c) {
     const uint8_t* b = blocks[c];
-    std::memcpy(g + 2 * c, b + 108, 2);
-    int sc[16];
-    gguf::blocks::q3_k_scales(b + 96, sc);
-    for (int i = 0; i < 16; ++i) g[kSc3 + 8 * i + c] = static_cast<uint8_t>(static_cast<int8_t>(sc[i] - 32));
+    std::memcpy(g + 2 * c, b + d_offset(kQ3_K), 2);
+    int8_t sc[16];
+    q3k_signed_scales(b, sc);
+    for (int i = 0; i < 16; ++i) g[kSc3 + 8 * i + c] = static_cast<uint8_t>(sc[i]);
     runs_in(b + 32, g + kQs3, c);
     for (int64_t t = 0; t < 8; ++t) std::memcpy(g + kHm3 + (t * kGroupCols + c) * 4, b + 4 * t, 4);
   }
 }
 
 void gather_q3k(const uint8_t* g, int64_t c, uint8_t* b) {
-  std::memcpy(b + 108, g + 2 * c, 2);
+  std::memcpy(b + d_offset(kQ3_K), g + 2 * c, 2);
   int sc[16];
   for (int i = 0; i < 16; ++i) sc[i] = static_cast<int8_t>(g[kSc3 + 8 * i + c]) + 32;
   q3k_pack_scales(sc, b + 96);
@@ -125,16 +125,16 @@ void gather_q3k(const uint8_t* g, int64_t c, uint8_t* b) {
 void interleave_q2k(const uint8_t* const* blocks, uint8_t* g) {
   for (int64_t c = 0; c < kGroupCols; ++c) {
     const uint8_t* b = blocks[c];
-    std::memcpy(g + kD + 2 * c, b + 80, 2);
-    std::memcpy(g + kDmin + 2 * c, b + 82, 2);
+    std::memcpy(g + kD + 2 * c, b + d_offset(kQ2_K), 2);
+    std::memcpy(g + kDmin + 2 * c, b + dmin_offset(kQ2_K), 2);
     for (int i = 0; i < 16; ++i) g[kSc2 + 8 * i + c] = b[i];
     runs_in(b + 16, g + kQs2, c);
   }
 }
 
 void gather_q2k(const uint8_t* g, int64_t c, uint8_t* b) {
-  std::memcpy(b + 80, g + kD + 2 * c, 2);
-  std::memcpy(b + 82, g + kDmin + 2 * c, 2);
+  std::memcpy(b + d_offset(kQ2_K), g + kD + 2 * c, 2);
+  std::memcpy(b + dmin_offset(kQ2_K), g + kDmin + 2 * c, 2);
   for (int i = 0; i < 16; ++i) b[i] = g[kSc2 + 8 * i + c];
   runs_out(g + kQs2, c, b + 16);
 }

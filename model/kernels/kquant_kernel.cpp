@@ -46,11 +46,13 @@ void plain_block(uint8_t type, const uint8_t* b, PlainBlock& p) {
       for (int i = 0; i < 16; ++i) p.sc[i] = b[i] & 0xF, p.m[i] = b[i] >> 4;
       for (int k = 0; k < kSuper; ++k) p.q[k] = blocks::q2_k_quant(b + 16, k);
       return;
-    case kQ3_K:
-      blocks::q3_k_scales(b + 96, p.sc);
-      for (int i = 0; i < 16; ++i) p.sc[i] -= 32;
+    case kQ3_K: {
+      int8_t sc[16];
+      q3k_signed_scales(b, sc);
+      std::copy(sc, sc + 16, p.sc);
       for (int k = 0; k < kSuper; ++k) p.q[k] = blocks::q3_k_quant(b, k);
       return;
+    }
     case kQ4_K:
     case kQ5_K: {
       int sc[kSubs], m[kSubs];

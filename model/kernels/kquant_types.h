@@ -23,4 +23,11 @@ constexpr int64_t kMaxBlockBytes = kQ6_KBytes;  // the largest: a tagged row's r
 constexpr int64_t d_offset(uint8_t type) { return type == kQ2_K ? 80 : type == kQ3_K ? 108 : type == kQ6_K ? 208 : 0; }
 constexpr int64_t dmin_offset(uint8_t type) { return type == kQ2_K ? 82 : type == kQ4_K || type == kQ5_K ? 2 : -1; }
 
+// Q3_K's 16 scales of a block as the kernel multiplies them, sc − 32 (−32..31).
+inline void q3k_signed_scales(const uint8_t* block, int8_t* sc) {
+  int v[16];
+  gguf::blocks::q3_k_scales(block + 96, v);
+  for (int i = 0; i < 16; ++i) sc[i] = static_cast<int8_t>(v[i] - 32);
+}
+
 }  // namespace exspec::kq

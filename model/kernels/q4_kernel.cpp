@@ -55,8 +55,8 @@ template <int R, int Run>
 EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, const uint8_t* high, __m256i table, const q8::Rows& x, int64_t r0, int64_t b,
                                    __m256i (&isum)[R][2]) {
   const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-  __m256i part[R][2], sum[R][2];  // int16 sums over a run of vectors; int32 sums
-  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = sum[r][0] = sum[r][1] = _mm256_setzero_si256();
+  __m256i part[R][2];  // int16 sums over a run of vectors; isum the int32 sums
+  for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = isum[r][0] = isum[r][1] = _mm256_setzero_si256();
   for (int64_t g = 0; g < kVectors; ++g) {
     __m256i lo[2], hi[2];
     for (int h = 0; h < 2; ++h) {
@@ -79,15 +79,13 @@ EXSPEC_AVX2 inline void avx2_block(const uint8_t* wq, const uint8_t* high, __m25
         const __m256i ph = _mm256_maddubs_epi16(ah, _mm256_sign_epi8(hi[h], xh));
         if constexpr (Run > 0) {
           part[r][h] = g % Run ? _mm256_add_epi16(part[r][h], _mm256_add_epi16(pl, ph)) : _mm256_add_epi16(pl, ph);
-          if (g % Run == Run - 1) sum[r][h] = _mm256_add_epi32(sum[r][h], _mm256_madd_epi16(part[r][h], ones));
+          if (g % Run == Run - 1) isum[r][h] = _mm256_add_epi32(isum[r][h], _mm256_madd_epi16(part[r][h], ones));
         } else {
-          sum[r][h] = _mm256_add_epi32(sum[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+          isum[r][h] = _mm256_add_epi32(isum[r][h], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
         }
       }
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h) isum[r][h] = sum[r][h];
 }
 
 // Tile t's scales s of block j in stored block b, 8 columns a register: d, or d · (ls − 32).
