@@ -77,6 +77,7 @@ struct Model {
   virtual ~Model() = default;
   virtual double forward(int64_t m) = 0;  // seconds
   virtual int64_t bytes() const = 0;
+  virtual const char* isa_name() const = 0;  // the instruction set its kernel runs on here
 };
 
 // The tiled int8 kernels' products (Q8_0 blocks, 4-bit blocks): a forward quantises each
@@ -108,6 +109,7 @@ struct Int8Model : Model {
     return seconds_since(t0);
   }
   int64_t bytes() const override { return total_bytes(w); }
+  const char* isa_name() const override { return q8::isa_name(isa); }  // the 4-bit kernel's are the Q8_0 kernel's
 };
 
 q8::Weight q8_weight(const Shape& s, uint32_t seed) {
@@ -165,6 +167,7 @@ struct F32Kernel {
     return w;
   }
   static isa::Isa best() { return f32::best_isa(); }
+  static const char* isa_name() { return isa::name(best(), isa::Family::F32); }
   static void multiply(const Weight& w, const T* x, int64_t m, T* y, int64_t t0, int64_t t1, isa::Isa isa) {
     f32::multiply(w, x, m, w.in, y, w.out, t0, t1, isa);
   }
@@ -176,6 +179,7 @@ struct Bf16Kernel {
   static T from(float f) { return to_bf16(f); }
   static Weight pack(const T* src, int64_t out, int64_t in) { return bf16::pack(src, out, in, in); }
   static isa::Isa best() { return bf16::best_isa(); }
+  static const char* isa_name() { return bf16::isa_name(best()); }
   static void multiply(const Weight& w, const T* x, int64_t m, T* y, int64_t t0, int64_t t1, isa::Isa isa) {
     bf16::multiply(w, x, m, w.in, y, w.out, t0, t1, isa);
   }
@@ -208,6 +212,7 @@ struct FloatModel : Model {
     return seconds_since(t0);
   }
   int64_t bytes() const override { return total_bytes(w); }
+  const char* isa_name() const override { return K::isa_name(); }
 };
 
 // A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
@@ -250,6 +255,7 @@ struct KQuantModel : Model {
     return seconds_since(t0);
   }
   int64_t bytes() const override { return total_bytes(w); }
+  const char* isa_name() const override { return kq::isa_name(kq::best_isa()); }
 };
 
 double median(std::vector<double> v) {
@@ -269,11 +275,7 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   const double one = median(t[1]);
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
-              *std::max_element(gbs.begin(), gbs.end()), floor_ms,
-              dtype.size() == 4 && dtype[2] == '_' && dtype[3] == 'k' || dtype == "q4_k_m" ? kq::isa_name(kq::best_isa())
-              : dtype == "int8" || dtype[0] == 'q' || dtype[0] == 'i' ? q8::isa_name(q8::best_isa())  // Q8_0 and 4-bit blocks
-              : dtype == "float32"           ? isa::name(f32::best_isa(), isa::Family::F32)
-                                             : bf16::isa_name(bf16::best_isa()));
+              *std::max_element(gbs.begin(), gbs.end()), floor_ms, model.isa_name());
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
   for (int64_t m = 1; m <= max_rows; ++m) {
     const double med = median(t[m]);
