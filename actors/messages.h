@@ -3,7 +3,8 @@
 // either planner, takes one path:
 //   pool-manager --assemble--> realigner --draft--> drafter --verify--> verifier
 //   --split--> realigner --done--> pool-manager
-// (a job with nothing for the draft model goes from the realigner straight to the verifier).
+// (a job with nothing for the draft model goes from the realigner straight to the verifier, and
+// one with nothing to assemble or split skips the realigner: actors/actor_handles.h).
 #pragma once
 #include <caf/all.hpp>
 

@@ -65,7 +65,7 @@ void tell_sinks(PoolManagerState& st) {
 void pump(Self self) {
   auto& st = self->state;
   for (JobPtr j = st.jobs->next(); j; j = st.jobs->next())
-    self->send(st.handles->realigner, assemble_atom::value, std::move(j));
+    start_job(self, *st.handles, std::move(j));
   publish(st);
   tell_sinks(st);
   // While the forwards run on their own threads: the next step chosen ahead of their results.

@@ -25,8 +25,7 @@ realigner_actor::behavior_type realigner(realigner_actor::pointer self, std::sha
         apply_thread_settings();
         j->assemble(stores);
         if (!j->error().empty()) self->send(handles->pool_manager, done_atom::value, std::move(j));
-        else if (j->drafts()) self->send(handles->drafter, draft_atom::value, std::move(j));
-        else self->send(handles->verifier, verify_atom::value, std::move(j));
+        else to_forward(self, *handles, std::move(j));
       },
       [=](split_atom, JobPtr j) {
         apply_thread_settings();
@@ -53,7 +52,7 @@ verifier_actor::behavior_type verifier(verifier_actor::pointer self, std::shared
   return {
       [=](verify_atom, JobPtr j) {
         run_on_initial_thread([&] { j->run_target(*model, store.get()); }, threads);
-        self->send(handles->realigner, split_atom::value, std::move(j));
+        finish_job(self, *handles, std::move(j));
       },
   };
 }

@@ -3,8 +3,12 @@
 # GGUF files of the 150M llama shape: the m150t pair (docs/performance.md: a 150M target whose
 # one-layer draft agrees like a good real pair) written by tests/gguf/write_gguf.py as Q8_0 and as
 # Q4_K_M. Greedy, N tokens a prompt (EOS ignored on both sides), THREADS threads each. Settings
-# per file and client count C (1, 8, 16):
-#   plain    exspec --mode nonspec --batch C without a draft, against llama-server -np C without one;
+# per file and client count C (1, 8, 16), those named in SETTINGS (environment; default
+# "plain best"):
+#   plain    exspec's plain decoding as served: its default mode (in place) at --batch C without a
+#            draft, against llama-server -np C without one;
+#   nonspec  the paper's NonSpec baseline (--mode nonspec: rectangular caches, actors/paper/), the
+#            plain row of these tables before 2026-11-30, against the same llama-server;
 #   best     exspec's default mode (in place, auto K) with the draft at --batch C, against the best
 #            of llama-server -np C without the draft and with it (--spec-type draft-simple
 #            --spec-draft-n-max 4 --spec-draft-p-min 0: without --spec-type the draft is loaded
@@ -17,18 +21,20 @@
 # TYPES (environment; default "q8_0 q4_k_m") names the files, any --type of tests/gguf/write_gguf.py
 # (q4_0, q5_k, iq4_xs, ...: every tensor in that type, for one type's speed, issue 70), and
 # CLIENTS (default "1 8 16") the client counts. BEFORE (environment, optional): another exspec
-# binary (the one before a change) whose plain decoding runs as a third side in the same turns,
+# binary (the one before a change) whose plain decoding (the plain setting's) runs as a third side in the same turns,
 # with the ratio exspec / BEFORE per round. PAIR (environment, optional): a pair of Hugging Face
 # directories PAIR and PAIR-draft in place of m150t (issue 72: a made qwen3moe target and its
 # draft, `make-model --arch qwen3moe --preset moe`), written as GGUF into WORK_DIR beside them.
 # usage: bench/llama_cpp_compare.sh EXSPEC WORK_DIR ROUNDS [N] [THREADS] [BUILD]
 # e.g.   flock /tmp/cpu.lock bench/llama_cpp_compare.sh build/exspec /tmp/lcc 3 128 2 native
-#        TYPES="q4_0 q5_k iq4_xs" CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 1 64
+#        TYPES="q4_0 q5_k iq4_xs" CLIENTS=1 SETTINGS=plain bench/llama_cpp_compare.sh build/exspec /tmp/lcc 1 64
 #        BEFORE=/tmp/exspec-old TYPES=q4_0 CLIENTS=1 bench/llama_cpp_compare.sh build/exspec /tmp/lcc 5 64
 set -euo pipefail
 exspec=$1 work=$2 rounds=$3 n=${4:-128} threads=${5:-2} build=${6:-native}
 read -r -a types <<< "${TYPES:-q8_0 q4_k_m}"
 read -r -a clients <<< "${CLIENTS:-1 8 16}"
+read -r -a settings <<< "${SETTINGS:-plain best}"
+wants() { [[ " ${settings[*]} " == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=$root/third_party/llama.cpp-v0.5.0/build-$build/bin/llama-server
 [ -x "$server" ] || { echo "build llama.cpp v0.5.0 first: bench/llama_cpp_build.sh $build"; exit 1; }
@@ -86,16 +92,21 @@ for round in $(seq 1 "$rounds"); do
       fi
       for side in "${sides[@]}"; do
         if [ $side = before ]; then
-          echo -e "$round\t$type\t$c\tplain\tbefore\t$(EXSPEC_BIN=$BEFORE ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
+          echo -e "$round\t$type\t$c\tplain\tbefore\t$(EXSPEC_BIN=$BEFORE ours $type "$c")" >> "$work/runs.tsv"
         elif [ $side = exspec ]; then
-          echo -e "$round\t$type\t$c\tplain\texspec\t$(ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
-          echo -e "$round\t$type\t$c\tbest\texspec\t$(ours $type "$c" --draft "$work/$pair-draft-$type.gguf")" >> "$work/runs.tsv"
+          ! wants plain || echo -e "$round\t$type\t$c\tplain\texspec\t$(ours $type "$c")" >> "$work/runs.tsv"
+          ! wants nonspec || echo -e "$round\t$type\t$c\tnonspec\texspec\t$(ours $type "$c" --mode nonspec)" >> "$work/runs.tsv"
+          ! wants best || echo -e "$round\t$type\t$c\tbest\texspec\t$(ours $type "$c" --draft "$work/$pair-draft-$type.gguf")" >> "$work/runs.tsv"
         else
           plain=$(theirs $type "$c")
-          # shellcheck disable=SC2046
-          spec=$(theirs $type "$c" $(draft_args $type))
-          echo -e "$round\t$type\t$c\tplain\tllama\t$plain" >> "$work/runs.tsv"
-          echo -e "$round\t$type\t$c\tbest\tllama\t$(/usr/bin/python3 -c "print(max($plain, $spec))")\t$plain\t$spec" >> "$work/runs.tsv"
+          for setting in plain nonspec; do
+            ! wants $setting || echo -e "$round\t$type\t$c\t$setting\tllama\t$plain" >> "$work/runs.tsv"
+          done
+          if wants best; then
+            # shellcheck disable=SC2046
+            spec=$(theirs $type "$c" $(draft_args $type))
+            echo -e "$round\t$type\t$c\tbest\tllama\t$(/usr/bin/python3 -c "print(max($plain, $spec))")\t$plain\t$spec" >> "$work/runs.tsv"
+          fi
         fi
       done
     done
@@ -113,7 +124,8 @@ print("|---|--:|---|--:|--:|--:|")
 for (t, c, s), sides in sorted(runs.items()):
     ratios = [sides["exspec"][r] / sides["llama"][r] for r in sides["exspec"] if r in sides["llama"]]
     med = statistics.median
-    name = {"plain": "plain decoding", "best": "exspec default mode vs llama.cpp's best"}[s]
+    name = {"plain": "plain decoding", "nonspec": "the paper's NonSpec (--mode nonspec)",
+            "best": "exspec default mode vs llama.cpp's best"}[s]
     print("| %s | %d | %s | %.1f | %.1f | %.2fx (%.2f-%.2f) |" % (t, c, name, med(sides["exspec"].values()),
                                                              med(sides["llama"].values()), med(ratios), min(ratios), max(ratios)))
     if "before" in sides:

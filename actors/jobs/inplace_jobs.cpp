@@ -28,7 +28,7 @@ void copy(const Models& m, const BlockCopies& c) {
 }  // namespace
 
 void ChunkJob::assemble(const Models& m) {
-  if (plan.copies.empty()) return;
+  if (!assembles()) return;
   timed(outcome.error, outcome.seconds, "copying cached blocks", [&] { copy(m, plan.copies); });
 }
 
@@ -62,7 +62,7 @@ void ChunkJob::run_target(const Decoder& target, KVStore* store) {
 }
 
 void StepJob::assemble(const Models& m) {
-  if (plan.moves.empty() && plan.copies.empty()) return;
+  if (!assembles()) return;
   timed(outcome.error, outcome.times.align_s, "moving slots", [&] {
     copy(m, plan.copies);
     for (const SlotMove& mv : plan.moves) copy(m, BlockCopies{mv.target, mv.draft});

@@ -20,6 +20,7 @@ class ChunkJob : public Job {
   bool prefills() const override { return true; }
   // The plan's copies of cached prefixes (PrefillPlan::copies).
   void assemble(const Models& m) override;
+  bool assembles() const override { return !plan.copies.empty(); }
   bool drafts() const override { return plan.with_draft; }
   // The draft stores the same chunk as the target, first (eagerly, so that its first drafting
   // step has no whole prompt to catch up).
@@ -39,6 +40,7 @@ class StepJob : public Job {
   // The plan's copies of cached prefixes, then its slot moves (StepPlan::moves): each model's
   // blocks copied to the new slot's.
   void assemble(const Models& m) override;
+  bool assembles() const override { return !plan.moves.empty() || !plan.copies.empty(); }
   bool drafts() const override { return plan.by_model; }
   void draft(const Decoder& draft, KVStore* store) override;
   // The step's drafts settled (settle_drafts), BatchVerify (Algorithm 1) and commit.

@@ -1,7 +1,8 @@
 // A piece of work while it travels through the roles: one prefill or one step, planned by an
 // planner (actors/scheduler/planner.h) and held by exactly one role at a time, with its tensors. Every
 // job takes the same path, whichever planner planned it:
-//   assemble (realigner) -> draft (drafter, when drafts()) -> run_target (verifier) -> split (realigner)
+//   assemble (realigner, when assembles()) -> draft (drafter, when drafts()) -> run_target (verifier)
+//   -> split (realigner, when splits())
 // run_job below is that path in one thread (the sequential driver, the tests); the actor
 // pipeline makes the same four calls, each on its role (actors/messages.h). A call that fails
 // records the error in the job; the later calls then pass it on untouched, and the planner
@@ -34,6 +35,10 @@ class Job {
   virtual void run_target(const Decoder& target, KVStore* store) = 0;
   // Makes the batch's rows stand alone again (the paper's realignment and split).
   virtual void split() {}
+  // Whether assemble (split) has anything to do: a job without it skips the realigner, whose hop
+  // is a thread's wake-up each way (actors/actor_handles.h routes it).
+  virtual bool assembles() const { return true; }
+  virtual bool splits() const { return false; }
   virtual const std::string& error() const = 0;
 };
 

@@ -19,6 +19,7 @@ class PaperPrefillJob : public Job {
   explicit PaperPrefillJob(PaperPrefillPlan p) : plan(std::move(p)) { outcome.serial = plan.serial; }
   bool prefills() const override { return true; }
   void assemble(const Models&) override {}
+  bool assembles() const override { return false; }
   bool drafts() const override { return false; }  // the draft catches up lazily (model/paper/spec_batch.h)
   void draft(const Decoder&, KVStore*) override {}
   void run_target(const Decoder& target, KVStore* store) override;
@@ -37,6 +38,7 @@ class PaperStepJob : public Job {
   void draft(const Decoder& draft, KVStore* store) override;
   void run_target(const Decoder& target, KVStore* store) override;  // BatchVerify (Algorithm 1), commit
   void split() override;
+  bool splits() const override { return true; }
   const std::string& error() const override { return outcome.error; }
 
   PaperStepPlan plan;
