@@ -175,6 +175,7 @@ Outcome run_engine(const CommandLine& cl, const Run& run) {
   device_timeline::enable(cl.given("stats"));  // after the engine's warm-up: the run's forwards only
   auto sink = std::make_shared<Collector>();
   std::vector<SeqId> ids;
+  const InitialThreadPark park;  // the first jobs wait for it (model/initial_thread.h)
   const auto t0 = std::chrono::steady_clock::now();
   // One message for all: fixed (nonspec/eqspec) batches are full from the first step.
   for (const SubmitResult& r : engine->submit_many(requests(cl, run, engine->info().eos_ids), 0, sink)) {

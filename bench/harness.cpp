@@ -83,6 +83,7 @@ std::vector<SeqResult> pass(Live& l, size_t n, int64_t max_tokens) {
   std::vector<SeqId> ids;
   std::vector<SeqRequest> reqs;
   for (size_t i = 0; i < n; ++i) reqs.push_back(SeqRequest{(*l.s->prompts)[i], max_tokens, {}});
+  const InitialThreadPark park;  // the first jobs wait for it (model/initial_thread.h)
   for (const SubmitResult& r : l.engine->submit_many(std::move(reqs), 0, sink)) {
     if (r.status != SubmitStatus::Ok) throw std::runtime_error(l.s->label() + ": " + r.message);
     ids.push_back(r.id);

@@ -96,6 +96,8 @@ void ServerLifecycle::load() {
 }
 
 void ServerLifecycle::run() {
+  // The loader's calibration forwards wait for the park below (model/initial_thread.h).
+  const InitialThreadPark park;
   loader_ = std::thread([this] { load(); });
   wait_for_signal();
   accepting_->start();

@@ -12,6 +12,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 
 namespace exspec {
 namespace {
@@ -21,13 +22,17 @@ struct Job {
   int threads = 0;
   std::exception_ptr error;
   bool done = false;
+  bool returned = false;  // handed back unrun: the initial thread was announced and never parked
 };
 
 std::mutex mu;
 std::condition_variable wake, finished;
 std::deque<Job*> queue;
 bool parked = false;
+int announced = 0;       // InitialThreadPark objects alive: the initial thread parks soon
 int parked_threads = 0;  // the initial thread's OpenMP count now (while parked)
+
+bool on_initial_thread() { return static_cast<pid_t>(syscall(SYS_gettid)) == getpid(); }
 
 void set_omp_threads(int threads) {
   using set_fn = void (*)(int);
@@ -52,23 +57,45 @@ void run_on_initial_thread(const std::function<void()>& fn, int threads) {
   Job j{&fn, threads};
   {
     std::unique_lock<std::mutex> lock(mu);
-    if (!parked) {
-      lock.unlock();
-      apply_thread_settings();
-      fn();
-      return;
+    // Announced but not parked yet (the first prefill can reach the verifier before the command
+    // parks): wait for it. Running here instead would start an OpenMP team on this thread, and
+    // libgomp would throttle every team for the rest of the process (the header's reason).
+    const bool wait = (parked || announced > 0) && !on_initial_thread();
+    if (wait) {
+      queue.push_back(&j);
+      wake.notify_one();
+      finished.wait(lock, [&] { return j.done || j.returned; });
     }
-    queue.push_back(&j);
-    wake.notify_one();
-    finished.wait(lock, [&] { return j.done; });
+  }
+  if (!j.done) {  // not parked and not announced, or announced and then withdrawn
+    apply_thread_settings();
+    fn();
+    return;
   }
   if (j.error) std::rethrow_exception(j.error);
+}
+
+InitialThreadPark::InitialThreadPark() {
+  if (!on_initial_thread()) throw std::logic_error("InitialThreadPark: only the initial thread parks");
+  std::lock_guard<std::mutex> lock(mu);
+  ++announced;
+}
+
+InitialThreadPark::~InitialThreadPark() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (announced > 0) --announced;  // serve_on_initial_thread took every announcement when it stopped
+  if (announced > 0 || parked) return;
+  // It never parked (the command failed first): the callers waiting for it run their work
+  // themselves.
+  for (Job* j : queue) j->returned = true;
+  queue.clear();
+  finished.notify_all();
 }
 
 void set_initial_thread_threads(int threads) {
   // Only there: any other thread given a team of its own is what makes libgomp throttle (serve's
   // loader thread starts the engine, and with it the warm-up forwards).
-  if (static_cast<pid_t>(syscall(SYS_gettid)) != getpid()) return;
+  if (!on_initial_thread()) return;
   // OpenMP's count for this thread alone: at::set_num_threads would also change the count that
   // torch gives threads at their first parallel operation, and an actor's thread that then
   // starts a team of its own makes libgomp throttle every team (the header's reason).
@@ -79,7 +106,7 @@ void set_initial_thread_threads(int threads) {
 }
 
 bool on_unparked_initial_thread() {
-  if (static_cast<pid_t>(syscall(SYS_gettid)) != getpid()) return false;
+  if (!on_initial_thread()) return false;
   std::lock_guard<std::mutex> lock(mu);
   return !parked;
 }
@@ -105,6 +132,7 @@ void serve_on_initial_thread(const std::function<bool()>& done, int threads) {
     lock.lock();
   }
   parked = false;  // from here on callers run their phases themselves
+  announced = 0;
 }
 
 }  // namespace exspec

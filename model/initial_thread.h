@@ -14,7 +14,8 @@ namespace exspec {
 
 // Runs fn on the parked initial thread and waits for it (its exception is rethrown here); runs
 // it on the calling thread, with that thread's torch settings, when the initial thread is not
-// parked (the tests).
+// parked (the tests). While an InitialThreadPark is alive and the initial thread has not parked
+// yet, another thread's call waits for it to park.
 // threads > 0: the initial thread runs it with that OpenMP count (a model whose products run on
 // OpenBLAS wants 1: OpenMP workers spinning beside OpenBLAS's threads slow it down;
 // docs/performance.md#threads).
@@ -29,6 +30,20 @@ void set_initial_thread_threads(int threads);
 // engine there and park it afterwards, so every forward handed over later runs on it, one at a
 // time.
 bool on_unparked_initial_thread();
+
+// Announces, on the initial thread, that it will park (serve_on_initial_thread) before its work
+// needs it: made before the engine can hand out jobs, and kept until after it parked. Without it
+// the first job could reach the verifier before the command parks, run on the verifier's thread,
+// and leave every later forward 2-2.5x slower (one run in four to ten did: the extra team makes
+// libgomp throttle). Should the command fail before it parks, the destructor hands the waiting
+// callers their work back.
+class InitialThreadPark {
+ public:
+  InitialThreadPark();
+  ~InitialThreadPark();
+  InitialThreadPark(const InitialThreadPark&) = delete;
+  InitialThreadPark& operator=(const InitialThreadPark&) = delete;
+};
 
 // Called by the initial thread: runs what run_on_initial_thread hands over, with `threads` torch
 // threads, until done() (asked every 10 ms and after each job); then runs what is still queued
