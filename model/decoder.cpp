@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 
 #include <stdexcept>
 
@@ -337,7 +338,7 @@ KVStore Decoder::new_store(int64_t slots, int64_t capacity, int64_t block_size) 
 
 at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector<SlotSpan>& rows, KVStore& store,
                                   Logits logits) const {
-  c10::NoGradGuard no_grad;  // at::NoGradGuard is gone from PyTorch 2.x
+  c10::InferenceMode inference;
   const device_timeline::Scope timed(device_.is_cuda());
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   if (store.num_layers() != config_.num_layers) throw std::invalid_argument("Decoder::forward_slots: the store is another model's");
