@@ -8,6 +8,7 @@
 
 #include "model/kernels/attention_kernel.h"
 #include "model/kernels/kernel_threads.h"
+#include "model/kv_store.h"
 
 namespace exspec {
 namespace {
@@ -48,6 +49,29 @@ at::Tensor cpu_attention(const at::Tensor& q0, const at::Tensor& k0, const at::T
 }
 
 }  // namespace
+
+at::Tensor attention_in_store(KVStore& store, const SlotForward& f, int64_t layer, const at::Tensor& qk,
+                              const at::Tensor& v, int64_t H, const at::Tensor& blocked, double scale, double softcap) {
+  const at::ScalarType t = qk.scalar_type();
+  if (!qk.device().is_cpu() || (t != at::kFloat && t != at::kBFloat16) || v.scalar_type() != t || qk.dim() != 4 ||
+      v.dim() != 4 || qk.stride(3) != 1 || v.stride(3) != 1 || qk.stride(2) != qk.size(3) || v.stride(2) != v.size(3) ||
+      (blocked.defined() && (blocked.scalar_type() != at::kBool || !blocked.is_contiguous() || blocked.size(2) != f.window)))
+    return {};
+  attn::Shape s;
+  s.B = qk.size(0), s.T = qk.size(1), s.H = H, s.Hkv = v.size(2), s.S = f.window, s.D = qk.size(3);
+  s.bf16 = t == at::kBFloat16, s.scale = static_cast<float>(scale), s.softcap = static_cast<float>(softcap);
+  const auto* k = static_cast<const char*>(qk.data_ptr()) + H * s.D * qk.element_size();
+  KVStore::Read r;
+  if (!store.write_read_direct(layer, f, t, {k, qk.stride(0), qk.stride(1)}, {v.data_ptr(), v.stride(0), v.stride(1)}, r))
+    return {};
+  at::Tensor out = at::empty({s.B * s.T, H * s.D}, qk.options());
+  const attn::View qv{qk.data_ptr(), qk.stride(0), qk.stride(2), qk.stride(1)};  // (b, h, t): heads D apart
+  const attn::View kv{const_cast<void*>(r.k), r.sb, r.sh, r.sp}, vv{const_cast<void*>(r.v), r.sb, r.sh, r.sp};
+  const attn::View ov{out.data_ptr(), s.T * H * s.D, s.D, H * s.D};
+  const bool* open = blocked.defined() ? blocked.data_ptr<bool>() : nullptr;
+  parallel_ranges(s.B * s.Hkv * s.T, 1, [&](int64_t b, int64_t e) { attn::attention(s, qv, kv, vv, open, ov, b, e); });
+  return out;
+}
 
 at::Tensor attention_blocked(const at::Tensor& mask, int64_t cached, int64_t t) {
   // A decode step without padding blocks nothing: say so, and every layer skips its mask. Only

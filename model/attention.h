@@ -19,6 +19,19 @@ namespace exspec {
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& blocked,
                      double scale, bool onednn = true, double softcap = 0);
 
+class KVStore;
+struct SlotForward;
+
+// The in-place CPU step's attention straight over its KV store: stores layer `layer`'s keys and
+// values of the forward's tokens (KVStore::write_read_direct) and runs attention()'s own kernel
+// on the store's memory, so each query gets the bits attention() gives it over write_read's
+// views, without the dozen tensor operations a layer those cost. qk [B, T, H + Hkv, D] (the
+// q heads, then the k heads), v [B, T, Hkv, D], blocked [B, T, window] bool or undefined.
+// Returns [B * T, H * D]; undefined, and nothing stored, where it does not apply (not the CPU,
+// not float32 or bfloat16, a store read by rows or by gather, padded rows, other strides).
+at::Tensor attention_in_store(KVStore& store, const SlotForward& f, int64_t layer, const at::Tensor& qk,
+                              const at::Tensor& v, int64_t H, const at::Tensor& blocked, double scale, double softcap);
+
 // blocked[b, t, s] = !(mask[b, s] && s <= cached + t), for a forward over T new positions after
 // `cached` positions; mask is [B, cached + T] (1 = content, 0 = padding). Computed once per
 // forward, used by every layer. Undefined when t == 1 and a host mask has no padding.

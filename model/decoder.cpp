@@ -257,7 +257,7 @@ std::pair<at::Tensor, at::Tensor> Decoder::pre_attention(const Layer& l, const a
 at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tensor& a) const {
   at::Tensor attn_out = l.o(a);
   if (l.post_attn_norm.defined()) attn_out = layer_norm(l.kind.norm, attn_out, l.post_attn_norm, config_.rms_norm_eps, onednn_);
-  h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
+  if (!(onednn_ && fused_add_(h, attn_out))) h.add_(attn_out);  // h is this forward's own tensor (from the embedding)
   at::Tensor x = layer_norm(l.kind.norm, h, l.ln2, config_.rms_norm_eps, onednn_);
   auto act = [&](const at::Tensor& gu) { return activated(l.kind.activation, gu, onednn_); };
   at::Tensor mlp_out;
@@ -272,7 +272,8 @@ at::Tensor Decoder::post_attention(const Layer& l, at::Tensor h, const at::Tenso
     }
   }
   if (l.post_mlp_norm.defined()) mlp_out = layer_norm(l.kind.norm, mlp_out, l.post_mlp_norm, config_.rms_norm_eps, onednn_);
-  return h.add_(mlp_out);
+  if (!(onednn_ && fused_add_(h, mlp_out))) h.add_(mlp_out);
+  return h;
 }
 
 at::Tensor Decoder::layers(at::Tensor h, const at::Tensor& positions, const AttentionMasks& masks, const KVStep& kv,
@@ -310,6 +311,11 @@ RopeTables Decoder::rope_tables(const at::Tensor& pos) const {
 at::Tensor Decoder::attend(int64_t i, const at::Tensor& qk, const at::Tensor& v, const at::Tensor& blocked,
                            const KVStep& kv, const at::Tensor& content, int64_t B, int64_t T) const {
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, D = config_.head_dim;
+  if (onednn_ && kv.store && !content.defined()) {
+    at::Tensor a = attention_in_store(*kv.store, *kv.f, i, qk, v, H, blocked, config_.attention_scale(),
+                                      config_.attn_logit_softcapping);
+    if (a.defined()) return a;
+  }
   at::Tensor q = qk.narrow(2, 0, H);
   if (content.defined())  // padding queries read zeros; their outputs are dropped below
     q = at::zeros({B * T, H, D}, q.options()).index_copy_(0, content, q.reshape({-1, H, D})).view({B, T, H, D});
@@ -349,9 +355,10 @@ at::Tensor Decoder::forward_slots(const at::Tensor& input_ids, const std::vector
   if (store.step() && forward_bucketed(ids, f, store, logits, out)) return out;
   if (f.content.defined()) ids = ids.index_select(0, f.content);
   at::Tensor h = embed(ids);  // [N, hidden]
-  h = layers(
-      h, f.positions, slot_masks(f),
-      [&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); }, f.content);
+  h = layers(h, f.positions, slot_masks(f),
+             KVStep([&](int64_t i, const at::Tensor& k, const at::Tensor& v) { return store.write_read(i, f, k, v); },
+                    &store, &f),
+             f.content);
   if (logits == Logits::None) return {};
   const int64_t hidden = h.size(-1);
   if (logits == Logits::Last) {  // each row's last content position, a row of h

@@ -123,7 +123,17 @@ class Decoder {
   // hidden states.
   // Packed (content [N] defined: the indices b * T + t of the content positions), h is
   // [N, hidden], kv gets [1, N, kv_heads, D] and the result is [N, hidden].
-  using KVStep = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
+  // An in-place forward's step also names its store and plan, for attention straight over the
+  // store on the CPU (attention_in_store, model/attention.h): the same bits, without the views.
+  struct KVStep {
+    using Fn = std::function<std::pair<at::Tensor, at::Tensor>(int64_t, const at::Tensor&, const at::Tensor&)>;
+    template <class F>
+    KVStep(F fn, KVStore* store = nullptr, const SlotForward* f = nullptr) : fn(std::move(fn)), store(store), f(f) {}
+    std::pair<at::Tensor, at::Tensor> operator()(int64_t i, const at::Tensor& k, const at::Tensor& v) const { return fn(i, k, v); }
+    Fn fn;
+    KVStore* store;
+    const SlotForward* f;
+  };
   at::Tensor layers(at::Tensor h, const at::Tensor& positions, const AttentionMasks& masks, const KVStep& kv,
                     const at::Tensor& content = {}) const;
   // The masks of a forward over a store: its keys are at positions 0 .. f.window - 1.

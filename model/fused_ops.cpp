@@ -50,6 +50,16 @@ at::Tensor softcap_logits(const at::Tensor& x, double cap) {
   return y;
 }
 
+bool fused_add_(const at::Tensor& h, const at::Tensor& y) {
+  if (!h.device().is_cpu() || h.scalar_type() != at::kFloat || y.scalar_type() != at::kFloat || !y.device().is_cpu() ||
+      !h.is_contiguous() || !y.is_contiguous() || h.numel() != y.numel())
+    return false;
+  float* out = h.data_ptr<float>();
+  const float* in = y.data_ptr<float>();
+  for (int64_t i = 0, n = h.numel(); i < n; ++i) out[i] += in[i];
+  return true;
+}
+
 at::Tensor fused_rms_norm(const at::Tensor& x0, const at::Tensor& w0, double eps) {
   if (!applies(x0) || w0.scalar_type() != x0.scalar_type() || w0.dim() != 1) return {};
   const at::Tensor x = x0.contiguous(), w = w0.contiguous();

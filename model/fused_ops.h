@@ -16,6 +16,10 @@ at::Tensor fused_gated_mul(rowops::Gate gate, const at::Tensor& gu);
 // Rotate-half rope of x [Bx, Tx, heads, D] (its Bx * Tx rows equally spaced, heads D apart, unit
 // stride in D) with cos and sin [Bx, Tx, 1, D] -> [Bx, Tx, heads, D].
 at::Tensor fused_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+// h += y, float32 on the CPU, both contiguous and of one size: each element the IEEE sum that
+// h.add_(y) gives it, without the operator's dispatch and iterator (two residuals a layer, a few
+// microseconds each at one row). false, and h untouched, where it does not apply.
+bool fused_add_(const at::Tensor& h, const at::Tensor& y);
 // Gemma 2's final soft-capping of logits x: cap * tanh(x / cap) in x's dtype (each of the three
 // steps rounded to it, as Hugging Face's ops are), -inf (a shortlisted head's other tokens) kept.
 // On the CPU one scalar tanh an element: libtorch's vectorised tanh and its scalar tail give

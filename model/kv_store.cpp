@@ -180,6 +180,29 @@ std::pair<at::Tensor, at::Tensor> KVStore::write_read(int64_t layer, const SlotF
   return out;
 }
 
+bool KVStore::write_read_direct(int64_t layer, const SlotForward& f, at::ScalarType dtype, const Rows& k, const Rows& v,
+                                Read& read) {
+  at::Tensor& ks = k_[layer];
+  at::Tensor& vs = v_[layer];
+  if (!ks.device().is_cpu() || f.first < 0 || f.gather.defined() || f.content.defined() || ks.scalar_type() != dtype ||
+      !ks.is_contiguous() || !vs.is_contiguous())
+    return false;
+  const int64_t N = f.batch() * f.T, T = f.T, H = ks.size(1), cap = ks.size(2), D = ks.size(3);
+  const size_t e = ks.element_size(), row = static_cast<size_t>(D) * e;
+  const int64_t* slot = f.write_slot.data_ptr<int64_t>();
+  const int64_t* pos = f.write_pos.data_ptr<int64_t>();
+  for (auto [src, dst] : {std::make_pair(&k, static_cast<char*>(ks.data_ptr())), std::make_pair(&v, static_cast<char*>(vs.data_ptr()))})
+    for (int64_t n = 0; n < N; ++n)  // unpadded: content token n is row n / T's token n % T
+      for (int64_t h = 0; h < H; ++h)
+        std::memcpy(dst + static_cast<size_t>(((slot[n] * H + h) * cap + pos[n]) * D) * e,
+                    static_cast<const char*>(src->p) + static_cast<size_t>(n / T * src->sb + n % T * src->st + h * D) * e, row);
+  const size_t first = static_cast<size_t>(f.first * H * cap * D) * e;
+  read.k = static_cast<const char*>(ks.data_ptr()) + first;
+  read.v = static_cast<const char*>(vs.data_ptr()) + first;
+  read.sb = H * cap * D, read.sh = cap * D, read.sp = D;
+  return true;
+}
+
 void KVStore::copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves) {
   const int64_t per_row = capacity_ / block_size_;
   for (const auto& [from, to] : moves) {

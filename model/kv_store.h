@@ -90,6 +90,23 @@ class KVStore {
   std::pair<at::Tensor, at::Tensor> write_read(int64_t layer, const SlotForward& f, const at::Tensor& k,
                                                const at::Tensor& v);
 
+  // write_read without tensors (model/attention.h attention_in_store): on the CPU, where the
+  // rows' slots are consecutive in their own blocks (f.first >= 0) and no row is padded, writes
+  // token (b, t)'s keys and values (elements of `dtype`, [kv_heads, head_dim] at p + b * sb +
+  // t * st of k and of v, heads head_dim apart) and says where attention reads the layer's:
+  // `read`. False, and nothing written, elsewhere: the caller goes through write_read.
+  struct Rows {
+    const void* p = nullptr;
+    int64_t sb = 0, st = 0;
+  };
+  struct Read {
+    const void* k = nullptr;
+    const void* v = nullptr;
+    int64_t sb = 0, sh = 0, sp = 0;  // [B, kv_heads, window, head_dim] element strides
+  };
+  bool write_read_direct(int64_t layer, const SlotForward& f, at::ScalarType dtype, const Rows& k, const Rows& v,
+                         Read& read);
+
   // Copies whole blocks (from, to) in every layer. The caller makes sure no forward touches
   // either meanwhile.
   void copy_blocks(const std::vector<std::pair<int64_t, int64_t>>& moves);

@@ -132,7 +132,8 @@ at::Tensor Decoder::run_bucketed(const at::Tensor& ids, const SlotForward& f, KV
   });
   const RopeTables rope{first[0], first[1], first[2], first[3]};
   at::Tensor qk = first[4], v = first[5];
-  const KVStep kv = [&](int64_t i, const at::Tensor& k, const at::Tensor& vv) { return store.write_read(i, f, k, vv); };
+  const KVStep kv([&](int64_t i, const at::Tensor& k, const at::Tensor& vv) { return store.write_read(i, f, k, vv); }, &store,
+                  &f);
   const AttentionMasks masks = slot_masks(f);
   for (int64_t i = 0; i < L; ++i) {
     // Attention over the content rows alone ([B, T] as the plain forward lays them out).

@@ -88,7 +88,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
                                                                             const bool* blocked, const View& out,
                                                                             int64_t begin, int64_t end) {
   const int64_t G = s.H / s.Hkv;
-  Scratch w;
+  thread_local Scratch w;  // a step calls this once a layer on each thread: no allocations each time
   w.q.resize(G * s.D), w.krow.resize(s.D), w.vrow.resize(s.D), w.acc.resize(G * s.D);
   w.score.resize(G * s.S), w.seen.resize(s.S);
   // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes)
