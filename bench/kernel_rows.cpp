@@ -6,7 +6,7 @@
 // on their values.
 //
 //   build/kernel_rows [--threads 2] [--rounds 9] [--max-rows 16]
-//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q2_k,q3_k,q6_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
+//                     [--dtypes int8,bfloat16,float32,q4_k_m,q4_k,q2_k,q3_k,q5_k,q6_k,q4_0,iq4_nl,iq4_xs,q4_1,q5_0,q5_1]
 // q4_0, iq4_nl: every product in Q4_0 (IQ4_NL) blocks on the packed 4-bit kernel
 // (model/kernels/q4_kernel.h); its products are int8's on the blocks' exact conversion, so int8
 // is the path it replaces. iq4_xs, q4_1, q5_0, q5_1: those types' blocks on the same kernel
@@ -216,7 +216,7 @@ struct FloatModel : Model {
 };
 
 // A Q4_K_M file's types: the layers' products in Q4_K, the head in Q6_K (llama-quantize's
-// choice for output.weight), or (q4_k, q2_k, q3_k, q6_k) every product in one type. Random
+// choice for output.weight), or (q4_k, q2_k, q3_k, q5_k, q6_k) every product in one type. Random
 // blocks with float16 scales of 1.0: the time does not depend on the values.
 struct KQuantModel : Model {
   std::vector<kq::Weight> w;
@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
     run("q4_k", m, rounds, max_rows, probe);
   }
   // Every product in one of the other K types (q6_k: what Q3_K was read as before its own path).
-  for (auto [name, type] : {std::pair<const char*, uint8_t>{"q2_k", kq::kQ2_K}, {"q3_k", kq::kQ3_K}, {"q6_k", kq::kQ6_K}}) {
+  for (auto [name, type] : {std::pair<const char*, uint8_t>{"q2_k", kq::kQ2_K}, {"q3_k", kq::kQ3_K}, {"q5_k", kq::kQ5_K},
+                            {"q6_k", kq::kQ6_K}}) {
     if (("," + dtypes + ",").find(std::string(",") + name + ",") == std::string::npos) continue;
     KQuantModel m(type, type);
     run(name, m, rounds, max_rows, probe);
