@@ -66,7 +66,6 @@ void run_type(ggml_type type, ggml_backend_t backend, ggml_backend_dev_t dev, co
               int rounds, int max_rows) {
   // The weights: one no-alloc context per buffer type, each weight's bytes from random values.
   std::vector<ggml_tensor*> weights;
-  std::vector<ggml_backend_buffer_type_t> where;
   ggml_init_params wp = {ggml_tensor_overhead() * 128, nullptr, true};
   ggml_context* probe = ggml_init(wp);
   std::vector<std::pair<ggml_backend_buffer_type_t, ggml_context*>> ctxs;
@@ -78,7 +77,6 @@ void run_type(ggml_type type, ggml_backend_t backend, ggml_backend_dev_t dev, co
       auto it = std::find_if(ctxs.begin(), ctxs.end(), [&](auto& c) { return c.first == buft; });
       if (it == ctxs.end()) ctxs.push_back({buft, ggml_init(wp)}), it = ctxs.end() - 1;
       weights.push_back(ggml_new_tensor_2d(it->second, type, s.in, s.out));
-      where.push_back(buft);
       if (s.count > 1) layers_in = ggml_backend_buft_name(buft);
     }
   ggml_free(probe);

@@ -138,24 +138,30 @@ at::Tensor KVStore::gather_index(const SlotForward& f, int64_t heads) const {
 
 namespace {
 
-// tokens [N, H, D] into store [rows, H, capacity, D] at (slot[n], :, pos[n]), on the CPU, one
-// head's row at a time: what index_put_ writes, without its dispatch (two calls a layer, a
-// noticeable part of a small step). False where it does not apply.
+// N tokens into store [rows, H, capacity, D] (contiguous, on the CPU) at (slot[n], :, pos[n]),
+// one head's row at a time. Token n is row n / T's token n % T: head h of it at src + (n / T * sb
+// + n % T * st + h * sh) elements, its D elements contiguous.
+void copy_token_rows(at::Tensor& store, const int64_t* slot, const int64_t* pos, int64_t N, const void* src, int64_t T,
+                     int64_t sb, int64_t st, int64_t sh) {
+  const int64_t H = store.size(1), cap = store.size(2), D = store.size(3);
+  const size_t e = store.element_size(), row = static_cast<size_t>(D) * e;
+  auto* dst = static_cast<char*>(store.data_ptr());
+  const auto* from = static_cast<const char*>(src);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      std::memcpy(dst + static_cast<size_t>(((slot[n] * H + h) * cap + pos[n]) * D) * e,
+                  from + static_cast<size_t>(n / T * sb + n % T * st + h * sh) * e, row);
+}
+
+// tokens [N, H, D] into store at (slot[n], :, pos[n]) on the CPU: what index_put_ writes, without
+// its dispatch (two calls a layer, a noticeable part of a small step). False where it does not apply.
 bool copy_rows_cpu(at::Tensor& store, const at::Tensor& tokens, const at::Tensor& slot, const at::Tensor& pos) {
   if (!store.device().is_cpu() || !store.is_contiguous() || tokens.scalar_type() != store.scalar_type() ||
       tokens.stride(2) != 1 || slot.scalar_type() != at::kLong || pos.scalar_type() != at::kLong ||
       !slot.is_contiguous() || !pos.is_contiguous())
     return false;
-  const int64_t N = tokens.size(0), H = tokens.size(1), D = tokens.size(2), cap = store.size(2);
-  const size_t e = store.element_size(), row = static_cast<size_t>(D) * e;
-  const int64_t* s = slot.data_ptr<int64_t>();
-  const int64_t* p = pos.data_ptr<int64_t>();
-  auto* dst = static_cast<char*>(store.data_ptr());
-  const auto* src = static_cast<const char*>(tokens.data_ptr());
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t h = 0; h < H; ++h)
-      std::memcpy(dst + static_cast<size_t>(((s[n] * H + h) * cap + p[n]) * D) * e,
-                  src + static_cast<size_t>(n * tokens.stride(0) + h * tokens.stride(1)) * e, row);
+  copy_token_rows(store, slot.data_ptr<int64_t>(), pos.data_ptr<int64_t>(), tokens.size(0), tokens.data_ptr(), 1,
+                  tokens.stride(0), 0, tokens.stride(1));
   return true;
 }
 
@@ -187,15 +193,11 @@ bool KVStore::write_read_direct(int64_t layer, const SlotForward& f, at::ScalarT
   if (!ks.device().is_cpu() || f.first < 0 || f.gather.defined() || f.content.defined() || ks.scalar_type() != dtype ||
       !ks.is_contiguous() || !vs.is_contiguous())
     return false;
-  const int64_t N = f.batch() * f.T, T = f.T, H = ks.size(1), cap = ks.size(2), D = ks.size(3);
-  const size_t e = ks.element_size(), row = static_cast<size_t>(D) * e;
-  const int64_t* slot = f.write_slot.data_ptr<int64_t>();
-  const int64_t* pos = f.write_pos.data_ptr<int64_t>();
-  for (auto [src, dst] : {std::make_pair(&k, static_cast<char*>(ks.data_ptr())), std::make_pair(&v, static_cast<char*>(vs.data_ptr()))})
-    for (int64_t n = 0; n < N; ++n)  // unpadded: content token n is row n / T's token n % T
-      for (int64_t h = 0; h < H; ++h)
-        std::memcpy(dst + static_cast<size_t>(((slot[n] * H + h) * cap + pos[n]) * D) * e,
-                    static_cast<const char*>(src->p) + static_cast<size_t>(n / T * src->sb + n % T * src->st + h * D) * e, row);
+  const int64_t H = ks.size(1), cap = ks.size(2), D = ks.size(3);
+  const size_t e = ks.element_size();
+  for (auto [src, store] : {std::make_pair(&k, &ks), std::make_pair(&v, &vs)})  // unpadded: f.T tokens a row
+    copy_token_rows(*store, f.write_slot.data_ptr<int64_t>(), f.write_pos.data_ptr<int64_t>(), f.batch() * f.T, src->p,
+                    f.T, src->sb, src->st, D);
   const size_t first = static_cast<size_t>(f.first * H * cap * D) * e;
   read.k = static_cast<const char*>(ks.data_ptr()) + first;
   read.v = static_cast<const char*>(vs.data_ptr()) + first;
