@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "model/kernels/fast_exp.h"
@@ -27,9 +28,26 @@ EXSPEC_INLINE const float* row(const View& t, bool bf16, int64_t b, int64_t h, i
   return buf;
 }
 
+using fixed_order::V16;  // 16 float32 lanes (fixed_order_dot.h)
+
+// o[d0, d0 + 16 C) = Σ_i p_i rows_i[d0, d0 + 16 C), each column in order of i.
+template <int C>
+EXSPEC_INLINE void weigh_values(const float* p, const float* const* rows, int64_t n, int64_t d0, float* o) {
+  V16 a[C] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int c = 0; c < C; ++c) {
+      V16 vr;
+      std::memcpy(&vr, rows[i] + d0 + 16 * c, sizeof vr);
+      a[c] += p[i] * vr;
+    }
+  }
+  std::memcpy(o + d0, a, sizeof a);
+}
+
 struct Scratch {
-  std::vector<float> q, krow, vrow, acc, score;
+  std::vector<float> q, krow, vbuf, acc, score;
   std::vector<int64_t> seen;
+  std::vector<const float*> vrows;
 };
 
 // The G query heads of kv head `kvh` at query t of batch row b: each key and value row is read
@@ -56,13 +74,22 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
     for (int64_t i = 0; i < n; ++i) top = std::max(top, p[i]);
     for (int64_t i = 0; i < n; ++i) p[i] = exp_f32(p[i] - top);
   }
-  std::fill(w.acc.begin(), w.acc.end(), 0.0f);
+  // The visible keys' value rows as float32 (bfloat16 ones widened once each).
   for (int64_t i = 0; i < n; ++i) {
-    const float* vr = row(v, s.bf16, b, kvh, w.seen[i], D, w.vrow.data());
-    for (int64_t g = 0; g < G; ++g) {
-      const float p = w.score[g * S + i];
-      float* o = w.acc.data() + g * D;
-      for (int64_t d = 0; d < D; ++d) o[d] += p * vr[d];
+    w.vrows[i] = row(v, s.bf16, b, kvh, w.seen[i], D, w.vbuf.data() + i * D);
+  }
+  // o_d = Σ_i p_i v_id in order of i, 64 columns at a time in four registers: four independent
+  // chains of adds, out of memory (a loop over i outside d made each add wait for the last).
+  for (int64_t g = 0; g < G; ++g) {
+    const float* p = w.score.data() + g * S;
+    float* o = w.acc.data() + g * D;
+    int64_t d0 = 0;
+    for (; d0 + 64 <= D; d0 += 64) weigh_values<4>(p, w.vrows.data(), n, d0, o);
+    for (; d0 + 16 <= D; d0 += 16) weigh_values<1>(p, w.vrows.data(), n, d0, o);
+    for (; d0 < D; ++d0) {
+      float a = 0.0f;
+      for (int64_t i = 0; i < n; ++i) a += p[i] * w.vrows[i][d0];
+      o[d0] = a;
     }
   }
   for (int64_t g = 0; g < G; ++g) {
@@ -89,8 +116,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
                                                                             int64_t begin, int64_t end) {
   const int64_t G = s.H / s.Hkv;
   thread_local Scratch w;  // a step calls this once a layer on each thread: no allocations each time
-  w.q.resize(G * s.D), w.krow.resize(s.D), w.vrow.resize(s.D), w.acc.resize(G * s.D);
-  w.score.resize(G * s.S), w.seen.resize(s.S);
+  w.q.resize(G * s.D), w.krow.resize(s.D), w.acc.resize(G * s.D);
+  w.score.resize(G * s.S), w.seen.resize(s.S), w.vrows.resize(s.S);
+  if (s.bf16) w.vbuf.resize(s.S * s.D);
   // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes)
   // in pieces of whole t's, up to 16 queries each; fewer than kMinLanes queries go one t at a time.
   // Both give a query the same bits: the choice is speed only.
