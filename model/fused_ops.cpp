@@ -61,12 +61,20 @@ bool fused_add_(const at::Tensor& h, const at::Tensor& y) {
 }
 
 at::Tensor fused_rms_norm(const at::Tensor& x0, const at::Tensor& w0, double eps) {
-  if (!applies(x0) || w0.scalar_type() != x0.scalar_type() || w0.dim() != 1) return {};
+  if (!applies(x0) || w0.scalar_type() != x0.scalar_type()) return {};
+  // w: one weight for every row [H], or one for each head over x's last two dims [heads, H]
+  // (Qwen3's and Gemma 3's q and k norms side by side).
+  const bool per_head = w0.dim() == 2 && x0.dim() >= 2 && w0.size(0) == x0.size(-2) && w0.size(1) == x0.size(-1);
+  if (w0.dim() != 1 && !per_head) return {};
   const at::Tensor x = x0.contiguous(), w = w0.contiguous();
-  const int64_t H = x.size(-1), n = x.numel() / H;
+  const int64_t H = x.size(-1), n = x.numel() / H, heads = per_head ? w.size(0) : 1;
   at::Tensor y = at::empty_like(x);
+  const auto* wp = static_cast<const char*>(w.data_ptr());
   over_rows(n, [&](int64_t r0, int64_t r1) {
-    rowops::rms_norm(type_of(x), x.data_ptr(), H, w.data_ptr(), static_cast<float>(eps), y.data_ptr(), H, H, r0, r1);
+    if (heads == 1) return rowops::rms_norm(type_of(x), x.data_ptr(), H, wp, static_cast<float>(eps), y.data_ptr(), H, H, r0, r1);
+    for (int64_t r = r0; r < r1; ++r)
+      rowops::rms_norm(type_of(x), x.data_ptr(), H, wp + r % heads * H * w.element_size(), static_cast<float>(eps),
+                       y.data_ptr(), H, H, r, r + 1);
   });
   return y;
 }

@@ -9,7 +9,8 @@
 
 namespace exspec {
 
-// HF's RMSNorm of the rows of x [..., H] with weight w [H].
+// HF's RMSNorm of the rows of x [..., H] with weight w [H], or with one weight a head [heads, H]
+// over x's last two dims (q and k norms side by side); undefined where it does not apply.
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
 // act(gate) * up for gu [N, 2I] (gate first) -> [N, I].
 at::Tensor fused_gated_mul(rowops::Gate gate, const at::Tensor& gu);
