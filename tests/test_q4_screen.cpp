@@ -68,7 +68,7 @@ CATCH_TEST_CASE("q4 screen: the product is the float64 product of the dequantise
   const q4s::Weight q = screen_of(test::random_values(out * in, 5, 0.05f), out, in);
   const std::vector<float> xs = test::random_values(m * in, 6);
   const q8::Rows x = rows_of(xs, m, in);
-  for (q4s::Isa isa : {q4s::Isa::Plain, q4s::best_isa()}) {
+  for (q4s::Isa isa : q4s::isas_here()) {
     const std::vector<float> y = product(q, x, isa);
     std::vector<float> wrow(static_cast<size_t>(in));
     for (int64_t c = 0; c < out; ++c) {
@@ -93,15 +93,36 @@ CATCH_TEST_CASE("q4 screen: every path gives the plain path's bits, a row alone 
       const q4s::Weight q = screen_of(test::random_values(out * in, 9, 0.2f), out, in);
       const std::vector<float> xs = test::random_values(5 * in, 10);
       const q8::Rows all = rows_of(xs, 5, in);
-      const std::vector<float> plain = product(q, all, q4s::Isa::Plain), best = product(q, all, q4s::best_isa());
-      CATCH_INFO("out " << out << " in " << in << " isa " << int(q4s::best_isa()));
-      CATCH_CHECK(std::memcmp(plain.data(), best.data(), plain.size() * sizeof(float)) == 0);
-      const q8::Rows one = rows_of(std::vector<float>(xs.begin() + 3 * in, xs.begin() + 4 * in), 1, in);
-      const std::vector<float> alone = product(q, one, q4s::best_isa());
-      CATCH_CHECK(std::memcmp(alone.data(), best.data() + 3 * out, out * sizeof(float)) == 0);
-      // One tile alone writes its columns and nothing else.
-      const std::vector<float> tile = product(q, one, q4s::best_isa(), q.tiles - 1, q.tiles);
-      for (int64_t c = 0; c < out; ++c) CATCH_CHECK(tile[c] == (c >= (q.tiles - 1) * 16 ? alone[c] : -1.0f));
+      const std::vector<float> plain = product(q, all, q4s::Isa::Plain);
+      for (q4s::Isa isa : q4s::isas_here()) {
+        const std::vector<float> got = product(q, all, isa);
+        CATCH_INFO("out " << out << " in " << in << " isa " << int(isa));
+        CATCH_CHECK(std::memcmp(plain.data(), got.data(), plain.size() * sizeof(float)) == 0);
+        const q8::Rows one = rows_of(std::vector<float>(xs.begin() + 3 * in, xs.begin() + 4 * in), 1, in);
+        const std::vector<float> alone = product(q, one, isa);
+        CATCH_CHECK(std::memcmp(alone.data(), got.data() + 3 * out, out * sizeof(float)) == 0);
+        // One tile alone writes its columns and nothing else.
+        const std::vector<float> tile = product(q, one, isa, q.tiles - 1, q.tiles);
+        for (int64_t c = 0; c < out; ++c) CATCH_CHECK(tile[c] == (c >= (q.tiles - 1) * 16 ? alone[c] : -1.0f));
+      }
+    }
+  }
+}
+
+CATCH_TEST_CASE("q4 screen: the largest sums (every quant 7 or -8, every input ±127) are the plain path's on every path",
+                "[q4screen]") {
+  const int64_t out = 32, in = 96;
+  for (float sign : {1.0f, -1.0f}) {
+    // +1 quantises to 7 (stored 15), -1 with a row maximum of 8/7 to -8 (stored 0).
+    std::vector<float> w(static_cast<size_t>(out * in), sign > 0 ? 1.0f : -8.0f / 7.0f);
+    const q4s::Weight q = screen_of(w, out, in);
+    const q8::Rows x = rows_of(std::vector<float>(static_cast<size_t>(2 * in), sign), 2, in);
+    const std::vector<float> plain = product(q, x, q4s::Isa::Plain);
+    CATCH_CHECK(plain[0] == plain[0]);
+    for (q4s::Isa isa : q4s::isas_here()) {
+      CATCH_INFO("sign " << sign << " isa " << int(isa));
+      const std::vector<float> got = product(q, x, isa);
+      CATCH_CHECK(std::memcmp(plain.data(), got.data(), plain.size() * sizeof(float)) == 0);
     }
   }
 }

@@ -60,6 +60,63 @@ EXSPEC_VNNI_TARGET void vnni_row(const Weight& w, const q8::Rows& x, int64_t r, 
   }
 }
 
+// AVX2: two tiles of one row, each tile's 16 rows as two halves of 8. vpmaddubsw takes the
+// unsigned nibbles against the row's signed bytes; its pair sums (at most 2 · 15 · 127) add up in
+// int16 over the block's low and high nibbles of its 4 groups (at most 30,480: no saturation),
+// widened once a block. Integer sums are exact in any order, so a block's Σ is vpdpbusd's.
+template <int TN>
+EXSPEC_AVX2 void avx2_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t t0, float* y, int64_t ldy) {
+  const int64_t nb = w.blocks, ldq = nb * kBlock;
+  const __m256i low = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  __m256 acc[TN][2];
+  for (int t = 0; t < TN; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int8_t* qx = x.q.data() + r * ldq + b * kBlock;
+    const __m256 dx = _mm256_set1_ps(x.d[r * nb + b]);
+    const __m256i corr = _mm256_set1_epi32(x.corr[r * nb + b] / 16);  // −8 · Σ qx, exact
+    for (int t = 0; t < TN; ++t) {
+      const uint8_t* blk = w.quants(t0 + t, b);
+      __m256i s16[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t g = 0; g < kGroups; ++g) {
+        int32_t a, c;
+        std::memcpy(&a, qx + 8 * g, 4);
+        std::memcpy(&c, qx + 8 * g + 4, 4);
+        const __m256i xa = _mm256_set1_epi32(a), xc = _mm256_set1_epi32(c);
+        for (int h = 0; h < 2; ++h) {
+          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + g * 64 + 32 * h));
+          const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), xa);
+          const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), xc);
+          s16[h] = _mm256_add_epi16(s16[h], _mm256_add_epi16(lo, hi));
+        }
+      }
+      const int8_panels::Avx2Scales sw = int8_panels::avx2_half_scales(w.scales(t0 + t, b));
+      for (int h = 0; h < 2; ++h) {
+        const __m256i isum = _mm256_add_epi32(corr, _mm256_madd_epi16(s16[h], ones));
+        acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(sw.h[h], dx), acc[t][h]);
+      }
+    }
+  }
+  for (int t = 0; t < TN; ++t)
+    for (int h = 0; h < 2; ++h) {
+      const int64_t col = (t0 + t) * kTile + 8 * h, n = std::min<int64_t>(8, w.out - col);
+      if (n >= 8) {
+        _mm256_storeu_ps(y + r * ldy + col, acc[t][h]);
+      } else if (n > 0) {
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, acc[t][h]);
+        std::memcpy(y + r * ldy + col, tmp, static_cast<size_t>(n) * sizeof(float));
+      }
+    }
+}
+
+void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; t += 2)  // as vnni_tiles
+    for (int64_t r = 0; r < x.m; ++r) {
+      if (t + 1 < t1) avx2_row<2>(w, x, r, t, y, ldy);
+      else avx2_row<1>(w, x, r, t, y, ldy);
+    }
+}
+
 EXSPEC_VNNI_TARGET void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t += 2)  // a pair of tiles (2 × 6.9 KB at 768 inputs) stays in L1 for every row
     for (int64_t r = 0; r < x.m; ++r) {
@@ -113,15 +170,21 @@ void dequantise_row(const Weight& w, int64_t row, float* out) {
 }
 
 Isa best_isa() {
-  static const Isa isa = isa::best(isa::Family::Int8) == Isa::Avx512 ? Isa::Avx512 : Isa::Plain;
+  static const Isa isa = isa::best(isa::Family::Int8);
   return isa;
 }
+
+std::vector<Isa> isas_here() { return isa::here(isa::Family::Int8); }
 
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa) {
   if (x.blocks != w.blocks) throw std::invalid_argument("q4s::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
-  if (isa == Isa::Avx512) vnni_tiles(w, x, y, ldy, t0, t1);
-  else plain_tiles(w, x, y, ldy, t0, t1);
+  switch (isa) {
+    case Isa::Avx512: return vnni_tiles(w, x, y, ldy, t0, t1);
+    case Isa::Avx2: return avx2_tiles(w, x, y, ldy, t0, t1);
+    case Isa::Plain: return plain_tiles(w, x, y, ldy, t0, t1);
+  }
+  throw std::invalid_argument("q4s::multiply: unknown instruction set");
 }
 
 }  // namespace exspec::q4s

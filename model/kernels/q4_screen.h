@@ -7,7 +7,7 @@
 // weights are stored unsigned (q + 8), so a block's integer sum Σ (q + 8)·qx is corrected by
 // corr / 16 = −8 · Σ qx, and the blocks combine in float32 as the int8 kernels' do:
 //     y = 0;  for b in blocks: y = fma(float(Σ_k q·qx), d_b · dx_b, y)
-// in every path (AVX-512 VNNI and plain C++: the tests compare them bit for bit).
+// in every path (AVX-512 VNNI, AVX2 and plain C++: the tests compare them bit for bit).
 //
 // Layout: tiles of 16 output rows, each tile one run of bytes (64-byte aligned): its blocks'
 // quants, 256 bytes a block, then its blocks' scales, 16 float16 a block. A block's quants are
@@ -16,6 +16,7 @@
 // q = 0 (stored 8), d = 0.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "model/kernels/aligned_array.h"
 #include "model/kernels/isa.h"
@@ -45,7 +46,8 @@ void quantise_rows_into(Weight& w, const float* rows, int64_t ld, int64_t r0, in
 void dequantise_row(const Weight& w, int64_t row, float* out);  // q · d, exact in float32
 
 using Isa = isa::Isa;
-Isa best_isa();  // AVX-512 VNNI where the CPU has it (and EXSPEC_ISA allows), else plain
+Isa best_isa();  // AVX-512 VNNI, else AVX2, else plain: the best the CPU has and EXSPEC_ISA allows
+std::vector<Isa> isas_here();  // every path this CPU runs, plain first
 // y[r, c] for every row r of x (x.in == w.in) and the columns of tiles [t0, t1); y float32,
 // rows ldy apart; nothing outside those columns is written.
 void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1, Isa isa);
