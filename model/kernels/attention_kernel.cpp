@@ -76,7 +76,7 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   }
   // The visible keys' value rows as float32 (bfloat16 ones widened once each).
   for (int64_t i = 0; i < n; ++i) {
-    w.vrows[i] = row(v, s.bf16, b, kvh, w.seen[i], D, w.vbuf.data() + i * D);
+    w.vrows[i] = row(v, s.bf16, b, kvh, w.seen[i], D, s.bf16 ? w.vbuf.data() + i * D : nullptr);
   }
   // o_d = Σ_i p_i v_id in order of i, 64 columns at a time in four registers: four independent
   // chains of adds, out of memory (a loop over i outside d made each add wait for the last).
