@@ -58,7 +58,10 @@ Data make(const Case& c, uint32_t seed) {
 
 // Items [begin, end) in steps of `step`: step 1 runs every t alone (below the lanes' minimum for
 // the G used here), a whole range runs by lanes.
-std::vector<uint8_t> run(const Case& c, Data& d, int64_t step, float softcap = 0.0f) {
+using AttentionFn = void (*)(const attn::Shape&, const attn::View&, const attn::View&, const attn::View&, const bool*,
+                            const attn::View&, int64_t, int64_t);
+
+std::vector<uint8_t> run(const Case& c, Data& d, int64_t step, float softcap = 0.0f, AttentionFn fn = attn::attention) {
   const int64_t e = c.bf16 ? 2 : 4;
   std::vector<uint8_t> out(static_cast<size_t>(c.B * c.H * c.T * c.D * e), 0xff);
   attn::Shape s{c.B, c.H, c.Hkv, c.T, c.S, c.D, c.bf16, 1.0f / std::sqrt(static_cast<float>(c.D)), softcap};
@@ -66,7 +69,7 @@ std::vector<uint8_t> run(const Case& c, Data& d, int64_t step, float softcap = 0
       vv{d.v.data(), c.Hkv * c.S * c.D, c.S * c.D, c.D}, ov{out.data(), c.H * c.T * c.D, c.T * c.D, c.D};
   const int64_t n = c.B * c.Hkv * c.T;
   for (int64_t i = 0; i < n; i += step)
-    attn::attention(s, qv, kv, vv, reinterpret_cast<const bool*>(d.blocked.data()), ov, i, std::min(n, i + step));
+    fn(s, qv, kv, vv, reinterpret_cast<const bool*>(d.blocked.data()), ov, i, std::min(n, i + step));
   return out;
 }
 
@@ -128,4 +131,26 @@ CATCH_TEST_CASE("a soft-capped score is cap * tanh(score / cap)", "[attention]")
   CATCH_CHECK(attn::capped(3.0f, 0.0f) == 3.0f);  // no cap
   CATCH_CHECK(attn::capped(3.0f, 2.0f) == 2.0f * tanhf(1.5f));
   CATCH_CHECK(attn::capped(-1e30f, 50.0f) == -50.0f);
+}
+
+CATCH_TEST_CASE("attention: every instruction set's path gives the plain path's bits, one t at a time and by lanes",
+                "[attention]") {
+  // The paths this CPU runs, whatever EXSPEC_ISA says: a CI run on an AVX-512 machine proves all three.
+  std::vector<AttentionFn> paths{attn::attention_plain};
+  for (isa::Isa i : isa::here(isa::Family::F32)) {
+    if (i == isa::Isa::Avx2) paths.push_back(attn::attention_avx2);
+    if (i == isa::Isa::Avx512) paths.push_back(attn::attention_avx512);
+  }
+  for (const Case& c : {Case{3, 6, 2, 5, 21, 64, false}, Case{2, 8, 2, 3, 40, 80, true}, Case{4, 12, 4, 1, 70, 128, false},
+                        Case{2, 4, 1, 2, 33, 20, false}}) {
+    Data d = make(c, 11);
+    for (float cap : {0.0f, 20.0f})
+      for (int64_t step : {int64_t{1}, c.B * c.Hkv * c.T}) {
+        const std::vector<uint8_t> want = run(c, d, step, cap, attn::attention_plain);
+        for (size_t p = 1; p < paths.size(); ++p) {
+          CATCH_INFO("D " << c.D << " bf16 " << c.bf16 << " cap " << cap << " step " << step << " path " << p);
+          CATCH_CHECK(run(c, d, step, cap, paths[p]) == want);
+        }
+      }
+  }
 }

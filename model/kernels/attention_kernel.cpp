@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "model/kernels/fast_exp.h"
@@ -28,16 +29,20 @@ EXSPEC_INLINE const float* row(const View& t, bool bf16, int64_t b, int64_t h, i
   return buf;
 }
 
-using fixed_order::V16;  // 16 float32 lanes (fixed_order_dot.h)
+using fixed_order::V4;  // 4 float32 lanes (fixed_order_dot.h: why no wider)
 
-// o[d0, d0 + 16 C) = Σ_i p_i rows_i[d0, d0 + 16 C), each column in order of i.
+// Keys a block: 32 rows of up to 128 float32 columns (16 KiB) stay in L1 over a block's passes.
+constexpr int64_t kKeyBlock = 32;
+
+// o[d0, d0 + 4 C) += Σ_{i0 <= i < i1} p_i rows_i[d0, d0 + 4 C), each column in order of i.
 template <int C>
-EXSPEC_INLINE void weigh_values(const float* p, const float* const* rows, int64_t n, int64_t d0, float* o) {
-  V16 a[C] = {};
-  for (int64_t i = 0; i < n; ++i) {
+EXSPEC_INLINE void weigh_values(const float* p, const float* const* rows, int64_t i0, int64_t i1, int64_t d0, float* o) {
+  V4 a[C];
+  std::memcpy(a, o + d0, sizeof a);
+  for (int64_t i = i0; i < i1; ++i) {
     for (int c = 0; c < C; ++c) {
-      V16 vr;
-      std::memcpy(&vr, rows[i] + d0 + 16 * c, sizeof vr);
+      V4 vr;
+      std::memcpy(&vr, rows[i] + d0 + 4 * c, sizeof vr);
       a[c] += p[i] * vr;
     }
   }
@@ -45,9 +50,9 @@ EXSPEC_INLINE void weigh_values(const float* p, const float* const* rows, int64_
 }
 
 struct Scratch {
-  std::vector<float> q, krow, vbuf, acc, score;
+  std::vector<float> q, kbuf, vbuf, acc, score;
   std::vector<int64_t> seen;
-  std::vector<const float*> vrows;
+  std::vector<const float*> krows, vrows;
 };
 
 // The G query heads of kv head `kvh` at query t of batch row b: each key and value row is read
@@ -61,12 +66,21 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
     const float* qg = row(q, s.bf16, b, kvh * G + g, t, D, w.acc.data());
     std::copy(qg, qg + D, w.q.begin() + g * D);
   }
+  // The visible keys' rows as float32 (bfloat16 ones widened once each).
   int64_t n = 0;
   for (int64_t j = 0; j < S; ++j) {
     if (closed && closed[j]) continue;
-    const float* kr = row(k, s.bf16, b, kvh, j, D, w.krow.data());
-    for (int64_t g = 0; g < G; ++g) w.score[g * S + n] = capped(fixed_order_dot(w.q.data() + g * D, kr, D) * s.scale, s.softcap);
+    w.krows[n] = row(k, s.bf16, b, kvh, j, D, s.bf16 ? w.kbuf.data() + n * D : nullptr);
     w.seen[n++] = j;
+  }
+  // Keys in blocks that stay in L1 while every head takes its scores from them.
+  for (int64_t i0 = 0; i0 < n; i0 += kKeyBlock) {
+    const int64_t i1 = std::min(n, i0 + kKeyBlock);
+    for (int64_t g = 0; g < G; ++g) {
+      const float* qg = w.q.data() + g * D;
+      float* p = w.score.data() + g * S;
+      for (int64_t i = i0; i < i1; ++i) p[i] = capped(fixed_order_dot(qg, w.krows[i], D) * s.scale, s.softcap);
+    }
   }
   for (int64_t g = 0; g < G; ++g) {
     float* p = w.score.data() + g * S;
@@ -78,18 +92,23 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   for (int64_t i = 0; i < n; ++i) {
     w.vrows[i] = row(v, s.bf16, b, kvh, w.seen[i], D, s.bf16 ? w.vbuf.data() + i * D : nullptr);
   }
-  // o_d = Σ_i p_i v_id in order of i, 64 columns at a time in four registers: four independent
-  // chains of adds, out of memory (a loop over i outside d made each add wait for the last).
-  for (int64_t g = 0; g < G; ++g) {
-    const float* p = w.score.data() + g * S;
-    float* o = w.acc.data() + g * D;
-    int64_t d0 = 0;
-    for (; d0 + 64 <= D; d0 += 64) weigh_values<4>(p, w.vrows.data(), n, d0, o);
-    for (; d0 + 16 <= D; d0 += 16) weigh_values<1>(p, w.vrows.data(), n, d0, o);
-    for (; d0 < D; ++d0) {
-      float a = 0.0f;
-      for (int64_t i = 0; i < n; ++i) a += p[i] * w.vrows[i][d0];
-      o[d0] = a;
+  // o_d = Σ_i p_i v_id in order of i, 64 columns at a time in eight 8-float registers (eight
+  // independent chains of adds), over blocks of value rows that stay in L1 while every head and column takes
+  // its terms from them; between blocks a sum waits in acc.
+  std::fill(w.acc.begin(), w.acc.end(), 0.0f);
+  for (int64_t i0 = 0; i0 < n; i0 += kKeyBlock) {
+    const int64_t i1 = std::min(n, i0 + kKeyBlock);
+    for (int64_t g = 0; g < G; ++g) {
+      const float* p = w.score.data() + g * S;
+      float* o = w.acc.data() + g * D;
+      int64_t d0 = 0;
+      for (; d0 + 32 <= D; d0 += 32) weigh_values<8>(p, w.vrows.data(), i0, i1, d0, o);
+      for (; d0 + 4 <= D; d0 += 4) weigh_values<1>(p, w.vrows.data(), i0, i1, d0, o);
+      for (; d0 < D; ++d0) {
+        float a = o[d0];
+        for (int64_t i = i0; i < i1; ++i) a += p[i] * w.vrows[i][d0];
+        o[d0] = a;
+      }
     }
   }
   for (int64_t g = 0; g < G; ++g) {
@@ -108,17 +127,15 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   }
 }
 
-}  // namespace
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void attention(const Shape& s, const View& q,
-                                                                            const View& k, const View& v,
-                                                                            const bool* blocked, const View& out,
-                                                                            int64_t begin, int64_t end) {
+// The whole kernel for one instruction set: inlined into a function built for it, with the
+// lanes path built for the same one.
+EXSPEC_INLINE void attention_body(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                                  const View& out, int64_t begin, int64_t end, LanesFn lanes) {
   const int64_t G = s.H / s.Hkv;
   thread_local Scratch w;  // a step calls this once a layer on each thread: no allocations each time
-  w.q.resize(G * s.D), w.krow.resize(s.D), w.acc.resize(G * s.D);
-  w.score.resize(G * s.S), w.seen.resize(s.S), w.vrows.resize(s.S);
-  if (s.bf16) w.vbuf.resize(s.S * s.D);
+  w.q.resize(G * s.D), w.acc.resize(G * s.D);
+  w.score.resize(G * s.S), w.seen.resize(s.S), w.krows.resize(s.S), w.vrows.resize(s.S);
+  if (s.bf16) w.kbuf.resize(s.S * s.D), w.vbuf.resize(s.S * s.D);
   // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes)
   // in pieces of whole t's, up to 16 queries each; fewer than kMinLanes queries go one t at a time.
   // Both give a query the same bits: the choice is speed only.
@@ -126,12 +143,55 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention(cons
   for (int64_t item = begin; item < end;) {
     const int64_t t = item % s.T, nt = std::min({per, s.T - t, end - item});
     if (nt * G >= kMinLanes) {
-      attention_lanes(s, q, k, v, blocked, out, item / (s.T * s.Hkv), item / s.T % s.Hkv, t, nt);
+      lanes(s, q, k, v, blocked, out, item / (s.T * s.Hkv), item / s.T % s.Hkv, t, nt);
       item += nt;
     } else {
       one_group(s, q, k, v, blocked, out, item++, w);
     }
   }
+}
+
+}  // namespace
+
+Isa kernel_isa() {
+  static const Isa isa = isa::best(isa::Family::F32);
+  return isa;
+}
+
+LanesFn lanes_for(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512: return attention_lanes_avx512;
+    case Isa::Avx2: return attention_lanes_avx2;
+    case Isa::Plain: return attention_lanes_plain;
+  }
+  throw std::invalid_argument("attention: unknown instruction set");
+}
+
+__attribute__((target("avx512f,avx2,fma"))) void attention_avx512(const Shape& s, const View& q, const View& k,
+                                                                   const View& v, const bool* blocked, const View& out,
+                                                                   int64_t begin, int64_t end) {
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx512);
+}
+
+__attribute__((target("avx2,fma"))) void attention_avx2(const Shape& s, const View& q, const View& k, const View& v,
+                                                        const bool* blocked, const View& out, int64_t begin,
+                                                        int64_t end) {
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx2);
+}
+
+void attention_plain(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+                     int64_t begin, int64_t end) {
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_plain);
+}
+
+void attention(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+               int64_t begin, int64_t end) {
+  switch (kernel_isa()) {
+    case Isa::Avx512: return attention_avx512(s, q, k, v, blocked, out, begin, end);
+    case Isa::Avx2: return attention_avx2(s, q, k, v, blocked, out, begin, end);
+    case Isa::Plain: return attention_plain(s, q, k, v, blocked, out, begin, end);
+  }
+  throw std::invalid_argument("attention: unknown instruction set");
 }
 
 }  // namespace exspec::attn

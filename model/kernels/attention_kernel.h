@@ -15,6 +15,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "model/kernels/isa.h"
+
 namespace exspec::attn {
 
 // A [B, heads, positions, D] tensor: element (b, h, p, d) at data + b*sb + h*sh + p*sp + d.
@@ -62,5 +64,27 @@ void attention(const Shape& s, const View& q, const View& k, const View& v, cons
 // attention() writes them. nt * G must be at most 16.
 void attention_lanes(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
                      int64_t b, int64_t kvh, int64_t t0, int64_t nt);
+
+// Which instruction set the two run on: float32's under EXSPEC_ISA (isa.h), so that a capped
+// run, the tests' among them, runs the capped path. Each path does the same multiplies and adds
+// (built with -ffp-contract=off), so the choice is speed only.
+using Isa = isa::Isa;
+Isa kernel_isa();
+// The same two for one instruction set (what attention() and attention_lanes() call).
+void attention_avx512(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+                      int64_t begin, int64_t end);
+void attention_avx2(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+                    int64_t begin, int64_t end);
+void attention_plain(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+                     int64_t begin, int64_t end);
+using LanesFn = void (*)(const Shape&, const View&, const View&, const View&, const bool*, const View&, int64_t, int64_t,
+                         int64_t, int64_t);
+void attention_lanes_avx512(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                            const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt);
+void attention_lanes_avx2(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                          const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt);
+void attention_lanes_plain(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                           const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt);
+LanesFn lanes_for(Isa isa);
 
 }  // namespace exspec::attn

@@ -206,17 +206,38 @@ EXSPEC_INLINE void run(const Shape& s, const View& q, const View& k, const View&
   }
 }
 
-}  // namespace
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void attention_lanes(const Shape& s, const View& q,
-                                                                                  const View& k, const View& v,
-                                                                                  const bool* blocked, const View& out,
-                                                                                  int64_t b, int64_t kvh, int64_t t0,
-                                                                                  int64_t nt) {
+// The lanes for one instruction set: the body inlined into a function built for it.
+EXSPEC_INLINE void lanes_body(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                              const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt) {
   thread_local Buffers buffers;
   const int64_t n = nt * (s.H / s.Hkv);
   if (n <= 8) run<8>(s, q, k, v, blocked, out, b, kvh, t0, nt, buffers);
   else run<16>(s, q, k, v, blocked, out, b, kvh, t0, nt, buffers);
+}
+
+}  // namespace
+
+__attribute__((target("avx512f,avx2,fma"))) void attention_lanes_avx512(const Shape& s, const View& q, const View& k,
+                                                                         const View& v, const bool* blocked,
+                                                                         const View& out, int64_t b, int64_t kvh,
+                                                                         int64_t t0, int64_t nt) {
+  lanes_body(s, q, k, v, blocked, out, b, kvh, t0, nt);
+}
+
+__attribute__((target("avx2,fma"))) void attention_lanes_avx2(const Shape& s, const View& q, const View& k,
+                                                              const View& v, const bool* blocked, const View& out,
+                                                              int64_t b, int64_t kvh, int64_t t0, int64_t nt) {
+  lanes_body(s, q, k, v, blocked, out, b, kvh, t0, nt);
+}
+
+void attention_lanes_plain(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
+                           const View& out, int64_t b, int64_t kvh, int64_t t0, int64_t nt) {
+  lanes_body(s, q, k, v, blocked, out, b, kvh, t0, nt);
+}
+
+void attention_lanes(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
+                     int64_t b, int64_t kvh, int64_t t0, int64_t nt) {
+  lanes_for(kernel_isa())(s, q, k, v, blocked, out, b, kvh, t0, nt);
 }
 
 }  // namespace exspec::attn
