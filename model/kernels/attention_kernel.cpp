@@ -130,19 +130,21 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
 // The whole kernel for one instruction set: inlined into a function built for it, with the
 // lanes path built for the same one.
 EXSPEC_INLINE void attention_body(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked,
-                                  const View& out, int64_t begin, int64_t end, LanesFn lanes) {
+                                  const View& out, int64_t begin, int64_t end, LanesFn lanes, int64_t max_lanes) {
   const int64_t G = s.H / s.Hkv;
   thread_local Scratch w;  // a step calls this once a layer on each thread: no allocations each time
   w.q.resize(G * s.D), w.acc.resize(G * s.D);
   w.score.resize(G * s.S), w.seen.resize(s.S), w.krows.resize(s.S), w.vrows.resize(s.S);
   if (s.bf16) w.kbuf.resize(s.S * s.D), w.vbuf.resize(s.S * s.D);
-  // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes)
-  // in pieces of whole t's, up to 16 queries each; fewer than kMinLanes queries go one t at a time.
-  // Both give a query the same bits: the choice is speed only.
-  const int64_t per = std::max<int64_t>(1, 16 / G);
+  // A run of one kv head's queries at consecutive t goes by lanes (attention_lanes) in pieces of
+  // whole t's, up to max_lanes queries each: the lanes' vectors this path holds in registers (16
+  // floats are a zmm; on AVX2, GCC takes a 16-float vector through the stack, 6x slower). Fewer
+  // than kMinLanes queries, or more than max_lanes, go one t at a time. Both give a query the same
+  // bits: the choice is speed only.
+  const int64_t per = std::max<int64_t>(1, max_lanes / G);
   for (int64_t item = begin; item < end;) {
     const int64_t t = item % s.T, nt = std::min({per, s.T - t, end - item});
-    if (nt * G >= kMinLanes) {
+    if (nt * G >= kMinLanes && nt * G <= max_lanes) {
       lanes(s, q, k, v, blocked, out, item / (s.T * s.Hkv), item / s.T % s.Hkv, t, nt);
       item += nt;
     } else {
@@ -170,18 +172,18 @@ LanesFn lanes_for(Isa isa) {
 __attribute__((target("avx512f,avx2,fma"))) void attention_avx512(const Shape& s, const View& q, const View& k,
                                                                    const View& v, const bool* blocked, const View& out,
                                                                    int64_t begin, int64_t end) {
-  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx512);
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx512, 16);
 }
 
 __attribute__((target("avx2,fma"))) void attention_avx2(const Shape& s, const View& q, const View& k, const View& v,
                                                         const bool* blocked, const View& out, int64_t begin,
                                                         int64_t end) {
-  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx2);
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_avx2, 8);
 }
 
 void attention_plain(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
                      int64_t begin, int64_t end) {
-  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_plain);
+  attention_body(s, q, k, v, blocked, out, begin, end, attention_lanes_plain, 4);
 }
 
 void attention(const Shape& s, const View& q, const View& k, const View& v, const bool* blocked, const View& out,
