@@ -200,7 +200,7 @@ CATCH_TEST_CASE("q8: GGUF Q8_0 blocks are packed as they are", "[q8]") {
   CATCH_CHECK(!q8::pack_q8_0_rows_into(halves, file.data(), 0, 1));
 }
 
-CATCH_TEST_CASE("q8: activation rows quantised as documented, whole blocks and a part block", "[q8]") {
+CATCH_TEST_CASE("q8: activation rows quantised as documented, whole blocks and a part block, on every path", "[q8]") {
   // d = max|x| / 127 per block of 32, q = x · (1 / d) rounded to nearest even, corr = -128 Σ q:
   // written out here in scalars, against the kernel's vectors (whole blocks) and its scalar tail.
   for (int64_t in : {32, 96, 100, 768, 2048 + 7}) {
@@ -208,9 +208,11 @@ CATCH_TEST_CASE("q8: activation rows quantised as documented, whole blocks and a
     auto x = random_values(static_cast<size_t>(m * in), static_cast<uint32_t>(in), 3.0f);
     for (int64_t k = 0; k < 32 && k < in; ++k) x[static_cast<size_t>(in + k)] = 0.0f;  // row 1's first block: d 0
     for (int64_t k = 32; k < 64 && k < in; ++k) x[static_cast<size_t>(k)] = (k % 5 - 2) * 63.5f;  // ties at d 1
+    for (isa::Isa path : isa::here(isa::Family::F32)) {
+    CATCH_INFO("in " << in << " path " << int(path));
     q8::Rows rows;
     q8::resize_rows(rows, m, in);
-    q8::quantise_activations(x.data(), in, 0, m, rows);
+    q8::quantise_activations(x.data(), in, 0, m, rows, path);
     for (int64_t r = 0; r < m; ++r)
       for (int64_t b = 0; b < rows.blocks; ++b) {
         float top = 0.0f;
@@ -226,5 +228,6 @@ CATCH_TEST_CASE("q8: activation rows quantised as documented, whole blocks and a
         CATCH_CHECK(rows.d[r * rows.blocks + b] == d);
         CATCH_CHECK(rows.corr[r * rows.blocks + b] == -128 * sum);
       }
+    }
   }
 }

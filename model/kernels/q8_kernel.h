@@ -65,8 +65,11 @@ struct Rows {
   std::vector<int32_t> corr;
 };
 void resize_rows(Rows& x, int64_t m, int64_t in);
-// Quantises rows [r0, r1) of x (float32, rows `ld` apart) into `out` (resized by resize_rows).
+// Quantises rows [r0, r1) of x (float32, rows `ld` apart) into `out` (resized by resize_rows), on
+// float32's instruction set under EXSPEC_ISA; the second form on the one named (the tests': every
+// path gives the same bits).
 void quantise_activations(const float* x, int64_t ld, int64_t r0, int64_t r1, Rows& out);
+void quantise_activations(const float* x, int64_t ld, int64_t r0, int64_t r1, Rows& out, Isa isa);
 
 // y[r, c] for every row r of x and the columns of tiles [t0, t1); y is float32 [m, w.out],
 // rows `ldy` apart. Writes nothing outside those columns.
