@@ -93,34 +93,41 @@ EXSPEC_CLONES void rope(Type t, const void* x, int64_t ldx, const void* cos, con
   }
 }
 
+// 8 lanes a vector, two side by side: a 64-byte vector is one zmm on AVX-512, but GCC lowers it
+// through the stack for the AVX2 and plain clones (12x slower there). The maximum's value is the
+// same in any order, and its first index is found in order.
 EXSPEC_CLONES void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out) {
-  typedef float F16 __attribute__((vector_size(64)));
-  typedef int32_t I16 __attribute__((vector_size(64)));
+  typedef float F8 __attribute__((vector_size(32)));
+  typedef int32_t I8 __attribute__((vector_size(32)));
   for (int64_t r = 0; r < n; ++r) {
     const float* row = x + r * ld;
-    F16 top;
-    for (int l = 0; l < 16; ++l) top[l] = -INFINITY;
-    I16 nan = {};
+    F8 top[2];
+    for (int l = 0; l < 8; ++l) top[0][l] = top[1][l] = -INFINITY;
+    I8 nan[2] = {};
     int64_t i = 0;
     for (; i + 16 <= V; i += 16) {
-      F16 v;
-      std::memcpy(&v, row + i, sizeof v);
-      nan |= v != v;
-      top = v > top ? v : top;
+      F8 v[2];
+      std::memcpy(&v[0], row + i, sizeof v[0]);  // one copy a vector: a copy of both went through the stack
+      std::memcpy(&v[1], row + i + 8, sizeof v[1]);
+      for (int h = 0; h < 2; ++h) {
+        nan[h] |= v[h] != v[h];
+        top[h] = v[h] > top[h] ? v[h] : top[h];
+      }
     }
     float best = -INFINITY;
     bool any_nan = false;
-    for (int l = 0; l < 16; ++l) best = top[l] > best ? top[l] : best, any_nan = any_nan || nan[l];
+    for (int h = 0; h < 2; ++h)
+      for (int l = 0; l < 8; ++l) best = top[h][l] > best ? top[h][l] : best, any_nan = any_nan || nan[h][l];
     for (; i < V; ++i) best = row[i] > best ? row[i] : best, any_nan = any_nan || row[i] != row[i];
-    // The maximum's value is the same in any order; its first index is found in order, 16 at a
-    // time up to the vector that holds it.
+    // Its first index: 16 at a time up to the vectors that hold it, then one by one.
     int64_t j = 0;
     for (; j + 16 <= V; j += 16) {
-      F16 v;
-      std::memcpy(&v, row + j, sizeof v);
-      const I16 hit = any_nan ? v != v : v == best;
+      F8 v[2];
+      std::memcpy(&v[0], row + j, sizeof v[0]);
+      std::memcpy(&v[1], row + j + 8, sizeof v[1]);
+      const I8 hit = any_nan ? (v[0] != v[0]) | (v[1] != v[1]) : (v[0] == best) | (v[1] == best);
       bool any = false;
-      for (int l = 0; l < 16; ++l) any = any || hit[l];
+      for (int l = 0; l < 8; ++l) any = any || hit[l];
       if (any) break;
     }
     while (j < V && !(any_nan ? row[j] != row[j] : row[j] == best)) ++j;
