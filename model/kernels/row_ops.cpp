@@ -1,4 +1,4 @@
-// Built with -ffp-contract=off (CMakeLists.txt): each clone multiplies and adds as written.
+// Built with -ffp-contract=off (CMakeLists.txt): each path multiplies and adds as written.
 #include "model/kernels/row_ops.h"
 
 #include <cmath>
@@ -7,13 +7,13 @@
 
 #include "model/kernels/fast_exp.h"
 #include "model/kernels/fixed_order_dot.h"
+#include "model/kernels/isa.h"
 #include "model/gguf/half_float.h"
 
 namespace exspec::rowops {
 namespace {
 
 #define EXSPEC_INLINE inline __attribute__((always_inline))
-#define EXSPEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // What a libtorch operator in this dtype stores: bfloat16 rounds, float32 keeps.
 EXSPEC_INLINE float round_to(Type t, float f) { return t == Type::BF16 ? bf16_float(float_bf16(f)) : f; }
@@ -27,11 +27,11 @@ EXSPEC_INLINE const float* row_f32(Type t, const void* base, int64_t off, int64_
 
 }  // namespace
 
-EXSPEC_CLONES void weighted_add(const float* y, float w, float* out, int64_t n) {
+static EXSPEC_INLINE void weighted_add_body(const float* y, float w, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = out[i] + y[i] * w;
 }
 
-EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy,
+static EXSPEC_INLINE void rms_norm_body(Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy,
                             int64_t H, int64_t r0, int64_t r1) {
   std::vector<float> xb(t == Type::BF16 ? H : 0), wb(xb.size());
   const float* wf = row_f32(t, w, 0, H, wb.data());
@@ -48,7 +48,7 @@ EXSPEC_CLONES void rms_norm(Type t, const void* x, int64_t ldx, const void* w, f
   }
 }
 
-EXSPEC_CLONES void gated_mul(Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I,
+static EXSPEC_INLINE void gated_mul_body(Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I,
                              int64_t r0, int64_t r1) {
   std::vector<float> gb(t == Type::BF16 ? I : 0), ub(gb.size()), act(static_cast<size_t>(I));
   for (int64_t r = r0; r < r1; ++r) {
@@ -70,7 +70,7 @@ EXSPEC_CLONES void gated_mul(Type t, Gate gate, const void* gu, int64_t ldg, voi
   }
 }
 
-EXSPEC_CLONES void rope(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y,
+static EXSPEC_INLINE void rope_body(Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y,
                         int64_t heads, int64_t D, int64_t r0, int64_t r1) {
   const int64_t half = D / 2;
   std::vector<float> xb(t == Type::BF16 ? D : 0), cb(xb.size()), sb(xb.size()), o(static_cast<size_t>(D));
@@ -96,7 +96,7 @@ EXSPEC_CLONES void rope(Type t, const void* x, int64_t ldx, const void* cos, con
 // 8 lanes a vector, two side by side: a 64-byte vector is one zmm on AVX-512, but GCC lowers it
 // through the stack for the AVX2 and plain clones (12x slower there). The maximum's value is the
 // same in any order, and its first index is found in order.
-EXSPEC_CLONES void argmax_rows(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out) {
+static EXSPEC_INLINE void argmax_rows_body(const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out) {
   typedef float F8 __attribute__((vector_size(32)));
   typedef int32_t I8 __attribute__((vector_size(32)));
   for (int64_t r = 0; r < n; ++r) {
@@ -149,7 +149,7 @@ inline void place(float v, int64_t i, int64_t k, int64_t& filled, float* best, i
 
 }  // namespace
 
-EXSPEC_CLONES void top_k(const float* v, int64_t n, int64_t k, int64_t* out) {
+static EXSPEC_INLINE void top_k_body(const float* v, int64_t n, int64_t k, int64_t* out) {
   typedef float F16 __attribute__((vector_size(64)));
   typedef int32_t I16 __attribute__((vector_size(64)));
   std::vector<float> best(static_cast<size_t>(k));
@@ -167,5 +167,34 @@ EXSPEC_CLONES void top_k(const float* v, int64_t n, int64_t k, int64_t* out) {
   }
   for (; i < n; ++i) place(v[i], i, k, filled, best.data(), out);
 }
+
+// Each operation once per instruction set: its body inlined into a function built for it, and
+// the one float32's cap chooses (isa.h: EXSPEC_ISA; before, target_clones took the CPU's best
+// whatever the cap said). Every path does the same multiplies and adds (-ffp-contract=off).
+using Isa = isa::Isa;
+static Isa path() {
+  static const Isa isa = isa::best(isa::Family::F32);
+  return isa;
+}
+
+#define EXSPEC_ROW_PATHS(NAME, PARAMS, ARGS)                                                       \
+  __attribute__((target("avx512f,avx2,fma"))) static void NAME##_avx512 PARAMS { NAME##_body ARGS; } \
+  __attribute__((target("avx2,fma"))) static void NAME##_avx2 PARAMS { NAME##_body ARGS; }           \
+  static void NAME##_plain PARAMS { NAME##_body ARGS; }                                            \
+  void NAME PARAMS {                                                                               \
+    switch (path()) {                                                                              \
+      case Isa::Avx512: return NAME##_avx512 ARGS;                                                 \
+      case Isa::Avx2: return NAME##_avx2 ARGS;                                                     \
+      case Isa::Plain: break;                                                                      \
+    }                                                                                              \
+    NAME##_plain ARGS;                                                                             \
+  }
+
+EXSPEC_ROW_PATHS(weighted_add, (const float* y, float w, float* out, int64_t n), (y, w, out, n))
+EXSPEC_ROW_PATHS(rms_norm, (Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy, int64_t H, int64_t r0, int64_t r1), (t, x, ldx, w, eps, y, ldy, H, r0, r1))
+EXSPEC_ROW_PATHS(gated_mul, (Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0, int64_t r1), (t, gate, gu, ldg, out, ldo, I, r0, r1))
+EXSPEC_ROW_PATHS(rope, (Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y, int64_t heads, int64_t D, int64_t r0, int64_t r1), (t, x, ldx, cos, sin, ldc, y, heads, D, r0, r1))
+EXSPEC_ROW_PATHS(argmax_rows, (const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out), (x, ld, V, n, out))
+EXSPEC_ROW_PATHS(top_k, (const float* v, int64_t n, int64_t k, int64_t* out), (v, n, k, out))
 
 }  // namespace exspec::rowops

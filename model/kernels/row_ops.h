@@ -3,7 +3,8 @@
 // few microseconds each; these replace the norm (6), the rope (7) and the gated activation (3).
 // Each row is computed alone, in one fixed order (the norm's sum: 16 lanes, then a fixed tree),
 // so a row's result does not depend on its batch; and the file is built without contraction, so
-// the AVX-512, AVX2 and plain clones do the same arithmetic. bfloat16 rounds where libtorch's
+// the AVX-512, AVX2 and plain paths do the same arithmetic. float32's cap (isa.h: EXSPEC_ISA)
+// chooses the path. bfloat16 rounds where libtorch's
 // bfloat16 operators do (after each multiplication), so the results stay Hugging Face's.
 #pragma once
 #include <cstdint>
