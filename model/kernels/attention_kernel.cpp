@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/kernels/f32_kernel.h"
 #include "model/kernels/fast_exp.h"
 #include "model/kernels/fixed_order_dot.h"
 #include "model/gguf/half_float.h"
@@ -92,9 +93,9 @@ EXSPEC_INLINE void one_group(const Shape& s, const View& q, const View& k, const
   for (int64_t i = 0; i < n; ++i) {
     w.vrows[i] = row(v, s.bf16, b, kvh, w.seen[i], D, s.bf16 ? w.vbuf.data() + i * D : nullptr);
   }
-  // o_d = Σ_i p_i v_id in order of i, 64 columns at a time in eight 8-float registers (eight
-  // independent chains of adds), over blocks of value rows that stay in L1 while every head and column takes
-  // its terms from them; between blocks a sum waits in acc.
+  // o_d = Σ_i p_i v_id in order of i, 32 columns at a time in eight 4-float registers (eight
+  // independent chains of adds), over blocks of value rows that stay in L1 while every head and
+  // column takes its terms from them; between blocks a sum waits in acc.
   std::fill(w.acc.begin(), w.acc.end(), 0.0f);
   for (int64_t i0 = 0; i0 < n; i0 += kKeyBlock) {
     const int64_t i1 = std::min(n, i0 + kKeyBlock);
@@ -155,10 +156,7 @@ EXSPEC_INLINE void attention_body(const Shape& s, const View& q, const View& k, 
 
 }  // namespace
 
-Isa kernel_isa() {
-  static const Isa isa = isa::best(isa::Family::F32);
-  return isa;
-}
+Isa kernel_isa() { return f32::best_isa(); }
 
 LanesFn lanes_for(Isa isa) {
   switch (isa) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "model/gguf/half_float.h"
 #include "model/kernels/int8_panels.h"
@@ -109,19 +110,14 @@ EXSPEC_AVX2 void avx2_row(const Weight& w, const q8::Rows& x, int64_t r, int64_t
     }
 }
 
-void avx2_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  for (int64_t t = t0; t < t1; t += 2)  // as vnni_tiles
-    for (int64_t r = 0; r < x.m; ++r) {
-      if (t + 1 < t1) avx2_row<2>(w, x, r, t, y, ldy);
-      else avx2_row<1>(w, x, r, t, y, ldy);
-    }
-}
-
-EXSPEC_VNNI_TARGET void vnni_tiles(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t t0, int64_t t1) {
-  for (int64_t t = t0; t < t1; t += 2)  // a pair of tiles (2 × 6.9 KB at 768 inputs) stays in L1 for every row
-    for (int64_t r = 0; r < x.m; ++r) {
-      if (t + 1 < t1) vnni_row<2>(w, x, r, t, y, ldy);
-      else vnni_row<1>(w, x, r, t, y, ldy);
+// A pair of tiles (2 × 6.9 KB at 768 inputs) stays in L1 for every row: row(tiles, r, t) with
+// tiles std::integral_constant<int, 2> or <int, 1> for a last odd tile.
+template <class Row>
+void tile_pairs(int64_t m, int64_t t0, int64_t t1, const Row& row) {
+  for (int64_t t = t0; t < t1; t += 2)
+    for (int64_t r = 0; r < m; ++r) {
+      if (t + 1 < t1) row(std::integral_constant<int, 2>{}, r, t);
+      else row(std::integral_constant<int, 1>{}, r, t);
     }
 }
 
@@ -180,8 +176,12 @@ void multiply(const Weight& w, const q8::Rows& x, float* y, int64_t ldy, int64_t
   if (x.blocks != w.blocks) throw std::invalid_argument("q4s::multiply: rows and weight differ in length");
   if (t0 >= t1 || x.m == 0) return;
   switch (isa) {
-    case Isa::Avx512: return vnni_tiles(w, x, y, ldy, t0, t1);
-    case Isa::Avx2: return avx2_tiles(w, x, y, ldy, t0, t1);
+    case Isa::Avx512:
+      return tile_pairs(x.m, t0, t1,
+                        [&](auto tn, int64_t r, int64_t t) { vnni_row<decltype(tn)::value>(w, x, r, t, y, ldy); });
+    case Isa::Avx2:
+      return tile_pairs(x.m, t0, t1,
+                        [&](auto tn, int64_t r, int64_t t) { avx2_row<decltype(tn)::value>(w, x, r, t, y, ldy); });
     case Isa::Plain: return plain_tiles(w, x, y, ldy, t0, t1);
   }
   throw std::invalid_argument("q4s::multiply: unknown instruction set");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "model/kernels/f32_kernel.h"
 #include "model/kernels/q8_kernel.h"
 
 // The helpers below pass vectors by value but are always inlined into the clones: no ABI to keep.
@@ -148,8 +149,7 @@ void quantise_activations(const float* x, int64_t ld, int64_t r0, int64_t r1, Ro
 }
 
 void quantise_activations(const float* x, int64_t ld, int64_t r0, int64_t r1, Rows& out) {
-  static const Isa isa = isa::best(isa::Family::F32);  // float work: float32's cap
-  quantise_activations(x, ld, r0, r1, out, isa);
+  quantise_activations(x, ld, r0, r1, out, f32::best_isa());  // float work: float32's cap
 }
 
 }  // namespace exspec::q8

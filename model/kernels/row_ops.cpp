@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "model/kernels/fast_exp.h"
+#include "model/kernels/f32_kernel.h"
 #include "model/kernels/fixed_order_dot.h"
-#include "model/kernels/isa.h"
 #include "model/gguf/half_float.h"
 
 namespace exspec::rowops {
@@ -172,17 +172,13 @@ static EXSPEC_INLINE void top_k_body(const float* v, int64_t n, int64_t k, int64
 // the one float32's cap chooses (isa.h: EXSPEC_ISA; before, target_clones took the CPU's best
 // whatever the cap said). Every path does the same multiplies and adds (-ffp-contract=off).
 using Isa = isa::Isa;
-static Isa path() {
-  static const Isa isa = isa::best(isa::Family::F32);
-  return isa;
-}
 
 #define EXSPEC_ROW_PATHS(NAME, PARAMS, ARGS)                                                       \
   __attribute__((target("avx512f,avx2,fma"))) static void NAME##_avx512 PARAMS { NAME##_body ARGS; } \
   __attribute__((target("avx2,fma"))) static void NAME##_avx2 PARAMS { NAME##_body ARGS; }           \
   static void NAME##_plain PARAMS { NAME##_body ARGS; }                                            \
   void NAME PARAMS {                                                                               \
-    switch (path()) {                                                                              \
+    switch (f32::best_isa()) {                                                                     \
       case Isa::Avx512: return NAME##_avx512 ARGS;                                                 \
       case Isa::Avx2: return NAME##_avx2 ARGS;                                                     \
       case Isa::Plain: break;                                                                      \
@@ -191,9 +187,18 @@ static Isa path() {
   }
 
 EXSPEC_ROW_PATHS(weighted_add, (const float* y, float w, float* out, int64_t n), (y, w, out, n))
-EXSPEC_ROW_PATHS(rms_norm, (Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy, int64_t H, int64_t r0, int64_t r1), (t, x, ldx, w, eps, y, ldy, H, r0, r1))
-EXSPEC_ROW_PATHS(gated_mul, (Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0, int64_t r1), (t, gate, gu, ldg, out, ldo, I, r0, r1))
-EXSPEC_ROW_PATHS(rope, (Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y, int64_t heads, int64_t D, int64_t r0, int64_t r1), (t, x, ldx, cos, sin, ldc, y, heads, D, r0, r1))
+EXSPEC_ROW_PATHS(rms_norm,
+                 (Type t, const void* x, int64_t ldx, const void* w, float eps, void* y, int64_t ldy, int64_t H,
+                  int64_t r0, int64_t r1),
+                 (t, x, ldx, w, eps, y, ldy, H, r0, r1))
+EXSPEC_ROW_PATHS(gated_mul,
+                 (Type t, Gate gate, const void* gu, int64_t ldg, void* out, int64_t ldo, int64_t I, int64_t r0,
+                  int64_t r1),
+                 (t, gate, gu, ldg, out, ldo, I, r0, r1))
+EXSPEC_ROW_PATHS(rope,
+                 (Type t, const void* x, int64_t ldx, const void* cos, const void* sin, int64_t ldc, void* y,
+                  int64_t heads, int64_t D, int64_t r0, int64_t r1),
+                 (t, x, ldx, cos, sin, ldc, y, heads, D, r0, r1))
 EXSPEC_ROW_PATHS(argmax_rows, (const float* x, int64_t ld, int64_t V, int64_t n, int64_t* out), (x, ld, V, n, out))
 EXSPEC_ROW_PATHS(top_k, (const float* v, int64_t n, int64_t k, int64_t* out), (v, n, k, out))
 
