@@ -3,22 +3,60 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 namespace exspec {
+namespace {
+
+// A thread's share of [0, n) as one word (begin in the low half, end in the high half), so that
+// its owner taking from the front and another thread taking from the back never overlap.
+class Share {
+ public:
+  void set(int64_t begin, int64_t end) { word_.store(pack(begin, end), std::memory_order_relaxed); }
+  // Up to `most` items from the front (the owner) or the back (a thread done with its own):
+  // false once the share is empty.
+  bool take(int64_t most, bool front, int64_t& begin, int64_t& end) {
+    uint64_t w = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      const int64_t b = static_cast<int64_t>(w & 0xffffffffu), e = static_cast<int64_t>(w >> 32);
+      if (b >= e) return false;
+      begin = front ? b : std::max(b, e - most);
+      end = front ? std::min(e, b + most) : e;
+      const uint64_t rest = front ? pack(end, e) : pack(b, begin);
+      if (word_.compare_exchange_weak(w, rest, std::memory_order_relaxed)) return true;
+    }
+  }
+
+ private:
+  static uint64_t pack(int64_t begin, int64_t end) { return static_cast<uint64_t>(begin) | static_cast<uint64_t>(end) << 32; }
+  alignas(64) std::atomic<uint64_t> word_{0};
+};
+
+}  // namespace
 
 void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
   const int64_t most = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
   const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), most));
-  if (threads <= 1 || omp_in_parallel()) {
+  if (threads <= 1 || omp_in_parallel() || n >= (int64_t{1} << 31)) {
     f(0, n);
     return;
   }
+  const int64_t share = (n + threads - 1) / threads;
+  // Chunks of a quarter share: each thread walks its own share forward, one stream, and a thread
+  // that finishes early takes what is left from the far ends of the others' (a VM's vCPU that
+  // stalls no longer holds the whole step).
+  const int64_t chunk = std::max<int64_t>(std::max<int64_t>(1, grain), (share + 3) / 4);
+  std::unique_ptr<Share[]> shares(new Share[threads]);
+  for (int t = 0; t < threads; ++t) shares[t].set(std::min(n, t * share), std::min(n, (t + 1) * share));
 #pragma omp parallel num_threads(threads)
   {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t chunk = (n + nt - 1) / nt, b = t * chunk, e = std::min(n, b + chunk);
-    if (b < e) f(b, e);
+    const int t = omp_get_thread_num();  // a team smaller than asked leaves shares to be taken
+    int64_t b = 0, e = 0;
+    while (shares[t].take(chunk, true, b, e)) f(b, e);
+    for (int i = 1; i < threads; ++i)
+      while (shares[(t + i) % threads].take(chunk, false, b, e)) f(b, e);
   }
 }
 

@@ -9,8 +9,11 @@
 
 namespace exspec {
 
-// f(begin, end) over contiguous ranges covering [0, n), one range a thread, each at least `grain`
-// long (so few items stay on the calling thread alone). f must not throw.
+// f(begin, end) over contiguous ranges that cover [0, n), each index once and each range on one
+// thread. Each thread walks its own share (about n / threads) forward in chunks of a quarter share,
+// at least `grain` long, and a thread done early takes chunks from the far ends of the others'
+// shares, so a thread that stalls (a VM's vCPU taken away) does not hold up the rest. Fewer than
+// 2 × grain items run on the calling thread alone. f must not throw.
 void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 
 }  // namespace exspec
