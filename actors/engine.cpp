@@ -120,9 +120,8 @@ void log_memory(const char* role, const Decoder& m, const KVStore* store) {
 // The draft's: the target's, with the shortlist its head multiplies or its head's screen, if one is given.
 LoadOptions draft_load_options(const EngineOptions& o, const LoadOptions& target, const Decoder& t) {
   LoadOptions lo = target;
-  lo.head_screen = o.draft_screen;  // the decoder refuses it beside a shortlist or outside int8
-  if (o.draft_screen)
-    std::cerr << "exspec: draft head: read in 4 bits, its best " << o.draft_screen << " candidates scored in int8" << std::endl;
+  // The decoder refuses a count beside a shortlist or outside int8; auto decides once it has the head.
+  lo.head_screen = o.draft_screen == EngineOptions::kScreenAuto ? LoadOptions::kScreenAuto : o.draft_screen;
   if (o.draft_shortlist.empty()) {
     if (o.draft_shortlist_size) throw std::invalid_argument("--draft-shortlist-size needs --draft-shortlist FILE");
     return lo;
@@ -157,6 +156,9 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   const int target_threads = forward_threads(o, *impl->target);
   set_initial_thread_threads(target_threads);  // for the calibration below
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, draft_load_options(o, lo, *impl->target));
+  if (impl->draft && impl->draft->head_screen())
+    std::cerr << "exspec: draft head: read in 4 bits, its best " << impl->draft->head_screen() << " candidates scored in int8"
+              << (o.draft_screen == EngineOptions::kScreenAuto ? " (--draft-screen auto; 0: off)" : "") << std::endl;
   check_models(d, *impl->target, impl->draft.get());
   fit_store(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;

@@ -21,7 +21,8 @@ struct EngineOptions {
   std::string draft_shortlist;
   int64_t draft_shortlist_size = 0;
   // The draft's head read in 4 bits, its best N candidates scored again in int8
-  // (model/screened_head.h); 0: its whole int8 head.
+  // (model/screened_head.h); 0: its whole int8 head; kScreenAuto: where it pays (screen_pays).
+  static constexpr int64_t kScreenAuto = -1;
   int64_t draft_screen = 0;
   std::string dtype = "float32";
   std::string device = "cpu";

@@ -16,6 +16,21 @@ int64_t available_memory() {
   return 0;
 }
 
+// "auto" or a count of candidates (0: off).
+int64_t parse_draft_screen(const std::string& v) {
+  if (v.empty() || v == "auto") return EngineOptions::kScreenAuto;
+  size_t used = 0;
+  int64_t n = -1;
+  try {
+    n = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || n < 0)
+    throw std::invalid_argument("engine.draft_screen (--draft-screen) must be auto or a number of candidates >= 0 (0: off), not '" + v + "'");
+  return n;
+}
+
 }  // namespace
 
 int initial_threads_setting(const Settings& c) { return c.engine.torch_threads != 1 ? c.engine.torch_threads : 0; }
@@ -29,6 +44,7 @@ EngineOptions engine_options(const Settings& c) {
   d.speculate = parse_speculate(c.speculate);
   if (d.mode != Mode::NonSpec) o.draft_dir = c.draft;  // Engine::start sets d.draft from it
   parse_draft_tokens(c.draft_tokens, d);
+  o.draft_screen = parse_draft_screen(c.draft_screen);
   // In place a step takes every ready slot (one forward for all of them, which is cheaper than
   // two of half the rows each): its batch is the slots unless set.
   if (c.batch < 0 || c.window < 0 || c.slots < 0)

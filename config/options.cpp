@@ -232,9 +232,10 @@ const std::vector<Option>& option_table() {
           .in(kAll).to(&E::draft_shortlist),
       integer("draft-shortlist-size", "engine.draft_shortlist_size", "N", "the first N tokens of --draft-shortlist's file; 0: all of them")
           .in(kAll).range(0).to(&E::draft_shortlist_size),
-      integer("draft-screen", "engine.draft_screen", "N",
-              "int8: the draft's head read in 4 bits, its N best candidates scored again by the int8 head; 0: off; output unchanged")
-          .in(kAll).range(0).to(&E::draft_screen),
+      row(Type::IntOrText, "draft-screen", "engine.draft_screen", "N|auto", std::string("auto"),
+          "int8: the draft's head read in 4 bits, its N best candidates scored again by the int8 head; 0: off; auto: 16 where the head "
+          "is int8 and a quarter of a draft token's bytes or more; output unchanged")
+          .in(kAll).to(&S::draft_screen),
       integer("min-draft-tokens", "engine.min_draft_tokens", "N", "the smallest K of auto").in(kAll).to(&D::min_draft_tokens),
       integer("max-draft-tokens", "engine.max_draft_tokens", "N", "the largest K of auto").in(kAll).to(&D::max_draft_tokens),
       integer("batch", "engine.batch", "B", 0, "sequences per step at most; 0: every slot in place, 8 in the paper's modes")

@@ -68,6 +68,7 @@ struct Settings {
   std::string mode;                  // empty: inplace
   std::string speculate;             // model | ngram (prompt lookup, no draft model)
   std::string draft_tokens;          // "auto" (adaptive K) or a number
+  std::string draft_screen;          // "auto" (where the draft's head pays for it) or N candidates (0: off)
   int64_t batch{}, window{}, slots{};  // 0: the defaults engine_options() derives
   std::string row_buckets, cuda_graphs;  // inplace: auto | on | off (model/step_runner.h)
   std::string plan_ahead;                // inplace: auto | on | off (actors/scheduler/plan_ahead.h)

@@ -91,10 +91,8 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   if (!opts.head_shortlist.empty()) shortlist_ = ShortlistHead(head, opts.head_shortlist, pack);
   // A tied head also serves the embedding's lookups: kept whole beside a shortlist.
   if (opts.head_shortlist.empty() || config_.tie_word_embeddings) lm_head_ = Linear(head, {}, pack);
-  if (opts.head_screen) {
-    if (!opts.head_shortlist.empty()) throw std::invalid_argument("a draft's head takes a shortlist or a screen, not both (--draft-shortlist, --draft-screen)");
-    screen_ = ScreenedHead(lm_head_, opts.head_screen);
-  }
+  if (opts.head_screen > 0 && !opts.head_shortlist.empty())
+    throw std::invalid_argument("a draft's head takes a shortlist or a screen, not both (--draft-shortlist, --draft-screen)");
   // int8's own rows serve an untied embedding: quantised at load, or a GGUF file's Q8_0, Q4_K or
   // Q6_K blocks (model/linear.h).
   if (int8 && !config_.tie_word_embeddings) embed_int8_ = Linear(embed_, {}, WeightPath::Int8);
@@ -102,6 +100,10 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   // itself when unpacked); int8's own quantised rows serve an untied one.
   if (config_.tie_word_embeddings || embed_int8_.int8()) embed_ = at::Tensor();
   for (int64_t i = 0; i < config_.num_layers; ++i) layers_.push_back(load_layer(get, i, pack));
+  // After the layers: auto weighs the head against all a token reads.
+  const bool auto_screen = opts.head_screen == LoadOptions::kScreenAuto && opts.head_shortlist.empty() &&
+                           screen_pays(lm_head_.int8() && !lm_head_.kquant(), lm_head_.bytes(), product_bytes());
+  if (opts.head_screen > 0 || auto_screen) screen_ = ScreenedHead(lm_head_, auto_screen ? kAutoScreenCandidates : opts.head_screen);
 }
 
 // Layer i's weights by their rows in model/layer_weights.h: a group's present members (q, k and

@@ -171,7 +171,7 @@ CATCH_TEST_CASE("option table: serve's and generate's defaults that differ are t
 // hands it on as written, and its default is the engine's own member initialiser. The keys that
 // engine_options() resolves (names parsed, sizes derived, the KV budget measured) are named here.
 CATCH_TEST_CASE("option table: engine rows write straight into the engine's options, with the engine's defaults", "[options]") {
-  const std::set<std::string> resolved{"engine.mode",  "engine.speculate",   "engine.draft_tokens", "engine.batch",
+  const std::set<std::string> resolved{"engine.mode",  "engine.speculate",   "engine.draft_tokens", "engine.draft_screen", "engine.batch",
                                        "engine.window", "engine.slots",      "engine.row_buckets",  "engine.cuda_graphs", "engine.plan_ahead",
                                        "engine.kv_cache_memory", "threads.http"};
   int straight = 0;
@@ -355,6 +355,20 @@ CATCH_TEST_CASE("config file: keys, types and unknown keys", "[options]") {
   CATCH_CHECK_THROWS_WITH(engine_options(c), Catch::Contains("draft_tokens"));
   std::ofstream(path) << R"({"engine": {"draft_tokens": [3]}})";
   CATCH_CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.draft_tokens"));
+  // draft_screen: "auto" (the default) or a count of candidates >= 0, 0 off.
+  CATCH_CHECK(engine_options(Settings(Command::Serve)).draft_screen == EngineOptions::kScreenAuto);
+  for (const auto& [json, want] : std::vector<std::pair<std::string, int64_t>>{{"\"auto\"", EngineOptions::kScreenAuto}, {"16", 16}, {"0", 0}}) {
+    std::ofstream(path) << R"({"engine": {"draft_screen": )" << json << "}}";
+    Settings s(Command::Serve);
+    load_config_file(path, s);
+    CATCH_CHECK(engine_options(s).draft_screen == want);
+  }
+  for (const char* bad : {"-1", "\"sometimes\"", "\"16x\""}) {
+    std::ofstream(path) << R"({"engine": {"draft_screen": )" << bad << "}}";
+    Settings s(Command::Serve);
+    load_config_file(path, s);
+    CATCH_CHECK_THROWS_WITH(engine_options(s), Catch::Contains("--draft-screen"));
+  }
   // The shipped defaults load.
   Settings d;
   load_config_file(EXSPEC_SOURCE_DIR "/config/exspec.json", d);

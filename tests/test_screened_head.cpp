@@ -57,6 +57,27 @@ CATCH_TEST_CASE("a screened head's candidates are the whole head's bits, its cho
   }
 }
 
+CATCH_TEST_CASE("auto screens an int8 head that is a quarter of a token's bytes or more, and no other", "[screen]") {
+  CATCH_CHECK(screen_pays(true, 25, 100));
+  CATCH_CHECK_FALSE(screen_pays(true, 24, 100));
+  CATCH_CHECK_FALSE(screen_pays(false, 90, 100));  // a float or K-quant head
+  CATCH_CHECK_FALSE(screen_pays(true, 0, 0));
+  LoadOptions lo{at::kChar, at::kCPU};
+  lo.head_screen = LoadOptions::kScreenAuto;
+  // The tiny target's head is about a tenth of its bytes; its one-layer draft's, more than a quarter.
+  const std::string target = test::model_dir("llama"), draft = test::truncated_draft("llama");
+  auto t = Decoder::load(target, lo), d = Decoder::load(draft, lo);
+  auto whole = test::load_as(draft, at::kChar);
+  CATCH_CHECK(t->head_screen() == 0);
+  CATCH_CHECK(d->head_screen() == kAutoScreenCandidates);
+  CATCH_CHECK(d->product_bytes() < whole->product_bytes());
+  lo.dtype = at::kFloat;  // no int8 head: off, where a count throws
+  CATCH_CHECK(Decoder::load(draft, lo)->head_screen() == 0);
+  lo.dtype = at::kChar;
+  lo.head_shortlist = {1, 2, 3};  // a shortlist instead: off, where a count throws
+  CATCH_CHECK(Decoder::load(draft, lo)->head_screen() == 0);
+}
+
 CATCH_TEST_CASE("a screened head needs int8 and no shortlist", "[screen]") {
   const std::string dir = test::model_dir("llama");
   LoadOptions lo{at::kFloat, at::kCPU};
