@@ -121,7 +121,7 @@ void log_memory(const char* role, const Decoder& m, const KVStore* store) {
 LoadOptions draft_load_options(const EngineOptions& o, const LoadOptions& target, const Decoder& t) {
   LoadOptions lo = target;
   // The decoder refuses a count beside a shortlist or outside int8; auto decides once it has the head.
-  lo.head_screen = o.draft_screen == EngineOptions::kScreenAuto ? LoadOptions::kScreenAuto : o.draft_screen;
+  lo.head_screen = o.draft_screen;
   if (o.draft_shortlist.empty()) {
     if (o.draft_shortlist_size) throw std::invalid_argument("--draft-shortlist-size needs --draft-shortlist FILE");
     return lo;
@@ -158,7 +158,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   if (d.draft) impl->draft = Decoder::load(o.draft_dir, draft_load_options(o, lo, *impl->target));
   if (impl->draft && impl->draft->head_screen())
     std::cerr << "exspec: draft head: read in 4 bits, its best " << impl->draft->head_screen() << " candidates scored in int8"
-              << (o.draft_screen == EngineOptions::kScreenAuto ? " (--draft-screen auto; 0: off)" : "") << std::endl;
+              << (o.draft_screen == kScreenAuto ? " (--draft-screen auto; 0: off)" : "") << std::endl;
   check_models(d, *impl->target, impl->draft.get());
   fit_store(d, *impl->target, impl->draft.get());
   ModelInfo& info = impl->info;

@@ -10,6 +10,7 @@
 #include "actors/scheduler/draft_length.h"
 #include "actors/scheduler/engine_config.h"
 #include "actors/sink.h"
+#include "model/head_screen.h"
 #include "model/seq_request.h"
 
 namespace exspec {
@@ -21,8 +22,7 @@ struct EngineOptions {
   std::string draft_shortlist;
   int64_t draft_shortlist_size = 0;
   // The draft's head read in 4 bits, its best N candidates scored again in int8
-  // (model/screened_head.h); 0: its whole int8 head; kScreenAuto: where it pays (screen_pays).
-  static constexpr int64_t kScreenAuto = -1;
+  // (model/screened_head.h); 0: its whole int8 head; kScreenAuto (model/head_screen.h): where it pays.
   int64_t draft_screen = 0;
   std::string dtype = "float32";
   std::string device = "cpu";

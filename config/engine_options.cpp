@@ -18,15 +18,9 @@ int64_t available_memory() {
 
 // "auto" or a count of candidates (0: off).
 int64_t parse_draft_screen(const std::string& v) {
-  if (v.empty() || v == "auto") return EngineOptions::kScreenAuto;
-  size_t used = 0;
-  int64_t n = -1;
-  try {
-    n = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || n < 0)
+  if (v.empty() || v == "auto") return kScreenAuto;
+  const int64_t n = parse_count(v);
+  if (n < 0)
     throw std::invalid_argument("engine.draft_screen (--draft-screen) must be auto or a number of candidates >= 0 (0: off), not '" + v + "'");
   return n;
 }

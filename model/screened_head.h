@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "model/head_screen.h"
 #include "model/linear.h"
 
 namespace exspec {
@@ -20,8 +21,6 @@ namespace q4s {
 struct Weight;
 }
 
-// --draft-screen auto (LoadOptions::kScreenAuto): the candidates a screen keeps where it is on.
-constexpr int64_t kAutoScreenCandidates = 16;
 // Whether auto screens a draft's head: where it is int8 (a K-quant head is refused) and at least a
 // quarter of the bytes a draft token reads (`product_bytes`, the head's included). The screen then
 // saves at least a ninth of them (it reads 0.56 of the head's bytes); a head that is a smaller

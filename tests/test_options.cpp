@@ -356,8 +356,8 @@ CATCH_TEST_CASE("config file: keys, types and unknown keys", "[options]") {
   std::ofstream(path) << R"({"engine": {"draft_tokens": [3]}})";
   CATCH_CHECK_THROWS_WITH(load_config_file(path, c), Catch::Contains("engine.draft_tokens"));
   // draft_screen: "auto" (the default) or a count of candidates >= 0, 0 off.
-  CATCH_CHECK(engine_options(Settings(Command::Serve)).draft_screen == EngineOptions::kScreenAuto);
-  for (const auto& [json, want] : std::vector<std::pair<std::string, int64_t>>{{"\"auto\"", EngineOptions::kScreenAuto}, {"16", 16}, {"0", 0}}) {
+  CATCH_CHECK(engine_options(Settings(Command::Serve)).draft_screen == kScreenAuto);
+  for (const auto& [json, want] : std::vector<std::pair<std::string, int64_t>>{{"\"auto\"", kScreenAuto}, {"16", 16}, {"0", 0}}) {
     std::ofstream(path) << R"({"engine": {"draft_screen": )" << json << "}}";
     Settings s(Command::Serve);
     load_config_file(path, s);

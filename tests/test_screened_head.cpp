@@ -63,7 +63,7 @@ CATCH_TEST_CASE("auto screens an int8 head that is a quarter of a token's bytes 
   CATCH_CHECK_FALSE(screen_pays(false, 90, 100));  // a float or K-quant head
   CATCH_CHECK_FALSE(screen_pays(true, 0, 0));
   LoadOptions lo{at::kChar, at::kCPU};
-  lo.head_screen = LoadOptions::kScreenAuto;
+  lo.head_screen = kScreenAuto;
   // The tiny target's head is about a tenth of its bytes; its one-layer draft's, more than a quarter.
   const std::string target = test::model_dir("llama"), draft = test::truncated_draft("llama");
   auto t = Decoder::load(target, lo), d = Decoder::load(draft, lo);

@@ -67,19 +67,22 @@ int64_t parse_bytes(const std::string& text) {
   return static_cast<int64_t>(n * scale);
 }
 
+int64_t parse_count(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  try {
+    return std::stoll(text);
+  } catch (const std::out_of_range&) {
+    return -1;
+  }
+}
+
 void parse_draft_tokens(const std::string& v, EngineConfig& c) {
   if (v == "auto") {
     c.adaptive_k = true;
     return;
   }
-  size_t used = 0;
-  int64_t k = -1;
-  try {
-    k = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || k < 1)
+  const int64_t k = parse_count(v);
+  if (k < 1)
     throw std::invalid_argument("draft_tokens must be \"auto\" or a number >= 1, not \"" + v + "\"");
   c.adaptive_k = false;
   c.draft_tokens = k;

@@ -26,6 +26,9 @@ enum class Toggle { Auto, On, Off };
 Toggle parse_toggle(const std::string& key, const std::string& value);
 const char* toggle_name(Toggle t);
 
+// A count written as digits alone ("16"; not "", "16x", "-1" or "1e3"); -1 for anything else.
+int64_t parse_count(const std::string& text);
+
 struct EngineConfig;
 // draft_tokens as configured: "auto" or a number >= 1.
 void parse_draft_tokens(const std::string& value, EngineConfig& c);
