@@ -21,7 +21,7 @@ CATCH_TEST_CASE("sizes: bytes, or K, M, G, T (powers of 1024), with an optional 
     CATCH_CHECK_THROWS_AS(parse_bytes(bad), std::invalid_argument);
 }
 
-CATCH_TEST_CASE("counts: digits alone, else -1; draft_tokens takes one >= 1", "[policy][config]") {
+CATCH_TEST_CASE("counts: digits alone, else -1, and draft_tokens takes one >= 1", "[policy][config]") {
   CATCH_CHECK(parse_count("0") == 0);
   CATCH_CHECK(parse_count("16") == 16);
   CATCH_CHECK(parse_count("007") == 7);
