@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <caf/all.hpp>
 #include <mutex>
@@ -66,6 +67,23 @@ void log_matmul_path(const Decoder& m) {
                     : m.packed_weights() ? "weights packed once at load, one fixed order of sums per output"
                                          : "at::linear";
   std::cerr << "exspec: CPU matmul: " << how << " (kernels: " << isa::describe() << ")" << std::endl;
+}
+
+// How the forwards' OpenMP threads wait, which libgomp reads from the environment before main: on
+// cores that other work shares, spinning threads hold the cores that thread needs
+// (docs/performance.md#threads).
+void log_thread_wait(const Decoder& m) {
+  if (!m.device().is_cpu()) return;
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spins = std::getenv("GOMP_SPINCOUNT");
+  std::cerr << "exspec: threads wait ";
+  if (policy && *policy)
+    std::cerr << "as OMP_WAIT_POLICY=" << policy << " says";
+  else if (spins && *spins)
+    std::cerr << "spinning GOMP_SPINCOUNT=" << spins << " times, then sleeping";
+  else
+    std::cerr << "spinning, then sleeping (libgomp's default); where other work shares the cores, OMP_WAIT_POLICY=PASSIVE";
+  std::cerr << std::endl;
 }
 
 // A longrope model serves one set of factors (choose_longrope): say which, and the context it gives.
@@ -152,6 +170,7 @@ std::unique_ptr<Engine> Engine::start(const EngineOptions& o) {
   validate(d);
   impl->target = Decoder::load(o.model_dir, lo);
   log_matmul_path(*impl->target);
+  log_thread_wait(*impl->target);
   log_longrope(*impl->target);
   const int target_threads = forward_threads(o, *impl->target);
   set_initial_thread_threads(target_threads);  // for the calibration below
