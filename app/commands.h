@@ -9,4 +9,5 @@ int cmd_check(int argc, char** argv, int first);
 int cmd_bench(int argc, char** argv, int first);
 int cmd_batch(int argc, char** argv, int first);
 int cmd_shortlist(int argc, char** argv, int first);
+int cmd_script(int argc, char** argv, int first);  // needs app/dispatch.cpp's run_exspec
 }  // namespace exspec

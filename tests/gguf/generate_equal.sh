@@ -17,19 +17,26 @@ mkdir -p "$work"
 # the multiplier; phi3-longrope: Phi-3.5's longrope (rope_factors_long/short, attn_factor), its short
 # factors in float32 and its long ones (--longrope long) in int8; gemma2: its caps
 # (gemma2.attn_logit_softcapping, .final_logit_softcapping) and each 2nd layer sliding
-for arch in llama qwen2 qwen3 mistral phi3 phi3-longrope gemma2 gemma3; do
+archs=(llama qwen2 qwen3 mistral phi3 phi3-longrope gemma2 gemma3)
+# The commands go to `exspec script` files, each run in one process: 144 commands on tiny models
+# pay libtorch's start-up twice instead of 144 times (docs/testing.md).
+words() { printf '%q ' "$@"; }
+for arch in "${archs[@]}"; do
   made=(--arch "${arch%-longrope}")
   [ "$arch" = phi3-longrope ] && made+=(--longrope)
-  "$exspec" make-model "${made[@]}" --preset tiny --seed 3 --out "$work/$arch" 2> /dev/null
-  "$exspec" make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft" 2> /dev/null
-  if [ "$arch" = qwen3 ]; then
-    /usr/bin/python3 - "$work/$arch/generation_config.json" <<'PY'
+  echo "$(words make-model "${made[@]}" --preset tiny --seed 3 --out "$work/$arch")"
+  echo "$(words make-model --draft-of "$work/$arch" --layers 1 --out "$work/$arch-draft")"
+done > "$work/make.txt"
+"$exspec" script "$work/make.txt" 2> "$work/make.err" || { echo "make-model failed:"; cat "$work/make.err"; exit 1; }
+/usr/bin/python3 - "$work/qwen3/generation_config.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))
 g.update(temperature=0.7, top_p=0.95, top_k=20, repetition_penalty=1.1)
 json.dump(g, open(sys.argv[1], "w"))
 PY
-  fi
+runs=()  # each: ARCH|DTYPE|MODE|SAMPLING, its outputs $work/out/N.hf.jsonl and N.gguf.jsonl
+mkdir -p "$work/out"
+for arch in "${archs[@]}"; do
   for m in "$arch" "$arch-draft"; do /usr/bin/python3 "$here/write_gguf.py" "$work/$m" "$work/$m.gguf"; done
   for dtype in float32 int8; do
     for mode in "" "--mode nonspec"; do
@@ -40,18 +47,25 @@ PY
         draft=(--draft "$work/$arch-draft")
         draft_gguf=(--draft "$work/$arch-draft.gguf")
         [ -n "$mode" ] && draft=() && draft_gguf=()
-        "$exspec" generate --model "$work/$arch" "${draft[@]}" "${args[@]}" > "$work/hf.jsonl" 2> /dev/null
-        "$exspec" generate --model "$work/$arch.gguf" "${draft_gguf[@]}" "${args[@]}" > "$work/gguf.jsonl" 2> /dev/null
-        [ "$(wc -l < "$work/hf.jsonl")" = 3 ] || { echo "$arch $dtype $mode $sampling: no output"; exit 1; }
-        if ! cmp -s "$work/hf.jsonl" "$work/gguf.jsonl"; then
-          echo "$arch $dtype ${mode:-default mode with a draft} ${sampling:-greedy}: the GGUF file's output differs"
-          diff "$work/hf.jsonl" "$work/gguf.jsonl" || true
-          exit 1
-        fi
+        n=${#runs[@]}
+        runs+=("$arch|$dtype|$mode|$sampling")
+        echo "$(words generate --model "$work/$arch" "${draft[@]}" "${args[@]}") > $(words "$work/out/$n.hf.jsonl") 2>> $(words "$work/generate.err")"
+        echo "$(words generate --model "$work/$arch.gguf" "${draft_gguf[@]}" "${args[@]}") > $(words "$work/out/$n.gguf.jsonl") 2>> $(words "$work/generate.err")"
       done
     done
   done
-  echo "$arch: GGUF output equals the checkpoint's (float32, int8; default with draft, nonspec; greedy, seeded)"
+done > "$work/generate.txt"
+"$exspec" script "$work/generate.txt" 2> "$work/script.err" || { echo "generate failed:"; cat "$work/script.err"; tail -20 "$work/generate.err"; exit 1; }
+for n in "${!runs[@]}"; do
+  IFS='|' read -r arch dtype mode sampling <<< "${runs[n]}"
+  hf=$work/out/$n.hf.jsonl
+  [ "$(wc -l < "$hf")" = 3 ] || { echo "$arch $dtype $mode $sampling: no output"; exit 1; }
+  if ! cmp -s "$hf" "$work/out/$n.gguf.jsonl"; then
+    echo "$arch $dtype ${mode:-default mode with a draft} ${sampling:-greedy}: the GGUF file's output differs"
+    diff "$hf" "$work/out/$n.gguf.jsonl" || true
+    exit 1
+  fi
+  [ $((n % 8)) = 7 ] && echo "$arch: GGUF output equals the checkpoint's (float32, int8; default with draft, nonspec; greedy, seeded)"
 done
 "$exspec" check "$work/qwen3.gguf" --dtype float32 --max-tokens 4 > "$work/check.txt"
 for want in "architecture qwen3" "tensors: " "F32 " "tokenizer: gpt2" "chat template:" "weights in memory: " "check: passed" \

@@ -25,21 +25,30 @@ cat > "$prompts" <<'JSONL'
 {"prompt_ids": [255, 0, 128, 64, 32]}
 JSONL
 
+# The exspec commands go to one `exspec script` (a libtorch start-up for all instead of one a
+# command, docs/testing.md), run before the comparisons; each line's stderr into exspec.err.
+cmds=$work/commands.txt
+: > "$cmds"
+words() { printf '%q ' "$@"; }
+add() { echo "$(words "$@") 2>> $(words "$work/exspec.err")" >> "$cmds"; }  # a command, its stdout the script's
+add_to() { local out=$1; shift; echo "$(words "$@") > $(words "$out") 2>> $(words "$work/exspec.err")" >> "$cmds"; }
+checks=()  # what the comparisons take: NAME|PROMPTS|OUTPUT STEM|the flags, as "== NAME FLAGS" shows them
+
 check() {  # name [prompts file [exspec flags...]]: compares the model in $work/NAME
-  local m=$work/$1 p=${2:-$prompts}
+  local name=$1 m=$work/$1 p=${2:-$prompts}
+  # Its outputs are numbered: all commands run before any comparison, and a model checked twice
+  # (phi3-longrope, short and long factors) would otherwise have its first outputs overwritten.
+  local out=$m/check${#checks[@]}
   shift $(( $# < 2 ? $# : 2 ))
-  "$exspec" forward --model "$m" --dtype float64 --prompts-file "$p" --out "$m/logits.safetensors" "$@" 2>/dev/null
-  "$exspec" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$p" "$@" \
-    > "$m/generate.jsonl" 2>/dev/null
-  echo "== $(basename "$m") $*"
-  $py "$here/hf_reference.py" --model "$m" --prompts "$p" --max-tokens 24 \
-    --exspec-logits "$m/logits.safetensors" --exspec-generate "$m/generate.jsonl"
+  add forward --model "$m" --dtype float64 --prompts-file "$p" --out "$out.logits.safetensors" "$@"
+  add_to "$out.generate.jsonl" generate --model "$m" --dtype float64 --batch 3 --max-tokens 24 --prompts-file "$p" "$@"
+  checks+=("$name|$p|$out|$*")
 }
 
 run() {  # name, make-model flags...
   local name=$1
   shift
-  "$exspec" make-model "$@" --out "$work/$name" 2>/dev/null
+  add make-model "$@" --out "$work/$name"
   check "$name"
 }
 
@@ -69,16 +78,24 @@ run gemma3-bf16 --arch gemma3 --preset tiny --seed 8 --dtype bfloat16  # the (1 
 run qwen3moe-experts --arch qwen3moe --preset tiny --seed 3  # 8 experts, 2 a token, renormalised, on every layer
 run qwen3moe-bf16 --arch qwen3moe --preset tiny --seed 9 --dtype bfloat16  # the router's softmax in float32
 # A draft of GLM-4's first layers is a GLM-4 checkpoint of its own.
-"$exspec" make-model --draft-of "$work/glm4-sandwich-norms" --layers 2 --out "$work/glm4-draft2" 2>/dev/null
+add make-model --draft-of "$work/glm4-sandwich-norms" --layers 2 --out "$work/glm4-draft2"
 check glm4-draft2
 # Sampled generation: speculative (exspec, a one-layer draft) equals plain sampling, and both
 # runs' logprobs equal log_softmax of `exspec forward` logits computed here in Python.
 m=$work/llama-gqa-llama3rope
-"$exspec" make-model --draft-of "$m" --layers 1 --out "$m-draft" 2>/dev/null
+add make-model --draft-of "$m" --layers 1 --out "$m-draft"
 sample=(--dtype float64 --max-tokens 16 --temperature 0.9 --top-p 0.95 --seed 11 --logprobs 3 --prompts-file "$prompts")
-"$exspec" generate --model "$m" --oracle "${sample[@]}" > "$m/plain.jsonl" 2>/dev/null
-"$exspec" generate --model "$m" --draft "$m-draft" --mode exspec --batch 3 --draft-tokens 3 "${sample[@]}" \
-  > "$m/spec.jsonl" 2>/dev/null
+add_to "$m/plain.jsonl" generate --model "$m" --oracle "${sample[@]}"
+add_to "$m/spec.jsonl" generate --model "$m" --draft "$m-draft" --mode exspec --batch 3 --draft-tokens 3 "${sample[@]}"
+
+"$exspec" script "$cmds" 2> "$work/script.err" ||
+  { echo "exspec failed:"; cat "$work/script.err"; tail -20 "$work/exspec.err"; exit 1; }
+for c in "${checks[@]}"; do
+  IFS='|' read -r name p out flags <<< "$c"
+  echo "== $name${flags:+ $flags}"
+  $py "$here/hf_reference.py" --model "$work/$name" --prompts "$p" --max-tokens 24 \
+    --exspec-logits "$out.logits.safetensors" --exspec-generate "$out.generate.jsonl"
+done
 $py "$here/logprobs_check.py" extend --prompts "$prompts" --plain "$m/plain.jsonl" --spec "$m/spec.jsonl" --out "$m/full.jsonl"
 "$exspec" forward --model "$m" --dtype float64 --prompts-file "$m/full.jsonl" --out "$m/full.safetensors" 2>/dev/null
 $py "$here/logprobs_check.py" compare --prompts "$prompts" --plain "$m/plain.jsonl" --spec "$m/spec.jsonl" \

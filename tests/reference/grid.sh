@@ -37,15 +37,29 @@ paths=(
 )
 
 run_entry() {  # name: every path's ids into $work/NAME/PATH.jsonl, and `exspec check`
-  local m=$work/$1 p name flags
+  local m=$work/$1 p name flags q qp n
+  # One `exspec script` an entry: its ten commands pay libtorch's start-up once (docs/testing.md).
+  printf -v q '%q' "$m"
+  printf -v qp '%q' "$prompts"
   for p in "${paths[@]}"; do
     name=${p%%|*}
     flags=${p#*|}
-    # shellcheck disable=SC2086  # flags are words
-    "$exspec" generate --model "$m" ${flags//DRAFT/$m-draft} --dtype float64 --max-tokens 24 \
-      --prompts-file "$prompts" > "$m/$name.jsonl" 2> "$m/$name.err" || echo "exspec generate failed" > "$m/$name.jsonl"
+    echo "generate --model $q ${flags//DRAFT/$q-draft} --dtype float64 --max-tokens 24 --prompts-file $qp > $q/$name.jsonl 2> $q/$name.err"
+  done > "$m/commands.txt"
+  echo "check --model $q --max-tokens 24 --prompts-file $qp > $q/check.txt 2>&1" >> "$m/commands.txt"
+  local status=0
+  "$exspec" script "$m/commands.txt" 2> "$m/script.err" || status=$?
+  # 1: some lines failed (named below); more: the script itself died, and the lines after it never ran.
+  [ "$status" -le 1 ] || echo "check FAILED: exspec script exited $status" >> "$m/check.txt"
+  # A line that failed (the script names it and its status): line i is path i, the last check.
+  grep -o 'commands.txt:[0-9]*: [a-z]* exited' "$m/script.err" | cut -d: -f2 | while read -r n; do
+    if [ "$n" -le "${#paths[@]}" ]; then
+      p=${paths[n - 1]}
+      echo "exspec generate failed" > "$m/${p%%|*}.jsonl"
+    else
+      echo "check FAILED" >> "$m/check.txt"
+    fi
   done
-  "$exspec" check --model "$m" --max-tokens 24 --prompts-file "$prompts" > "$m/check.txt" 2>&1 || echo "check FAILED" >> "$m/check.txt"
 }
 export -f run_entry
 export exspec work prompts
