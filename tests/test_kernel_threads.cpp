@@ -78,15 +78,22 @@ CATCH_TEST_CASE("parallel_ranges: a stalled thread's share is taken by the other
   Team team(2);
   if (omp_get_max_threads() < 2) return;
   const int64_t n = 64, share = n / 2;
-  std::atomic<bool> taken{false};
+  std::atomic<bool> started{false}, taken{false};
   std::vector<int> by(static_cast<size_t>(n), -1);
+  const auto wait_for = [](const std::atomic<bool>& flag) {  // or 20 s pass
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
   parallel_ranges(n, 1, [&](int64_t b, int64_t e) {
     const int t = omp_get_thread_num();
     for (int64_t i = b; i < e; ++i) by[static_cast<size_t>(i)] = t;
     if (t == 1 && b < share) taken = true;
-    // Thread 0 stalls in its first chunk until thread 1 has taken from its share (or 20 s pass).
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (t == 0 && !taken && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (t == 0) started = true;
+    // Thread 1 waits until thread 0 holds its first chunk: on a busy machine thread 0 can start
+    // late enough for thread 1 to have taken its whole share, index 0 too (seen in CI).
+    if (t == 1) wait_for(started);
+    // Thread 0 stalls in its first chunk until thread 1 has taken from its share.
+    if (t == 0) wait_for(taken);
   });
   CATCH_REQUIRE(taken);
   int stolen = 0;

@@ -1,6 +1,8 @@
 #include "tests/http/fairness_support.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -34,6 +36,11 @@ double streaming_rate(int port, double seconds, std::atomic<bool>& failed) {
     });
   for (auto& c : clients) c.join();
   return static_cast<double>(tokens.load()) / since(t0);
+}
+
+double fairness_bound() {
+  const char* bound = std::getenv("EXSPEC_FAIRNESS_BOUND");
+  return bound && *bound ? std::stod(bound) : 0.0;
 }
 
 }  // namespace exspec::httptest
