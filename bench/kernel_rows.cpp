@@ -15,7 +15,10 @@
 // EXSPEC_ISA=avx2 (or plain) times the paths a CPU of that level takes.
 //
 // Each round times every M once, in turn, so that the machine's drift reaches every M alike;
-// the table gives each M's median over the rounds and its spread (min-max).
+// the table gives each M's median over the rounds and its spread (min-max). For the tiled int8
+// kernels each round also reads the same weights through the same split with plain loads,
+// nothing computed: the pace a one-row stream could match on this machine's memory, beside the
+// probe's (docs/performance.md, 2026-12-02).
 #include <omp.h>
 
 #include <algorithm>
@@ -78,7 +81,22 @@ struct Model {
   virtual double forward(int64_t m) = 0;  // seconds
   virtual int64_t bytes() const = 0;
   virtual const char* isa_name() const = 0;  // the instruction set its kernel runs on here
+  virtual double read() { return -1; }       // seconds of a plain read of the weights (-1: none)
 };
+
+// Reads the bytes [at, at + n) with plain loads, folding them into `sink`: the read a kernel's
+// stream could at best match, on the same split.
+void read_bytes(const uint8_t* at, int64_t n, uint64_t& sink) {
+  uint64_t a[8] = {};
+  const int64_t words = n / 64 * 8;
+  for (int64_t i = 0; i < words; i += 8)
+    for (int j = 0; j < 8; ++j) {
+      uint64_t v;
+      std::memcpy(&v, at + (i + j) * 8, 8);
+      a[j] ^= v;
+    }
+  sink ^= a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
+}
 
 // The tiled int8 kernels' products (Q8_0 blocks, 4-bit blocks): a forward quantises each
 // product's rows (q8_kernel.h), then splits its tiles over the threads in whole stored groups, as
@@ -110,6 +128,19 @@ struct Int8Model : Model {
   }
   int64_t bytes() const override { return total_bytes(w); }
   const char* isa_name() const override { return q8::isa_name(isa); }  // the 4-bit kernel's are the Q8_0 kernel's
+  // Every weight's stored groups read through the same split as forward's, nothing computed.
+  double read() override {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const W& q : w) {
+      const int64_t group_bytes = q.blocks * W::kGroupBlock;
+      parallel_ranges((q.tiles + q8::kGroup - 1) / q8::kGroup, 1, [&](int64_t g0, int64_t g1) {
+        uint64_t sink = 0;
+        read_bytes(q.data.data() + g0 * group_bytes, (g1 - g0) * group_bytes, sink);
+        y[static_cast<size_t>(g0)] = static_cast<float>(sink & 1);
+      });
+    }
+    return seconds_since(t0);
+  }
 };
 
 q8::Weight q8_weight(const Shape& s, uint32_t seed) {
@@ -266,9 +297,10 @@ double median(std::vector<double> v) {
 void run(const std::string& dtype, Model& model, int rounds, int max_rows, const BandwidthProbe& probe) {
   for (int64_t m = 1; m <= max_rows; ++m) model.forward(m);  // warm-up: pages, caches
   std::vector<std::vector<double>> t(static_cast<size_t>(max_rows + 1));
-  std::vector<double> gbs;
+  std::vector<double> gbs, reads;
   for (int r = 0; r < rounds; ++r) {
     gbs.push_back(probe.measure(1).best_gbs);
+    if (const double s = model.read(); s >= 0) reads.push_back(s * 1e3);
     for (int64_t m = 1; m <= max_rows; ++m) t[m].push_back(model.forward(m) * 1e3);
   }
   const double bw = median(gbs), floor_ms = static_cast<double>(model.bytes()) / (bw * 1e9) * 1e3;
@@ -276,6 +308,10 @@ void run(const std::string& dtype, Model& model, int rounds, int max_rows, const
   std::printf("\n%s: %.1f MB of weights, probe %.1f GB/s (median of %d, %.1f-%.1f), floor %.2f ms, isa %s\n",
               dtype.c_str(), model.bytes() / 1e6, bw, rounds, *std::min_element(gbs.begin(), gbs.end()),
               *std::max_element(gbs.begin(), gbs.end()), floor_ms, model.isa_name());
+  if (!reads.empty())
+    std::printf("a plain read of the same bytes on the same split: %.2f ms (%.2f-%.2f), %.1f GB/s; M=1 / read %.2f\n", median(reads),
+                *std::min_element(reads.begin(), reads.end()), *std::max_element(reads.begin(), reads.end()),
+                model.bytes() / (median(reads) * 1e6), one / median(reads));
   std::printf("| M | ms (median) | min-max | / M=1 | / floor |\n|--:|--:|--:|--:|--:|\n");
   for (int64_t m = 1; m <= max_rows; ++m) {
     const double med = median(t[m]);

@@ -19,17 +19,27 @@ rm -rf "$work"
 mkdir -p "$work"
 texts=("Once upon a time" "The little dog ran to the" "She said that" "In the morning, the children")
 n=48
+/usr/bin/python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "${texts[@]}" > "$work/texts.json"
 agree() {  # FILE DTYPE [MIN_PERCENT]
   local file=$1 dtype=$2 min=${3:-95}
   node "$lc/greedy.mjs" "$file" $n "${texts[@]}" > "$work/llama_cpp.jsonl"
-  local args=() i=0
-  while read -r line; do
-    ids=$(/usr/bin/python3 -c 'import json,sys; print(",".join(map(str, json.loads(sys.argv[1])["prompt_ids"])))' "$line")
-    ours=$("$exspec" tokenize --tokenizer "$file" --text "${texts[$i]}" | tr -d ' []')
-    [ "$ours" = "$ids" ] || { echo "$file: \"${texts[$i]}\" is $ours here, $ids in llama.cpp"; exit 1; }
-    args+=(--prompt-ids "$ids")
-    i=$((i + 1))
-  done < "$work/llama_cpp.jsonl"
+  # Ours for the texts in one process (each exspec process first loads libtorch, about a second).
+  "$exspec" tokenize --tokenizer "$file" --texts-json "$work/texts.json" > "$work/ours_ids.json"
+  local args=() ids
+  while read -r ids; do args+=(--prompt-ids "$ids"); done < <(/usr/bin/python3 - "$work/texts.json" "$work/ours_ids.json" \
+    "$work/llama_cpp.jsonl" "$file" <<'PY'
+import json, sys
+texts, ours = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+theirs = [json.loads(l)["prompt_ids"] for l in open(sys.argv[3])]
+if len(ours) != len(texts) or len(theirs) != len(texts):
+    sys.exit("%s: %d texts, %d tokenised here, %d in llama.cpp" % (sys.argv[4], len(texts), len(ours), len(theirs)))
+for text, o, t in zip(texts, ours, theirs):
+    if o != t:
+        sys.exit('%s: "%s" is %s here, %s in llama.cpp' % (sys.argv[4], text, o, t))
+    print(",".join(map(str, t)))
+PY
+  )
+  [ ${#args[@]} -eq $((2 * ${#texts[@]})) ] || { echo "$file: the prompt ids were not all checked"; exit 1; }
   # Greedy against llama.cpp's greedy: not the file's recommended sampling (general.sampling.*).
   "$exspec" generate --model "$file" --oracle "${args[@]}" --max-tokens $n --ignore-eos --dtype "$dtype" \
     --generation-config none 2> /dev/null > "$work/exspec.jsonl"
