@@ -6,7 +6,6 @@
 #include <vector>
 
 namespace exspec {
-namespace {
 
 // Eight independent 64-bit accumulators: the loop is bound by loads, not by an add chain, and
 // the compiler vectorises it (this file is built with -O3). The sum is kept so the reads stay.
@@ -20,6 +19,8 @@ uint64_t sum_slice(const uint64_t* p, int64_t n) {
   for (uint64_t v : a) s += v;
   return s;
 }
+
+namespace {
 
 template <class F>
 void on_threads(int n, F f) {

@@ -12,6 +12,10 @@ struct Bandwidth {
   double median_gbs = 0;  // median pass
 };
 
+// The sum of n words, read once with independent accumulators: a plain read at the pace the
+// memory gives (the probe's loop; kernel_rows reads weights with it too).
+uint64_t sum_slice(const uint64_t* p, int64_t n);
+
 // A buffer of `bytes` (far larger than the last-level cache), touched once by the threads that
 // later read it; each measure() reads it with those `threads` threads, each summing its own
 // slice with independent accumulators.

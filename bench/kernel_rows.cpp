@@ -84,20 +84,6 @@ struct Model {
   virtual double read() { return -1; }       // seconds of a plain read of the weights (-1: none)
 };
 
-// Reads the bytes [at, at + n) with plain loads, folding them into `sink`: the read a kernel's
-// stream could at best match, on the same split.
-void read_bytes(const uint8_t* at, int64_t n, uint64_t& sink) {
-  uint64_t a[8] = {};
-  const int64_t words = n / 64 * 8;
-  for (int64_t i = 0; i < words; i += 8)
-    for (int j = 0; j < 8; ++j) {
-      uint64_t v;
-      std::memcpy(&v, at + (i + j) * 8, 8);
-      a[j] ^= v;
-    }
-  sink ^= a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
-}
-
 // The tiled int8 kernels' products (Q8_0 blocks, 4-bit blocks): a forward quantises each
 // product's rows (q8_kernel.h), then splits its tiles over the threads in whole stored groups, as
 // the seam does (model/int8_matmul.cpp).
@@ -131,12 +117,12 @@ struct Int8Model : Model {
   // Every weight's stored groups read through the same split as forward's, nothing computed.
   double read() override {
     const auto t0 = std::chrono::steady_clock::now();
+    static_assert(W::kGroupBlock % 8 == 0, "a group's bytes are whole words");
     for (const W& q : w) {
       const int64_t group_bytes = q.blocks * W::kGroupBlock;
       parallel_ranges((q.tiles + q8::kGroup - 1) / q8::kGroup, 1, [&](int64_t g0, int64_t g1) {
-        uint64_t sink = 0;
-        read_bytes(q.data.data() + g0 * group_bytes, (g1 - g0) * group_bytes, sink);
-        y[static_cast<size_t>(g0)] = static_cast<float>(sink & 1);
+        const auto* words = reinterpret_cast<const uint64_t*>(q.data.data() + g0 * group_bytes);
+        y[static_cast<size_t>(g0)] = static_cast<float>(sum_slice(words, (g1 - g0) * group_bytes / 8) & 1);
       });
     }
     return seconds_since(t0);
