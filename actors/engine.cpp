@@ -22,6 +22,7 @@
 #include "model/kv_store.h"
 #include "model/kernels/isa.h"
 #include "model/initial_thread.h"
+#include "model/kernels/spin_team.h"
 #include "model/runtime.h"
 #include "model/shortlist_file.h"
 
@@ -83,6 +84,7 @@ void log_thread_wait(const Decoder& m) {
     std::cerr << "spinning GOMP_SPINCOUNT=" << spins << " times, then sleeping";
   else
     std::cerr << "spinning, then sleeping (libgomp's default); where other work shares the cores, OMP_WAIT_POLICY=PASSIVE";
+  if (spin_team::on()) std::cerr << "; the kernels run on exspec's own spinning threads (EXSPEC_KERNEL_THREADS=spin)";
   std::cerr << std::endl;
 }
 

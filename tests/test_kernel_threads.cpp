@@ -1,6 +1,8 @@
 // parallel_ranges (model/kernels/kernel_threads.h), which splits every kernel's work over the
 // threads: every index exactly once, in ranges that each stay on one thread, whatever the count,
-// grain and team; and a thread that stalls has its share taken by the others.
+// grain and team; and a thread that stalls has its share taken by the others. Each case runs on
+// libgomp's regions and again with spin_team.h's threads enabled (which on 2 CPUs take the
+// 2-thread teams; the larger ones fall back to libgomp's).
 #include <catch2/catch.hpp>
 #include <omp.h>
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "model/kernels/kernel_threads.h"
+#include "model/kernels/spin_team.h"
 
 using exspec::parallel_ranges;
 
@@ -26,10 +29,18 @@ std::vector<Call> calls_of(int64_t n, int64_t grain) {
   std::mutex m;
   parallel_ranges(n, grain, [&](int64_t b, int64_t e) {
     std::lock_guard<std::mutex> lock(m);
-    calls.push_back({omp_get_thread_num(), b, e});
+    calls.push_back({exspec::kernel_thread_num(), b, e});
   });
   return calls;
 }
+
+// Runs the case with the spin team enabled or not (a GENERATE: the case runs once each way), and
+// restores the setting after.
+struct Threads {
+  bool before = exspec::spin_team::on();
+  explicit Threads(bool spin) { exspec::spin_team::enable(spin); }
+  ~Threads() { exspec::spin_team::enable(before); }
+};
 
 // Restores the team size the other tests run with.
 struct Team {
@@ -41,6 +52,7 @@ struct Team {
 }  // namespace
 
 CATCH_TEST_CASE("parallel_ranges: every index once, in non-empty ranges, for any count, grain and team", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
   for (int threads : {1, 2, 3, 4}) {
     Team team(threads);
     for (int64_t grain : {1, 3, 16})
@@ -60,6 +72,7 @@ CATCH_TEST_CASE("parallel_ranges: every index once, in non-empty ranges, for any
 }
 
 CATCH_TEST_CASE("parallel_ranges: each thread walks its own share forward, one stream", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
   Team team(2);
   if (omp_get_max_threads() < 2) return;
   const int64_t n = 1000, share = n / 2;
@@ -75,6 +88,7 @@ CATCH_TEST_CASE("parallel_ranges: each thread walks its own share forward, one s
 }
 
 CATCH_TEST_CASE("parallel_ranges: a stalled thread's share is taken by the other", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
   Team team(2);
   if (omp_get_max_threads() < 2) return;
   const int64_t n = 64, share = n / 2;
@@ -85,7 +99,7 @@ CATCH_TEST_CASE("parallel_ranges: a stalled thread's share is taken by the other
     while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
   parallel_ranges(n, 1, [&](int64_t b, int64_t e) {
-    const int t = omp_get_thread_num();
+    const int t = exspec::kernel_thread_num();
     for (int64_t i = b; i < e; ++i) by[static_cast<size_t>(i)] = t;
     if (t == 1 && b < share) taken = true;
     if (t == 0) started = true;
@@ -101,4 +115,106 @@ CATCH_TEST_CASE("parallel_ranges: a stalled thread's share is taken by the other
   CATCH_CHECK(stolen > 0);
   CATCH_CHECK(by[0] == 0);  // the owner's first chunk
   for (int64_t i = share; i < n; ++i) CATCH_CHECK(by[static_cast<size_t>(i)] == 1);  // its own share, all of it
+}
+
+CATCH_TEST_CASE("parallel_ranges: the chunks halve toward a share's end, so the threads finish together", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
+  Team team(2);
+  if (omp_get_max_threads() < 2) return;
+  const auto wait_until = [](const auto& ready) {  // or 20 s pass
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  for (int64_t grain : {1, 4}) {
+    const int64_t n = 1000, share = n / 2;
+    std::atomic<int64_t> done{0}, first1{0};
+    std::vector<Call> calls;
+    std::mutex m;
+    bool first0 = true;
+    // Thread 1 holds its first chunk until everything else is done, and thread 0 starts once
+    // thread 1 holds it: thread 0 then walks its own share and takes the rest of thread 1's alone,
+    // so the chunks' sizes do not depend on timing.
+    parallel_ranges(n, grain, [&](int64_t b, int64_t e) {
+      const int t = exspec::kernel_thread_num();
+      {
+        std::lock_guard<std::mutex> lock(m);
+        calls.push_back({t, b, e});
+      }
+      if (t == 1 && first1 == 0) {
+        first1 = e - b;
+        wait_until([&] { return done == n - (e - b); });
+      }
+      if (t == 0 && first0) {
+        first0 = false;
+        wait_until([&] { return first1 > 0; });
+      }
+      done += e - b;
+    });
+    CATCH_REQUIRE(done == n);
+    CATCH_REQUIRE(first1 > 0);
+    // Thread 0's chunks in the order taken: each at most half of what its share held then
+    // (rounded up) or `grain`, and at most a quarter share.
+    int64_t left0 = share, left1 = share - first1, last = 0;
+    for (const Call& c : calls) {
+      if (c.thread != 0) continue;
+      int64_t& left = c.begin < share ? left0 : left1;
+      const int64_t size = c.end - c.begin;
+      CATCH_CHECK(size <= std::max<int64_t>(grain, (left + 1) / 2));
+      CATCH_CHECK(size <= std::max<int64_t>(grain, (share + 3) / 4));
+      left -= size;
+      last = size;
+    }
+    CATCH_CHECK(left0 == 0);
+    CATCH_CHECK(left1 == 0);
+    CATCH_CHECK(last <= grain);  // the step's last chunk is one grain
+  }
+}
+
+CATCH_TEST_CASE("parallel_ranges: calls in a row, after the workers slept, and from two threads at once", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
+  Team team(2);
+  // Each call sums its indices; every call must cover [0, n) once, whichever threads ran it.
+  const auto check_call = [](int64_t n) {
+    std::atomic<int64_t> sum{0}, count{0};
+    parallel_ranges(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+      count += e - b;
+    });
+    return count == n && sum == n * (n - 1) / 2;
+  };
+  int bad = 0;
+  for (int i = 0; i < 20000; ++i) bad += !check_call(1 + i % 97);  // back to back: the workers spin
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // past the spin: the workers sleep
+    bad += !check_call(64);
+  }
+  // Two callers at once: one holds the team, the other runs a libgomp region (or waits its turn).
+  std::atomic<int> bad2{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 2; ++c)
+    callers.emplace_back([&] {
+      omp_set_num_threads(2);
+      for (int i = 0; i < 2000; ++i) bad2 += !check_call(1 + i % 61);
+    });
+  for (auto& t : callers) t.join();
+  CATCH_CHECK(bad == 0);
+  CATCH_CHECK(bad2 == 0);
+  // Which threads ran: the spin team's exactly when it is enabled (and there are 2 CPUs for it).
+  std::atomic<int> in_team{0};
+  parallel_ranges(64, 1, [&](int64_t, int64_t) { in_team += exspec::spin_team::inside(); });
+  if (!exspec::spin_team::on()) CATCH_CHECK(in_team == 0);
+  else if (std::thread::hardware_concurrency() >= 2) CATCH_CHECK(in_team > 0);
+}
+
+CATCH_TEST_CASE("parallel_ranges: a call inside a range runs on that range's thread alone", "[threads]") {
+  Threads threads_used(GENERATE(false, true));
+  Team team(2);
+  std::atomic<int> outer{0}, inner_elsewhere{0};
+  parallel_ranges(8, 1, [&](int64_t b, int64_t e) {
+    outer += static_cast<int>(e - b);
+    const auto self = std::this_thread::get_id();
+    parallel_ranges(100, 1, [&](int64_t, int64_t) { inner_elsewhere += std::this_thread::get_id() != self; });
+  });
+  CATCH_CHECK(outer == 8);
+  CATCH_CHECK(inner_elsewhere == 0);
 }

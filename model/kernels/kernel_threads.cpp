@@ -6,6 +6,8 @@
 #include <atomic>
 #include <memory>
 
+#include "model/kernels/spin_team.h"
+
 namespace exspec {
 namespace {
 
@@ -14,15 +16,16 @@ namespace {
 class Share {
  public:
   void set(int64_t begin, int64_t end) { word_.store(pack(begin, end), std::memory_order_relaxed); }
-  // Up to `most` items from the front (the owner) or the back (a thread done with its own):
-  // false once the share is empty.
-  bool take(int64_t most, bool front, int64_t& begin, int64_t& end) {
+  // Up to `most` items from the front (the owner) or the back (a thread done with its own), and
+  // no more than half of what is left (at least `least`): false once the share is empty.
+  bool take(int64_t least, int64_t most, bool front, int64_t& begin, int64_t& end) {
     uint64_t w = word_.load(std::memory_order_relaxed);
     for (;;) {
       const int64_t b = static_cast<int64_t>(w & 0xffffffffu), e = static_cast<int64_t>(w >> 32);
       if (b >= e) return false;
-      begin = front ? b : std::max(b, e - most);
-      end = front ? std::min(e, b + most) : e;
+      const int64_t n = std::min(most, std::max(least, (e - b + 1) / 2));
+      begin = front ? b : std::max(b, e - n);
+      end = front ? std::min(e, b + n) : e;
       const uint64_t rest = front ? pack(end, e) : pack(b, begin);
       if (word_.compare_exchange_weak(w, rest, std::memory_order_relaxed)) return true;
     }
@@ -39,25 +42,31 @@ void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t,
   if (n <= 0) return;
   const int64_t most = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
   const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), most));
-  if (threads <= 1 || omp_in_parallel() || n >= (int64_t{1} << 31)) {
+  if (threads <= 1 || spin_team::inside() || omp_in_parallel() || n >= (int64_t{1} << 31)) {
     f(0, n);
     return;
   }
   const int64_t share = (n + threads - 1) / threads;
   // Chunks of a quarter share: each thread walks its own share forward, one stream, and a thread
   // that finishes early takes what is left from the far ends of the others' (a VM's vCPU that
-  // stalls no longer holds the whole step).
+  // stalls no longer holds the whole step). Near a share's end the pieces halve, down to the
+  // grain, so that the threads meet at the join within about one grain of each other instead of
+  // one chunk (docs/performance.md#short-chunks-at-the-end-of-a-share-2026-12-02).
   const int64_t chunk = std::max<int64_t>(std::max<int64_t>(1, grain), (share + 3) / 4);
   std::unique_ptr<Share[]> shares(new Share[threads]);
   for (int t = 0; t < threads; ++t) shares[t].set(std::min(n, t * share), std::min(n, (t + 1) * share));
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();  // a team smaller than asked leaves shares to be taken
+  const int64_t least = std::max<int64_t>(1, grain);
+  const auto body = [&](int t) {
     int64_t b = 0, e = 0;
-    while (shares[t].take(chunk, true, b, e)) f(b, e);
+    while (shares[t].take(least, chunk, true, b, e)) f(b, e);
     for (int i = 1; i < threads; ++i)
-      while (shares[(t + i) % threads].take(chunk, false, b, e)) f(b, e);
-  }
+      while (shares[(t + i) % threads].take(least, chunk, false, b, e)) f(b, e);
+  };
+  if (spin_team::run(threads, body)) return;
+#pragma omp parallel num_threads(threads)
+  body(omp_get_thread_num());  // a team smaller than asked leaves shares to be taken
 }
+
+int kernel_thread_num() { return spin_team::inside() ? spin_team::thread_num() : omp_get_thread_num(); }
 
 }  // namespace exspec
