@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -49,7 +49,12 @@ class Team {
  public:
   bool run(int threads, const std::function<void(int)>& body) {
     if (busy_.exchange(true, std::memory_order_acquire)) return false;
-    grow(threads - 1);
+    try {
+      grow(threads - 1);
+    } catch (const std::system_error&) {  // no thread to be had: libgomp's region, as before
+      busy_.store(false, std::memory_order_release);
+      return false;
+    }
     body_ = &body;
     threads_ = threads;
     done_.store(0, std::memory_order_relaxed);
