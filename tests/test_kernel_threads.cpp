@@ -42,6 +42,13 @@ struct Threads {
   ~Threads() { exspec::spin_team::enable(before); }
 };
 
+// Waits until ready() holds, or 20 s pass (the test then fails on what it checks next).
+template <class Ready>
+void wait_until(const Ready& ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 // Restores the team size the other tests run with.
 struct Team {
   int before = omp_get_max_threads();
@@ -94,10 +101,7 @@ CATCH_TEST_CASE("parallel_ranges: a stalled thread's share is taken by the other
   const int64_t n = 64, share = n / 2;
   std::atomic<bool> started{false}, taken{false};
   std::vector<int> by(static_cast<size_t>(n), -1);
-  const auto wait_for = [](const std::atomic<bool>& flag) {  // or 20 s pass
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
+  const auto wait_for = [](const std::atomic<bool>& flag) { wait_until([&] { return flag.load(); }); };
   parallel_ranges(n, 1, [&](int64_t b, int64_t e) {
     const int t = exspec::kernel_thread_num();
     for (int64_t i = b; i < e; ++i) by[static_cast<size_t>(i)] = t;
@@ -121,10 +125,6 @@ CATCH_TEST_CASE("parallel_ranges: the chunks halve toward a share's end, so the 
   Threads threads_used(GENERATE(false, true));
   Team team(2);
   if (omp_get_max_threads() < 2) return;
-  const auto wait_until = [](const auto& ready) {  // or 20 s pass
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
   for (int64_t grain : {1, 4}) {
     const int64_t n = 1000, share = n / 2;
     std::atomic<int64_t> done{0}, first1{0};

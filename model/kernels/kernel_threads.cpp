@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "model/kernels/spin_team.h"
@@ -40,7 +41,8 @@ class Share {
 
 void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
-  const int64_t most = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
+  const int64_t least = std::max<int64_t>(1, grain);  // the shortest chunk (but a share's last)
+  const int64_t most = std::max<int64_t>(1, n / least);
   const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), most));
   if (threads <= 1 || spin_team::inside() || omp_in_parallel() || n >= (int64_t{1} << 31)) {
     f(0, n);
@@ -52,17 +54,16 @@ void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t,
   // stalls no longer holds the whole step). Near a share's end the pieces halve, down to the
   // grain, so that the threads meet at the join within about one grain of each other instead of
   // one chunk (docs/performance.md#short-chunks-at-the-end-of-a-share-2026-12-02).
-  const int64_t chunk = std::max<int64_t>(std::max<int64_t>(1, grain), (share + 3) / 4);
+  const int64_t chunk = std::max(least, (share + 3) / 4);
   std::unique_ptr<Share[]> shares(new Share[threads]);
   for (int t = 0; t < threads; ++t) shares[t].set(std::min(n, t * share), std::min(n, (t + 1) * share));
-  const int64_t least = std::max<int64_t>(1, grain);
   const auto body = [&](int t) {
     int64_t b = 0, e = 0;
     while (shares[t].take(least, chunk, true, b, e)) f(b, e);
     for (int i = 1; i < threads; ++i)
       while (shares[(t + i) % threads].take(least, chunk, false, b, e)) f(b, e);
   };
-  if (spin_team::run(threads, body)) return;
+  if (spin_team::run(threads, std::ref(body))) return;  // a reference: no copy of the lambda on each call
 #pragma omp parallel num_threads(threads)
   body(omp_get_thread_num());  // a team smaller than asked leaves shares to be taken
 }
