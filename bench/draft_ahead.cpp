@@ -13,7 +13,6 @@
 // (for --threads 2).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "model/decoder.h"
+#include "model/kernels/kernel_threads.h"
 #include "model/runtime.h"
 #include "model/tools/calibrate.h"
 
@@ -68,11 +68,11 @@ Spread spread(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-// f with n OpenMP threads on the calling thread (libgomp's count is per thread; torch sets it at
-// a thread's first parallel operation, so that happens first).
+// f with n threads on the calling thread (the counts are per thread; torch sets OpenMP's at a
+// thread's first parallel operation, so that happens first).
 void with_threads(int n, const std::function<void()>& f) {
   at::get_num_threads();
-  omp_set_num_threads(n);
+  exspec::use_threads(n);
   f();
 }
 

@@ -1,9 +1,9 @@
 #include "model/initial_thread.h"
 
 #include "model/runtime.h"
+#include "model/kernels/kernel_threads.h"
 
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,17 +30,12 @@ std::condition_variable wake, finished;
 std::deque<Job*> queue;
 bool parked = false;
 int announced = 0;       // InitialThreadPark objects alive: the initial thread parks soon
-int parked_threads = 0;  // the initial thread's OpenMP count now (while parked)
+int parked_threads = 0;  // the initial thread's thread count now (while parked)
 
 bool on_initial_thread() { return static_cast<pid_t>(syscall(SYS_gettid)) == getpid(); }
 
-void set_omp_threads(int threads) {
-  using set_fn = void (*)(int);
-  if (auto f = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(threads);
-}
-
 void run(Job& j) {
-  if (j.threads > 0 && j.threads != parked_threads) set_omp_threads(parked_threads = j.threads);
+  if (j.threads > 0 && j.threads != parked_threads) use_threads(parked_threads = j.threads);
   try {
     (*j.fn)();
   } catch (...) {
@@ -96,13 +91,14 @@ void set_initial_thread_threads(int threads) {
   // Only there: any other thread given a team of its own is what makes libgomp throttle (serve's
   // loader thread starts the engine, and with it the warm-up forwards).
   if (!on_initial_thread()) return;
-  // OpenMP's count for this thread alone: at::set_num_threads would also change the count that
-  // torch gives threads at their first parallel operation, and an actor's thread that then
-  // starts a team of its own makes libgomp throttle every team (the header's reason).
+  // This thread's counts alone (kernel_threads.h's use_threads): at::set_num_threads would also
+  // change the count that torch gives threads at their first parallel operation, and an actor's
+  // thread that then starts a team of its own makes libgomp throttle every team (the header's
+  // reason).
   // Torch sets a thread's count to its default at the thread's first parallel operation: have
   // that happen first, or it undoes this (serve's initial thread runs no tensor op before).
   at::get_num_threads();
-  set_omp_threads(threads);
+  use_threads(threads);
 }
 
 bool on_unparked_initial_thread() {

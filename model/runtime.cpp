@@ -1,5 +1,7 @@
 #include "model/runtime.h"
 
+#include "model/kernels/kernel_threads.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
@@ -22,7 +24,11 @@ void apply_thread_settings() {
   thread_local int applied = -1;
   const int n = g_torch_threads.load();
   if (n > 0 && applied != n) {
-    at::set_num_threads(n);
+    // Torch sets a thread's OpenMP count to its default at the thread's first parallel operation:
+    // have that happen first, or it undoes use_threads' count of 1 beside the spin team.
+    at::get_num_threads();
+    at::set_num_threads(n);  // torch's default for threads yet to start, and its other pools
+    use_threads(n);          // then this thread's own counts (kernel_threads.h)
     applied = n;
   }
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -217,4 +218,29 @@ CATCH_TEST_CASE("parallel_ranges: a call inside a range runs on that range's thr
   });
   CATCH_CHECK(outer == 8);
   CATCH_CHECK(inner_elsewhere == 0);
+}
+
+CATCH_TEST_CASE("use_threads: the kernels get the count, and with the spin team ATen's OpenMP count is 1", "[threads]") {
+  const bool spin = GENERATE(false, true);
+  Threads threads_used(spin);
+  if (std::thread::hardware_concurrency() < 2) return;
+  int omp_count = 0;
+  std::mutex m;
+  std::vector<int> ran;  // the kernel thread numbers that took a range
+  std::thread([&] {    // a thread of its own: the counts are per thread, and this one ends here
+    exspec::use_threads(2);
+    omp_count = omp_get_max_threads();
+    parallel_ranges(64, 1, [&](int64_t, int64_t) {
+      {
+        std::lock_guard<std::mutex> lock(m);
+        if (std::find(ran.begin(), ran.end(), exspec::kernel_thread_num()) == ran.end()) ran.push_back(exspec::kernel_thread_num());
+      }
+      wait_until([&] {  // hold each range until both threads have one, so neither takes them all
+        std::lock_guard<std::mutex> lock(m);
+        return ran.size() >= 2;
+      });
+    });
+  }).join();
+  CATCH_CHECK(omp_count == (spin ? 1 : 2));
+  CATCH_CHECK(ran.size() == 2);
 }

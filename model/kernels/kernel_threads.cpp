@@ -37,13 +37,24 @@ class Share {
   alignas(64) std::atomic<uint64_t> word_{0};
 };
 
+thread_local int kernel_threads = 0;  // use_threads' count on this thread, 0 where it never ran
+
+// The threads a kernel may use here: use_threads' count where the team runs the kernels (the
+// OpenMP count is then 1), else the OpenMP count (the tests set only that).
+int threads_here() { return kernel_threads > 0 && spin_team::on() ? kernel_threads : omp_get_max_threads(); }
+
 }  // namespace
+
+void use_threads(int threads) {
+  kernel_threads = threads;
+  omp_set_num_threads(spin_team::on() ? 1 : threads);
+}
 
 void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
   const int64_t least = std::max<int64_t>(1, grain);  // the shortest chunk (but a share's last)
   const int64_t most = std::max<int64_t>(1, n / least);
-  const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), most));
+  const int threads = static_cast<int>(std::min<int64_t>(threads_here(), most));
   if (threads <= 1 || spin_team::inside() || omp_in_parallel() || n >= (int64_t{1} << 31)) {
     f(0, n);
     return;

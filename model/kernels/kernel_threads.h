@@ -1,9 +1,9 @@
 // Splits a kernel's work over the calling thread's threads (torch-free). The seams call this
 // instead of at::parallel_for: ATen's parallel_for is a header template, and exspec's own TUs are
 // not built with -fopenmp, so there it ran every range on the calling thread. The count is the
-// calling thread's OpenMP count (what at::set_num_threads set); the threads are spin_team.h's,
-// or, where that team cannot take the call, a libgomp region (this file is built with -fopenmp,
-// on the libgomp that libtorch uses). A call inside either runs on its own thread alone.
+// calling thread's (use_threads below); the threads are spin_team.h's, or, where that team cannot
+// take the call, a libgomp region (this file is built with -fopenmp, on the libgomp that libtorch
+// uses). A call inside either runs on its own thread alone.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,5 +21,13 @@ void parallel_ranges(int64_t n, int64_t grain, const std::function<void(int64_t,
 
 // Inside f: the calling thread's index among the threads running it (0 for the caller's own).
 int kernel_thread_num();
+
+// Gives the calling thread's kernels `threads` threads. Where spin_team.h's team runs them, the
+// thread's OpenMP count becomes 1: ATen's own operators then run on the calling thread, and no
+// libgomp worker spins for milliseconds after them beside the team's on the same cores (on 2
+// cores the two took turns and a long prefill was slower). Otherwise both counts are `threads`.
+// Whether the team is on is read here, at the call. A thread that never called this gives its
+// kernels its OpenMP count.
+void use_threads(int threads);
 
 }  // namespace exspec

@@ -3,10 +3,11 @@
 // system call whether or not a thread sleeps, two a region; on the VMs we measure on a system
 // call costs about a microsecond, and a one-row forward enters about 80 regions. Here the calling
 // thread hands a body to workers that spin on a counter, and makes a system call only to wake a
-// worker that has gone to sleep after spinning idle for a while. Not the default: ATen's own
-// operators still run libgomp's team, whose workers spin for milliseconds after each region, and
-// where both teams spin on two cores a long prefill was slower
-// (docs/performance.md#a-team-that-spins-in-place-of-libgomps-regions-2026-12-02).
+// worker that has gone to sleep after spinning idle for a while. ATen's own operators on a thread
+// given its count by use_threads (kernel_threads.h) run serially while the team is on, so that
+// libgomp's workers, which spin for milliseconds after each region, no longer take turns with the
+// team's on the same cores. Not the default: measured against libgomp's regions, its gain did not
+// repeat from one VM to the next (docs/performance.md#a-team-that-spins-in-place-of-libgomps-regions-2026-12-02).
 #pragma once
 #include <functional>
 
