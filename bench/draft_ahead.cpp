@@ -12,7 +12,6 @@
 // verify's team and the draft's, side by side: 2 + 2 (each asks for every core), 1 + 1, 2 + 1
 // (for --threads 2).
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +22,6 @@
 #include <vector>
 
 #include "model/decoder.h"
-#include "model/kernels/kernel_threads.h"
 #include "model/runtime.h"
 #include "model/tools/calibrate.h"
 
@@ -68,11 +66,9 @@ Spread spread(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-// f with n threads on the calling thread (the counts are per thread; torch sets OpenMP's at a
-// thread's first parallel operation, so that happens first).
+// f with n threads on the calling thread (the counts are per thread).
 void with_threads(int n, const std::function<void()>& f) {
-  at::get_num_threads();
-  exspec::use_threads(n);
+  exspec::set_thread_count(n);
   f();
 }
 

@@ -1,9 +1,7 @@
 #include "model/initial_thread.h"
 
 #include "model/runtime.h"
-#include "model/kernels/kernel_threads.h"
 
-#include <ATen/Parallel.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,7 +33,7 @@ int parked_threads = 0;  // the initial thread's thread count now (while parked)
 bool on_initial_thread() { return static_cast<pid_t>(syscall(SYS_gettid)) == getpid(); }
 
 void run(Job& j) {
-  if (j.threads > 0 && j.threads != parked_threads) use_threads(parked_threads = j.threads);
+  if (j.threads > 0 && j.threads != parked_threads) set_thread_count(parked_threads = j.threads);
   try {
     (*j.fn)();
   } catch (...) {
@@ -91,14 +89,10 @@ void set_initial_thread_threads(int threads) {
   // Only there: any other thread given a team of its own is what makes libgomp throttle (serve's
   // loader thread starts the engine, and with it the warm-up forwards).
   if (!on_initial_thread()) return;
-  // This thread's counts alone (kernel_threads.h's use_threads): at::set_num_threads would also
-  // change the count that torch gives threads at their first parallel operation, and an actor's
-  // thread that then starts a team of its own makes libgomp throttle every team (the header's
-  // reason).
-  // Torch sets a thread's count to its default at the thread's first parallel operation: have
-  // that happen first, or it undoes this (serve's initial thread runs no tensor op before).
-  at::get_num_threads();
-  use_threads(threads);
+  // This thread's counts alone (set_thread_count): at::set_num_threads would also change the
+  // count that torch gives threads at their first parallel operation, and an actor's thread that
+  // then starts a team of its own makes libgomp throttle every team (the header's reason).
+  set_thread_count(threads);
 }
 
 bool on_unparked_initial_thread() {

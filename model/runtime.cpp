@@ -24,13 +24,15 @@ void apply_thread_settings() {
   thread_local int applied = -1;
   const int n = g_torch_threads.load();
   if (n > 0 && applied != n) {
-    // Torch sets a thread's OpenMP count to its default at the thread's first parallel operation:
-    // have that happen first, or it undoes use_threads' count of 1 beside the spin team.
-    at::get_num_threads();
     at::set_num_threads(n);  // torch's default for threads yet to start, and its other pools
-    use_threads(n);          // then this thread's own counts (kernel_threads.h)
+    set_thread_count(n);     // then this thread's own counts
     applied = n;
   }
+}
+
+void set_thread_count(int threads) {
+  at::get_num_threads();  // torch's first-use setting of this thread's count, before ours
+  use_threads(threads);
 }
 
 void configure_threads(int torch_threads, int blas_threads) {

@@ -15,6 +15,11 @@ void configure_threads(int torch_threads, int blas_threads);
 // configure_threads (actors' threads) must call this before their first tensor op. Cheap after
 // the first call on a thread.
 void apply_thread_settings();
+// Gives the calling thread alone `threads` threads (kernel_threads.h's use_threads: its kernels',
+// and OpenMP's, which is 1 beside the spin team). Torch sets a thread's OpenMP count to its
+// default at the thread's first parallel operation; that happens here first, so it cannot undo
+// this count later.
+void set_thread_count(int threads);
 
 // The BLAS library libtorch calls, as a resolved path ("" when none could be found).
 std::string blas_library();
