@@ -101,8 +101,7 @@ Decoder::Decoder(ModelConfig config, const WeightSource& get, const LoadOptions&
   if (config_.tie_word_embeddings || embed_int8_.int8()) embed_ = at::Tensor();
   for (int64_t i = 0; i < config_.num_layers; ++i) layers_.push_back(load_layer(get, i, pack));
   // After the layers: auto weighs the head against all a token reads.
-  const bool auto_screen = opts.head_screen == kScreenAuto && opts.head_shortlist.empty() &&
-                           screen_pays(lm_head_.int8() && !lm_head_.kquant(), lm_head_.bytes(), product_bytes());
+  const bool auto_screen = opts.head_screen == kScreenAuto && opts.head_shortlist.empty() && screen_pays(lm_head_, product_bytes());
   if (opts.head_screen > 0 || auto_screen) screen_ = ScreenedHead(lm_head_, auto_screen ? kAutoScreenCandidates : opts.head_screen);
 }
 

@@ -49,7 +49,7 @@ struct LoadOptions {
   std::vector<int64_t> head_shortlist;
   // A draft's head read in 4 bits, its best `head_screen` candidates scored again by the int8
   // head (model/screened_head.h); 0: off. int8 only; never for a target. kScreenAuto (model/head_screen.h): 16
-  // candidates where screen_pays (an int8 head, a quarter of the bytes or more), else off.
+  // candidates where screen_pays (an int8 head whose screen saves a ninth of a token's bytes), else off.
   int64_t head_screen = 0;
 };
 

@@ -5,8 +5,8 @@
 
 namespace exspec {
 
-// --draft-screen auto: kAutoScreenCandidates candidates where screen_pays (an int8 head that is a
-// quarter or more of a draft token's bytes), else off. A count >= 1 keeps that many; 0 is off.
+// --draft-screen auto: kAutoScreenCandidates candidates where screen_pays (an int8 head whose
+// screen saves a ninth or more of a draft token's bytes), else off. A count >= 1 keeps that many; 0 is off.
 constexpr int64_t kScreenAuto = -1;
 constexpr int64_t kAutoScreenCandidates = 16;
 

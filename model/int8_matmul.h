@@ -34,6 +34,9 @@ class Int8Matrix : public PackedMatrix {
   virtual int64_t units() const = 0;
   // y [x.m, out] (rows `ldy` apart): the columns of units [u0, u1), and nothing outside them.
   virtual void multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const = 0;
+  // x [M, in], cols [M, N] -> [M, N]: multiply(x)[r, cols[r, j]], the same bits, computed for
+  // those columns' units of row r alone (int8_columns): a screened draft head's candidates.
+  virtual at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const = 0;
 };
 
 // Several products in one split over the calling thread's team: the units of all jobs in turn,
@@ -67,7 +70,7 @@ class Int8Weight : public Int8Matrix {
   // Some outputs of each row: x [M, in] float32, cols [M, N] int64 -> [M, N] float32, y[r, j] =
   // multiply(x)[r, cols[r, j]], the same bits, computed for those columns' tiles of row r alone
   // (a draft head's candidates, model/screened_head.h). On the calling thread.
-  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const override;
 
   int64_t out_features() const override;
   int64_t in_features() const override;

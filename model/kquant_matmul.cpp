@@ -38,6 +38,15 @@ at::Tensor KQuantWeight::rows(const at::Tensor& ids) const {
   return dequantised_rows(ids, w.out, w.in, "KQuantWeight::rows", [&](int64_t r, float* dst) { kq::dequantise_row(w, r, dst); });
 }
 
+at::Tensor KQuantWeight::columns(const at::Tensor& x, const at::Tensor& cols) const {
+  static_assert(kUnit == q8::kTile, "int8_columns asks for q8::kTile columns at a time");
+  const kq::Weight& w = impl_->w;
+  const kq::Isa isa = kq::best_isa();
+  return int8_columns(x, cols, w.in, w.out, "KQuantWeight::columns", [&](const q8::Rows& one, float* line, int64_t t) {
+    kq::multiply(w, one, line, w.out, t * kUnit, std::min(w.out, (t + 1) * kUnit), isa);
+  });
+}
+
 int64_t KQuantWeight::units() const { return (impl_->w.out + kUnit - 1) / kUnit; }
 void KQuantWeight::multiply_units(const q8::Rows& x, float* y, int64_t ldy, int64_t u0, int64_t u1) const {
   const kq::Weight& w = impl_->w;

@@ -20,6 +20,7 @@ class KQuantWeight : public Int8Matrix {
   static bool is_tagged(const at::Tensor& weight);
 
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const override;
 
   int64_t out_features() const override;
   int64_t in_features() const override;

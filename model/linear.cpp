@@ -74,11 +74,8 @@ at::Tensor Linear::rows(const at::Tensor& ids) const {
 }
 
 at::Tensor Linear::columns(const at::Tensor& x, const at::Tensor& cols) const {
-  if (!bias_.defined())
-    if (const auto* q = dynamic_cast<const Int8Weight*>(packed_.get())) return q->columns(x, cols);
-  if (!bias_.defined())
-    if (const auto* q = dynamic_cast<const Q4Weight*>(packed_.get())) return q->columns(x, cols);
-  throw std::invalid_argument("Linear::columns: an int8 weight in Q8_0 or 4-bit blocks, without a bias, only");
+  if (const Int8Matrix* q = int8_matrix()) return q->columns(x, cols);
+  throw std::invalid_argument("Linear::columns: an int8 weight (Q8_0, 4-bit or K-quant blocks) without a bias, only");
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {

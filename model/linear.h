@@ -41,8 +41,8 @@ class Linear {
   // the embedding serves the embedding's lookups, and the model holds that matrix once.
   at::Tensor rows(const at::Tensor& ids) const;
   // x [M, in], cols [M, N] -> [M, N]: the outputs cols[r] of row r, the same bits as operator()'s
-  // (Int8Weight::columns). int8 weights in Q8_0 or 4-bit blocks only: throws std::invalid_argument
-  // otherwise.
+  // (Int8Matrix::columns). int8 weights (Q8_0, 4-bit or K-quant blocks) without a bias only:
+  // throws std::invalid_argument otherwise.
   at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
 
   int64_t numel() const { return out_ * in_ + (bias_.defined() ? out_ : 0); }

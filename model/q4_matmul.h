@@ -23,7 +23,7 @@ class Q4Weight : public Int8Matrix {
   at::Tensor rows(const at::Tensor& ids) const override;    // ids [N] -> the rows' values [N, in] float32
   // Some outputs of each row, the same bits as multiply's: Int8Weight::columns (a draft head's
   // candidates, model/screened_head.h).
-  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const;
+  at::Tensor columns(const at::Tensor& x, const at::Tensor& cols) const override;
 
   int64_t out_features() const override;
   int64_t in_features() const override;

@@ -34,13 +34,17 @@ std::shared_ptr<const q4s::Weight> screen_of(const Linear& head, int64_t vocab, 
 
 }  // namespace
 
-bool screen_pays(bool int8_head, int64_t head_bytes, int64_t product_bytes) {
-  return int8_head && product_bytes > 0 && 4 * head_bytes >= product_bytes;
+bool screen_pays(int64_t head_bytes, int64_t screen_bytes, int64_t product_bytes) {
+  return product_bytes > 0 && 9 * (head_bytes - screen_bytes) >= product_bytes;
+}
+
+bool screen_pays(const Linear& head, int64_t product_bytes) {
+  return head.int8() && screen_pays(head.bytes(), q4s::weight_bytes(head.out_features(), head.in_features()), product_bytes);
 }
 
 ScreenedHead::ScreenedHead(const Linear& head, int64_t candidates) : candidates_(candidates) {
   if (candidates < 1) throw std::invalid_argument("a screened head needs at least one candidate");
-  if (!head.int8() || head.kquant()) throw std::invalid_argument("a screened head needs the draft's head in int8 (--dtype int8, Q8_0 or 4-bit blocks)");
+  if (!head.int8()) throw std::invalid_argument("a screened head needs the draft's head in int8 (--dtype int8: Q8_0, 4-bit or K-quant blocks)");
   candidates_ = std::min(candidates, head.out_features());
   screen_ = screen_of(head, head.out_features(), head.in_features());
 }

@@ -1,8 +1,8 @@
 // A draft's head read in 4 bits (issue 62). A 4-bit copy of the head (the screen,
-// model/kernels/q4_screen.h: 0.56 of its Q8_0's bytes) scores the whole vocabulary; each row's
-// best `candidates` tokens by the screen are scored again by the int8 head itself
-// (Int8Weight::columns: the same bits as its whole product), and their logits replace the
-// screen's. So the draft proposes what its whole int8 head proposes wherever that token is among
+// model/kernels/q4_screen.h: 0.53 of its Q8_0's bytes, 0.69 of a Q6_K's) scores the whole
+// vocabulary; each row's best `candidates` tokens by the screen are scored again by the int8 head
+// itself (Linear::columns: the same bits as its whole product, in Q8_0, 4-bit or K-quant blocks),
+// and their logits replace the screen's. So the draft proposes what its whole int8 head proposes wherever that token is among
 // the screen's best, and a sampling draft's q is still one distribution over the vocabulary.
 // Only a draft is loaded so: the target verifies with its whole head, so the output cannot
 // change; the screen moves only what a draft token costs (fewer bytes from memory, a working set
@@ -21,17 +21,21 @@ namespace q4s {
 struct Weight;
 }
 
-// Whether auto screens a draft's head: where it is int8 (a K-quant head is refused) and at least a
-// quarter of the bytes a draft token reads (`product_bytes`, the head's included). The screen then
-// saves at least a ninth of them (it reads 0.56 of the head's bytes); a head that is a smaller
-// part saves too little to be worth the screen's memory and its chance of missing the head's choice.
-bool screen_pays(bool int8_head, int64_t head_bytes, int64_t product_bytes);
+// Whether auto screens a draft's head: where it is int8 and reading the screen (`screen_bytes`)
+// in place of the head (`head_bytes`) saves at least a ninth of the bytes a draft token reads
+// (`product_bytes`, the head's included). A Q8_0 head must then be about a quarter of them (the
+// screen reads 0.53 of its bytes), a Q6_K head (a Q4_K_M file's) about a third (0.69); a 4-bit
+// head saves nothing. Less is not worth the screen's memory and its chance of missing the head's
+// choice.
+bool screen_pays(int64_t head_bytes, int64_t screen_bytes, int64_t product_bytes);
+bool screen_pays(const Linear& head, int64_t product_bytes);  // 0 for a head that is not int8
 
 class ScreenedHead {
  public:
   ScreenedHead() = default;
-  // head: the draft's whole head [vocab, in] in int8 (Q8_0); the screen is its rows' own values
-  // quantised again in 4 bits. Throws std::invalid_argument for another head.
+  // head: the draft's whole head [vocab, in] in int8 (Q8_0, 4-bit or K-quant blocks); the screen
+  // is its rows' own values quantised again in 4 bits. Throws std::invalid_argument for another
+  // head.
   ScreenedHead(const Linear& head, int64_t candidates);
 
   bool active() const { return candidates_ > 0; }

@@ -274,11 +274,14 @@ CATCH_TEST_CASE("in place with a draft head over a shortlist equals batch-1 nons
 }
 
 // Issue 62: a draft head read in 4 bits proposes what the screen and the int8 head choose
-// together, from 4 candidates or from 1 (the screen's own choice, scored again).
-CATCH_TEST_CASE("in place with a screened draft head equals batch-1 nonspec greedy (int8)", "[inplace][oracle][screen]") {
+// together, from 4 candidates or from 1 (the screen's own choice, scored again); a Q4_K_M draft's
+// Q6_K head scores its candidates on the K-quant kernel.
+CATCH_TEST_CASE("in place with a screened draft head equals batch-1 nonspec greedy (int8, Q4_K_M)", "[inplace][oracle][screen]") {
   if (!test::device().is_cpu()) return;
   oracle_sweep(test::load_as(test::model_dir("llama"), at::kChar),
                {{"int8, 4 candidates", test::load_screened(truncated_draft(), 4)}, {"int8, 1 candidate", test::load_screened(truncated_draft(), 1)}});
+  oracle_sweep(test::load_as(test::kquant_gguf("q4_k_m"), at::kChar),
+               {{"Q4_K_M, 4 candidates", test::load_screened(test::kquant_gguf("q4_k_m", true), 4)}});
 }
 
 CATCH_TEST_CASE("in place equals batch-1 nonspec greedy on a GLM-4 pair (the oracle)", "[inplace][oracle][glm]") {

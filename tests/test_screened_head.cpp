@@ -57,11 +57,30 @@ CATCH_TEST_CASE("a screened head's candidates are the whole head's bits, its cho
   }
 }
 
-CATCH_TEST_CASE("auto screens an int8 head that is a quarter of a token's bytes or more, and no other", "[screen]") {
-  CATCH_CHECK(screen_pays(true, 25, 100));
-  CATCH_CHECK_FALSE(screen_pays(true, 24, 100));
-  CATCH_CHECK_FALSE(screen_pays(false, 90, 100));  // a float or K-quant head
-  CATCH_CHECK_FALSE(screen_pays(true, 0, 0));
+// A K-quant head (a Q4_K_M file's Q6_K) scores its candidates with the K-quant kernel
+// (KQuantWeight::columns): the same bits as its whole product.
+CATCH_TEST_CASE("a screened K-quant head's candidates are the whole head's bits, its choice the whole head's", "[screen][kquant]") {
+  const std::string dir = test::kquant_gguf("q4_k_m", true);
+  auto whole = test::load_as(dir, at::kChar);
+  CATCH_REQUIRE(whole->kquant_weights());  // its head Q6_K (tests/test_gguf_model.cpp checks the file)
+  CATCH_CHECK(at::equal(logits_of(*whole), logits_of(*test::load_screened(dir, whole->config().vocab_size))));
+  auto screened = test::load_screened(dir, 4);
+  const at::Tensor a = logits_of(*whole), b = logits_of(*screened);
+  for (int64_t r = 0; r < a.size(0); ++r) {
+    CATCH_INFO("position " << r);
+    CATCH_CHECK((a[r] == b[r]).sum().item<int64_t>() >= 4);
+    CATCH_CHECK(b[r].argmax().item<int64_t>() == a[r].argmax().item<int64_t>());
+    CATCH_CHECK((a[r] - b[r]).abs().max().item<double>() > 0.0);
+  }
+  CATCH_CHECK(screened->product_bytes() < whole->product_bytes());
+}
+
+CATCH_TEST_CASE("auto screens an int8 head whose screen saves a ninth of a token's bytes, and no other", "[screen]") {
+  CATCH_CHECK(screen_pays(25, 13, 100));        // a Q8_0 head a quarter of the bytes: 12 saved
+  CATCH_CHECK_FALSE(screen_pays(24, 13, 100));  // 11 saved
+  CATCH_CHECK(screen_pays(33, 22, 99));         // a Q6_K head a third of them
+  CATCH_CHECK_FALSE(screen_pays(50, 50, 100));  // a 4-bit head: nothing saved
+  CATCH_CHECK_FALSE(screen_pays(0, 0, 0));
   LoadOptions lo{at::kChar, at::kCPU};
   lo.head_screen = kScreenAuto;
   // The tiny target's head is about a tenth of its bytes; its one-layer draft's, more than a quarter.
@@ -71,6 +90,15 @@ CATCH_TEST_CASE("auto screens an int8 head that is a quarter of a token's bytes 
   CATCH_CHECK(t->head_screen() == 0);
   CATCH_CHECK(d->head_screen() == kAutoScreenCandidates);
   CATCH_CHECK(d->product_bytes() < whole->product_bytes());
+  // A K-quant draft's Q6_K head is weighed as any int8 head: by what its screen saves (a screen of
+  // all its candidates reads the screen in place of the head). The fixture's head, 258 tokens, is
+  // too small a part to pay; the 150M pair's is most of its draft (docs/speculation.md).
+  const std::string kdir = test::kquant_gguf("q4_k_m", true);
+  auto kd = Decoder::load(kdir, lo);
+  const int64_t kwhole = test::load_as(kdir, at::kChar)->product_bytes();
+  const int64_t saved = kwhole - test::load_screened(kdir, 4)->product_bytes();
+  CATCH_CHECK(saved > 0);
+  CATCH_CHECK(kd->head_screen() == (9 * saved >= kwhole ? kAutoScreenCandidates : 0));
   lo.dtype = at::kFloat;  // no int8 head: off, where a count throws
   CATCH_CHECK(Decoder::load(draft, lo)->head_screen() == 0);
   lo.dtype = at::kChar;

@@ -121,7 +121,12 @@ void tile_pairs(int64_t m, int64_t t0, int64_t t1, const Row& row) {
     }
 }
 
+// A tile's bytes: its blocks' quants and scales, padded to 64.
+int64_t tile_stride(int64_t blocks) { return (blocks * (kQuantBytes + 2 * kTile) + 63) / 64 * 64; }
+
 }  // namespace
+
+int64_t weight_bytes(int64_t out, int64_t in) { return (out + kTile - 1) / kTile * tile_stride((in + kBlock - 1) / kBlock); }
 
 Weight empty_weight(int64_t out, int64_t in) {
   if (out <= 0 || in <= 0) throw std::invalid_argument("q4s::empty_weight: empty weight");
@@ -129,7 +134,7 @@ Weight empty_weight(int64_t out, int64_t in) {
   w.out = out, w.in = in;
   w.blocks = (in + kBlock - 1) / kBlock;
   w.tiles = (out + kTile - 1) / kTile;
-  w.stride = (w.blocks * (kQuantBytes + 2 * kTile) + 63) / 64 * 64;
+  w.stride = tile_stride(w.blocks);
   w.data = AlignedArray<uint8_t>(static_cast<size_t>(w.tiles * w.stride));  // scales 0
   for (int64_t t = 0; t < w.tiles; ++t) std::memset(w.quants(t, 0), 0x88, w.blocks * kQuantBytes);  // q = 0
   return w;

@@ -40,6 +40,7 @@ struct Weight {
 };
 
 Weight empty_weight(int64_t out, int64_t in);  // every quant 0, every scale 0
+int64_t weight_bytes(int64_t out, int64_t in);   // what empty_weight(out, in) holds
 // Quantises rows [r0, r1) into w; `rows` points at row r0 (float32, `ld` apart). Disjoint tiles
 // may be filled in parallel.
 void quantise_rows_into(Weight& w, const float* rows, int64_t ld, int64_t r0, int64_t r1);
