@@ -9,7 +9,10 @@
 #include <stdexcept>
 
 #include "model/decoder.h"
+#include "model/kernels/kquant_kernel.h"
+#include "model/kernels/q4_screen.h"
 #include "model/kv_store.h"
+#include "model/linear.h"
 #include "tests/support.h"
 
 using namespace exspec;
@@ -81,6 +84,20 @@ CATCH_TEST_CASE("auto screens an int8 head whose screen saves a ninth of a token
   CATCH_CHECK(screen_pays(33, 22, 99));         // a Q6_K head a third of them
   CATCH_CHECK_FALSE(screen_pays(50, 50, 100));  // a 4-bit head: nothing saved
   CATCH_CHECK_FALSE(screen_pays(0, 0, 0));
+  // On heads: a Q6_K head (GGUF's tagged rows of type 14, as the loader hands them on) and a Q8_0
+  // one pay from the same saved bytes, their own less the screen's; a float head never.
+  const int64_t vocab = 4096, in = 256;
+  at::Tensor tagged = at::zeros({vocab, 1, kq::tagged_width(in)}, at::kByte);
+  tagged.select(2, 0).fill_(kq::kQ6_K);
+  const Linear q6(tagged, {}, WeightPath::Int8), q8(at::randn({vocab, in}), {}, WeightPath::Int8);
+  CATCH_REQUIRE(q6.kquant());
+  for (const Linear* head : {&q6, &q8}) {
+    const int64_t saved = head->bytes() - q4s::weight_bytes(vocab, in);
+    CATCH_CHECK(saved > 0);
+    CATCH_CHECK(screen_pays(*head, 9 * saved));
+    CATCH_CHECK_FALSE(screen_pays(*head, 9 * saved + 1));
+  }
+  CATCH_CHECK_FALSE(screen_pays(Linear(at::randn({vocab, in})), 1));
   LoadOptions lo{at::kChar, at::kCPU};
   lo.head_screen = kScreenAuto;
   // The tiny target's head is about a tenth of its bytes; its one-layer draft's, more than a quarter.
