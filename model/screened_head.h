@@ -2,8 +2,9 @@
 // model/kernels/q4_screen.h: 0.53 of its Q8_0's bytes, 0.69 of a Q6_K's) scores the whole
 // vocabulary; each row's best `candidates` tokens by the screen are scored again by the int8 head
 // itself (Linear::columns: the same bits as its whole product, in Q8_0, 4-bit or K-quant blocks),
-// and their logits replace the screen's. So the draft proposes what its whole int8 head proposes wherever that token is among
-// the screen's best, and a sampling draft's q is still one distribution over the vocabulary.
+// and their logits replace the screen's. So the draft proposes what its whole int8 head proposes
+// wherever that token is among the screen's best, and a sampling draft's q is still one
+// distribution over the vocabulary.
 // Only a draft is loaded so: the target verifies with its whole head, so the output cannot
 // change; the screen moves only what a draft token costs (fewer bytes from memory, a working set
 // that fits the cache better) and, where it misses the head's choice, how many drafts are accepted.
@@ -28,7 +29,7 @@ struct Weight;
 // head saves nothing. Less is not worth the screen's memory and its chance of missing the head's
 // choice.
 bool screen_pays(int64_t head_bytes, int64_t screen_bytes, int64_t product_bytes);
-bool screen_pays(const Linear& head, int64_t product_bytes);  // 0 for a head that is not int8
+bool screen_pays(const Linear& head, int64_t product_bytes);  // false for a head that is not int8
 
 class ScreenedHead {
  public:
